@@ -1,0 +1,110 @@
+#include "cli/run_command.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "cli/console.hpp"
+#include "device/host_runtime.hpp"
+#include "device/isa.hpp"
+
+namespace vx::cli {
+
+namespace {
+
+constexpr uint32_t kAssertMarker = 0x41a05013;  // srai x0, x0, 26 right after the EBREAK
+constexpr uint64_t kSlice = 1u << 20;           // instructions between console drains on the host side
+
+void print_exception(Driver& d, const DeviceException& e) {
+  uint32_t words[2] = {0, 0};
+  bool have_code = d.copy_from_device(e.pc, {reinterpret_cast<uint8_t*>(words), 8}).ok();
+  if (e.cause == Cause::Breakpoint && have_code && words[1] == kAssertMarker) {
+    std::fprintf(stderr, "vxreplay: assertion failed at pc 0x%08x (core %u, warp %u, lane %u); see the console above\n",
+                 e.pc, e.core, e.warp, e.lane);
+    return;
+  }
+  std::fprintf(stderr, "vxreplay: device exception: %s\n", e.to_string().c_str());
+  if (have_code) std::fprintf(stderr, "  0x%08x: %s\n", e.pc, disassemble(words[0], e.pc).c_str());
+}
+
+}  // namespace
+
+int run_command(const RunArgs& args) {
+  auto image = load_kernel_image(args.kernel);
+  if (!image) {
+    std::fprintf(stderr, "vxreplay: %s\n", image.error().message.c_str());
+    return kExitBadInput;
+  }
+  auto opened = open_model_device(args.config, args.options);
+  if (!opened) {
+    std::fprintf(stderr, "vxreplay: %s\n", opened.error().message.c_str());
+    return kExitBadInput;
+  }
+  Driver& dev = **opened;
+  HostRuntime rt(dev);
+  LaunchOverrides ov;
+  ov.grid = args.grid;
+  ov.block = args.block;
+  ov.lmem = args.lmem;
+  auto launch = resolve_grid_launch(*image, args.config, ov);
+  if (!launch) {
+    std::fprintf(stderr, "vxreplay: %s\n", launch.error().message.c_str());
+    return kExitBadInput;
+  }
+  if (auto r = rt.load_image(*image); !r) {
+    std::fprintf(stderr, "vxreplay: %s\n", r.error().message.c_str());
+    return kExitBadInput;
+  }
+  if (auto r = rt.launch_grid(*launch); !r) {
+    std::fprintf(stderr, "vxreplay: %s\n", r.error().message.c_str());
+    return kExitBadInput;
+  }
+
+  ConsoleLines console;
+  auto t0 = std::chrono::steady_clock::now();
+  DeviceEvent ev;
+  do {
+    ev = dev.wait(kSlice);
+    console.feed(dev.read_console(), std::cout);
+  } while (ev.kind == EventKind::Budget);
+  console.flush(std::cout);
+  std::cout.flush();  // the console comes before whatever the stop prints on stderr
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  int status = kExitOk;
+  uint32_t code = dev.exit_code();
+  switch (ev.kind) {
+    case EventKind::Completed:
+      status = code == 0 ? kExitOk : int(std::min<uint32_t>(code, 63));
+      break;
+    case EventKind::Exception:
+      print_exception(dev, ev.exception);
+      status = kExitDeviceStop;
+      break;
+    case EventKind::CommandError:
+      std::fprintf(stderr, "vxreplay: the launch failed: %s\n", ev.message.c_str());
+      status = kExitBadInput;
+      break;
+    case EventKind::Idle:
+    case EventKind::Budget:
+      std::fprintf(stderr, "vxreplay: internal error: the device went idle before the launch completed\n");
+      status = kExitInternal;
+      break;
+  }
+  if (!args.quiet) {
+    MachineStats s = dev.stats();
+    if (ev.kind == EventKind::Exception)
+      std::printf("stopped: %s at pc 0x%08x\n", cause_name(ev.exception.cause), ev.exception.pc);
+    std::printf("exit code: %u\n", code);
+    std::printf("instructions: %llu warp, %llu lane; warps dispatched: %llu; CTAs: %llu; divergent branches: %llu\n",
+                static_cast<unsigned long long>(s.instructions), static_cast<unsigned long long>(s.lane_instructions),
+                static_cast<unsigned long long>(s.warps_dispatched), static_cast<unsigned long long>(s.units_dispatched),
+                static_cast<unsigned long long>(s.divergent_branches));
+    std::printf("wall time: %.3f ms (%.1f M lane-instructions/s) on %s, seed %llu\n", secs * 1e3,
+                secs > 0 ? double(s.lane_instructions) / secs / 1e6 : 0.0, args.config.to_string().c_str(),
+                static_cast<unsigned long long>(args.options.seed));
+  }
+  return status;
+}
+
+}  // namespace vx::cli

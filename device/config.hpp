@@ -1,0 +1,61 @@
+// Device shape and run options. Plain values: they go into checkpoint headers.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace vx {
+
+struct DeviceConfig {
+  uint32_t clusters = 1;
+  uint32_t cores_per_cluster = 1;
+  uint32_t warps = 4;    // NW: warp slots per core
+  uint32_t threads = 4;  // NT: lanes per warp (power of two, 1..32)
+  uint32_t local_mem_bytes = 16 * 1024;  // per core
+
+  uint32_t total_cores() const { return clusters * cores_per_cluster; }
+  uint32_t total_warps() const { return total_cores() * warps; }
+  uint32_t total_harts() const { return total_warps() * threads; }
+  uint32_t full_mask() const { return threads >= 32 ? 0xffffffffu : ((1u << threads) - 1u); }
+  uint32_t ipdom_depth() const { return threads - 1; }
+
+  // Empty when valid; otherwise what is wrong, e.g. "threads must be a power of two in 1..32 (got 3)".
+  std::optional<std::string> validate() const;
+  // "1x1x4x4" (clusters x cores x warps x threads).
+  std::string to_string() const;
+  // Parses "CxKxWxT" or "KxWxT" (one cluster); returns an error message on failure.
+  static std::optional<DeviceConfig> parse(const std::string& text, std::string* error);
+
+  bool operator==(const DeviceConfig&) const = default;
+};
+
+// Options of one device instance that are not part of its shape.
+struct RunOptions {
+  uint64_t seed = 1;  // scheduler seed: same (config, seed) => bit-identical run
+  // Watchdog: a pass that executes more warp instructions than this stops with a
+  // watchdog event. 0 disables it.
+  uint64_t watchdog_instructions = 200'000'000;
+};
+
+// Fixed facts of the Vortex 3.0 memory map (shared/spec/vortex-v3.md).
+namespace memmap {
+constexpr uint32_t kIoBase = 0x40;
+constexpr uint32_t kIoEnd = 0x10000;
+constexpr uint32_t kConsoleWrIdx = 0x40;    // u32[64]
+constexpr uint32_t kConsoleRdIdx = 0x140;   // u32[64]
+constexpr uint32_t kConsoleData = 0x240;    // u8[64][512]
+constexpr uint32_t kConsoleLost = 0x8240;   // u32[64]
+constexpr uint32_t kConsoleSlots = 64;
+constexpr uint32_t kConsoleRingBytes = 512;
+constexpr uint32_t kExitCode = 0x8348;
+constexpr uint32_t kAllocBase = 0x10000;
+constexpr uint32_t kStartupAddr = 0x80000000;
+constexpr uint32_t kStackBase = 0xFFFF0000;
+constexpr uint32_t kStackPerHart = 8 * 1024;
+constexpr uint32_t kLocalMemBase = 0xFFFF0000;
+constexpr uint32_t kKtbBase = 0xFE000000;  // RUN_KERNEL_SLICE per-hart thread blocks (our TCDM)
+constexpr uint32_t kNumBarriersPerCta = 8;
+}  // namespace memmap
+
+}  // namespace vx

@@ -1,0 +1,67 @@
+// The driver interface: the only way into the device model from outside
+// device/. The engine intercepts work here, as rr records at system calls.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "device/config.hpp"
+#include "device/result.hpp"
+#include "device/state.hpp"
+
+namespace vx {
+
+enum class EventKind : uint8_t {
+  Idle,          // nothing was submitted, or everything submitted has completed
+  Completed,     // a command buffer reached FINISH
+  Exception,     // a device exception (including the watchdog); the workload is halted
+  Budget,        // wait()'s instruction budget ran out; wait() again to go on
+  CommandError,  // a command could not execute (e.g. a launch that does not fit); the buffer is dropped
+};
+const char* event_kind_name(EventKind k);
+
+struct DeviceEvent {
+  EventKind kind = EventKind::Idle;
+  uint64_t submission = 0;    // which submit() the event belongs to
+  DeviceException exception;  // Exception
+  std::string message;        // CommandError
+};
+
+class Driver {
+ public:
+  virtual ~Driver() = default;
+
+  virtual const DeviceConfig& config() const = 0;
+
+  // Device memory. Allocations start at 0x10000 and are page aligned.
+  virtual Result<uint32_t> mem_alloc(uint64_t size) = 0;
+  // Maps a fixed range (a kernel image at its link address).
+  virtual Result<void> mem_reserve(uint32_t addr, uint64_t size) = 0;
+  virtual Result<void> mem_free(uint32_t addr) = 0;
+  virtual Result<void> copy_to_device(uint32_t addr, std::span<const uint8_t> bytes) = 0;
+  virtual Result<void> copy_from_device(uint32_t addr, std::span<uint8_t> bytes) = 0;
+
+  // Validates a command buffer (seed 004 format, docs/command-buffer.md) and
+  // queues it. A malformed buffer is rejected with an error naming the chunk
+  // offset and the problem; nothing is queued and the device is unchanged.
+  virtual Result<uint64_t> submit(std::span<const uint8_t> commands) = 0;
+  // Runs queued work until the next event, executing at most max_instructions
+  // warp instructions.
+  virtual DeviceEvent wait(uint64_t max_instructions = UINT64_MAX) = 0;
+  // Kills the running workload and drops queued buffers; the device is idle after.
+  virtual void abort() = 0;
+
+  // Console bytes drained since the last call, per hart ring, in drain order.
+  virtual std::vector<ConsoleChunk> read_console() = 0;
+  // The exit-code word (0x8348).
+  virtual uint32_t exit_code() = 0;
+  virtual MachineStats stats() const = 0;
+};
+
+// Opens a model device. Fails with a message when the configuration is invalid.
+Result<std::unique_ptr<Driver>> open_model_device(const DeviceConfig& config, const RunOptions& options);
+
+}  // namespace vx

@@ -1,0 +1,103 @@
+#include "device/host_runtime.hpp"
+
+#include "device/cmdproc.hpp"
+
+namespace vx {
+
+namespace {
+
+constexpr uint32_t kTmcX0 = 0x0000000b;         // TMC x0: retires the warp
+constexpr uint32_t kInstanceStackBase = 0xE0000000;  // virtual stack window for instances
+constexpr uint32_t kInstanceStackBytes = 8 * 1024;
+
+std::string dims(const std::array<uint32_t, 3>& d) {
+  return std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]);
+}
+
+}  // namespace
+
+Result<GridLaunch> resolve_grid_launch(const KernelImage& image, const DeviceConfig& cfg, const LaunchOverrides& o) {
+  GridLaunch l;
+  l.start_pc = image.start_pc;
+  const LaunchDescriptor* d = image.launch ? &*image.launch : nullptr;
+  if (d && d->entry != 0) {
+    l.entry_pc = d->entry;
+    l.arg_ptr = d->arg;
+    l.grid = d->grid;
+    l.block = d->block;
+    l.lmem_bytes = d->lmem;
+  } else if (image.main_addr) {
+    // Legacy main(): one CTA of NT threads per core.
+    l.entry_pc = *image.main_addr;
+    l.arg_ptr = d ? d->arg : 0;
+    l.grid = {cfg.total_cores(), 1, 1};
+    l.block = {cfg.threads, 1, 1};
+  } else if (!o.entry) {
+    return make_error(image.path +
+                      ": the image names no kernel: it has neither a __vx_launch descriptor with an entry nor a "
+                      "main() (a .vxbin needs an explicit entry)");
+  }
+  if (o.entry) l.entry_pc = *o.entry;
+  if (o.arg) l.arg_ptr = *o.arg;
+  if (o.grid) l.grid = *o.grid;
+  if (o.block) l.block = *o.block;
+  if (o.lmem) l.lmem_bytes = *o.lmem;
+  uint64_t threads = uint64_t(l.block[0]) * l.block[1] * l.block[2];
+  uint64_t warps = (threads + cfg.threads - 1) / cfg.threads;
+  if (threads == 0 || warps > cfg.warps)
+    return make_error("block " + dims(l.block) + " has " + std::to_string(threads) + " threads: it needs " +
+                      std::to_string(warps) + " warps but a core of " + cfg.to_string() + " has " +
+                      std::to_string(cfg.warps) + " (at most " + std::to_string(cfg.warps * cfg.threads) +
+                      " threads per block)");
+  if (l.lmem_bytes > cfg.local_mem_bytes)
+    return make_error("local memory of " + std::to_string(l.lmem_bytes) + " bytes per CTA exceeds the " +
+                      std::to_string(cfg.local_mem_bytes) + " bytes of a core");
+  return l;
+}
+
+Result<void> HostRuntime::load_image(const KernelImage& image) {
+  for (const ImageSegment& s : image.segments) {
+    if (auto r = d_.mem_reserve(s.vaddr, s.mem_size); !r) return make_error(image.path + ": " + r.error().message);
+    if (auto r = d_.copy_to_device(s.vaddr, s.bytes); !r) return make_error(image.path + ": " + r.error().message);
+  }
+  return {};
+}
+
+Result<uint64_t> HostRuntime::launch_grid(const GridLaunch& l) {
+  CommandBufferBuilder b;
+  b.launch_grid(l).finish();
+  return d_.submit(b.bytes());
+}
+
+Result<void> HostRuntime::ensure_instance_support() {
+  if (trampoline_ != 0) return {};
+  auto tramp = d_.mem_alloc(4);
+  if (!tramp) return tramp.error();
+  if (auto r = d_.copy_to_device(*tramp, {reinterpret_cast<const uint8_t*>(&kTmcX0), 4}); !r) return r;
+  auto stacks = d_.mem_alloc(uint64_t(d_.config().total_harts()) * kInstanceStackBytes);
+  if (!stacks) return stacks.error();
+  trampoline_ = *tramp;
+  stacks_ = *stacks;
+  return {};
+}
+
+Result<uint64_t> HostRuntime::launch_instances(const InstancesLaunch& l) {
+  if (l.args.size() > kCmpMaxExtraArgs)
+    return make_error("RUN_INSTANCES takes at most 7 extra arguments, got " + std::to_string(l.args.size()));
+  if (auto r = ensure_instance_support(); !r) return r.error();
+  CommandBufferBuilder b;
+  // Window 0, PER_HART: every hart sees its own 8 KiB stack at the same virtual range.
+  b.write_reg64(kCmpWindowBase0, kInstanceStackBase);
+  b.write_reg64(kCmpWindowTarget0, stacks_);
+  b.write_reg64(kCmpWindowScale0, cmp_window_scale(13, 1));  // 8 KiB per hart
+  b.write_reg64(kCmpWindowMode0, cmp_window_mode(true, WindowMode::PerHart, kWindowRead | kWindowWrite,
+                                                 kInstanceStackBytes));
+  b.write_reg64(kCmpEntryPtFn, l.entry);
+  b.write_reg64(kCmpStackTop, kInstanceStackBase + kInstanceStackBytes);
+  b.write_reg64(kCmpReturnAddr, trampoline_);
+  std::vector<uint64_t> args(l.args.begin(), l.args.end());
+  b.run_instances(uint8_t(l.max_harts), l.count, args).finish();
+  return d_.submit(b.bytes());
+}
+
+}  // namespace vx

@@ -1,0 +1,67 @@
+// The host runtime: the C++ API a host program uses to drive a Vortex device
+// (open, buffers, load a kernel image, launch, wait, read back). It talks to
+// the device only through the Driver, so the engine can intercept it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "device/cmdbuf_builder.hpp"
+#include "device/driver.hpp"
+#include "device/image.hpp"
+
+namespace vx {
+
+// A grid launch is exactly the fields of a LAUNCH_GRID packet.
+using GridLaunch = LaunchGridArgs;
+
+struct InstancesLaunch {
+  uint32_t entry = 0;
+  uint32_t count = 0;
+  std::vector<uint32_t> args;  // at most 7
+  uint32_t max_harts = 0;      // 0: every hart
+};
+
+// Launch parameters given on a command line; unset fields fall back to the image's defaults.
+struct LaunchOverrides {
+  std::optional<std::array<uint32_t, 3>> grid;
+  std::optional<std::array<uint32_t, 3>> block;
+  std::optional<uint32_t> lmem;
+  std::optional<uint32_t> entry;
+  std::optional<uint32_t> arg;
+};
+
+// Resolves a grid launch for an image: explicit overrides, then the image's
+// __vx_launch descriptor, then the legacy main() launch (one CTA of NT threads per core).
+Result<GridLaunch> resolve_grid_launch(const KernelImage& image, const DeviceConfig& cfg, const LaunchOverrides& o);
+
+class HostRuntime {
+ public:
+  explicit HostRuntime(Driver& driver) : d_(driver) {}
+  Driver& driver() { return d_; }
+
+  Result<uint32_t> alloc(uint64_t size) { return d_.mem_alloc(size); }
+  Result<void> free(uint32_t addr) { return d_.mem_free(addr); }
+  Result<void> write(uint32_t addr, std::span<const uint8_t> bytes) { return d_.copy_to_device(addr, bytes); }
+  Result<void> read(uint32_t addr, std::span<uint8_t> bytes) { return d_.copy_from_device(addr, bytes); }
+
+  // Maps the image's range and copies its segments (the BSS tail reads as zero).
+  Result<void> load_image(const KernelImage& image);
+  // Queues a LAUNCH_GRID command buffer; returns the submission id.
+  Result<uint64_t> launch_grid(const GridLaunch& launch);
+  // Queues RUN_INSTANCES. The runtime gives each hart its own 8 KiB stack through a
+  // PER_HART memory window and returns instances to a TMC x0 it installs.
+  Result<uint64_t> launch_instances(const InstancesLaunch& launch);
+  DeviceEvent wait(uint64_t max_instructions = UINT64_MAX) { return d_.wait(max_instructions); }
+
+ private:
+  Result<void> ensure_instance_support();
+  Driver& d_;
+  uint32_t trampoline_ = 0;   // TMC x0 for instances to return to
+  uint32_t stacks_ = 0;       // per-hart stacks for instances
+};
+
+}  // namespace vx

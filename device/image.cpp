@@ -1,0 +1,181 @@
+#include "device/image.hpp"
+
+#include <gelf.h>
+#include <libelf.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "device/config.hpp"
+
+namespace vx {
+
+namespace {
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+uint64_t fnv1a(std::span<const uint8_t> bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (uint8_t b : bytes) h = (h ^ b) * 0x100000001b3ull;
+  return h;
+}
+
+// Segments may not cover the I/O region or the stack / local-memory region.
+std::optional<std::string> check_range(uint64_t start, uint64_t size) {
+  uint64_t end = start + size;
+  if (end > 0x100000000ull) return "extends past the 32-bit address space";
+  if (start < memmap::kIoEnd) return "overlaps the I/O region (below 0x10000)";
+  if (end > 0xF0000000ull) return "overlaps the device's reserved top of memory (stacks, local memory) at 0xf0000000";
+  return std::nullopt;
+}
+
+struct ElfCloser {
+  Elf* e;
+  ~ElfCloser() {
+    if (e) elf_end(e);
+  }
+};
+
+Result<KernelImage> parse_elf(std::span<const uint8_t> bytes, const std::string& name) {
+  if (elf_version(EV_CURRENT) == EV_NONE) return make_error(name + ": libelf initialization failed");
+  // libelf wants a mutable buffer; it does not write to it in read mode.
+  Elf* e = elf_memory(reinterpret_cast<char*>(const_cast<uint8_t*>(bytes.data())), bytes.size());
+  ElfCloser closer{e};
+  if (!e || elf_kind(e) != ELF_K_ELF) return make_error(name + ": not a valid ELF file");
+  if (gelf_getclass(e) != ELFCLASS32)
+    return make_error(name + ": ELF class is not 32-bit (Vortex kernels are RV32; build with --target=riscv32)");
+  GElf_Ehdr eh;
+  if (!gelf_getehdr(e, &eh)) return make_error(name + ": unreadable ELF header: " + elf_errmsg(-1));
+  if (eh.e_ident[EI_DATA] != ELFDATA2LSB) return make_error(name + ": ELF is not little-endian");
+  if (eh.e_machine != EM_RISCV)
+    return make_error(name + ": ELF machine is " + std::to_string(eh.e_machine) + ", not RISC-V (243)");
+  if (eh.e_type != ET_EXEC) return make_error(name + ": ELF is not an executable (link it with a linker script)");
+  KernelImage img;
+  img.path = name;
+  img.is_elf = true;
+  img.start_pc = uint32_t(eh.e_entry);
+  size_t phnum = 0;
+  if (elf_getphdrnum(e, &phnum) != 0) return make_error(name + ": unreadable program headers: " + elf_errmsg(-1));
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (size_t i = 0; i < phnum; ++i) {
+    GElf_Phdr ph;
+    if (!gelf_getphdr(e, int(i), &ph)) return make_error(name + ": program header " + std::to_string(i) + " unreadable");
+    if (ph.p_type != PT_LOAD || ph.p_memsz == 0) continue;
+    std::string where = name + ": program header " + std::to_string(i) + ": segment " + hex(ph.p_vaddr) + "+" +
+                        hex(ph.p_memsz);
+    if (ph.p_filesz > ph.p_memsz) return make_error(where + " has more file bytes than memory bytes");
+    if (ph.p_offset + ph.p_filesz > bytes.size() || ph.p_offset + ph.p_filesz < ph.p_offset)
+      return make_error(where + " runs past the end of the file");
+    if (auto why = check_range(ph.p_vaddr, ph.p_memsz)) return make_error(where + " " + *why);
+    for (const ImageSegment& s : img.segments)
+      if (ph.p_vaddr < uint64_t(s.vaddr) + s.mem_size && s.vaddr < ph.p_vaddr + ph.p_memsz)
+        return make_error(where + " overlaps the segment at " + hex(s.vaddr));
+    ImageSegment seg;
+    seg.vaddr = uint32_t(ph.p_vaddr);
+    seg.mem_size = uint32_t(ph.p_memsz);
+    seg.bytes.assign(bytes.begin() + ptrdiff_t(ph.p_offset), bytes.begin() + ptrdiff_t(ph.p_offset + ph.p_filesz));
+    lo = std::min<uint64_t>(lo, ph.p_vaddr);
+    hi = std::max<uint64_t>(hi, ph.p_vaddr + ph.p_memsz);
+    img.segments.push_back(std::move(seg));
+  }
+  if (img.segments.empty()) return make_error(name + ": ELF has no loadable segments");
+  img.min_vma = uint32_t(lo);
+  img.max_vma = uint32_t(hi);
+  if (img.start_pc < lo || img.start_pc >= hi)
+    return make_error(name + ": entry point " + hex(img.start_pc) + " is outside the loaded segments");
+
+  // Symbols: main (legacy launches) and __vx_launch (launch defaults).
+  Elf_Scn* scn = nullptr;
+  std::optional<uint32_t> desc_addr;
+  while ((scn = elf_nextscn(e, scn)) != nullptr) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (!data) continue;
+    size_t count = sh.sh_size / sh.sh_entsize;
+    for (size_t k = 0; k < count; ++k) {
+      GElf_Sym sym;
+      if (!gelf_getsym(data, int(k), &sym)) continue;
+      const char* sname = elf_strptr(e, sh.sh_link, sym.st_name);
+      if (!sname) continue;
+      if (std::strcmp(sname, "main") == 0 && GELF_ST_TYPE(sym.st_info) == STT_FUNC) img.main_addr = uint32_t(sym.st_value);
+      if (std::strcmp(sname, "__vx_launch") == 0) desc_addr = uint32_t(sym.st_value);
+    }
+  }
+  if (desc_addr) {
+    uint32_t words[11];  // magic, version, entry, arg, grid[3], block[3], lmem
+    bool found = false;
+    for (const ImageSegment& s : img.segments) {
+      if (*desc_addr >= s.vaddr && uint64_t(*desc_addr) + sizeof words <= uint64_t(s.vaddr) + s.bytes.size()) {
+        std::memcpy(words, s.bytes.data() + (*desc_addr - s.vaddr), sizeof words);
+        found = true;
+      }
+    }
+    if (!found) return make_error(name + ": __vx_launch at " + hex(*desc_addr) + " is not inside initialized data");
+    if (words[0] != LaunchDescriptor::kMagic)
+      return make_error(name + ": __vx_launch has a bad magic number " + hex(words[0]) + " (expected 0x4e4c5856)");
+    if (words[1] != 1)
+      return make_error(name + ": __vx_launch version " + std::to_string(words[1]) + " is not supported (expected 1)");
+    LaunchDescriptor d;
+    d.entry = words[2];
+    d.arg = words[3];
+    d.grid = {words[4], words[5], words[6]};
+    d.block = {words[7], words[8], words[9]};
+    d.lmem = words[10];
+    img.launch = d;
+  }
+  return img;
+}
+
+Result<KernelImage> parse_vxbin(std::span<const uint8_t> bytes, const std::string& name) {
+  if (bytes.size() < 16)
+    return make_error(name + ": a .vxbin needs a 16-byte header (min vma, max vma), the file has " +
+                      std::to_string(bytes.size()) + " bytes");
+  uint64_t lo, hi;
+  std::memcpy(&lo, bytes.data(), 8);
+  std::memcpy(&hi, bytes.data() + 8, 8);
+  if (hi <= lo) return make_error(name + ": .vxbin max vma " + hex(hi) + " is not above min vma " + hex(lo));
+  uint64_t raw = bytes.size() - 16;
+  if (raw > hi - lo)
+    return make_error(name + ": .vxbin holds " + std::to_string(raw) + " bytes but its range " + hex(lo) + ".." +
+                      hex(hi) + " has room for " + std::to_string(hi - lo));
+  if (auto why = check_range(lo, hi - lo)) return make_error(name + ": .vxbin range " + hex(lo) + ".." + hex(hi) + " " + *why);
+  KernelImage img;
+  img.path = name;
+  img.start_pc = uint32_t(lo);
+  img.min_vma = uint32_t(lo);
+  img.max_vma = uint32_t(hi);
+  ImageSegment seg;
+  seg.vaddr = uint32_t(lo);
+  seg.mem_size = uint32_t(hi - lo);
+  seg.bytes.assign(bytes.begin() + 16, bytes.end());
+  img.segments.push_back(std::move(seg));
+  return img;
+}
+
+}  // namespace
+
+Result<KernelImage> parse_kernel_image(std::span<const uint8_t> bytes, const std::string& name) {
+  Result<KernelImage> r = (bytes.size() >= 4 && std::memcmp(bytes.data(), "\x7f" "ELF", 4) == 0)
+                              ? parse_elf(bytes, name)
+                              : parse_vxbin(bytes, name);
+  if (r) r->hash = fnv1a(bytes);
+  return r;
+}
+
+Result<KernelImage> load_kernel_image(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(path + ": cannot open the kernel image: " + std::strerror(errno));
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return make_error(path + ": read error");
+  if (bytes.empty()) return make_error(path + ": the kernel image is empty");
+  return parse_kernel_image(bytes, path);
+}
+
+}  // namespace vx

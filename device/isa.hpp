@@ -1,0 +1,168 @@
+// The instruction table: one row per instruction (mask, match, immediate kind,
+// operand syntax, executor, extension). Decode, execution and disassembly all
+// read the same rows; a test fails when two rows overlap.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "device/state.hpp"
+
+namespace vx {
+
+class Machine;
+
+// How the immediate is laid out in the encoding.
+enum class ImmKind : uint8_t { None, I, S, B, U, J, Shamt, Csr };
+
+enum class Ext : uint8_t { I, M, A, F, Zicsr, Zicond, Zifencei, Vortex };
+
+struct Decoded;
+struct ExecCtx;
+
+// What one instruction did to its warp.
+enum class Step : uint8_t {
+  Retire,     // committed: next_pc / next_tmask take effect
+  Stall,      // not executed; retry later (WSPAWN waiting, BAR entering a wait)
+  Trap,       // ECALL/EBREAK: trap to mtvec, or a stop when no handler is installed
+  Exception,  // device exception: the instruction did not execute, nothing was written
+};
+
+struct Outcome {
+  Step step = Step::Retire;
+  Cause cause = Cause::None;
+  uint32_t lane = 0;
+  uint32_t tval = 0;  // faulting address or instruction word
+  static Outcome retire() { return {}; }
+  static Outcome stall() { return {Step::Stall, Cause::None, 0, 0}; }
+  static Outcome trap(Cause c) { return {Step::Trap, c, 0, 0}; }
+  static Outcome fault(Cause c, uint32_t lane, uint32_t tval) { return {Step::Exception, c, lane, tval}; }
+};
+
+using ExecFn = Outcome (*)(ExecCtx&, const Decoded&);
+
+// Operand syntax for the disassembler, one character per operand:
+//   d s t    rd, rs1, rs2 as integer registers     D S T R  rd, rs1, rs2, rs3 as float registers
+//   i        I/S immediate (signed)                u        U immediate (shifted down, as assemblers print)
+//   >        shift amount                           b a      branch / jal target (absolute)
+//   o        load/store offset: imm(rs1)            A        AMO address: (rs1)
+//   c        CSR (by name when known)               z        CSR immediate (rs1 field)
+//   m        rounding mode (printed unless dyn)     ,        separator (printed as ", ")
+//
+// A row matches when (raw & mask) == match, except when excl_mask is non-zero
+// and (raw & excl_mask) == excl_match: that is how "rd != x0" (BAR.ARRIVE) or
+// "rs2 field != 0" (SPLIT.N) stay one row each.
+struct InsnRow {
+  const char* mnemonic;
+  uint32_t mask;
+  uint32_t match;
+  ImmKind imm;
+  const char* args;
+  ExecFn exec;
+  Ext ext;
+  uint32_t excl_mask = 0;
+  uint32_t excl_match = 0;
+
+  bool matches(uint32_t raw) const {
+    return (raw & mask) == match && !(excl_mask != 0 && (raw & excl_mask) == excl_match);
+  }
+};
+// True when some encoding matches both rows (exact, exclusions included).
+bool rows_overlap(const InsnRow& a, const InsnRow& b);
+
+// A decoded instruction, cached per PC by the machine.
+struct Decoded {
+  ExecFn exec = nullptr;
+  const InsnRow* row = nullptr;
+  uint32_t raw = 0;
+  int32_t imm = 0;  // sign-extended per ImmKind; Csr: the CSR number
+  uint8_t rd = 0, rs1 = 0, rs2 = 0, rs3 = 0;
+  uint8_t rm = 0;   // funct3 (rounding mode for FP)
+};
+
+// The rows of each extension group, each defined beside its executors.
+std::span<const InsnRow> int_rows();     // exec_int.cpp: RV32I, M, A, Zicond, Zicsr, system
+std::span<const InsnRow> fp_rows();      // exec_fp.cpp: F
+std::span<const InsnRow> vortex_rows();  // exec_vortex.cpp: Vortex SIMT instructions
+
+// The whole table.
+const std::vector<const InsnRow*>& all_rows();
+// The row matching an encoding, or nullptr (an illegal instruction).
+const InsnRow* find_row(uint32_t raw);
+// Decode a word; row == nullptr and exec == an illegal-instruction executor when unknown.
+Decoded decode(uint32_t raw);
+// "addi a0, a1, -3"; "unknown 0x0000007f" when no row matches.
+std::string disassemble(uint32_t raw, uint32_t pc);
+// ABI names: "a0", "ft3"; CSR names: "mscratch", "" when unknown.
+const char* xreg_name(unsigned r);
+const char* freg_name(unsigned r);
+const char* csr_name(uint32_t csr);
+
+// Everything an executor sees. Executors are precise: they check every lane
+// before writing anything, so an Exception outcome leaves the state untouched.
+struct ExecCtx {
+  Machine& m;
+  uint32_t core_id;
+  uint32_t warp_id;
+  CoreState& core;
+  WarpState& w;
+  uint32_t nt;       // lanes per warp
+  uint32_t* x;       // w.x.data(): x[reg * nt + lane]
+  uint32_t* f;       // w.f.data()
+  uint32_t pc;
+  uint32_t tmask;    // active lanes (never 0 while executing)
+  uint32_t next_pc;
+  uint32_t next_tmask;
+
+  uint32_t& X(unsigned reg, unsigned lane) { return x[reg * nt + lane]; }
+  uint32_t& F(unsigned reg, unsigned lane) { return f[reg * nt + lane]; }
+  // The scalar-operand rule: one value for the whole warp comes from the highest active lane.
+  unsigned last_lane() const { return 31u - unsigned(std::countl_zero(tmask)); }
+};
+
+// Active-lane count. The x86-64 baseline has no POPCNT instruction and GCC then
+// calls libgcc for std::popcount; this is the inline bit-twiddling version.
+inline unsigned lane_count(uint32_t m) {
+#if defined(__POPCNT__)
+  return unsigned(__builtin_popcount(m));
+#else
+  m = m - ((m >> 1) & 0x55555555u);
+  m = (m & 0x33333333u) + ((m >> 2) & 0x33333333u);
+  return (((m + (m >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
+#endif
+}
+
+// Visit each set lane of a mask, lowest first.
+template <class Fn>
+inline void for_each_lane(uint32_t mask, Fn&& fn) {
+  while (mask) {
+    unsigned l = unsigned(std::countr_zero(mask));
+    fn(l);
+    mask &= mask - 1;
+  }
+}
+
+// Field extraction.
+namespace enc {
+inline uint32_t rd(uint32_t r) { return (r >> 7) & 31; }
+inline uint32_t rs1(uint32_t r) { return (r >> 15) & 31; }
+inline uint32_t rs2(uint32_t r) { return (r >> 20) & 31; }
+inline uint32_t rs3(uint32_t r) { return (r >> 27) & 31; }
+inline uint32_t funct3(uint32_t r) { return (r >> 12) & 7; }
+inline int32_t imm_i(uint32_t r) { return int32_t(r) >> 20; }
+inline int32_t imm_s(uint32_t r) { return (int32_t(r) >> 25 << 5) | int32_t((r >> 7) & 31); }
+inline int32_t imm_b(uint32_t r) {
+  return (int32_t(r) >> 31 << 12) | int32_t(((r >> 7) & 1) << 11) | int32_t(((r >> 25) & 63) << 5) |
+         int32_t(((r >> 8) & 15) << 1);
+}
+inline int32_t imm_u(uint32_t r) { return int32_t(r & 0xfffff000u); }
+inline int32_t imm_j(uint32_t r) {
+  return (int32_t(r) >> 31 << 20) | int32_t(((r >> 12) & 255) << 12) | int32_t(((r >> 20) & 1) << 11) |
+         int32_t(((r >> 21) & 1023) << 1);
+}
+}  // namespace enc
+
+}  // namespace vx

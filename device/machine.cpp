@@ -1,0 +1,718 @@
+#include "device/machine.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cassert>
+
+namespace vx {
+
+namespace {
+
+constexpr uint32_t kICacheSize = 1u << 13;
+constexpr uint32_t kMaxQuantum = 16;
+constexpr uint64_t kDrainInterval = 4096;  // warp instructions between console drains
+constexpr uint32_t kGlobalBarriers = memmap::kNumBarriersPerCta;
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+const char* cause_name(Cause c) {
+  switch (c) {
+    case Cause::None: return "none";
+    case Cause::IllegalInstruction: return "illegal instruction";
+    case Cause::MisalignedFetch: return "misaligned instruction fetch";
+    case Cause::MisalignedLoad: return "misaligned load";
+    case Cause::MisalignedStore: return "misaligned store";
+    case Cause::FetchFault: return "instruction fetch from unmapped memory";
+    case Cause::LoadFault: return "load from unmapped memory";
+    case Cause::StoreFault: return "store to unmapped memory";
+    case Cause::Breakpoint: return "breakpoint (EBREAK)";
+    case Cause::EnvironmentCall: return "environment call (ECALL)";
+    case Cause::IpdomOverflow: return "IPDOM stack overflow";
+    case Cause::IpdomUnderflow: return "IPDOM stack underflow (JOIN without a matching SPLIT)";
+    case Cause::BarrierZeroCount: return "barrier with a warp count of 0";
+    case Cause::BadBarrier: return "barrier id out of range";
+    case Cause::Deadlock: return "deadlock: every warp waits on a barrier that cannot complete";
+    case Cause::Watchdog: return "watchdog: instruction budget exceeded";
+  }
+  return "unknown";
+}
+
+std::string DeviceException::to_string() const {
+  char buf[160];
+  snprintf(buf, sizeof buf, "%s at pc 0x%08x (core %u, warp %u, lane %u, %s 0x%08x)", cause_name(cause), pc, core,
+           warp, lane, cause == Cause::IllegalInstruction ? "instruction" : "address", addr);
+  return buf;
+}
+
+Machine::Machine(const DeviceConfig& config, const RunOptions& options) : cfg_(config), opts_(options) {
+  assert(!cfg_.validate());
+  const uint32_t nt = cfg_.threads, nw = cfg_.warps;
+  cores_.resize(cfg_.total_cores());
+  for (CoreState& c : cores_) {
+    c.warps.resize(nw);
+    for (WarpState& w : c.warps) {
+      w.x.assign(32 * nt, 0);
+      w.f.assign(32 * nt, 0);
+    }
+    c.local_mem.assign(cfg_.local_mem_bytes, 0);
+    c.barriers.resize(nw * memmap::kNumBarriersPerCta);
+    c.slot_warps.assign(nw, 0);
+    c.global_arrived.assign(kGlobalBarriers, 0);
+  }
+  global_barriers_.resize(kGlobalBarriers);
+  global_expected_.assign(kGlobalBarriers, 0);
+  // The I/O region (console rings, exit code) and every hart's stack.
+  mem_.map(0, memmap::kIoEnd);
+  uint64_t stack_bytes = uint64_t(cfg_.total_harts()) * memmap::kStackPerHart;
+  mem_.map(uint32_t(memmap::kStackBase - stack_bytes), stack_bytes);
+  sched_.rng = splitmix64(opts_.seed);
+  sched_.current_warp.assign(cores_.size(), -1);
+  sched_.quantum_left.assign(cores_.size(), 0);
+  state_replaced();
+}
+
+void Machine::state_replaced() {
+  ready_.assign(cores_.size(), 0);
+  active_.assign(cores_.size(), 0);
+  for (uint32_t c = 0; c < cores_.size(); ++c)
+    for (uint32_t w = 0; w < cfg_.warps; ++w) update_ready(c, w);
+  icache_.assign(kICacheSize, ICacheEntry{});
+  code_generation_seen_ = mem_.code_generation();
+  ++icache_generation_;
+  windows_changed();
+}
+
+void Machine::update_ready(uint32_t c, uint32_t w) {
+  const WarpState& ws = cores_[c].warps[w];
+  uint32_t bit = 1u << w;
+  active_[c] = ws.active ? (active_[c] | bit) : (active_[c] & ~bit);
+  bool ready = ws.active && ws.wait == WarpWait::None;
+  ready_[c] = ready ? (ready_[c] | bit) : (ready_[c] & ~bit);
+}
+
+void Machine::windows_changed() {
+  windows_active_ = std::any_of(windows_.begin(), windows_.end(), [](const MemWindow& w) { return w.active(); });
+}
+
+uint64_t Machine::next_random() {
+  sched_.rng = splitmix64(sched_.rng);
+  return sched_.rng;
+}
+
+// --- Data path ---------------------------------------------------------------
+
+bool Machine::translate_for_hart(uint32_t hart, uint32_t* addr, uint32_t size, uint32_t perm) const {
+  return translate(hart / (cfg_.warps * cfg_.threads), hart, addr, size, perm);
+}
+
+bool Machine::translate(uint32_t core, uint32_t hart, uint32_t* addr, uint32_t size, uint32_t perm) const {
+  for (const MemWindow& win : windows_) {
+    if (!win.active()) continue;
+    uint64_t a = *addr;
+    if (a < win.base || a + size > win.base + win.size()) continue;
+    if (!(win.perms() & perm)) return false;
+    uint64_t id = 0;
+    if (win.mode() == 1) id = hart;
+    if (win.mode() == 2) id = core;
+    uint64_t eff = win.target + win.scale() * id + (a - win.base);
+    if (eff + size > (1ull << 32)) return false;
+    *addr = uint32_t(eff);
+    return true;
+  }
+  return true;
+}
+
+const uint8_t* Machine::data_for_load(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault) {
+  if (addr & (size - 1)) {
+    *fault = Outcome::fault(Cause::MisalignedLoad, lane, addr);
+    return nullptr;
+  }
+  uint32_t a = addr;
+  if (a >= memmap::kLocalMemBase) {
+    uint32_t off = a - memmap::kLocalMemBase;
+    if (off + size <= c.core.local_mem.size()) return c.core.local_mem.data() + off;
+  }
+  if (windows_active_ && !translate(c.core_id, hart_id(c.core_id, c.warp_id, lane), &a, size, 1)) {
+    *fault = Outcome::fault(Cause::LoadFault, lane, addr);
+    return nullptr;
+  }
+  const uint8_t* p = mem_.readable(a);
+  if (!p) *fault = Outcome::fault(Cause::LoadFault, lane, addr);
+  return p;
+}
+
+uint8_t* Machine::data_for_store(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault) {
+  if (addr & (size - 1)) {
+    *fault = Outcome::fault(Cause::MisalignedStore, lane, addr);
+    return nullptr;
+  }
+  uint32_t a = addr;
+  if (a >= memmap::kLocalMemBase) {
+    uint32_t off = a - memmap::kLocalMemBase;
+    if (off + size <= c.core.local_mem.size()) return c.core.local_mem.data() + off;
+  }
+  if (windows_active_ && !translate(c.core_id, hart_id(c.core_id, c.warp_id, lane), &a, size, 2)) {
+    *fault = Outcome::fault(Cause::StoreFault, lane, addr);
+    return nullptr;
+  }
+  uint8_t* p = mem_.writable(a);
+  if (!p) *fault = Outcome::fault(Cause::StoreFault, lane, addr);
+  return p;
+}
+
+// --- Fetch and step ----------------------------------------------------------
+
+const Decoded* Machine::fetch(uint32_t pc, Cause* cause) {
+  if (mem_.code_generation() != code_generation_seen_) {
+    // Code was rewritten: every decoded instruction is suspect.
+    code_generation_seen_ = mem_.code_generation();
+    ++icache_generation_;
+  }
+  ICacheEntry& e = icache_[(pc >> 2) & (kICacheSize - 1)];
+  if (e.pc == pc && e.generation == icache_generation_) return &e.d;
+  if (pc & 3) {
+    *cause = Cause::MisalignedFetch;
+    return nullptr;
+  }
+  uint32_t word;
+  if (!mem_.fetch(pc, &word)) {
+    *cause = Cause::FetchFault;
+    return nullptr;
+  }
+  // fetch() may have marked the page as code; that never bumps the generation.
+  e.pc = pc;
+  e.generation = icache_generation_;
+  e.d = decode(word);
+  return &e.d;
+}
+
+Outcome Machine::step(uint32_t c, uint32_t w, DeviceException* exc) {
+  CoreState& core = cores_[c];
+  WarpState& ws = core.warps[w];
+  Cause fetch_cause = Cause::None;
+  const Decoded* d = fetch(ws.pc, &fetch_cause);
+  if (!d) {
+    *exc = DeviceException{fetch_cause, ws.pc, c, w, ws.tmask ? 31u - unsigned(std::countl_zero(ws.tmask)) : 0u,
+                           ws.pc};
+    return Outcome::fault(fetch_cause, exc->lane, ws.pc);
+  }
+  ExecCtx ctx{*this, c, w, core, ws, cfg_.threads, ws.x.data(), ws.f.data(), ws.pc, ws.tmask, ws.pc + 4, ws.tmask};
+  Outcome o = d->exec(ctx, *d);
+  switch (o.step) {
+    case Step::Retire: {
+      stats_.lane_instructions += lane_count(ws.tmask);
+      ++stats_.instructions;
+      ++ws.instret;
+      ++core.instret;
+      ws.pc = ctx.next_pc;
+      ws.tmask = ctx.next_tmask;
+      if (ws.tmask == 0) {
+        retire_warp(c, w);
+      } else if (ws.wait != WarpWait::None) {
+        update_ready(c, w);
+      }
+      break;
+    }
+    case Step::Trap: {
+      uint32_t code = o.cause == Cause::Breakpoint ? 3 : 11;
+      if (ws.mtvec != 0) {
+        ws.mepc = ws.pc;
+        ws.mcause = code;
+        ws.mtval = 0;
+        ws.pc = ws.mtvec & ~3u;
+        stats_.lane_instructions += lane_count(ws.tmask);
+        ++stats_.instructions;
+        ++ws.instret;
+        ++core.instret;
+        break;
+      }
+      *exc = DeviceException{o.cause, ws.pc, c, w, ctx.last_lane(), ws.pc};
+      o.step = Step::Exception;
+      break;
+    }
+    case Step::Stall:
+      update_ready(c, w);
+      break;
+    case Step::Exception:
+      *exc = DeviceException{o.cause, ws.pc, c, w, o.lane, o.tval};
+      break;
+  }
+  return o;
+}
+
+void Machine::activate_warp(uint32_t c, uint32_t w, uint32_t pc, uint32_t tmask) {
+  WarpState& ws = cores_[c].warps[w];
+  ws.active = true;
+  ws.pc = pc;
+  ws.tmask = tmask;
+  ws.wait = WarpWait::None;
+  ws.ipdom.clear();
+  update_ready(c, w);
+}
+
+void Machine::retire_warp(uint32_t c, uint32_t w) {
+  CoreState& core = cores_[c];
+  WarpState& ws = core.warps[w];
+  ws.active = false;
+  ws.wait = WarpWait::None;
+  ws.ipdom.clear();
+  // The post-TMC PC is ws.pc; a re-used slot starts 20 bytes earlier, at the
+  // dispatch window of the startup code.
+  ws.restart_pc = ws.pc - 20;
+  update_ready(c, w);
+  if (launch_.kind == LaunchKind::Grid && ws.cta_slot < core.slot_warps.size() && core.slot_warps[ws.cta_slot] > 0)
+    --core.slot_warps[ws.cta_slot];
+  wake_spawn_waiters(c);
+  for (uint32_t n = 0; n < kGlobalBarriers; ++n)
+    if (core.global_arrived[n] > 0) core_global_arrival_check(c, n);
+}
+
+void Machine::wake_spawn_waiters(uint32_t c) {
+  CoreState& core = cores_[c];
+  if (std::popcount(active_[c]) != 1) return;
+  uint32_t w = unsigned(std::countr_zero(active_[c]));
+  if (core.warps[w].wait == WarpWait::Spawn) {
+    core.warps[w].wait = WarpWait::None;
+    update_ready(c, w);
+  }
+}
+
+// --- The run loop ------------------------------------------------------------
+
+uint32_t Machine::pick_warp(uint32_t c) {
+  uint32_t ready = ready_[c];
+  uint32_t n = lane_count(ready);
+  uint32_t k = uint32_t(next_random() % n);
+  while (k--) ready &= ready - 1;
+  return unsigned(std::countr_zero(ready));
+}
+
+RunResult Machine::run(uint64_t max_instructions) {
+  const uint64_t start = stats_.instructions;
+  const uint64_t budget_end = max_instructions > UINT64_MAX - start ? UINT64_MAX : start + max_instructions;
+  const uint64_t watchdog_end =
+      opts_.watchdog_instructions == 0 ? UINT64_MAX : watchdog_base_ + opts_.watchdog_instructions;
+  const uint32_t ncores = uint32_t(cores_.size());
+  for (;;) {
+    if (!launch_active()) return {RunStop::Idle, {}};
+    if (sched_.core_cursor == 0) {
+      // A round boundary: the KMU fills free slots, the host drains the console.
+      dispatch_pending();
+      if (stats_.instructions >= next_drain_) {
+        drain_console();
+        next_drain_ = stats_.instructions + kDrainInterval;
+      }
+      bool any_active = std::any_of(active_.begin(), active_.end(), [](uint32_t m) { return m != 0; });
+      if (!any_active && launch_.next_unit >= launch_.total_units) {
+        drain_console();
+        launch_ = LaunchState{};
+        return {RunStop::LaunchDone, {}};
+      }
+      if (std::all_of(ready_.begin(), ready_.end(), [](uint32_t m) { return m == 0; })) {
+        // Nothing can run and something is active: every warp waits forever.
+        for (uint32_t c = 0; c < ncores; ++c)
+          if (active_[c]) {
+            uint32_t w = unsigned(std::countr_zero(active_[c]));
+            const WarpState& ws = cores_[c].warps[w];
+            return {RunStop::Exception,
+                    DeviceException{Cause::Deadlock, ws.pc - 4, c, w,
+                                    ws.tmask ? 31u - unsigned(std::countl_zero(ws.tmask)) : 0u, ws.wait_barrier}};
+          }
+      }
+    }
+    for (uint32_t c = sched_.core_cursor; c < ncores; ++c) {
+      sched_.core_cursor = c;
+      int32_t& cur = sched_.current_warp[c];
+      uint32_t& q = sched_.quantum_left[c];
+      if (cur < 0 || q == 0 || !(ready_[c] & (1u << cur))) {
+        if (!ready_[c]) {
+          cur = -1;
+          q = 0;
+          continue;
+        }
+        cur = int32_t(pick_warp(c));
+        q = 1 + uint32_t(next_random() % kMaxQuantum);
+      }
+      while (q > 0) {
+        if (stats_.instructions >= budget_end) return {RunStop::Budget, {}};
+        if (stats_.instructions >= watchdog_end) {
+          const WarpState& ws = cores_[c].warps[uint32_t(cur)];
+          return {RunStop::Exception,
+                  DeviceException{Cause::Watchdog, ws.pc, c, uint32_t(cur),
+                                  ws.tmask ? 31u - unsigned(std::countl_zero(ws.tmask)) : 0u, 0}};
+        }
+        DeviceException exc;
+        Outcome o = step(c, uint32_t(cur), &exc);
+        if (o.step == Step::Exception) return {RunStop::Exception, exc};
+        if (o.step == Step::Stall) {
+          q = 0;
+          break;
+        }
+        --q;
+        if (!(ready_[c] & (1u << cur))) q = 0;
+      }
+      cur = -1;
+    }
+    sched_.core_cursor = 0;
+  }
+}
+
+void Machine::abort_launch() {
+  for (uint32_t c = 0; c < cores_.size(); ++c) {
+    CoreState& core = cores_[c];
+    for (uint32_t w = 0; w < cfg_.warps; ++w) {
+      WarpState& ws = core.warps[w];
+      ws.active = false;
+      ws.wait = WarpWait::None;
+      ws.ipdom.clear();
+      ws.tmask = 0;
+    }
+    std::fill(core.barriers.begin(), core.barriers.end(), BarrierState{});
+    std::fill(core.slot_warps.begin(), core.slot_warps.end(), 0u);
+    std::fill(core.global_arrived.begin(), core.global_arrived.end(), 0u);
+    sched_.current_warp[c] = -1;
+    sched_.quantum_left[c] = 0;
+  }
+  std::fill(global_barriers_.begin(), global_barriers_.end(), GlobalBarrierState{});
+  sched_.core_cursor = 0;
+  launch_ = LaunchState{};
+  state_replaced();
+}
+
+// --- Launch and dispatch -----------------------------------------------------
+
+Result<void> Machine::start_launch(const LaunchState& in) {
+  if (launch_active()) return make_error("a launch is already in flight");
+  LaunchState l = in;
+  l.next_unit = 0;
+  l.kmu_core_cursor = 0;
+  if (l.kind == LaunchKind::Grid) {
+    for (int i = 0; i < 3; ++i) {
+      if (l.grid[i] == 0 || l.block[i] == 0 || l.cluster[i] == 0)
+        return make_error("grid, block and cluster dimensions must all be at least 1");
+      if (l.grid[i] % l.cluster[i] != 0)
+        return make_error("grid dimension " + std::to_string(i) + " (" + std::to_string(l.grid[i]) +
+                          ") is not a multiple of the cluster dimension (" + std::to_string(l.cluster[i]) + ")");
+    }
+    uint64_t threads = uint64_t(l.block[0]) * l.block[1] * l.block[2];
+    uint64_t warps = (threads + cfg_.threads - 1) / cfg_.threads;
+    if (warps > cfg_.warps)
+      return make_error("a block of " + std::to_string(threads) + " threads needs " + std::to_string(warps) +
+                        " warps but a core has " + std::to_string(cfg_.warps) + " warp slots");
+    if (l.lmem_bytes > cfg_.local_mem_bytes)
+      return make_error("the launch asks for " + std::to_string(l.lmem_bytes) +
+                        " bytes of local memory per CTA but a core has " + std::to_string(cfg_.local_mem_bytes));
+    l.warps_per_cta = uint32_t(warps);
+    l.lmem_stride = (l.lmem_bytes + 63) & ~63u;
+    l.lmem_slots = l.lmem_stride == 0 ? cfg_.warps : std::min(cfg_.warps, cfg_.local_mem_bytes / l.lmem_stride);
+    l.total_units = uint64_t(l.grid[0]) * l.grid[1] * l.grid[2];
+    for (CoreState& core : cores_) {
+      core.lmem_next_slot = 0;
+      for (WarpState& w : core.warps) w.slot_used = false;
+    }
+  } else if (l.kind == LaunchKind::Instances || l.kind == LaunchKind::Slice) {
+    if (l.num_args > 7) return make_error("RUN_INSTANCES takes at most 7 extra arguments");
+    if (l.kind == LaunchKind::Slice && l.tsd_size > 0) {
+      l.ktb_stride = (l.tsd_size + 63) & ~63u;
+      uint64_t bytes = uint64_t(l.ktb_stride) * cfg_.total_harts();
+      if (bytes > 0x1000000) return make_error("thread-specific data blocks do not fit the 16 MiB TCDM area");
+      mem_.map(memmap::kKtbBase, bytes);
+    }
+  } else {
+    return make_error("no launch kind");
+  }
+  launch_ = l;
+  reset_watchdog();
+  return {};
+}
+
+void Machine::init_warp_for_dispatch(WarpState& w) {
+  w.active = true;
+  w.wait = WarpWait::None;
+  w.ipdom.clear();
+  w.reservation.clear();  // no LR from an earlier occupant of the slot survives
+  ++stats_.warps_dispatched;
+}
+
+bool Machine::dispatch_cta(uint32_t c) {
+  CoreState& core = cores_[c];
+  const LaunchState& l = launch_;
+  uint32_t free_warps = ~active_[c] & (cfg_.warps >= 32 ? 0xffffffffu : ((1u << cfg_.warps) - 1));
+  if (uint32_t(std::popcount(free_warps)) < l.warps_per_cta) return false;
+  // A free local-memory slot, round-robin.
+  int32_t slot = -1;
+  for (uint32_t i = 0; i < l.lmem_slots; ++i) {
+    uint32_t s = (core.lmem_next_slot + i) % l.lmem_slots;
+    if (core.slot_warps[s] == 0) {
+      slot = int32_t(s);
+      break;
+    }
+  }
+  if (slot < 0) return false;
+  core.lmem_next_slot = (uint32_t(slot) + 1) % l.lmem_slots;
+  uint64_t cta = l.next_unit;
+  std::array<uint32_t, 3> bid{uint32_t(cta % l.grid[0]), uint32_t((cta / l.grid[0]) % l.grid[1]),
+                              uint32_t(cta / (uint64_t(l.grid[0]) * l.grid[1]))};
+  uint32_t threads = l.block[0] * l.block[1] * l.block[2];
+  for (uint32_t rank = 0; rank < l.warps_per_cta; ++rank) {
+    uint32_t w = unsigned(std::countr_zero(free_warps));
+    free_warps &= free_warps - 1;
+    WarpState& ws = core.warps[w];
+    init_warp_for_dispatch(ws);
+    uint32_t lanes = std::min(cfg_.threads, threads - rank * cfg_.threads);
+    ws.tmask = lanes >= 32 ? 0xffffffffu : ((1u << lanes) - 1);
+    ws.pc = ws.slot_used ? ws.restart_pc : l.start_pc;
+    ws.slot_used = true;
+    ws.mscratch = l.arg_ptr;
+    ws.cta_slot = uint32_t(slot);
+    ws.cta_rank = rank;
+    ws.cta_size = l.warps_per_cta;
+    ws.cta_linear = uint32_t(cta);
+    ws.block_id = bid;
+    update_ready(c, w);
+  }
+  core.slot_warps[uint32_t(slot)] = l.warps_per_cta;
+  ++launch_.next_unit;
+  ++stats_.units_dispatched;
+  return true;
+}
+
+bool Machine::dispatch_instances(uint32_t c, uint32_t w) {
+  LaunchState& l = launch_;
+  // Lanes of this warp that are real harts under MAX_HARTS.
+  uint32_t lanes = cfg_.threads;
+  if (l.max_harts != 0) {
+    uint32_t first = hart_id(c, w, 0);
+    lanes = first >= l.max_harts ? 0 : std::min(cfg_.threads, l.max_harts - first);
+  }
+  if (lanes == 0) return false;
+  uint64_t left = l.total_units - l.next_unit;
+  uint32_t n = uint32_t(std::min<uint64_t>(lanes, left));
+  WarpState& ws = cores_[c].warps[w];
+  init_warp_for_dispatch(ws);
+  ws.tmask = n >= 32 ? 0xffffffffu : ((1u << n) - 1);
+  ws.pc = l.start_pc;
+  ws.mscratch = 0;
+  ws.instance_base = uint32_t(l.next_unit);
+  const uint32_t nt = cfg_.threads;
+  for (uint32_t lane = 0; lane < n; ++lane) {
+    uint32_t id = uint32_t(l.next_unit + lane);
+    ws.x[1 * nt + lane] = l.return_addr;  // ra
+    ws.x[2 * nt + lane] = l.stack_top;    // sp
+    ws.x[10 * nt + lane] = id;            // a0 = instance id
+    if (l.kind == LaunchKind::Instances) {
+      for (uint32_t i = 0; i < l.num_args; ++i) ws.x[(11 + i) * nt + lane] = l.args[i];
+    } else {
+      uint32_t ktb = 0;
+      if (l.tsd_size > 0) {
+        ktb = memmap::kKtbBase + hart_id(c, w, lane) * l.ktb_stride;
+        std::vector<uint8_t> tsd(l.tsd_size);
+        // Addresses were validated when the command was accepted; a failed copy
+        // leaves the block zeroed.
+        if (mem_.read(l.tsd_src, tsd.data(), tsd.size())) mem_.write(ktb, tsd.data(), tsd.size());
+      }
+      ws.x[11 * nt + lane] = l.slice_id;
+      ws.x[12 * nt + lane] = l.packed_args;
+      ws.x[13 * nt + lane] = ktb;
+    }
+  }
+  l.next_unit += n;
+  stats_.units_dispatched += n;
+  update_ready(c, w);
+  return true;
+}
+
+void Machine::dispatch_pending() {
+  LaunchState& l = launch_;
+  if (l.next_unit >= l.total_units) return;
+  const uint32_t ncores = uint32_t(cores_.size());
+  if (l.kind == LaunchKind::Grid) {
+    // Hand CTAs to whichever core has room, round-robin from the last one used.
+    uint32_t misses = 0;
+    while (l.next_unit < l.total_units && misses < ncores) {
+      uint32_t c = l.kmu_core_cursor;
+      l.kmu_core_cursor = (c + 1) % ncores;
+      if (dispatch_cta(c))
+        misses = 0;
+      else
+        ++misses;
+    }
+    return;
+  }
+  for (uint32_t c = 0; c < ncores && l.next_unit < l.total_units; ++c)
+    for (uint32_t w = 0; w < cfg_.warps && l.next_unit < l.total_units; ++w)
+      if (!(active_[c] & (1u << w))) dispatch_instances(c, w);
+}
+
+// --- Barriers and spawn --------------------------------------------------------
+
+void Machine::release_local_barrier(uint32_t c, uint32_t index) {
+  CoreState& core = cores_[c];
+  BarrierState& b = core.barriers[index];
+  b.count = 0;
+  ++b.phase;
+  for (uint32_t w = 0; w < cfg_.warps; ++w) {
+    WarpState& ws = core.warps[w];
+    if (ws.active && ws.wait_barrier == index &&
+        (ws.wait == WarpWait::Barrier || (ws.wait == WarpWait::BarrierWait && (b.phase & 1) != ws.wait_phase))) {
+      ws.wait = WarpWait::None;
+      update_ready(c, w);
+    }
+  }
+}
+
+Outcome Machine::bar(ExecCtx& ctx, uint32_t id, uint32_t count) {
+  const uint32_t lane = ctx.last_lane();
+  if (count == 0) return Outcome::fault(Cause::BarrierZeroCount, lane, id);
+  uint32_t num = (id >> 8) & 0x7fffff;
+  if (num >= memmap::kNumBarriersPerCta) return Outcome::fault(Cause::BadBarrier, lane, id);
+  if (id & 0x80000000u) {
+    if (count > cores_.size()) return Outcome::fault(Cause::BadBarrier, lane, id);
+    global_expected_[num] = count;
+    ctx.w.wait = WarpWait::Barrier;
+    ctx.w.wait_barrier = 0x80000000u | num;
+    ++ctx.core.global_arrived[num];
+    core_global_arrival_check(ctx.core_id, num);
+    return Outcome::retire();
+  }
+  uint32_t slot = id & 0xff;
+  if (slot >= cfg_.warps) return Outcome::fault(Cause::BadBarrier, lane, id);
+  uint32_t index = slot * memmap::kNumBarriersPerCta + num;
+  BarrierState& b = ctx.core.barriers[index];
+  ctx.w.wait = WarpWait::Barrier;
+  ctx.w.wait_barrier = index;
+  if (++b.count >= count) {
+    release_local_barrier(ctx.core_id, index);
+    ctx.w.wait = WarpWait::None;
+  }
+  return Outcome::retire();
+}
+
+void Machine::core_global_arrival_check(uint32_t c, uint32_t num) {
+  CoreState& core = cores_[c];
+  // The core arrives once all of its active warps wait on this global barrier.
+  uint32_t waiting = 0;
+  for (uint32_t w = 0; w < cfg_.warps; ++w) {
+    const WarpState& ws = core.warps[w];
+    if (ws.active && ws.wait == WarpWait::Barrier && ws.wait_barrier == (0x80000000u | num)) ++waiting;
+  }
+  if (waiting == 0 || waiting != uint32_t(std::popcount(active_[c]))) return;
+  // Counted once per core per phase: global_arrived drops to 0 when the core arrives.
+  core.global_arrived[num] = 0;
+  GlobalBarrierState& g = global_barriers_[num];
+  if (++g.cores_arrived < global_expected_[num]) return;
+  g.cores_arrived = 0;
+  ++g.phase;
+  for (uint32_t k = 0; k < cores_.size(); ++k)
+    for (uint32_t w = 0; w < cfg_.warps; ++w) {
+      WarpState& ws = cores_[k].warps[w];
+      if (ws.active && ws.wait == WarpWait::Barrier && ws.wait_barrier == (0x80000000u | num)) {
+        ws.wait = WarpWait::None;
+        update_ready(k, w);
+      }
+    }
+}
+
+Outcome Machine::bar_arrive(ExecCtx& ctx, uint32_t id, uint32_t count, uint32_t* token) {
+  const uint32_t lane = ctx.last_lane();
+  if (count & 0x80000000u) {
+    // Expected-transaction counts come from the DXA copy engine, which the model does not have.
+    return Outcome::fault(Cause::IllegalInstruction, lane, 0);
+  }
+  if (count == 0) return Outcome::fault(Cause::BarrierZeroCount, lane, id);
+  uint32_t num = (id >> 8) & 0x7fffff, slot = id & 0xff;
+  if (num >= memmap::kNumBarriersPerCta || slot >= cfg_.warps || (id & 0x80000000u))
+    return Outcome::fault(Cause::BadBarrier, lane, id);
+  uint32_t index = slot * memmap::kNumBarriersPerCta + num;
+  BarrierState& b = ctx.core.barriers[index];
+  *token = b.phase & 1;
+  if (++b.count >= count) release_local_barrier(ctx.core_id, index);
+  return Outcome::retire();
+}
+
+Outcome Machine::bar_wait(ExecCtx& ctx, uint32_t id, uint32_t token) {
+  const uint32_t lane = ctx.last_lane();
+  uint32_t num = (id >> 8) & 0x7fffff, slot = id & 0xff;
+  if (num >= memmap::kNumBarriersPerCta || slot >= cfg_.warps || (id & 0x80000000u))
+    return Outcome::fault(Cause::BadBarrier, lane, id);
+  uint32_t index = slot * memmap::kNumBarriersPerCta + num;
+  const BarrierState& b = ctx.core.barriers[index];
+  if ((b.phase & 1) == (token & 1)) {
+    ctx.w.wait = WarpWait::BarrierWait;
+    ctx.w.wait_barrier = index;
+    ctx.w.wait_phase = token & 1;
+  }
+  return Outcome::retire();
+}
+
+Outcome Machine::wspawn(ExecCtx& ctx, uint32_t count, uint32_t pc) {
+  count = std::min(count, cfg_.warps);
+  uint32_t others = active_[ctx.core_id] & ~(1u << ctx.warp_id);
+  if (others != 0) {
+    // Wait until this is the only active warp, then execute the WSPAWN again.
+    ctx.w.wait = WarpWait::Spawn;
+    return Outcome::stall();
+  }
+  for (uint32_t w = 1; w < count; ++w) {
+    if (w == ctx.warp_id) continue;
+    WarpState& ws = ctx.core.warps[w];
+    init_warp_for_dispatch(ws);
+    ws.pc = pc;
+    ws.tmask = 1;
+    ws.mscratch = ctx.w.mscratch;
+    ws.cta_slot = ctx.w.cta_slot;
+    ws.block_id = ctx.w.block_id;
+    ws.cta_linear = ctx.w.cta_linear;
+    update_ready(ctx.core_id, w);
+  }
+  return Outcome::retire();
+}
+
+// --- Console -------------------------------------------------------------------
+
+void Machine::drain_console() {
+  for (uint32_t s = 0; s < memmap::kConsoleSlots; ++s) {
+    uint32_t wr = 0, rd = 0, lost = 0;
+    mem_.read(memmap::kConsoleWrIdx + 4 * s, &wr, 4);
+    mem_.read(memmap::kConsoleRdIdx + 4 * s, &rd, 4);
+    mem_.read(memmap::kConsoleLost + 4 * s, &lost, 4);
+    if (wr == rd && lost == 0) continue;
+    ConsoleChunk chunk;
+    chunk.slot = s;
+    uint32_t n = std::min<uint32_t>(wr - rd, memmap::kConsoleRingBytes);
+    for (uint32_t i = 0; i < n; ++i) {
+      uint8_t byte = 0;
+      mem_.read(memmap::kConsoleData + s * memmap::kConsoleRingBytes + ((rd + i) & (memmap::kConsoleRingBytes - 1)),
+                &byte, 1);
+      chunk.bytes.push_back(char(byte));
+    }
+    chunk.lost = lost;
+    mem_.write(memmap::kConsoleRdIdx + 4 * s, &wr, 4);
+    if (lost) {
+      uint32_t zero = 0;
+      mem_.write(memmap::kConsoleLost + 4 * s, &zero, 4);
+    }
+    console_.push_back(std::move(chunk));
+  }
+}
+
+std::vector<ConsoleChunk> Machine::take_console() {
+  std::vector<ConsoleChunk> out;
+  out.swap(console_);
+  return out;
+}
+
+uint32_t Machine::exit_code() const {
+  uint32_t v = 0;
+  mem_.read(memmap::kExitCode, &v, 4);
+  return v;
+}
+
+}  // namespace vx

@@ -1,0 +1,153 @@
+// The Vortex 3.0 functional model: cores, warps, the SIMT stack, barriers, the
+// KMU, the deterministic scheduler and the data path of every load and store.
+//
+// Only device/ includes this header. Everything outside device/ reaches the
+// model through device/driver.hpp.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "device/config.hpp"
+#include "device/isa.hpp"
+#include "device/memory.hpp"
+#include "device/result.hpp"
+#include "device/state.hpp"
+
+namespace vx {
+
+// Why Machine::run returned.
+enum class RunStop : uint8_t {
+  Idle,        // no launch in flight
+  LaunchDone,  // the launch finished: the KMU has nothing left and no warp is active
+  Budget,      // max_instructions reached; call run() again to go on exactly where it stopped
+  Exception,   // a device exception; the faulting instruction did not execute
+};
+
+struct RunResult {
+  RunStop stop = RunStop::Idle;
+  DeviceException exception;
+};
+
+class Machine {
+ public:
+  Machine(const DeviceConfig& config, const RunOptions& options);
+  Machine(const Machine&) = delete;
+  Machine& operator=(const Machine&) = delete;
+
+  const DeviceConfig& config() const { return cfg_; }
+  const RunOptions& options() const { return opts_; }
+  Memory& memory() { return mem_; }
+  const Memory& memory() const { return mem_; }
+  uint32_t num_cores() const { return uint32_t(cores_.size()); }
+  CoreState& core(uint32_t c) { return cores_[c]; }
+  const CoreState& core(uint32_t c) const { return cores_[c]; }
+  const MachineStats& stats() const { return stats_; }
+  const SchedulerState& scheduler() const { return sched_; }
+
+  // --- Launches -----------------------------------------------------------
+  // Validates and starts a launch (grid, instances or slice). Fails without
+  // changing anything when another launch is in flight or the shape cannot fit.
+  Result<void> start_launch(const LaunchState& launch);
+  bool launch_active() const { return launch_.kind != LaunchKind::None; }
+  const LaunchState& launch() const { return launch_; }
+  // Kills every warp and forgets the launch (the engine's "kill the workload").
+  void abort_launch();
+
+  // Runs at most max_instructions warp instructions. Deterministic: the same
+  // state and the same calls give the same result, however run() is split.
+  RunResult run(uint64_t max_instructions);
+  // The watchdog counts warp instructions since the last reset.
+  void reset_watchdog() { watchdog_base_ = stats_.instructions; }
+
+  // --- Command-processor memory windows, applied to core data accesses ----
+  std::array<MemWindow, 8>& windows() { return windows_; }
+  void windows_changed();
+  // Resolves addr as hart `hart` sees it through the windows (perm: 1 read,
+  // 2 write). False when a window denies the access or the result leaves 32 bits.
+  bool translate_for_hart(uint32_t hart, uint32_t* addr, uint32_t size, uint32_t perm) const;
+
+  // --- Console ------------------------------------------------------------
+  // Host side of the console rings: copies out what each ring holds and
+  // advances its read index. Called at deterministic points by run() and at
+  // launch end; take_console() hands the drained bytes to the driver.
+  void drain_console();
+  std::vector<ConsoleChunk> take_console();
+  uint32_t exit_code() const;
+
+  // --- Used by executors --------------------------------------------------
+  uint32_t hart_id(uint32_t core, uint32_t warp, uint32_t lane) const {
+    return (core * cfg_.warps + warp) * cfg_.threads + lane;
+  }
+  // Address of `size` bytes at `addr` for lane `lane`, after local memory and
+  // windows; nullptr with *fault set when the access faults.
+  const uint8_t* data_for_load(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault);
+  uint8_t* data_for_store(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault);
+  // CSR access; false means the CSR does not exist (or a write to a read-only
+  // CSR): the caller reports an illegal instruction.
+  bool csr_read(ExecCtx& c, uint32_t lane, uint32_t csr, uint32_t* value);
+  bool csr_write(ExecCtx& c, uint32_t lane, uint32_t csr, uint32_t value);
+  bool csr_exists(uint32_t csr) const;
+  bool csr_read_only(uint32_t csr) const { return (csr >> 10) == 3; }
+  // Barriers and spawning (exec_vortex.cpp). They set the warp's wait state.
+  Outcome bar(ExecCtx& c, uint32_t id, uint32_t count);
+  Outcome bar_arrive(ExecCtx& c, uint32_t id, uint32_t count, uint32_t* token);
+  Outcome bar_wait(ExecCtx& c, uint32_t id, uint32_t token);
+  Outcome wspawn(ExecCtx& c, uint32_t count, uint32_t pc);
+  void note_divergent_branch() { ++stats_.divergent_branches; }
+
+  // --- Test and debugger support -----------------------------------------
+  // Starts a warp directly (no launch bookkeeping); used by unit tests.
+  void activate_warp(uint32_t core, uint32_t warp, uint32_t pc, uint32_t tmask);
+  // Runs one instruction of one warp; used by unit tests.
+  Outcome step(uint32_t core, uint32_t warp, DeviceException* exc);
+  // Recomputes derived state (ready masks, decode cache) after state was replaced.
+  void state_replaced();
+
+ private:
+  struct ICacheEntry {
+    uint32_t pc = 1;  // never a valid (aligned) PC
+    uint32_t generation = 0;  // valid while it equals icache_generation_
+    Decoded d;
+  };
+  const Decoded* fetch(uint32_t pc, Cause* cause);
+  void update_ready(uint32_t c, uint32_t w);
+  void retire_warp(uint32_t c, uint32_t w);
+  void wake_spawn_waiters(uint32_t c);
+  void release_local_barrier(uint32_t c, uint32_t index);
+  void core_global_arrival_check(uint32_t c, uint32_t num);
+  void dispatch_pending();
+  bool dispatch_cta(uint32_t c);
+  bool dispatch_instances(uint32_t c, uint32_t w);
+  uint32_t pick_warp(uint32_t c);
+  uint64_t next_random();
+  bool translate(uint32_t core, uint32_t hart, uint32_t* addr, uint32_t size, uint32_t perm) const;
+  void init_warp_for_dispatch(WarpState& w);
+
+  DeviceConfig cfg_;
+  RunOptions opts_;
+  Memory mem_;
+  std::vector<CoreState> cores_;
+  LaunchState launch_;
+  std::vector<GlobalBarrierState> global_barriers_;
+  std::vector<uint32_t> global_expected_;
+  SchedulerState sched_;
+  MachineStats stats_;
+  std::array<MemWindow, 8> windows_{};
+  bool windows_active_ = false;
+  uint64_t watchdog_base_ = 0;
+  uint64_t next_drain_ = 0;
+  std::vector<ConsoleChunk> console_;
+
+  // Derived, never persisted.
+  std::vector<uint32_t> ready_;        // per core: warps that are active and not waiting
+  std::vector<uint32_t> active_;       // per core: active warps
+  std::vector<ICacheEntry> icache_;
+  uint64_t code_generation_seen_ = 0;  // memory's code generation the cache reflects
+  uint32_t icache_generation_ = 1;     // bumping it drops every entry at once
+};
+
+}  // namespace vx

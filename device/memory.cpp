@@ -1,0 +1,109 @@
+#include "device/memory.hpp"
+
+#include <algorithm>
+
+namespace vx {
+
+const uint8_t Memory::kZeroPage[Memory::kPageSize] = {};
+
+Memory::Memory() : flags_(kNumPages, 0), pages_(kNumPages) {}
+
+void Memory::map(uint32_t addr, uint64_t size) {
+  if (size == 0) return;
+  uint64_t first = addr >> kPageBits;
+  uint64_t last = (uint64_t(addr) + size - 1) >> kPageBits;
+  for (uint64_t p = first; p <= last && p < kNumPages; ++p) flags_[p] |= kMapped;
+}
+
+void Memory::unmap(uint32_t addr, uint64_t size) {
+  if (size == 0) return;
+  uint64_t first = addr >> kPageBits;
+  uint64_t last = (uint64_t(addr) + size - 1) >> kPageBits;
+  for (uint64_t p = first; p <= last && p < kNumPages; ++p) {
+    if (flags_[p] & kCode) ++code_generation_;
+    flags_[p] &= uint8_t(~(kMapped | kCode));
+    fetched_.erase(uint32_t(p));
+    pages_[p].reset();
+  }
+}
+
+bool Memory::is_mapped(uint32_t addr, uint64_t size) const {
+  if (size == 0) return true;
+  if (addr < memmap::kIoBase) return false;
+  uint64_t end = uint64_t(addr) + size - 1;
+  if (end > 0xffffffffull) return false;
+  for (uint64_t p = addr >> kPageBits; p <= (end >> kPageBits); ++p)
+    if (!(flags_[p] & kMapped)) return false;
+  return true;
+}
+
+bool Memory::read(uint32_t addr, void* dst, uint64_t n) const {
+  if (!is_mapped(addr, n)) return false;
+  auto* out = static_cast<uint8_t*>(dst);
+  uint64_t a = addr;
+  while (n > 0) {
+    uint32_t page = uint32_t(a >> kPageBits);
+    uint32_t off = uint32_t(a & (kPageSize - 1));
+    uint64_t chunk = std::min<uint64_t>(n, kPageSize - off);
+    if (const uint8_t* p = pages_[page].get())
+      std::memcpy(out, p + off, chunk);
+    else
+      std::memset(out, 0, chunk);
+    out += chunk, a += chunk, n -= chunk;
+  }
+  return true;
+}
+
+bool Memory::write(uint32_t addr, const void* src, uint64_t n) {
+  if (!is_mapped(addr, n)) return false;
+  auto* in = static_cast<const uint8_t*>(src);
+  uint64_t a = addr;
+  while (n > 0) {
+    uint32_t off = uint32_t(a & (kPageSize - 1));
+    uint64_t chunk = std::min<uint64_t>(n, kPageSize - off);
+    uint32_t page = uint32_t(a >> kPageBits);
+    if (!(flags_[page] & kDirty)) mark_dirty(page);
+    if (flags_[page] & kCode) note_code_write(uint32_t(a), uint32_t(chunk));
+    uint8_t* p = pages_[page].get();
+    if (!p) p = materialize(page);
+    std::memcpy(p + off, in, chunk);
+    in += chunk, a += chunk, n -= chunk;
+  }
+  return true;
+}
+
+void Memory::clear_dirty() {
+  for (uint32_t p : dirty_list_) flags_[p] &= uint8_t(~kDirty);
+  dirty_list_.clear();
+}
+
+std::vector<uint32_t> Memory::mapped_pages() const {
+  std::vector<uint32_t> out;
+  for (uint32_t p = 0; p < kNumPages; ++p)
+    if (flags_[p] & kMapped) out.push_back(p);
+  return out;
+}
+
+void Memory::mark_dirty(uint32_t page) {
+  flags_[page] |= kDirty;
+  dirty_list_.push_back(page);
+}
+
+void Memory::note_code_write(uint32_t addr, uint32_t len) {
+  auto it = fetched_.find(addr >> kPageBits);
+  if (it == fetched_.end()) return;
+  uint32_t first = (addr & (kPageSize - 1)) >> 2;
+  uint32_t last = std::min<uint32_t>(kPageSize - 1, (addr & (kPageSize - 1)) + len - 1) >> 2;
+  for (uint32_t w = first; w <= last; ++w)
+    if (it->second[w >> 6] & (uint64_t(1) << (w & 63))) {
+      ++code_generation_;
+      return;
+    }
+}
+
+uint8_t* Memory::materialize(uint32_t page) {
+  pages_[page] = std::make_unique<uint8_t[]>(kPageSize);  // value-initialized: zeros
+  return pages_[page].get();
+}
+
+}  // namespace vx

@@ -1,0 +1,126 @@
+// Sparse paged 32-bit device memory with per-page mapping, dirty and code flags.
+//
+// Pages are materialized on first write; a mapped page never written reads as
+// zero. Dirty tracking is what checkpoints use to save only what changed; the
+// code flag lets the machine drop decoded instructions when code is rewritten
+// (a debugger planting EBREAK, a loader reusing a page).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "device/config.hpp"
+
+namespace vx {
+
+class Memory {
+ public:
+  static constexpr uint32_t kPageBits = 12;
+  static constexpr uint32_t kPageSize = 1u << kPageBits;
+  static constexpr uint32_t kNumPages = 1u << (32 - kPageBits);
+
+  Memory();
+  Memory(const Memory&) = delete;
+  Memory& operator=(const Memory&) = delete;
+
+  // Page-granular: the range is widened to whole pages.
+  void map(uint32_t addr, uint64_t size);
+  void unmap(uint32_t addr, uint64_t size);
+  bool is_mapped(uint32_t addr, uint64_t size) const;
+
+  // Core accesses. Return false on an unmapped address (the caller raises the
+  // device exception). Alignment is the caller's business.
+  template <class T>
+  bool load(uint32_t addr, T* out) const {
+    if (addr < memmap::kIoBase) return false;
+    uint32_t page = addr >> kPageBits;
+    uint8_t f = flags_[page];
+    if (!(f & kMapped)) return false;
+    const uint8_t* p = pages_[page].get();
+    if (!p) {
+      *out = 0;
+      return true;
+    }
+    std::memcpy(out, p + (addr & (kPageSize - 1)), sizeof(T));
+    return true;
+  }
+  template <class T>
+  bool store(uint32_t addr, T v) {
+    uint8_t* p = writable(addr);
+    if (!p) return false;
+    std::memcpy(p, &v, sizeof(T));
+    return true;
+  }
+  // Pointer to the byte at addr for a write of at most the rest of the page,
+  // marking the page dirty; nullptr when unmapped.
+  uint8_t* writable(uint32_t addr) {
+    if (addr < memmap::kIoBase) return nullptr;
+    uint32_t page = addr >> kPageBits;
+    uint8_t f = flags_[page];
+    if (!(f & kMapped)) return nullptr;
+    if (!(f & kDirty)) mark_dirty(page);
+    if (f & kCode) note_code_write(addr, 4);
+    uint8_t* p = pages_[page].get();
+    if (!p) p = materialize(page);
+    return p + (addr & (kPageSize - 1));
+  }
+  // Pointer to the byte at addr for a read of at most the rest of the page;
+  // nullptr when unmapped. Unwritten pages read from a shared zero page.
+  const uint8_t* readable(uint32_t addr) const {
+    if (addr < memmap::kIoBase) return nullptr;
+    uint32_t page = addr >> kPageBits;
+    if (!(flags_[page] & kMapped)) return nullptr;
+    const uint8_t* p = pages_[page].get();
+    return (p ? p : kZeroPage) + (addr & (kPageSize - 1));
+  }
+  // Instruction fetch: remembers the word as code, so a later write to it
+  // bumps code_generation(). Writes to other words of the page (data sharing a
+  // page with code) do not.
+  bool fetch(uint32_t addr, uint32_t* word) {
+    if (addr < memmap::kIoBase || (addr & 3)) return false;
+    uint32_t page = addr >> kPageBits;
+    if (!(flags_[page] & kMapped)) return false;
+    flags_[page] |= kCode;
+    auto& bits = fetched_[page];
+    uint32_t w = (addr & (kPageSize - 1)) >> 2;
+    bits[w >> 6] |= uint64_t(1) << (w & 63);
+    return load(addr, word);
+  }
+
+  // Host and command-processor access over any span; false if any byte is unmapped
+  // (nothing is written in that case).
+  bool read(uint32_t addr, void* dst, uint64_t n) const;
+  bool write(uint32_t addr, const void* src, uint64_t n);
+
+  // Bumped by every write to a page that instructions were fetched from.
+  uint64_t code_generation() const { return code_generation_; }
+
+  // Dirty pages since the last clear_dirty(), in the order first written.
+  const std::vector<uint32_t>& dirty_pages() const { return dirty_list_; }
+  void clear_dirty();
+  // Contents of one page (zeros if never materialized); nullptr when unmapped.
+  const uint8_t* page_data(uint32_t page) const { return pages_[page].get(); }
+  bool page_mapped(uint32_t page) const { return flags_[page] & kMapped; }
+  // Pages that are mapped, ascending.
+  std::vector<uint32_t> mapped_pages() const;
+
+ private:
+  static constexpr uint8_t kMapped = 1, kDirty = 2, kCode = 4;
+  static const uint8_t kZeroPage[kPageSize];
+  void mark_dirty(uint32_t page);
+  // A write of `len` bytes at addr into a page holding code.
+  void note_code_write(uint32_t addr, uint32_t len);
+  uint8_t* materialize(uint32_t page);
+
+  std::vector<uint8_t> flags_;
+  std::vector<std::unique_ptr<uint8_t[]>> pages_;
+  std::vector<uint32_t> dirty_list_;
+  std::unordered_map<uint32_t, std::array<uint64_t, kPageSize / 4 / 64>> fetched_;  // code pages: words fetched
+  uint64_t code_generation_ = 0;
+};
+
+}  // namespace vx

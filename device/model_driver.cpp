@@ -1,0 +1,171 @@
+// The driver over the in-process model: memory management, the submission
+// queue and the command processor in front of the Machine.
+#include <cstdio>
+#include <deque>
+#include <map>
+
+#include "device/cmdproc.hpp"
+#include "device/driver.hpp"
+#include "device/machine.hpp"
+
+namespace vx {
+
+const char* event_kind_name(EventKind k) {
+  switch (k) {
+    case EventKind::Idle: return "idle";
+    case EventKind::Completed: return "completed";
+    case EventKind::Exception: return "exception";
+    case EventKind::Budget: return "budget";
+    case EventKind::CommandError: return "command error";
+  }
+  return "unknown";
+}
+
+namespace {
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+class ModelDevice final : public Driver {
+ public:
+  ModelDevice(const DeviceConfig& cfg, const RunOptions& opts) : m_(cfg, opts), cp_(m_) {
+    uint64_t stack_bytes = uint64_t(cfg.total_harts()) * memmap::kStackPerHart;
+    reserved_floor_ = memmap::kStackBase - stack_bytes;
+  }
+
+  const DeviceConfig& config() const override { return m_.config(); }
+
+  Result<uint32_t> mem_alloc(uint64_t size) override {
+    if (size == 0) return make_error("mem_alloc: size must be at least 1 byte");
+    uint64_t bytes = (size + Memory::kPageSize - 1) & ~uint64_t(Memory::kPageSize - 1);
+    uint64_t candidate = memmap::kAllocBase;
+    for (const auto& [addr, len] : regions_) {
+      if (candidate + bytes <= addr) break;
+      candidate = std::max<uint64_t>(candidate, (uint64_t(addr) + len + Memory::kPageSize - 1) &
+                                                    ~uint64_t(Memory::kPageSize - 1));
+    }
+    if (candidate + bytes > memmap::kStartupAddr)
+      return make_error("mem_alloc: no room for " + std::to_string(size) + " bytes below the kernel image base");
+    regions_[uint32_t(candidate)] = bytes;
+    allocations_[uint32_t(candidate)] = bytes;
+    m_.memory().map(uint32_t(candidate), bytes);
+    return uint32_t(candidate);
+  }
+
+  Result<void> mem_reserve(uint32_t addr, uint64_t size) override {
+    if (size == 0) return make_error("mem_reserve: size must be at least 1 byte");
+    uint64_t end = uint64_t(addr) + size;
+    if (addr < memmap::kIoEnd)
+      return make_error("mem_reserve: " + hex(addr) + " lies in the I/O region (below 0x10000)");
+    if (end > reserved_floor_)
+      return make_error("mem_reserve: " + hex(addr) + ".." + hex(end) + " overlaps the stacks or local memory (from " +
+                        hex(reserved_floor_) + ")");
+    for (const auto& [a, len] : regions_)
+      if (addr < uint64_t(a) + len && uint64_t(a) < end)
+        return make_error("mem_reserve: " + hex(addr) + ".." + hex(end) + " overlaps the region at " + hex(a));
+    regions_[addr] = size;
+    m_.memory().map(addr, size);
+    return {};
+  }
+
+  Result<void> mem_free(uint32_t addr) override {
+    auto it = allocations_.find(addr);
+    if (it == allocations_.end()) return make_error("mem_free: " + hex(addr) + " is not the start of an allocation");
+    m_.memory().unmap(addr, it->second);
+    regions_.erase(addr);
+    allocations_.erase(it);
+    return {};
+  }
+
+  Result<void> copy_to_device(uint32_t addr, std::span<const uint8_t> bytes) override {
+    if (!m_.memory().write(addr, bytes.data(), bytes.size()))
+      return make_error("copy to device: " + hex(addr) + ".." + hex(uint64_t(addr) + bytes.size()) +
+                        " is not mapped device memory");
+    return {};
+  }
+
+  Result<void> copy_from_device(uint32_t addr, std::span<uint8_t> bytes) override {
+    if (!m_.memory().read(addr, bytes.data(), bytes.size()))
+      return make_error("copy from device: " + hex(addr) + ".." + hex(uint64_t(addr) + bytes.size()) +
+                        " is not mapped device memory");
+    return {};
+  }
+
+  Result<uint64_t> submit(std::span<const uint8_t> commands) override {
+    auto list = decode_command_buffer(commands);
+    if (!list) return list.error();
+    auto valid = validate_command_list(*list, m_.memory(), m_.config());
+    if (!valid) return valid.error();
+    queue_.push_back(Submission{++last_id_, std::move(list).value(), 0});
+    return last_id_;
+  }
+
+  DeviceEvent wait(uint64_t max_instructions) override {
+    if (halted_) return halted_event_;
+    const uint64_t start = m_.stats().instructions;
+    for (;;) {
+      if (queue_.empty()) return DeviceEvent{EventKind::Idle, last_id_, {}, {}};
+      Submission& s = queue_.front();
+      if (m_.launch_active()) {
+        uint64_t used = m_.stats().instructions - start;
+        if (used >= max_instructions) return DeviceEvent{EventKind::Budget, s.id, {}, {}};
+        RunResult r = m_.run(max_instructions - used);
+        if (r.stop == RunStop::Budget) return DeviceEvent{EventKind::Budget, s.id, {}, {}};
+        if (r.stop == RunStop::Exception) {
+          // The workload is halted, so draining now cannot change its future:
+          // what it printed before the stop (an assertion message) is shown.
+          m_.drain_console();
+          halted_ = true;
+          halted_event_ = DeviceEvent{EventKind::Exception, s.id, r.exception, {}};
+          return halted_event_;
+        }
+        continue;  // LaunchDone: the buffer goes on
+      }
+      std::string error;
+      auto status = cp_.advance(s.list, &s.next, &error);
+      if (status == CommandProcessor::Status::LaunchStarted) continue;
+      uint64_t id = s.id;
+      queue_.pop_front();
+      if (status == CommandProcessor::Status::Finished) return DeviceEvent{EventKind::Completed, id, {}, {}};
+      return DeviceEvent{EventKind::CommandError, id, {}, error};
+    }
+  }
+
+  void abort() override {
+    m_.abort_launch();
+    queue_.clear();
+    halted_ = false;
+  }
+
+  std::vector<ConsoleChunk> read_console() override { return m_.take_console(); }
+  uint32_t exit_code() override { return m_.exit_code(); }
+  MachineStats stats() const override { return m_.stats(); }
+
+ private:
+  struct Submission {
+    uint64_t id;
+    CommandList list;
+    size_t next;
+  };
+  Machine m_;
+  CommandProcessor cp_;
+  std::deque<Submission> queue_;
+  uint64_t last_id_ = 0;
+  bool halted_ = false;
+  DeviceEvent halted_event_;
+  std::map<uint32_t, uint64_t> regions_;      // every mapped host-visible region
+  std::map<uint32_t, uint64_t> allocations_;  // the mem_alloc ones (freeable)
+  uint64_t reserved_floor_ = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Driver>> open_model_device(const DeviceConfig& config, const RunOptions& options) {
+  if (auto why = config.validate()) return make_error("invalid device configuration: " + *why);
+  return std::unique_ptr<Driver>(std::make_unique<ModelDevice>(config, options));
+}
+
+}  // namespace vx

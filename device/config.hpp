@@ -36,6 +36,9 @@ struct RunOptions {
   // Watchdog: a pass that executes more warp instructions than this stops with a
   // watchdog event. 0 disables it.
   uint64_t watchdog_instructions = 200'000'000;
+  // Decoded instructions are cached per PC. Turning the cache off decodes every
+  // instruction from the table again: the baseline the benchmarks compare with.
+  bool decode_cache = true;
 };
 
 // Fixed facts of the Vortex 3.0 memory map (shared/spec/vortex-v3.md).

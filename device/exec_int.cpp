@@ -211,11 +211,11 @@ Outcome exec_store(ExecCtx& c, const Decoded& d) {
 
 // --- A extension --------------------------------------------------------------
 //
-// LR/SC keep one reservation per lane in WarpState::reservation. Simplification:
-// the model does not invalidate a reservation when another hart (another lane,
-// warp or core) stores to the reserved word; SC.W only checks that its own lane
-// holds a reservation for the address. Warps interleave only at instruction
-// boundaries, so an LR/SC pair of one lane is never split by a partial update.
+// LR/SC keep one reservation per lane in WarpState::reservation. A successful
+// SC.W breaks the reservations other lanes of its warp hold on the same word.
+// Simplification: plain stores and AMOs, and stores from other warps or cores,
+// do not break reservations. Warps interleave only at instruction boundaries, so
+// an LR/SC pair of one lane is never split by a partial update.
 
 std::vector<uint32_t>& reservations(ExecCtx& c) {
   if (c.w.reservation.size() < c.nt) c.w.reservation.assign(c.nt, 0);
@@ -269,11 +269,16 @@ Outcome exec_sc(ExecCtx& c, const Decoded& d) {
   if (!amo_targets<false>(c, d, dst, &fault)) return fault;
   std::vector<uint32_t>& res = reservations(c);
   for_each_lane(c.tmask, [&](unsigned l) {
-    const bool success = res[l] == (c.X(d.rs1, l) | 1u);
+    const uint32_t tag = c.X(d.rs1, l) | 1u;
+    const bool success = res[l] == tag;
     res[l] = 0;
     if (success) {
       uint32_t v = c.X(d.rs2, l);
       std::memcpy(dst[l], &v, 4);
+      // The store breaks the other lanes' reservations on the word: of several
+      // lanes in an LR/SC loop on one address, only the lowest succeeds.
+      for (uint32_t& r : res)
+        if (r == tag) r = 0;
     }
     if (d.rd != 0) c.X(d.rd, l) = success ? 0u : 1u;
   });

@@ -423,6 +423,16 @@ TEST_CASE("SC.W succeeds after LR.W on the same address and any SC.W, failed or 
   CHECK(b.read32(Bench::kData + 4) == 0);
 }
 
+TEST_CASE("of several lanes holding a reservation on one word, only the lowest lane's SC.W succeeds") {
+  Bench b;
+  b.write32(Bench::kData, 5);
+  b.load({amo(kLr, a0, a1, zero), rv::addi(a2, a0, 1), amo(kSc, a3, a1, a2), vxi::tmc(zero)});
+  set_lanes(b, a1, {Bench::kData, Bench::kData, Bench::kData, Bench::kData});
+  run_ok(b);
+  CHECK(lanes(b, a3) == Lanes{0, 1, 1, 1});
+  CHECK(b.read32(Bench::kData) == 6);  // one increment, not four lost ones
+}
+
 TEST_CASE("SC.W without a reservation fails in that lane and stores nothing there") {
   Bench b;
   b.load({amo(kLr, a0, a1, zero), amo(kSc, a3, a4, a2), vxi::tmc(zero)});

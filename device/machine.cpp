@@ -129,9 +129,10 @@ bool Machine::translate(uint32_t core, uint32_t hart, uint32_t* addr, uint32_t s
   return true;
 }
 
-const uint8_t* Machine::data_for_load(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault) {
+template <bool kWrite>
+uint8_t* Machine::data_pointer(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault) {
   if (addr & (size - 1)) {
-    *fault = Outcome::fault(Cause::MisalignedLoad, lane, addr);
+    *fault = Outcome::fault(kWrite ? Cause::MisalignedStore : Cause::MisalignedLoad, lane, addr);
     return nullptr;
   }
   uint32_t a = addr;
@@ -139,32 +140,20 @@ const uint8_t* Machine::data_for_load(ExecCtx& c, uint32_t lane, uint32_t addr, 
     uint32_t off = a - memmap::kLocalMemBase;
     if (off + size <= c.core.local_mem.size()) return c.core.local_mem.data() + off;
   }
-  if (windows_active_ && !translate(c.core_id, hart_id(c.core_id, c.warp_id, lane), &a, size, 1)) {
-    *fault = Outcome::fault(Cause::LoadFault, lane, addr);
-    return nullptr;
-  }
-  const uint8_t* p = mem_.readable(a);
-  if (!p) *fault = Outcome::fault(Cause::LoadFault, lane, addr);
+  uint8_t* p = nullptr;
+  if (!windows_active_ || translate(c.core_id, hart_id(c.core_id, c.warp_id, lane), &a, size, kWrite ? 2 : 1))
+    // A load may get the shared zero page: load paths only read through it.
+    p = kWrite ? mem_.writable(a) : const_cast<uint8_t*>(mem_.readable(a));
+  if (!p) *fault = Outcome::fault(kWrite ? Cause::StoreFault : Cause::LoadFault, lane, addr);
   return p;
 }
 
+const uint8_t* Machine::data_for_load(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault) {
+  return data_pointer<false>(c, lane, addr, size, fault);
+}
+
 uint8_t* Machine::data_for_store(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault) {
-  if (addr & (size - 1)) {
-    *fault = Outcome::fault(Cause::MisalignedStore, lane, addr);
-    return nullptr;
-  }
-  uint32_t a = addr;
-  if (a >= memmap::kLocalMemBase) {
-    uint32_t off = a - memmap::kLocalMemBase;
-    if (off + size <= c.core.local_mem.size()) return c.core.local_mem.data() + off;
-  }
-  if (windows_active_ && !translate(c.core_id, hart_id(c.core_id, c.warp_id, lane), &a, size, 2)) {
-    *fault = Outcome::fault(Cause::StoreFault, lane, addr);
-    return nullptr;
-  }
-  uint8_t* p = mem_.writable(a);
-  if (!p) *fault = Outcome::fault(Cause::StoreFault, lane, addr);
-  return p;
+  return data_pointer<true>(c, lane, addr, size, fault);
 }
 
 // --- Fetch and step ----------------------------------------------------------
@@ -176,7 +165,7 @@ const Decoded* Machine::fetch(uint32_t pc, Cause* cause) {
     ++icache_generation_;
   }
   ICacheEntry& e = icache_[(pc >> 2) & (kICacheSize - 1)];
-  if (e.pc == pc && e.generation == icache_generation_) return &e.d;
+  if (e.pc == pc && e.generation == icache_generation_ && opts_.decode_cache) return &e.d;
   if (pc & 3) {
     *cause = Cause::MisalignedFetch;
     return nullptr;

@@ -125,6 +125,8 @@ class Machine {
   uint32_t pick_warp(uint32_t c);
   uint64_t next_random();
   bool translate(uint32_t core, uint32_t hart, uint32_t* addr, uint32_t size, uint32_t perm) const;
+  template <bool kWrite>
+  uint8_t* data_pointer(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault);
   void init_warp_for_dispatch(WarpState& w);
 
   DeviceConfig cfg_;

@@ -190,8 +190,10 @@ static void emit_double(struct sink* s, const struct spec* sp, uint64_t bits) {
     fd[i] = (char)('0' + (frac >> FRAC_BITS));
     frac &= FRAC_ONE - 1;
   }
-  // Round half up on the remaining fraction.
-  if (frac >= FRAC_ONE / 2) {
+  // Round to nearest, ties to even (what a C library does in the default
+  // rounding mode); an exact tie can only come from an exact binary value.
+  const int last_odd = prec > 0 ? (fd[prec - 1] - '0') & 1 : (int)(ip & 1);
+  if (frac > FRAC_ONE / 2 || (frac == FRAC_ONE / 2 && last_odd)) {
     int i = prec - 1;
     while (i >= 0 && fd[i] == '9') fd[i--] = '0';
     if (i >= 0)

@@ -143,10 +143,10 @@ std::vector<uint32_t> grid_image_words() {
 }
 
 std::vector<uint8_t> make_vxbin(uint64_t lo, uint64_t hi, const std::vector<uint8_t>& raw) {
-  std::vector<uint8_t> b(16);
+  std::vector<uint8_t> b(16 + raw.size());
   std::memcpy(b.data(), &lo, 8);
   std::memcpy(b.data() + 8, &hi, 8);
-  b.insert(b.end(), raw.begin(), raw.end());
+  std::copy(raw.begin(), raw.end(), b.begin() + 16);
   return b;
 }
 
@@ -161,7 +161,7 @@ std::vector<uint8_t> to_bytes(const std::vector<uint32_t>& words) {
 struct ElfOptions {
   std::vector<uint32_t> code;
   uint32_t bss = 0;
-  std::optional<std::vector<uint32_t>> descriptor;  // 11 words: magic, version, entry, arg, grid, block, lmem
+  std::vector<uint32_t> descriptor;  // empty, or 11 words: magic, version, entry, arg, grid, block, lmem
   bool main_symbol = false;
 };
 
@@ -178,7 +178,7 @@ size_t align4(size_t v) { return (v + 3) & ~size_t(3); }
 std::vector<uint8_t> make_elf(const ElfOptions& o) {
   std::vector<uint32_t> seg = o.code;
   const uint32_t desc_addr = kCode + uint32_t(seg.size() * 4);
-  if (o.descriptor) seg.insert(seg.end(), o.descriptor->begin(), o.descriptor->end());
+  seg.insert(seg.end(), o.descriptor.begin(), o.descriptor.end());
   const uint32_t filesz = uint32_t(seg.size() * 4);
 
   std::vector<uint8_t> b(kSegOffset, 0);
@@ -202,7 +202,7 @@ std::vector<uint8_t> make_elf(const ElfOptions& o) {
     s.st_shndx = 1;
     syms.push_back(s);
   }
-  if (o.descriptor) {
+  if (!o.descriptor.empty()) {
     Elf32_Sym s{};
     s.st_name = launch_name;
     s.st_value = desc_addr;
@@ -354,6 +354,9 @@ TEST_CASE("copies to or from unmapped memory fail naming the address and change 
   std::vector<uint8_t> buf(16, 0xab);
   CHECK_THAT(error_of(d->copy_to_device(kUnmapped, buf)), Contains("0x70000000") && Contains("not mapped"));
   CHECK_THAT(error_of(d->copy_from_device(kUnmapped, buf)), Contains("0x70000000") && Contains("not mapped"));
+  // Addresses below 0x40 are never mapped, although the rest of the I/O region is.
+  CHECK_THAT(error_of(d->copy_to_device(0x20, buf)), Contains("0x20"));
+  CHECK(d->copy_to_device(0x8000, buf).ok());
   // A copy that runs off the end of an allocation writes nothing at all.
   auto a = d->mem_alloc(4096);
   REQUIRE(a.ok());
@@ -625,6 +628,7 @@ TEST_CASE("after a budget stop and abort the device is idle and runs the next wo
   REQUIRE(ev.kind == EventKind::Budget);
   CHECK(ev.submission == *a);
   CHECK(d->wait(500).kind == EventKind::Budget);  // still spinning
+  CHECK(d->wait(0).kind == EventKind::Budget);
   d->abort();
   CHECK(d->wait().kind == EventKind::Idle);
 
@@ -683,6 +687,66 @@ TEST_CASE("a store to unmapped memory stops with StoreFault, repeated until abor
   }
   d->abort();
   CHECK(d->wait().kind == EventKind::Idle);
+
+  // The next workload runs normally.
+  uint32_t good = place_code(*d, scaled_id_kernel(), kCode + 0x1000);
+  uint32_t out = alloc_array(*d, 9);
+  auto next = rt.launch_instances(InstancesLaunch{good, 9, {out, 2}, 0});
+  REQUIRE(next.ok());
+  require_completed(*d, *next);
+  check_scaled_ids(*d, out, 9, 2);
+}
+
+TEST_CASE("a command that cannot execute gives CommandError naming the chunk and drops the buffer", "[driver]") {
+  auto d = open_device();
+  auto a = d->mem_alloc(64);
+  REQUIRE(a.ok());
+  SECTION("no entry point set") {
+    CommandBufferBuilder b;
+    b.store_imm64(*a, 5).run_instances(0, 4, {}).store_imm64(*a + 8, 6).finish();
+    auto id = d->submit(b.bytes());
+    REQUIRE(id.ok());
+    DeviceEvent ev = d->wait();
+    INFO(describe(ev));
+    REQUIRE(ev.kind == EventKind::CommandError);
+    CHECK(ev.submission == *id);
+    CHECK_THAT(ev.message, Contains("chunk 2 (byte offset 16): RUN_INSTANCES with CMP_ENTRY_PT_FN 0"));
+    // Commands before the failing one keep their effect; those after it never run.
+    CHECK(get_words(*d, *a, 4) == std::vector<uint32_t>{5, 0, 0, 0});
+  }
+  SECTION("memory unmapped after submission") {
+    CommandBufferBuilder b;
+    b.store_imm64(*a, 5).finish();
+    auto id = d->submit(b.bytes());
+    REQUIRE(id.ok());
+    REQUIRE(d->mem_free(*a).ok());
+    DeviceEvent ev = d->wait();
+    INFO(describe(ev));
+    REQUIRE(ev.kind == EventKind::CommandError);
+    CHECK(ev.submission == *id);
+    CHECK_THAT(ev.message, Contains("chunk 0 (byte offset 0)") && Contains("not all mapped"));
+  }
+  CHECK(d->wait().kind == EventKind::Idle);
+}
+
+TEST_CASE("code the host rewrites between launches runs in its new form", "[driver]") {
+  auto d = open_device();
+  HostRuntime rt(*d);
+  uint32_t out = alloc_array(*d, 4);
+  // k(id, out, value): out[id] = value, then k'(id, out, value): out[id] = value + id.
+  std::vector<uint32_t> first{slli(t0, a0, 2), rv::add(t0, t0, a1), rv::sw(a2, t0, 0), rv::ret()};
+  std::vector<uint32_t> second{slli(t0, a0, 2), rv::add(t0, t0, a1), rv::add(t1, a2, a0), rv::sw(t1, t0, 0),
+                               rv::ret()};
+  uint32_t code = place_code(*d, first);
+  auto a = rt.launch_instances(InstancesLaunch{code, 4, {out, 50}, 0});
+  REQUIRE(a.ok());
+  require_completed(*d, *a);
+  CHECK(get_words(*d, out, 4) == std::vector<uint32_t>{50, 50, 50, 50});
+  put_words(*d, code, second);
+  auto b = rt.launch_instances(InstancesLaunch{code, 4, {out, 70}, 0});
+  REQUIRE(b.ok());
+  require_completed(*d, *b);
+  CHECK(get_words(*d, out, 4) == std::vector<uint32_t>{70, 71, 72, 73});
 }
 
 // --- 9. Exit code and console -------------------------------------------------------
@@ -806,10 +870,10 @@ TEST_CASE("an ELF's main symbol and __vx_launch descriptor are read", "[driver]"
   CHECK(img->launch->lmem == 128u);
 
   auto bad_magic = eo;
-  (*bad_magic.descriptor)[0] = 0x12345678;
+  bad_magic.descriptor[0] = 0x12345678;
   CHECK_THAT(error_of(parse_kernel_image(make_elf(bad_magic), "m.elf")), Contains("bad magic number 0x12345678"));
   auto bad_version = eo;
-  (*bad_version.descriptor)[1] = 2;
+  bad_version.descriptor[1] = 2;
   CHECK_THAT(error_of(parse_kernel_image(make_elf(bad_version), "v.elf")), Contains("version 2 is not supported"));
 }
 
@@ -942,4 +1006,32 @@ TEST_CASE("resolve_grid_launch fails without a kernel and for blocks that do not
   CHECK(resolve_grid_launch(img, cfg, o).ok());  // exactly one core's worth
   o.lmem = cfg.local_mem_bytes + 64;
   CHECK_THAT(error_of(resolve_grid_launch(img, cfg, o)), Contains("local memory"));
+}
+
+// libelf clamps e_phnum to the headers present: a 60-byte prefix of a
+// one-segment ELF (program header table at 52..84 cut after 8 bytes) must name
+// the truncated program headers, not claim the image has no loadable segments.
+TEST_CASE("an ELF cut inside its program header table is reported as truncated", "[driver]") {
+  ElfOptions eo;
+  eo.code = {rv::ret()};
+  const auto good = make_elf(eo);
+  std::vector<uint8_t> cut(good.begin(), good.begin() + 60);
+  auto r = parse_kernel_image(cut, "cut.elf");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().message, Contains("program header"));
+}
+
+// libelf sees no sections in a file whose section header table is cut off: the
+// image would silently lose __vx_launch and main.
+TEST_CASE("an ELF cut inside its section header table is rejected, not stripped of its symbols", "[driver]") {
+  ElfOptions eo;
+  eo.code = {rv::ret()};
+  eo.main_symbol = true;
+  eo.descriptor = descriptor_words(kCode, 0, {1, 1, 1}, {4, 1, 1}, 0);
+  const auto good = make_elf(eo);
+  REQUIRE(parse_kernel_image(good, "whole.elf").ok());
+  std::vector<uint8_t> cut(good.begin(), good.end() - 1);
+  auto r = parse_kernel_image(cut, "cut.elf");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().message, Contains("section header"));
 }

@@ -56,6 +56,19 @@ Result<KernelImage> parse_elf(std::span<const uint8_t> bytes, const std::string&
   if (eh.e_machine != EM_RISCV)
     return make_error(name + ": ELF machine is " + std::to_string(eh.e_machine) + ", not RISC-V (243)");
   if (eh.e_type != ET_EXEC) return make_error(name + ": ELF is not an executable (link it with a linker script)");
+  // libelf silently drops table entries that run past the end of the file, so
+  // a truncated file would look like one without segments or symbols.
+  if (eh.e_phnum > 0 && (eh.e_phentsize != sizeof(Elf32_Phdr) ||
+                         uint64_t(eh.e_phoff) + uint64_t(eh.e_phnum) * eh.e_phentsize > bytes.size()))
+    return make_error(name + ": the program header table (" + std::to_string(eh.e_phnum) + " entries at offset " +
+                      std::to_string(eh.e_phoff) + ") runs past the end of the " + std::to_string(bytes.size()) +
+                      "-byte file: the file is truncated or corrupt");
+  if (eh.e_shoff != 0 && eh.e_shnum > 0 &&
+      (eh.e_shentsize != sizeof(Elf32_Shdr) ||
+       uint64_t(eh.e_shoff) + uint64_t(eh.e_shnum) * eh.e_shentsize > bytes.size()))
+    return make_error(name + ": the section header table (" + std::to_string(eh.e_shnum) + " entries at offset " +
+                      std::to_string(eh.e_shoff) + ") runs past the end of the " + std::to_string(bytes.size()) +
+                      "-byte file: the file is truncated or corrupt");
   KernelImage img;
   img.path = name;
   img.is_elf = true;

@@ -87,6 +87,7 @@ int run_command(const RunArgs& args) {
       break;
     case EventKind::Idle:
     case EventKind::Budget:
+    case EventKind::Halted:  // nothing here uses the Debug Module
       std::fprintf(stderr, "vxreplay: internal error: the device went idle before the launch completed\n");
       status = kExitInternal;
       break;

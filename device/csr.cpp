@@ -31,6 +31,7 @@ bool Machine::csr_exists(uint32_t csr) const {
     case 0xF11: case 0xF12: case 0xF13: case 0xF14:
     case 0xCC0: case 0xCC1: case 0xCC2: case 0xCC3: case 0xCC4:
     case 0xFC0: case 0xFC1: case 0xFC2: case 0xFC3: case 0xFC4:
+    case 0x7B2: case 0x7B3: case 0x7B4: case 0x7B5:
       return true;
     default: break;
   }
@@ -77,7 +78,9 @@ bool Machine::csr_read(ExecCtx& c, uint32_t lane, uint32_t csr, uint32_t* v) {
     case 0xCC1: *v = c.warp_id; return true;
     case 0xCC2: *v = c.core_id; return true;
     case 0xCC3: *v = active_[c.core_id]; return true;
-    case 0xCC4: *v = c.tmask; return true;
+    // The warp's mask, which is c.tmask except in a Debug Module injection (one lane active): there it is
+    // how a debugger learns the mask of the halted warp.
+    case 0xCC4: *v = w.tmask; return true;
     case 0xFC0: *v = cfg_.threads; return true;
     case 0xFC1: *v = cfg_.warps; return true;
     case 0xFC2: *v = cfg_.total_cores(); return true;
@@ -101,11 +104,17 @@ bool Machine::csr_read(ExecCtx& c, uint32_t lane, uint32_t csr, uint32_t* v) {
     case 0xCDF: *v = grid_value(memmap::kLocalMemBase + w.cta_slot * l.lmem_stride); return true;
     case 0xCE0: *v = grid_value(l.cluster[0] * l.cluster[1] * l.cluster[2]); return true;
     case 0xCE1: *v = grid_value(l.entry_pc); return true;
+    // DSCRATCH0..3 (Debug Module): per thread.
+    case 0x7B2: case 0x7B3: case 0x7B4: case 0x7B5: {
+      size_t i = size_t(lane) * 4 + (csr - 0x7B2);
+      *v = i < w.dscratch.size() ? w.dscratch[i] : 0;
+      return true;
+    }
     default: return false;
   }
 }
 
-bool Machine::csr_write(ExecCtx& c, uint32_t /*lane*/, uint32_t csr, uint32_t v) {
+bool Machine::csr_write(ExecCtx& c, uint32_t lane, uint32_t csr, uint32_t v) {
   if (!csr_exists(csr) || csr_read_only(csr)) return false;
   WarpState& w = c.w;
   switch (csr) {
@@ -118,6 +127,10 @@ bool Machine::csr_write(ExecCtx& c, uint32_t /*lane*/, uint32_t csr, uint32_t v)
     case 0x341: w.mepc = v & ~3u; return true;
     case 0x342: w.mcause = v; return true;
     case 0x343: w.mtval = v; return true;
+    case 0x7B2: case 0x7B3: case 0x7B4: case 0x7B5:
+      if (w.dscratch.empty()) w.dscratch.assign(size_t(cfg_.threads) * 4, 0);
+      w.dscratch[size_t(lane) * 4 + (csr - 0x7B2)] = v;
+      return true;
     default: return true;  // MISA, counters and the zero CSRs ignore writes
   }
 }

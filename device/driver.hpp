@@ -20,6 +20,7 @@ enum class EventKind : uint8_t {
   Exception,     // a device exception (including the watchdog); the workload is halted
   Budget,        // wait()'s instruction budget ran out; wait() again to go on
   CommandError,  // a command could not execute (e.g. a launch that does not fit); the buffer is dropped
+  Halted,        // Debug Module: a warp halted on EBREAK (ebreak-halt on), or every runnable warp is halted
 };
 const char* event_kind_name(EventKind k);
 
@@ -59,6 +60,12 @@ class Driver {
   // The exit-code word (0x8348).
   virtual uint32_t exit_code() = 0;
   virtual MachineStats stats() const = 0;
+
+  // Debug Module registers (seed 000), addresses 0x0..0xC. The contract the DM
+  // and its client follow (the task's CONTRACT_PLACEHOLDER) is docs/debug-module.md.
+  // An address beyond 0xC is an error; the DM itself never fails a valid access.
+  virtual Result<uint32_t> dm_read(uint32_t addr) = 0;
+  virtual Result<void> dm_write(uint32_t addr, uint32_t value) = 0;
 };
 
 // Opens a model device. Fails with a message when the configuration is invalid.

@@ -54,6 +54,10 @@ const char* csr_name(uint32_t csr) {
     case 0x341: return "mepc";
     case 0x342: return "mcause";
     case 0x343: return "mtval";
+    case 0x7B2: return "dscratch0";
+    case 0x7B3: return "dscratch1";
+    case 0x7B4: return "dscratch2";
+    case 0x7B5: return "dscratch3";
     case 0x3A0: return "pmpcfg0";
     case 0x3B0: return "pmpaddr0";
     case 0x180: return "satp";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <string_view>
 
 namespace vx {
 
@@ -93,7 +94,7 @@ void Machine::update_ready(uint32_t c, uint32_t w) {
   const WarpState& ws = cores_[c].warps[w];
   uint32_t bit = 1u << w;
   active_[c] = ws.active ? (active_[c] | bit) : (active_[c] & ~bit);
-  bool ready = ws.active && ws.wait == WarpWait::None;
+  bool ready = ws.active && ws.wait == WarpWait::None && !ws.halted;
   ready_[c] = ready ? (ready_[c] | bit) : (ready_[c] & ~bit);
 }
 
@@ -210,6 +211,12 @@ Outcome Machine::step(uint32_t c, uint32_t w, DeviceException* exc) {
       break;
     }
     case Step::Trap: {
+      if (o.cause == Cause::Breakpoint && ebreak_halt_) {
+        // DCONFIG.ebreakh: the EBREAK does not execute; its warp halts on it for the debugger.
+        halt_warp(c, w, HaltCause::Ebreak);
+        o.step = Step::Stall;
+        break;
+      }
       uint32_t code = o.cause == Cause::Breakpoint ? 3 : 11;
       if (ws.mtvec != 0) {
         ws.mepc = ws.pc;
@@ -252,6 +259,8 @@ void Machine::retire_warp(uint32_t c, uint32_t w) {
   ws.active = false;
   ws.wait = WarpWait::None;
   ws.ipdom.clear();
+  ws.halted = false;  // an empty slot is unavailable, not halted
+  ws.halt_cause = HaltCause::None;
   // The post-TMC PC is ws.pc; a re-used slot starts 20 bytes earlier, at the
   // dispatch window of the startup code.
   ws.restart_pc = ws.pc - 20;
@@ -305,7 +314,11 @@ RunResult Machine::run(uint64_t max_instructions) {
         return {RunStop::LaunchDone, {}};
       }
       if (std::all_of(ready_.begin(), ready_.end(), [](uint32_t m) { return m == 0; })) {
-        // Nothing can run and something is active: every warp waits forever.
+        // Nothing can run. Warps halted by the Debug Module wait for the debugger, not forever.
+        for (uint32_t c = 0; c < ncores; ++c)
+          for (uint32_t w = 0; w < cfg_.warps; ++w)
+            if (cores_[c].warps[w].halted) return {RunStop::Halted, {}};
+        // Something is active: every warp waits forever.
         for (uint32_t c = 0; c < ncores; ++c)
           if (active_[c]) {
             uint32_t w = unsigned(std::countr_zero(active_[c]));
@@ -341,6 +354,7 @@ RunResult Machine::run(uint64_t max_instructions) {
         Outcome o = step(c, uint32_t(cur), &exc);
         if (o.step == Step::Exception) return {RunStop::Exception, exc};
         if (o.step == Step::Stall) {
+          if (cores_[c].warps[uint32_t(cur)].halted) return {RunStop::Halted, {}};  // EBREAK with ebreakh
           q = 0;
           break;
         }
@@ -362,6 +376,8 @@ void Machine::abort_launch() {
       ws.wait = WarpWait::None;
       ws.ipdom.clear();
       ws.tmask = 0;
+      ws.halted = false;
+      ws.halt_cause = HaltCause::None;
     }
     std::fill(core.barriers.begin(), core.barriers.end(), BarrierState{});
     std::fill(core.slot_warps.begin(), core.slot_warps.end(), 0u);
@@ -373,6 +389,74 @@ void Machine::abort_launch() {
   sched_.core_cursor = 0;
   launch_ = LaunchState{};
   state_replaced();
+}
+
+// --- Debug Module support ------------------------------------------------------
+
+void Machine::halt_warp(uint32_t c, uint32_t w, HaltCause cause) {
+  WarpState& ws = cores_[c].warps[w];
+  if (!ws.active) return;
+  ws.halted = true;
+  ws.halt_cause = cause;
+  update_ready(c, w);
+}
+
+void Machine::resume_warp(uint32_t c, uint32_t w) {
+  WarpState& ws = cores_[c].warps[w];
+  ws.halted = false;
+  ws.halt_cause = HaltCause::None;
+  update_ready(c, w);
+}
+
+Outcome Machine::debug_step(uint32_t c, uint32_t w, DeviceException* exc) {
+  WarpState& ws = cores_[c].warps[w];
+  if (!ws.active || !ws.halted || ws.wait != WarpWait::None) return Outcome::stall();
+  // step() keeps the warp halted: the flag is only cleared by a resume or a retire (TMC 0).
+  Outcome o = step(c, w, exc);
+  if ((o.step == Step::Retire || o.step == Step::Trap) && ws.active) ws.halt_cause = HaltCause::Step;
+  return o;
+}
+
+namespace {
+
+// What DCTRL.injectreq may execute: nothing that changes the warp's control state.
+bool injectable(const Decoded& d) {
+  if (!d.row) return true;  // the illegal-instruction executor reports it
+  std::string_view m = d.row->mnemonic;
+  if (m == "ecall" || m == "ebreak" || m == "mret") return false;
+  if (d.row->ext != Ext::Vortex) return true;
+  return m.starts_with("vx_vote") || m.starts_with("vx_shfl") || m == "vx_wsync";
+}
+
+}  // namespace
+
+Outcome Machine::inject(uint32_t c, uint32_t w, uint32_t lane, uint32_t word, DeviceException* exc) {
+  CoreState& core = cores_[c];
+  WarpState& ws = core.warps[w];
+  const Decoded d = decode(word);
+  if (lane >= cfg_.threads || !injectable(d)) {
+    *exc = DeviceException{Cause::IllegalInstruction, ws.pc, c, w, lane, word};
+    return Outcome::fault(Cause::IllegalInstruction, lane, word);
+  }
+  const uint32_t mask = 1u << lane;
+  ExecCtx ctx{*this, c, w, core, ws, cfg_.threads, ws.x.data(), ws.f.data(), ws.pc, mask, ws.pc + 4, mask};
+  // next_pc / next_tmask are dropped: the warp's control state never changes and nothing is counted.
+  Outcome o = d.exec(ctx, d);
+  if (o.step == Step::Exception) *exc = DeviceException{o.cause, ws.pc, c, w, o.lane, o.tval};
+  return o;
+}
+
+void Machine::reset_cores() {
+  const bool relaunch = launch_active();
+  const LaunchState l = initial_launch_;
+  abort_launch();
+  if (!relaunch) return;
+  // The same launch was accepted on this device before, so it is accepted again.
+  Result<void> started = start_launch(l);
+  assert(started.ok());
+  (void)started;
+  // The KMU dispatches at once, so warps halted by resethaltreq are visible before the next run().
+  dispatch_pending();
 }
 
 // --- Launch and dispatch -----------------------------------------------------
@@ -418,6 +502,7 @@ Result<void> Machine::start_launch(const LaunchState& in) {
     return make_error("no launch kind");
   }
   launch_ = l;
+  initial_launch_ = l;
   reset_watchdog();
   return {};
 }
@@ -427,6 +512,10 @@ void Machine::init_warp_for_dispatch(WarpState& w) {
   w.wait = WarpWait::None;
   w.ipdom.clear();
   w.reservation.clear();  // no LR from an earlier occupant of the slot survives
+  // ndmreset with resethaltreq: the first warp dispatched into a selected slot halts before its first instruction.
+  w.halted = w.reset_halt;
+  w.halt_cause = w.reset_halt ? HaltCause::ResetHaltReq : HaltCause::None;
+  w.reset_halt = false;
   ++stats_.warps_dispatched;
 }
 

@@ -25,6 +25,7 @@ enum class RunStop : uint8_t {
   LaunchDone,  // the launch finished: the KMU has nothing left and no warp is active
   Budget,      // max_instructions reached; call run() again to go on exactly where it stopped
   Exception,   // a device exception; the faulting instruction did not execute
+  Halted,      // Debug Module: a warp halted on EBREAK, or nothing can run and some active warp is halted
 };
 
 struct RunResult {
@@ -107,6 +108,26 @@ class Machine {
   // Recomputes derived state (ready masks, decode cache) after state was replaced.
   void state_replaced();
 
+  // --- Debug Module support (docs/debug-module.md) ---------------------------
+  // Halts an active warp (no-op otherwise) with DCTRL.hacause `cause`; a halted warp is never scheduled.
+  void halt_warp(uint32_t core, uint32_t warp, HaltCause cause);
+  // Resumes a halted warp; its halt cause goes back to NONE.
+  void resume_warp(uint32_t core, uint32_t warp);
+  // DCONFIG.ebreakh: EBREAK halts its warp (pc on the EBREAK) instead of trapping or stopping the device.
+  void set_ebreak_halt(bool on) { ebreak_halt_ = on; }
+  bool ebreak_halt() const { return ebreak_halt_; }
+  // DCTRL.stepreq on a halted warp: one instruction with the warp's own mask, counted like normal
+  // execution; the warp stays halted (hacause STEP, or EBREAK when it halted on one). A waiting warp
+  // executes nothing (Step::Stall). On Step::Exception nothing executed and *exc says why.
+  Outcome debug_step(uint32_t core, uint32_t warp, DeviceException* exc);
+  // DCTRL.injectreq: executes `word` once in (core, warp) with only `lane` active, at the warp's pc.
+  // Register and memory effects stay; pc, mask, IPDOM, barriers and counters do not change. Vortex
+  // instructions other than VOTE/SHFL/WSYNC, ECALL, EBREAK and MRET are rejected (IllegalInstruction).
+  Outcome inject(uint32_t core, uint32_t warp, uint32_t lane, uint32_t word, DeviceException* exc);
+  // ndmreset: every warp slot becomes empty and the launch in flight (if any) restarts from its first
+  // CTA or instance, dispatching at once; memory is kept. Slots marked reset_halt start halted.
+  void reset_cores();
+
  private:
   struct ICacheEntry {
     uint32_t pc = 1;  // never a valid (aligned) PC
@@ -143,9 +164,11 @@ class Machine {
   uint64_t watchdog_base_ = 0;
   uint64_t next_drain_ = 0;
   std::vector<ConsoleChunk> console_;
+  LaunchState initial_launch_;  // the launch as start_launch accepted it: what ndmreset restarts
+  bool ebreak_halt_ = false;    // mirrors DCONFIG.ebreakh
 
   // Derived, never persisted.
-  std::vector<uint32_t> ready_;        // per core: warps that are active and not waiting
+  std::vector<uint32_t> ready_;        // per core: warps that are active, not waiting and not halted
   std::vector<uint32_t> active_;       // per core: active warps
   std::vector<ICacheEntry> icache_;
   uint64_t code_generation_seen_ = 0;  // memory's code generation the cache reflects

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "device/cmdproc.hpp"
+#include "device/debug_module.hpp"
 #include "device/driver.hpp"
 #include "device/machine.hpp"
 
@@ -17,6 +18,7 @@ const char* event_kind_name(EventKind k) {
     case EventKind::Exception: return "exception";
     case EventKind::Budget: return "budget";
     case EventKind::CommandError: return "command error";
+    case EventKind::Halted: return "halted";
   }
   return "unknown";
 }
@@ -31,7 +33,7 @@ std::string hex(uint64_t v) {
 
 class ModelDevice final : public Driver {
  public:
-  ModelDevice(const DeviceConfig& cfg, const RunOptions& opts) : m_(cfg, opts), cp_(m_) {
+  ModelDevice(const DeviceConfig& cfg, const RunOptions& opts) : m_(cfg, opts), cp_(m_), dm_(m_) {
     uint64_t stack_bytes = uint64_t(cfg.total_harts()) * memmap::kStackPerHart;
     reserved_floor_ = memmap::kStackBase - stack_bytes;
   }
@@ -122,6 +124,7 @@ class ModelDevice final : public Driver {
           halted_event_ = DeviceEvent{EventKind::Exception, s.id, r.exception, {}};
           return halted_event_;
         }
+        if (r.stop == RunStop::Halted) return DeviceEvent{EventKind::Halted, s.id, {}, {}};
         continue;  // LaunchDone: the buffer goes on
       }
       std::string error;
@@ -144,6 +147,17 @@ class ModelDevice final : public Driver {
   uint32_t exit_code() override { return m_.exit_code(); }
   MachineStats stats() const override { return m_.stats(); }
 
+  Result<uint32_t> dm_read(uint32_t addr) override { return dm_.read(addr); }
+
+  Result<void> dm_write(uint32_t addr, uint32_t value) override {
+    // ndmreset restarts the launch in flight, so a device exception that stopped it no longer holds.
+    const bool restarts =
+        addr == dm::kDctrl && (value & dm::kNdmReset) && (value & dm::kDmActive) && dm_.state().dmactive;
+    Result<void> r = dm_.write(addr, value);
+    if (restarts) halted_ = false;
+    return r;
+  }
+
  private:
   struct Submission {
     uint64_t id;
@@ -152,6 +166,7 @@ class ModelDevice final : public Driver {
   };
   Machine m_;
   CommandProcessor cp_;
+  DebugModule dm_;
   std::deque<Submission> queue_;
   uint64_t last_id_ = 0;
   bool halted_ = false;

@@ -73,6 +73,9 @@ enum class WarpWait : uint8_t {
   Spawn,        // WSPAWN: waiting to be the only active warp of its core
 };
 
+// DCTRL.hacause (seed 000): why the Debug Module halted a warp.
+enum class HaltCause : uint8_t { None = 0, Ebreak = 1, HaltReq = 2, Step = 3, ResetHaltReq = 4 };
+
 struct WarpState {
   bool active = false;
   uint32_t pc = 0;
@@ -108,6 +111,12 @@ struct WarpState {
   std::vector<uint32_t> x;
   std::vector<uint32_t> f;
   std::vector<uint32_t> reservation;  // LR.W, per lane: reserved address | 1, 0 = none (sized lazily)
+
+  // Debug Module (docs/debug-module.md). A halted warp is never scheduled.
+  bool halted = false;
+  HaltCause halt_cause = HaltCause::None;
+  bool reset_halt = false;         // ndmreset with resethaltreq: the next dispatch into this slot starts halted
+  std::vector<uint32_t> dscratch;  // DSCRATCH0..3 (CSRs 0x7B2..0x7B5), 4 per lane: [lane * 4 + n] (sized lazily)
 
   bool operator==(const WarpState&) const = default;
 };

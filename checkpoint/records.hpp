@@ -1,0 +1,258 @@
+// What the checkpoint store holds, as plain values (docs/store.md).
+//
+// These mirror device/state.hpp field for field without including it: the store
+// never depends on device internals. The engine converts device state into these
+// records; schema.capnp is their encoding.
+#pragma once
+
+#include <array>
+#include <compare>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace vx::checkpoint {
+
+// Version 1 is the first format. Bump on any change an older reader cannot ignore.
+constexpr uint32_t kFormatVersion = 1;
+
+// Memory image pages are 4 KiB (device/memory.hpp kPageBits = 12).
+constexpr uint32_t kPageBits = 12;
+constexpr uint32_t kPageSize = 1u << kPageBits;
+// Largest page or local-memory blob the store accepts, raw.
+constexpr uint32_t kMaxPageBytes = 64u << 20;
+
+// The device shape (vx::DeviceConfig).
+struct ConfigRecord {
+  uint32_t clusters = 1;
+  uint32_t cores_per_cluster = 1;
+  uint32_t warps = 4;
+  uint32_t threads = 4;
+  uint32_t local_mem_bytes = 16 * 1024;
+  uint32_t total_cores() const { return clusters * cores_per_cluster; }
+  std::string to_string() const;  // "1x1x4x4, 16384 B local memory"
+  bool operator==(const ConfigRecord&) const = default;
+};
+
+struct StoreHeader {
+  uint32_t format_version = kFormatVersion;
+  ConfigRecord config;
+  uint64_t kernel_hash = 0;
+  std::string workload;
+  bool operator==(const StoreHeader&) const = default;
+};
+
+// A point in time, totally ordered: launch, then pass, then instructions retired, then a sequence
+// number that orders checkpoints taken at the same instret.
+struct TimeKey {
+  uint32_t launch = 0;
+  uint32_t pass = 0;
+  uint64_t instret = 0;
+  uint32_t seq = 0;
+  auto operator<=>(const TimeKey&) const = default;
+  std::string to_string() const;  // "(launch 1, pass 2, instret 300, seq 0)"
+};
+
+// XXH3 128-bit hash of a page's raw bytes.
+struct PageHash {
+  uint64_t hi = 0;
+  uint64_t lo = 0;
+  auto operator<=>(const PageHash&) const = default;
+  std::string to_string() const;  // 32 hex digits, hi first
+};
+
+PageHash hash_page(const uint8_t* bytes, size_t size);
+inline PageHash hash_page(const std::vector<uint8_t>& bytes) { return hash_page(bytes.data(), bytes.size()); }
+
+// A page handed to Store::put: its bytes and their hash (hash_page).
+struct PageData {
+  PageHash hash;
+  std::vector<uint8_t> bytes;
+};
+PageData make_page(std::vector<uint8_t> bytes);
+
+struct PageRef {
+  uint64_t number = 0;  // address >> kPageBits
+  PageHash hash;
+  bool operator==(const PageRef&) const = default;
+};
+
+// A blob stored as a page but outside the memory map (a core's local memory).
+struct BlobRef {
+  uint32_t size = 0;  // 0: nothing saved
+  PageHash hash;
+  bool operator==(const BlobRef&) const = default;
+};
+
+enum class StopKind : uint8_t {
+  Unknown = 0,
+  Breakpoint,
+  Step,
+  DeviceException,
+  Watchdog,
+  Interrupt,
+  LaunchStart,
+  LaunchEnd,
+};
+constexpr uint8_t kStopKindCount = 8;
+
+struct ExceptionRecord {
+  uint8_t cause = 0;  // vx::Cause
+  uint32_t pc = 0;
+  uint32_t core = 0;
+  uint32_t warp = 0;
+  uint32_t lane = 0;
+  uint32_t addr = 0;
+  bool operator==(const ExceptionRecord&) const = default;
+};
+
+struct StopRecord {
+  StopKind kind = StopKind::Unknown;
+  std::string text;
+  ExceptionRecord exception;
+  bool operator==(const StopRecord&) const = default;
+};
+
+struct SchedulerRecord {
+  uint64_t rng = 0;
+  uint32_t core_cursor = 0;
+  std::vector<int32_t> current_warp;   // per core, -1: none
+  std::vector<uint32_t> quantum_left;  // per core
+  bool operator==(const SchedulerRecord&) const = default;
+};
+
+struct IpdomRecord {
+  uint32_t orig_mask = 0;
+  uint32_t else_pc = 0;
+  bool fallthrough = false;
+  bool operator==(const IpdomRecord&) const = default;
+};
+
+enum class WaitKind : uint8_t { None = 0, Barrier, BarrierWait, Spawn };
+constexpr uint8_t kWaitKindCount = 4;
+
+struct WarpRecord {
+  uint32_t core = 0;
+  uint32_t slot = 0;
+  bool active = false;
+  uint32_t pc = 0;
+  uint32_t tmask = 0;
+  WaitKind wait = WaitKind::None;
+  uint32_t wait_barrier = 0;
+  uint32_t wait_phase = 0;
+  std::vector<IpdomRecord> ipdom;
+
+  uint32_t fcsr = 0;
+  uint32_t mscratch = 0;
+  uint32_t mstatus = 0;
+  uint32_t mtvec = 0;
+  uint32_t mepc = 0;
+  uint32_t mcause = 0;
+  uint32_t mtval = 0;
+  uint64_t instret = 0;
+
+  uint32_t cta_slot = 0;
+  uint32_t cta_rank = 0;
+  uint32_t cta_size = 0;
+  uint32_t cta_linear = 0;
+  std::array<uint32_t, 3> block_id{};
+  uint32_t instance_base = 0;
+  bool slot_used = false;
+  uint32_t restart_pc = 0;
+
+  std::vector<uint32_t> x;            // [reg * NT + lane], exactly 32 * NT
+  std::vector<uint32_t> f;            // exactly 32 * NT
+  std::vector<uint32_t> reservation;  // empty or NT
+
+  bool halted = false;
+  uint8_t halt_cause = 0;  // vx::HaltCause
+  bool reset_halt = false;
+  std::vector<uint32_t> dscratch;  // empty or 4 * NT
+
+  bool operator==(const WarpRecord&) const = default;
+};
+
+struct BarrierRecord {
+  uint32_t count = 0;
+  uint32_t phase = 0;
+  bool operator==(const BarrierRecord&) const = default;
+};
+
+struct CoreRecord {
+  BlobRef local_mem;
+  std::vector<BarrierRecord> barriers;
+  std::vector<uint32_t> slot_warps;
+  uint32_t lmem_next_slot = 0;
+  uint64_t instret = 0;
+  std::vector<uint32_t> global_arrived;
+  bool operator==(const CoreRecord&) const = default;
+};
+
+// Units first, first + 1, ..., first + count - 1.
+struct UnitRange {
+  uint64_t first = 0;
+  uint64_t count = 0;
+  bool operator==(const UnitRange&) const = default;
+};
+
+// The patent's three lists. Each is sorted, its ranges non-empty and disjoint.
+struct ThreadLists {
+  std::vector<UnitRange> complete;
+  std::vector<UnitRange> in_progress;
+  std::vector<UnitRange> not_launched;
+  bool operator==(const ThreadLists&) const = default;
+};
+
+enum class LaunchKind : uint8_t { None = 0, Grid, Instances, Slice };
+constexpr uint8_t kLaunchKindCount = 4;
+
+struct LaunchRecord {
+  LaunchKind kind = LaunchKind::None;
+  uint32_t start_pc = 0;
+  uint32_t entry_pc = 0;
+  uint32_t arg_ptr = 0;
+  std::array<uint32_t, 3> grid{1, 1, 1};
+  std::array<uint32_t, 3> block{1, 1, 1};
+  std::array<uint32_t, 3> cluster{1, 1, 1};
+  uint32_t lmem_bytes = 0;
+  uint32_t lmem_stride = 0;
+  uint32_t lmem_slots = 0;
+  uint32_t warps_per_cta = 0;
+  uint32_t max_harts = 0;
+  uint32_t num_args = 0;
+  std::array<uint32_t, 7> args{};
+  uint32_t stack_top = 0;
+  uint32_t return_addr = 0;
+  uint32_t slice_id = 0;
+  uint32_t packed_args = 0;
+  uint32_t tsd_src = 0;
+  uint32_t tsd_size = 0;
+  uint32_t ktb_stride = 0;
+  uint64_t total_units = 0;
+  uint64_t next_unit = 0;
+  uint32_t kmu_core_cursor = 0;
+  bool operator==(const LaunchRecord&) const = default;
+};
+
+struct GlobalBarrierRecord {
+  uint32_t cores_arrived = 0;
+  uint32_t phase = 0;
+  bool operator==(const GlobalBarrierRecord&) const = default;
+};
+
+struct CheckpointRecord {
+  TimeKey key;  // must equal the key it is stored under
+  StopRecord stop;
+  SchedulerRecord scheduler;
+  std::vector<WarpRecord> warps;  // sorted by (core, slot), no duplicates
+  std::vector<CoreRecord> cores;  // exactly one per core
+  ThreadLists threads;
+  std::vector<uint8_t> console;
+  std::vector<PageRef> memory;  // sorted by number, no duplicates
+  uint64_t state_hash = 0;
+  LaunchRecord launch;
+  std::vector<GlobalBarrierRecord> global_barriers;
+  bool operator==(const CheckpointRecord&) const = default;
+};
+
+}  // namespace vx::checkpoint

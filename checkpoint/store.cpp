@@ -1,0 +1,471 @@
+#include "checkpoint/store.hpp"
+
+#include <kj/exception.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <system_error>
+
+#include "checkpoint/codec.hpp"
+#include "checkpoint/lmdb.hpp"
+
+namespace vx::checkpoint {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kMetaDb[] = "meta";
+constexpr char kCheckpointDb[] = "checkpoints";
+constexpr char kPageDb[] = "pages";
+constexpr char kHeaderKey[] = "header";
+// An LMDB file holds at least its two meta pages.
+constexpr uint64_t kMinFileBytes = 2 * 4096;
+
+MDB_val key_val(const std::array<uint8_t, codec::kKeyBytes>& k) { return lmdb::val(k.data(), k.size()); }
+MDB_val hash_val(const std::array<uint8_t, codec::kHashBytes>& h) { return lmdb::val(h.data(), h.size()); }
+const uint8_t* bytes_of(const MDB_val& v) { return static_cast<const uint8_t*>(v.mv_data); }
+
+// Runs f, turning any exception (an allocation failure, a Cap'n Proto error) into an Error.
+template <class T, class F>
+Result<T> guarded(const std::string& what, F&& f) {
+  std::string failure;
+  try {
+    return f();
+  } catch (const kj::Exception& e) {
+    failure = e.getDescription().cStr();
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  return make_error(what + ": " + failure);
+}
+
+// The start of the file mapping that holds p (LMDB maps data.mdb from offset 0), from
+// /proc/self/maps; nullptr when that cannot be read. LMDB 0.9 does not tell where its map is.
+const uint8_t* find_map_base(const uint8_t* p) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  auto addr = reinterpret_cast<uintptr_t>(p);
+  while (std::getline(maps, line)) {
+    unsigned long long start = 0, end = 0, offset = 0;
+    char perms[8];
+    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx", &start, &end, perms, &offset) != 4) continue;
+    if (addr >= start && addr < end) return reinterpret_cast<const uint8_t*>(uintptr_t(start - offset));
+  }
+  return nullptr;
+}
+
+// Every page a record names, with the size it must have.
+Result<std::map<PageHash, uint32_t>> named_pages(const CheckpointRecord& rec) {
+  std::map<PageHash, uint32_t> named;
+  auto add = [&](const PageHash& h, uint32_t size) -> Result<void> {
+    auto [it, fresh] = named.emplace(h, size);
+    if (!fresh && it->second != size)
+      return make_error("page " + h.to_string() + " is named both as " + std::to_string(it->second) + " and as " +
+                        std::to_string(size) + " bytes");
+    return {};
+  };
+  for (const PageRef& p : rec.memory)
+    if (auto r = add(p.hash, kPageSize); !r) return r.error();
+  for (const CoreRecord& c : rec.cores)
+    if (c.local_mem.size)
+      if (auto r = add(c.local_mem.hash, c.local_mem.size); !r) return r.error();
+  return named;
+}
+
+}  // namespace
+
+struct Store::Impl {
+  std::string dir;
+  lmdb::Env env;
+  MDB_dbi meta = 0;
+  MDB_dbi checkpoints = 0;
+  MDB_dbi pages = 0;
+  StoreHeader header;
+  codec::Codec codec;
+  StoreStats stats;
+  bool read_only = false;
+
+  Error err(const std::string& msg) const { return make_error("checkpoint store " + dir + ": " + msg); }
+  Error err(const std::string& what, const Error& e) const {
+    return err(what.empty() ? e.message : what + ": " + e.message);
+  }
+
+  // LMDB hands out a pointer and a size read from the page itself: a damaged size could reach past
+  // the end of the file, where touching the map faults (SIGBUS). Values in the map must end inside
+  // the file; values outside it are in a write transaction's own dirty pages.
+  const uint8_t* map_base = nullptr;  // where data.mdb is mapped (nullptr: unknown)
+  uint64_t map_size = 0;
+  mutable uint64_t file_bytes = 0;  // data.mdb's size when last looked at: it only grows
+  bool in_file(const MDB_val& v) const {
+    auto* p = bytes_of(v);
+    uint64_t end = v.mv_size;  // the value's end as a file offset, when it is in the map
+    if (map_base) {
+      if (p < map_base || p >= map_base + map_size) return true;
+      end += uint64_t(p - map_base);
+    }
+    if (end <= file_bytes) return true;
+    int fd = -1;
+    struct stat st;
+    if (mdb_env_get_fd(env.get(), &fd) != 0 || fstat(fd, &st) != 0) return false;
+    file_bytes = uint64_t(st.st_size);
+    return end <= file_bytes;
+  }
+  Error past_end(const std::string& what, const MDB_val& v) const {
+    return err(what + " is corrupt: its size (" + std::to_string(v.mv_size) +
+               " bytes) reaches past the end of data.mdb");
+  }
+  Result<void> check_pages(lmdb::Txn& txn, const CheckpointRecord& rec, const std::string& what);
+  Result<CheckpointRecord> read_record(lmdb::Txn& txn, const TimeKey& key, bool* found);
+};
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Store::Store(Store&&) noexcept = default;
+Store& Store::operator=(Store&&) noexcept = default;
+Store::~Store() = default;
+
+const StoreHeader& Store::header() const { return impl_->header; }
+const std::string& Store::dir() const { return impl_->dir; }
+StoreStats Store::stats() const { return impl_->stats; }
+
+Result<Store> Store::open(const std::string& dir, const StoreHeader& header, OpenMode mode,
+                          const OpenOptions& options) {
+  return open_impl(dir, &header, mode, options);
+}
+
+Result<Store> Store::open_existing(const std::string& dir, OpenMode mode, const OpenOptions& options) {
+  if (mode == OpenMode::Create)
+    return make_error("checkpoint store " + dir + ": open_existing cannot create a store; use Store::open");
+  return open_impl(dir, nullptr, mode, options);
+}
+
+Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, OpenMode mode,
+                               const OpenOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->dir = dir;
+  impl->codec = codec::Codec(options.zstd_level);
+  impl->read_only = mode == OpenMode::ReadOnly;
+  Impl& I = *impl;
+  auto body = [&]() -> Result<void> {
+    std::error_code ec;
+    const fs::path data = fs::path(dir) / "data.mdb";
+    const bool existed = fs::exists(data, ec);
+    uint64_t file_bytes = 0;
+    if (!existed) {
+      if (mode != OpenMode::Create)
+        return I.err("there is no checkpoint store here (" + data.string() + " does not exist)");
+      if (!want) return I.err("a new store needs a header");
+      if (auto e = codec::check_config(want->config)) return I.err("cannot create the store: " + *e);
+      fs::create_directories(dir, ec);
+      if (ec) return I.err("cannot create the directory: " + ec.message());
+    } else {
+      file_bytes = fs::file_size(data, ec);
+      if (ec) return I.err("cannot read the size of " + data.string() + ": " + ec.message());
+      // A shorter file is not a store LMDB could have written; opening it for writing would start an
+      // empty store over whatever was lost.
+      if (file_bytes < kMinFileBytes)
+        return I.err(data.string() + " is truncated (" + std::to_string(file_bytes) + " bytes; a store has at least " +
+                     std::to_string(kMinFileBytes) + ")");
+    }
+
+    MDB_env* raw = nullptr;
+    if (int rc = mdb_env_create(&raw)) return I.err("", lmdb::error(rc, "mdb_env_create"));
+    I.env = lmdb::Env(raw);
+    if (int rc = mdb_env_set_mapsize(raw, options.map_size)) return I.err("", lmdb::error(rc, "mdb_env_set_mapsize"));
+    if (int rc = mdb_env_set_maxdbs(raw, 4)) return I.err("", lmdb::error(rc, "mdb_env_set_maxdbs"));
+    unsigned flags = MDB_NOTLS;
+    if (I.read_only) flags |= MDB_RDONLY;
+    if (!options.sync) flags |= MDB_NOSYNC;
+    if (int rc = mdb_env_open(raw, dir.c_str(), flags, 0644))
+      return I.err("cannot open " + data.string(), lmdb::error(rc, "mdb_env_open"));
+    // Reader slots of processes that were killed are freed here rather than leaking forever.
+    int dead = 0;
+    mdb_reader_check(raw, &dead);
+
+    if (existed) {
+      // The last committed transaction names pages up to me_last_pgno: a file shorter than that was
+      // truncated, and reading it through the map would fault (SIGBUS) instead of failing.
+      MDB_envinfo info;
+      MDB_stat st;
+      if (int rc = mdb_env_info(raw, &info)) return I.err("", lmdb::error(rc, "mdb_env_info"));
+      if (int rc = mdb_env_stat(raw, &st)) return I.err("", lmdb::error(rc, "mdb_env_stat"));
+      uint64_t need = (uint64_t(info.me_last_pgno) + 1) * st.ms_psize;
+      if (file_bytes < need)
+        return I.err(data.string() + " is truncated: " + std::to_string(file_bytes) +
+                     " bytes, but its last committed transaction uses " + std::to_string(need));
+    }
+
+    const bool create = !existed;
+    {
+      auto txn = lmdb::Txn::begin(raw, !create);
+      if (!txn) return I.err("", txn.error());
+      unsigned dflags = create ? MDB_CREATE : 0;
+      for (auto [name, dbi] : {std::pair{kMetaDb, &I.meta}, {kCheckpointDb, &I.checkpoints}, {kPageDb, &I.pages}}) {
+        int rc = mdb_dbi_open(txn->get(), name, dflags, dbi);
+        if (rc == MDB_NOTFOUND)
+          return I.err(std::string("not a vxreplay checkpoint store (an LMDB file without the '") + name +
+                       "' database)");
+        if (rc) return I.err(std::string("cannot open the '") + name + "' database", lmdb::error(rc, "mdb_dbi_open"));
+      }
+      if (create) {
+        StoreHeader h = *want;
+        h.format_version = kFormatVersion;
+        auto value = I.codec.encode_header(h);
+        MDB_val k = lmdb::val(kHeaderKey, sizeof kHeaderKey - 1);
+        if (auto r = txn->put(I.meta, k, lmdb::val(value.data(), value.size()), MDB_NOOVERWRITE, nullptr, "header"); !r)
+          return I.err("cannot write the header", r.error());
+      }
+      if (auto r = txn->commit(); !r) return I.err("", r.error());  // keeps the database handles open
+    }
+
+    auto txn = lmdb::Txn::begin(raw, true);
+    if (!txn) return I.err("", txn.error());
+    MDB_val v;
+    bool found = false;
+    if (auto r = txn->get(I.meta, lmdb::val(kHeaderKey, sizeof kHeaderKey - 1), &v, &found, "header"); !r)
+      return I.err("", r.error());
+    if (!found) return I.err("not a vxreplay checkpoint store (no header record)");
+    I.map_base = find_map_base(bytes_of(v));
+    I.map_size = options.map_size;
+    if (!I.in_file(v)) return I.past_end("the store header", v);
+    auto h = I.codec.decode_header(bytes_of(v), v.mv_size);
+    if (!h) return I.err("the store header is corrupt", h.error());
+    I.header = std::move(*h);
+    if (I.header.format_version > kFormatVersion)
+      return I.err("written by a newer vxreplay (store format version " + std::to_string(I.header.format_version) +
+                   "; this build reads version " + std::to_string(kFormatVersion) + ")");
+    if (I.header.format_version < 1)
+      return I.err("unsupported store format version " + std::to_string(I.header.format_version));
+    if (want) {
+      if (I.header.config != want->config)
+        return I.err("recorded on a " + I.header.config.to_string() + " device, not the " + want->config.to_string() +
+                     " device asked for; use another store directory or the store's configuration");
+      if (I.header.kernel_hash != want->kernel_hash)
+        return I.err("holds checkpoints of another kernel image (hash " +
+                     PageHash{0, I.header.kernel_hash}.to_string().substr(16) + ", not " +
+                     PageHash{0, want->kernel_hash}.to_string().substr(16) + "); use another store directory");
+    }
+    MDB_stat st;
+    if (int rc = mdb_stat(txn->get(), I.checkpoints, &st)) return I.err("", lmdb::error(rc, "mdb_stat checkpoints"));
+    I.stats.records = st.ms_entries;
+    if (int rc = mdb_stat(txn->get(), I.pages, &st)) return I.err("", lmdb::error(rc, "mdb_stat pages"));
+    I.stats.pages = st.ms_entries;
+    return {};
+  };
+  auto r = guarded<void>("checkpoint store " + dir, body);
+  if (!r) return r.error();
+  return Store(std::move(impl));
+}
+
+Result<void> Store::Impl::check_pages(lmdb::Txn& txn, const CheckpointRecord& rec, const std::string& what) {
+  auto named = named_pages(rec);
+  if (!named) return err(what, named.error());
+  for (const auto& [hash, size] : *named) {
+    auto k = codec::encode_hash(hash);
+    MDB_val v;
+    bool found = false;
+    if (auto r = txn.get(pages, hash_val(k), &v, &found, "page"); !r) return err(what, r.error());
+    if (!found) return err(what + " names page " + hash.to_string() + ", which is not in the store");
+    if (!in_file(v)) return past_end(what + ": page " + hash.to_string(), v);
+    auto raw = codec::Codec::raw_size(bytes_of(v), v.mv_size);
+    if (!raw || *raw != size)
+      return err(what + " uses page " + hash.to_string() + " as " + std::to_string(size) +
+                 " bytes, but the stored page is " + (raw ? std::to_string(*raw) + " bytes" : "truncated"));
+  }
+  return {};
+}
+
+Result<CheckpointRecord> Store::Impl::read_record(lmdb::Txn& txn, const TimeKey& key, bool* found) {
+  const std::string what = "checkpoint " + key.to_string();
+  auto k = codec::encode_key(key);
+  MDB_val v;
+  if (auto r = txn.get(checkpoints, key_val(k), &v, found, "checkpoint"); !r) return err(what, r.error());
+  if (!*found) return err("there is no " + what);
+  if (!in_file(v)) return past_end(what, v);
+  auto rec = codec.decode_checkpoint(bytes_of(v), v.mv_size);
+  if (!rec) return err(what + " is corrupt", rec.error());
+  if (rec->key != key) return err(what + " is corrupt: it holds the record of " + rec->key.to_string());
+  if (auto e = codec::validate(*rec, header.config)) return err(what + " is corrupt: " + *e);
+  if (auto r = check_pages(txn, *rec, what); !r) return r.error();
+  return rec;
+}
+
+Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const std::vector<PageData>& pages) {
+  Impl& I = *impl_;
+  const std::string what = "cannot put checkpoint " + key.to_string();
+  return guarded<void>(I.err(what).message, [&]() -> Result<void> {
+    if (I.read_only) return I.err(what + ": the store is open read-only");
+    if (rec.key != key) return I.err(what + ": the record's own key is " + rec.key.to_string());
+    if (auto e = codec::validate(rec, I.header.config)) return I.err(what + ": " + *e);
+    auto named = named_pages(rec);
+    if (!named) return I.err(what, named.error());
+    std::map<PageHash, const PageData*> given;
+    uint64_t raw_bytes = 0;
+    for (const PageData& p : pages) {
+      std::string at = "page " + p.hash.to_string();
+      if (p.bytes.empty() || p.bytes.size() > kMaxPageBytes)
+        return I.err(what + ": " + at + " is " + std::to_string(p.bytes.size()) + " bytes (1.." +
+                     std::to_string(kMaxPageBytes) + ")");
+      if (hash_page(p.bytes) != p.hash)
+        return I.err(what + ": " + at + " holds bytes that hash to " + hash_page(p.bytes).to_string());
+      auto n = named->find(p.hash);
+      if (n == named->end()) return I.err(what + ": " + at + " is given but the record does not name it");
+      if (n->second != p.bytes.size())
+        return I.err(what + ": " + at + " is " + std::to_string(p.bytes.size()) + " bytes; the record uses it as " +
+                     std::to_string(n->second));
+      given.emplace(p.hash, &p);
+      raw_bytes += p.bytes.size();
+    }
+    auto value = I.codec.encode_checkpoint(rec);
+
+    auto txn = lmdb::Txn::begin(I.env.get(), false);
+    if (!txn) return I.err(what, txn.error());
+    auto k = codec::encode_key(key);
+    MDB_val existing;
+    bool found = false;
+    if (auto r = txn->get(I.checkpoints, key_val(k), &existing, &found, "checkpoint"); !r)
+      return I.err(what, r.error());
+    if (found) return I.err(what + ": a checkpoint at that time already exists (records are immutable)");
+
+    uint64_t written = 0, stored_bytes = 0, new_raw = 0;
+    for (const auto& [hash, size] : *named) {
+      auto hk = codec::encode_hash(hash);
+      MDB_val v;
+      if (auto r = txn->get(I.pages, hash_val(hk), &v, &found, "page"); !r) return I.err(what, r.error());
+      if (found) {
+        if (!I.in_file(v)) return I.past_end(what + ": page " + hash.to_string(), v);
+        auto raw = codec::Codec::raw_size(bytes_of(v), v.mv_size);
+        if (!raw || *raw != size)
+          return I.err(what + ": the stored page " + hash.to_string() + " is not " + std::to_string(size) +
+                       " bytes (the store is corrupt)");
+        continue;
+      }
+      auto g = given.find(hash);
+      if (g == given.end())
+        return I.err(what + ": the record names page " + hash.to_string() + ", which is neither given nor stored");
+      auto pv = I.codec.encode_page(g->second->bytes.data(), g->second->bytes.size());
+      if (auto r = txn->put(I.pages, hash_val(hk), lmdb::val(pv.data(), pv.size()), 0, nullptr, "page"); !r)
+        return I.err(what, r.error());
+      ++written;
+      stored_bytes += pv.size();
+      new_raw += g->second->bytes.size();
+    }
+    if (auto r = txn->put(I.checkpoints, key_val(k), lmdb::val(value.data(), value.size()), 0, nullptr, "checkpoint");
+        !r)
+      return I.err(what, r.error());
+    if (auto r = txn->commit(); !r) return I.err(what, r.error());
+
+    StoreStats& s = I.stats;
+    s.records += 1;
+    s.pages += written;
+    s.puts += 1;
+    s.pages_given += pages.size();
+    s.pages_written += written;
+    s.pages_shared += pages.size() - written;
+    s.raw_page_bytes += raw_bytes;
+    s.new_page_raw_bytes += new_raw;
+    s.stored_page_bytes += stored_bytes;
+    s.record_bytes += value.size();
+    return {};
+  });
+}
+
+Result<CheckpointRecord> Store::get(const TimeKey& key) {
+  Impl& I = *impl_;
+  return guarded<CheckpointRecord>(I.err("checkpoint " + key.to_string()).message, [&]() -> Result<CheckpointRecord> {
+    auto txn = lmdb::Txn::begin(I.env.get(), true);
+    if (!txn) return I.err("", txn.error());
+    bool found = false;
+    return I.read_record(*txn, key, &found);
+  });
+}
+
+Result<void> Store::verify(const TimeKey& key) {
+  auto rec = get(key);
+  if (!rec) return rec.error();
+  auto named = named_pages(*rec);
+  if (!named) return impl_->err("checkpoint " + key.to_string(), named.error());
+  for (const auto& [hash, size] : *named) {
+    auto page = read_page(hash);
+    if (!page) return make_error(page.error().message + " (named by checkpoint " + key.to_string() + ")");
+  }
+  return {};
+}
+
+Result<std::vector<uint8_t>> Store::read_page(const PageHash& hash) {
+  Impl& I = *impl_;
+  const std::string what = "page " + hash.to_string();
+  return guarded<std::vector<uint8_t>>(I.err(what).message, [&]() -> Result<std::vector<uint8_t>> {
+    auto txn = lmdb::Txn::begin(I.env.get(), true);
+    if (!txn) return I.err(what, txn.error());
+    auto k = codec::encode_hash(hash);
+    MDB_val v;
+    bool found = false;
+    if (auto r = txn->get(I.pages, hash_val(k), &v, &found, "page"); !r) return I.err(what, r.error());
+    if (!found) return I.err(what + " is not in the store");
+    if (!I.in_file(v)) return I.past_end(what, v);
+    auto bytes = I.codec.decode_page(bytes_of(v), v.mv_size, hash);
+    if (!bytes) return I.err(what + " is corrupt", bytes.error());
+    return bytes;
+  });
+}
+
+Result<std::vector<TimeKey>> Store::list() {
+  Impl& I = *impl_;
+  return guarded<std::vector<TimeKey>>(I.err("list").message, [&]() -> Result<std::vector<TimeKey>> {
+    auto txn = lmdb::Txn::begin(I.env.get(), true);
+    if (!txn) return I.err("list", txn.error());
+    auto cur = lmdb::Cursor::open(*txn, I.checkpoints);
+    if (!cur) return I.err("list", cur.error());
+    std::vector<TimeKey> keys;
+    MDB_val k, v;
+    for (MDB_cursor_op op = MDB_FIRST;; op = MDB_NEXT) {
+      auto more = cur->get(&k, &v, op);
+      if (!more) return I.err("list", more.error());
+      if (!*more) break;
+      auto key = codec::decode_key(bytes_of(k), k.mv_size);
+      if (!key)
+        return I.err("the checkpoints database holds a key of " + std::to_string(k.mv_size) + " bytes, not " +
+                     std::to_string(codec::kKeyBytes) + " (the store is corrupt)");
+      keys.push_back(*key);
+    }
+    return keys;
+  });
+}
+
+Result<std::optional<TimeKey>> Store::at_or_before(const TimeKey& t) {
+  Impl& I = *impl_;
+  const std::string what = "looking up the checkpoint at or before " + t.to_string();
+  using Out = std::optional<TimeKey>;
+  return guarded<Out>(I.err(what).message, [&]() -> Result<Out> {
+    auto txn = lmdb::Txn::begin(I.env.get(), true);
+    if (!txn) return I.err(what, txn.error());
+    auto cur = lmdb::Cursor::open(*txn, I.checkpoints);
+    if (!cur) return I.err(what, cur.error());
+    auto tk = codec::encode_key(t);
+    MDB_val k = key_val(tk), v;
+    // The first key >= t; if it is t, done; otherwise the one before it (or the last, if none is >= t).
+    auto at = cur->get(&k, &v, MDB_SET_RANGE);
+    if (!at) return I.err(what, at.error());
+    if (*at) {
+      auto key = codec::decode_key(bytes_of(k), k.mv_size);
+      if (!key) return I.err(what + ": the checkpoints database holds a malformed key (the store is corrupt)");
+      if (*key == t) return Out(*key);
+      at = cur->get(&k, &v, MDB_PREV);
+    } else {
+      at = cur->get(&k, &v, MDB_LAST);
+    }
+    if (!at) return I.err(what, at.error());
+    if (!*at) return Out();
+    auto key = codec::decode_key(bytes_of(k), k.mv_size);
+    if (!key) return I.err(what + ": the checkpoints database holds a malformed key (the store is corrupt)");
+    return Out(*key);
+  });
+}
+
+}  // namespace vx::checkpoint

@@ -1,0 +1,100 @@
+// The checkpoint store: an LMDB environment in one directory (docs/store.md).
+//
+// Checkpoints are Cap'n Proto records keyed by time; memory pages are stored once, zstd-compressed,
+// under the XXH3-128 hash of their bytes and shared by every checkpoint that names them. Pages are
+// immutable and never deleted in this version. Every read is validated: a damaged record or page is
+// an Error naming its key or hash, never a crash and never a silently wrong value.
+//
+// One Store per directory per process (an LMDB rule); a Store is used from one thread at a time.
+// Other processes may read the same store while one writes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checkpoint/records.hpp"
+#include "device/result.hpp"
+
+namespace vx::checkpoint {
+
+enum class OpenMode {
+  Create,     // make the directory and the store when missing; an existing store must match the header
+  ReadWrite,  // the store must exist
+  ReadOnly,   // the store must exist; put() fails
+};
+
+struct OpenOptions {
+  // fsync at every commit (LMDB's default): a committed checkpoint survives a power loss, not just a
+  // killed process. Off only for tests and scratch stores.
+  bool sync = true;
+  int zstd_level = 3;
+  // Virtual address space reserved for the file; it grows on disk only as pages are written.
+  uint64_t map_size = sizeof(void*) >= 8 ? (64ull << 30) : (1ull << 30);
+};
+
+struct StoreStats {
+  uint64_t records = 0;  // checkpoints in the store
+  uint64_t pages = 0;    // distinct pages in the store
+  // Since this Store was opened (committed puts only):
+  uint64_t puts = 0;
+  uint64_t pages_given = 0;         // pages handed to put
+  uint64_t pages_written = 0;       // of those, pages new to the store
+  uint64_t pages_shared = 0;        // of those, pages already stored (or given twice): not written again
+  uint64_t raw_page_bytes = 0;      // bytes of every page handed to put
+  uint64_t new_page_raw_bytes = 0;  // raw bytes of the pages written
+  uint64_t stored_page_bytes = 0;   // bytes of the page values written (compressed, with envelope)
+  uint64_t record_bytes = 0;        // bytes of the checkpoint values written (compressed, with envelope)
+};
+
+class Store {
+ public:
+  // Opens the store in dir (the caller picks it, e.g. ".vxreplay/"). header is written when Create makes
+  // a new store; an existing store must have a supported format version, the same device
+  // configuration and the same kernel hash as header.
+  static Result<Store> open(const std::string& dir, const StoreHeader& header, OpenMode mode,
+                            const OpenOptions& options = {});
+  // Opens an existing store whatever its configuration (only its format version is checked), for
+  // readers that learn the configuration from the store. mode is ReadWrite or ReadOnly.
+  static Result<Store> open_existing(const std::string& dir, OpenMode mode, const OpenOptions& options = {});
+
+  Store(Store&&) noexcept;
+  Store& operator=(Store&&) noexcept;
+  ~Store();
+
+  const StoreHeader& header() const;
+  const std::string& dir() const;
+
+  // Adds a checkpoint in one write transaction: the pages the store lacks, then the record,
+  // committed atomically (all or nothing, even if the process is killed). The record must be valid
+  // for the device shape, rec.key must equal key, and no checkpoint may exist at key already. Every
+  // page the record names (memory pages and local memories) must be in pages or already stored;
+  // every page in pages must be named, with a hash that matches its bytes. Memory pages are
+  // kPageSize bytes, local memories the configured size.
+  Result<void> put(const TimeKey& key, const CheckpointRecord& rec, const std::vector<PageData>& pages);
+
+  // The record at key, decoded and validated: checksum, structure, key, shape, and every page it
+  // names is present with the right size. Page contents are verified when read (read_page, verify).
+  Result<CheckpointRecord> get(const TimeKey& key);
+  // get, then reads and verifies every page the record names.
+  Result<void> verify(const TimeKey& key);
+  // The latest checkpoint at or before t; nullopt when every checkpoint is after t (or there is none).
+  Result<std::optional<TimeKey>> at_or_before(const TimeKey& t);
+  // Every checkpoint key, in time order.
+  Result<std::vector<TimeKey>> list();
+  // A page's bytes, decompressed and checked against its hash.
+  Result<std::vector<uint8_t>> read_page(const PageHash& hash);
+
+  StoreStats stats() const;
+
+ private:
+  struct Impl;
+  explicit Store(std::unique_ptr<Impl> impl);
+  static Result<Store> open_impl(const std::string& dir, const StoreHeader* header, OpenMode mode,
+                                 const OpenOptions& options);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vx::checkpoint

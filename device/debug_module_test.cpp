@@ -87,10 +87,7 @@ std::span<const uint8_t> bytes_of(const std::vector<uint32_t>& words) {
 // Image at kCode: the five-instruction dispatch window, then the kernel at kKernel.
 void place_grid_kernel(Driver& d, const std::vector<uint32_t>& kernel) {
   REQUIRE(d.mem_reserve(kCode, 0x1000).ok());
-  std::vector<uint32_t> image = {rv::csrr(t0, 0xCE1), rv::csrr(a0, 0x340), rv::jalr(ra, t0, 0), vxi::wsync(),
-                                 vxi::tmc(zero)};
-  image.resize((kKernel - kCode) / 4, 0);
-  image.insert(image.end(), kernel.begin(), kernel.end());
+  std::vector<uint32_t> image = windowed_image(kernel, kKernel - kCode);
   REQUIRE(d.copy_to_device(kCode, bytes_of(image)).ok());
 }
 

@@ -119,11 +119,6 @@ void run_scaled_ids(const DeviceConfig& cfg, uint32_t count, uint32_t max_harts)
   CHECK(rt.wait().kind == EventKind::Idle);
 }
 
-// The five-instruction dispatch window (read CTA_ENTRY, mscratch into a0, call, WSYNC, TMC x0).
-std::vector<uint32_t> dispatch_window() {
-  return {rv::csrr(t0, 0xCE1), rv::csrr(a0, 0x340), rv::jalr(ra, t0, 0), vxi::wsync(), vxi::tmc(0)};
-}
-
 // Grid kernel: out[blockIdx.x * blockDim.x + threadIdx.x] = that index; a0 = out.
 std::vector<uint32_t> global_index_kernel() {
   return {
@@ -135,12 +130,7 @@ std::vector<uint32_t> global_index_kernel() {
 constexpr uint32_t kKernelOffset = 0x100;  // the grid kernel follows the window at image base + 0x100
 
 // Image words: the window at 0, the kernel at kKernelOffset.
-std::vector<uint32_t> grid_image_words() {
-  std::vector<uint32_t> w = dispatch_window();
-  w.resize(kKernelOffset / 4, 0);
-  for (uint32_t k : global_index_kernel()) w.push_back(k);
-  return w;
-}
+std::vector<uint32_t> grid_image_words() { return windowed_image(global_index_kernel(), kKernelOffset); }
 
 std::vector<uint8_t> make_vxbin(uint64_t lo, uint64_t hi, const std::vector<uint8_t>& raw) {
   std::vector<uint8_t> b(16 + raw.size());

@@ -4,7 +4,10 @@
 // device/ can assemble kernels without seeing its internals.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <cstring>
+#include <vector>
 
 namespace vx::test {
 
@@ -78,5 +81,30 @@ enum Reg : uint32_t {
   zero = 0, ra, sp, gp, tp, t0, t1, t2, s0, s1, a0, a1, a2, a3, a4, a5, a6, a7,
   s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, t3, t4, t5, t6
 };
+
+// The five-instruction dispatch window of the Vortex 3.0 startup convention
+// (read CTA_ENTRY, read mscratch into a0, call the kernel, WSYNC, TMC x0). A
+// reused warp slot restarts at its first instruction.
+constexpr std::array<uint32_t, 5> dispatch_window() {
+  return {rv::csrr(t0, 0xCE1), rv::csrr(a0, 0x340), rv::jalr(ra, t0, 0), vxi::wsync(), vxi::tmc(zero)};
+}
+
+// Image words: the dispatch window at offset 0, then `kernel` at `kernel_offset` bytes.
+inline std::vector<uint32_t> windowed_image(const std::vector<uint32_t>& kernel, uint32_t kernel_offset = 0x100) {
+  auto window = dispatch_window();
+  std::vector<uint32_t> words(window.begin(), window.end());
+  words.resize(kernel_offset / 4, 0);
+  words.insert(words.end(), kernel.begin(), kernel.end());
+  return words;
+}
+
+// A .vxbin file ([min vma u64 LE][max vma u64 LE][raw image]) holding `words`.
+inline std::vector<uint8_t> make_vxbin_image(uint64_t lo, uint64_t hi, const std::vector<uint32_t>& words) {
+  std::vector<uint8_t> bin(16 + words.size() * 4);
+  std::memcpy(bin.data(), &lo, 8);
+  std::memcpy(bin.data() + 8, &hi, 8);
+  std::memcpy(bin.data() + 16, words.data(), words.size() * 4);
+  return bin;
+}
 
 }  // namespace vx::test

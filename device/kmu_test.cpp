@@ -113,16 +113,15 @@ TEST_CASE("local memory slots follow the 64-byte stride and min(NW, 16 KiB / str
 
 TEST_CASE("a reused warp slot restarts at the dispatch window and skips the prologue") {
   Bench b;
-  const uint32_t window = Bench::kCode + 12;
-  b.load({
-      load_data_base(), rv::addi(t4, zero, 1), amoadd(zero, t4, t3),  // prologue: count first uses
-      rv::csrr(t0, 0xCE1), rv::csrr(a0, 0x340), rv::jalr(ra, t0, 0), vxi::wsync(), vxi::tmc(zero),  // window
-      rv::jalr(zero, ra, 0),  // the kernel: return at once
-  });
+  const uint32_t window_pc = Bench::kCode + 12;
+  const auto window = dispatch_window();
+  b.load(concat({{load_data_base(), rv::addi(t4, zero, 1), amoadd(zero, t4, t3)},  // prologue: count first uses
+                 {window.begin(), window.end()},
+                 {rv::ret()}}));  // the kernel: return at once
   LaunchState l;
   l.kind = LaunchKind::Grid;
   l.start_pc = Bench::kCode;
-  l.entry_pc = window + 20;
+  l.entry_pc = window_pc + 20;
   l.grid = {8, 1, 1};
   l.block = {1, 1, 1};
   REQUIRE(b.m.start_launch(l).ok());

@@ -42,8 +42,8 @@ class Bench {
   // slot restarts at that window. The kernel is a function: it ends with
   // rv::ret() and keeps ra.
   void load_kernel(const std::vector<uint32_t>& code) {
-    const uint32_t window[] = {rv::csrr(5, 0xCE1), rv::csrr(10, 0x340), rv::jalr(1, 5, 0), vxi::wsync(), vxi::tmc(0)};
-    (void)m.memory().write(kCode, window, sizeof window);
+    const auto window = dispatch_window();
+    (void)m.memory().write(kCode, window.data(), window.size() * 4);
     (void)m.memory().write(kKernel, code.data(), code.size() * 4);
   }
   // Launches a grid whose warps start at kCode and call kKernel (see load_kernel), and runs it to the end.

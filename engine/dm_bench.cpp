@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -44,18 +43,10 @@ int main(int argc, char** argv) {
   HostRuntime rt(dev);
 
   // A long loop: acc += i * tid, facc += tid, 1000 iterations.
-  std::vector<uint32_t> words = {rv::csrr(t0, 0xCE1), rv::csrr(a0, 0x340), rv::jalr(ra, t0, 0), vxi::wsync(),
-                                 vxi::tmc(0)};
-  words.resize((kEntry - kCode) / 4, 0);
-  for (uint32_t w : {rv::csrr(s1, 0xCD3), fcvt_s_w(1, s1), rv::li(s2, 0), rv::li(s3, 0), rv::li(s4, 1000),
-                     mul(t3, s3, s1), rv::add(s2, s2, t3), fadd_s(2, 2, 1), rv::addi(s3, s3, 1), rv::bne(s3, s4, -16),
-                     rv::ret()})
-    words.push_back(w);
-  const uint64_t lo = kCode, hi = kCode + 0x1000;
-  std::vector<uint8_t> bin(16 + words.size() * 4);
-  std::memcpy(bin.data(), &lo, 8);
-  std::memcpy(bin.data() + 8, &hi, 8);
-  std::memcpy(bin.data() + 16, words.data(), words.size() * 4);
+  const std::vector<uint32_t> kernel = {rv::csrr(s1, 0xCD3), fcvt_s_w(1, s1), rv::li(s2, 0), rv::li(s3, 0),
+                                       rv::li(s4, 1000),    mul(t3, s3, s1), rv::add(s2, s2, t3), fadd_s(2, 2, 1),
+                                       rv::addi(s3, s3, 1), rv::bne(s3, s4, -16), rv::ret()};
+  auto bin = make_vxbin_image(kCode, kCode + 0x1000, windowed_image(kernel, kEntry - kCode));
   auto img = parse_kernel_image(bin, "bench.vxbin");
   if (!img) return fail(img.error().message);
   if (auto r = rt.load_image(*img); !r) return fail(r.error().message);

@@ -7,7 +7,6 @@
 #include <bit>
 #include <catch2/catch.hpp>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -125,15 +124,7 @@ struct Session {
 
   // Loads a .vxbin image: the dispatch window at kCode, the kernel at kEntry.
   void load(const std::vector<uint32_t>& kernel) {
-    std::vector<uint32_t> words = {rv::csrr(t0, 0xCE1), rv::csrr(a0, 0x340), rv::jalr(ra, t0, 0), vxi::wsync(),
-                                   vxi::tmc(0)};
-    words.resize((kEntry - kCode) / 4, 0);
-    words.insert(words.end(), kernel.begin(), kernel.end());
-    const uint64_t lo = kCode, hi = kCode + 0x1000;
-    std::vector<uint8_t> bin(16 + words.size() * 4);
-    std::memcpy(bin.data(), &lo, 8);
-    std::memcpy(bin.data() + 8, &hi, 8);
-    std::memcpy(bin.data() + 16, words.data(), words.size() * 4);
+    auto bin = make_vxbin_image(kCode, kCode + 0x1000, windowed_image(kernel, kEntry - kCode));
     auto img = parse_kernel_image(bin, "kernel.vxbin");
     need(img.ok() ? Result<void>() : Result<void>(img.error()));
     need(rt->load_image(*img));

@@ -8,6 +8,7 @@
 #include "device/debug_module.hpp"
 #include "device/driver.hpp"
 #include "device/machine.hpp"
+#include "device/model_view.hpp"
 
 namespace vx {
 
@@ -146,6 +147,7 @@ class ModelDevice final : public Driver {
   std::vector<ConsoleChunk> read_console() override { return m_.take_console(); }
   uint32_t exit_code() override { return m_.exit_code(); }
   MachineStats stats() const override { return m_.stats(); }
+  const Machine& machine() const { return m_; }
 
   Result<uint32_t> dm_read(uint32_t addr) override { return dm_.read(addr); }
 
@@ -177,6 +179,11 @@ class ModelDevice final : public Driver {
 };
 
 }  // namespace
+
+const Machine* model_machine_for_tests(const Driver& d) {
+  const auto* model = dynamic_cast<const ModelDevice*>(&d);
+  return model ? &model->machine() : nullptr;
+}
 
 Result<std::unique_ptr<Driver>> open_model_device(const DeviceConfig& config, const RunOptions& options) {
   if (auto why = config.validate()) return make_error("invalid device configuration: " + *why);

@@ -16,6 +16,7 @@
 #include "device/host_runtime.hpp"
 #include "device/image.hpp"
 #include "device/encode.hpp"
+#include "device/model_view.hpp"  // test-only: the model's own state to compare with
 
 using namespace vx;
 using namespace vx::engine;
@@ -241,6 +242,35 @@ TEST_CASE("halting mid-way reads every register of every lane as an undisturbed 
     }
   }
   CHECK(in_loop > 0);
+}
+
+TEST_CASE("every register read through the DM equals the model's own warp state", "[dm]") {
+  // The comparison above is client against client; this one checks the client
+  // against the model itself, through the test-only view.
+  Session s(kTwoCores, 3);
+  s.load(accumulate_kernel());
+  s.launch({6, 1, 1}, {8, 1, 1}, s.alloc(2 * 6 * 8));
+  s.expect(EventKind::Budget, 450);
+  auto read = s.halt_and_read();
+  REQUIRE(read.size() >= 4);
+  const Machine* m = model_machine_for_tests(*s.dev);
+  REQUIRE(m != nullptr);
+  const uint32_t nw = kTwoCores.warps, nt = kTwoCores.threads;
+  for (const auto& [gwarp, snap] : read) {
+    const WarpState& ws = m->core(gwarp / nw).warps[gwarp % nw];
+    INFO("warp " << gwarp);
+    REQUIRE(ws.active);
+    CHECK(ws.halted);
+    CHECK(snap.pc == ws.pc);
+    CHECK(snap.tmask == ws.tmask);
+    REQUIRE(snap.threads.size() == nt);
+    for (uint32_t t = 0; t < nt; ++t)
+      for (uint32_t r = 0; r < 32; ++r) {
+        INFO("thread " << t << " register " << r);
+        CHECK(snap.threads[t].x[r] == ws.x[r * nt + t]);
+        CHECK(snap.threads[t].f[r] == ws.f[r * nt + t]);
+      }
+  }
 }
 
 // --- 2. Single steps ----------------------------------------------------------------------

@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh >/dev/null
+ninja -C build tests/bench_model >/dev/null  # benchmarks are not built by default
 json=$(mktemp)
 trap 'rm -f "$json"' EXIT
 build/tests/bench_model build/examples --benchmark_format=json --benchmark_out="$json" \

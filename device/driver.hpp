@@ -61,8 +61,8 @@ class Driver {
   virtual uint32_t exit_code() = 0;
   virtual MachineStats stats() const = 0;
 
-  // Debug Module registers (seed 000), addresses 0x0..0xC. The contract the DM
-  // and its client follow (the task's CONTRACT_PLACEHOLDER) is docs/debug-module.md.
+  // Debug Module registers (seed 000), addresses 0x0..0xC; docs/debug-module.md
+  // is the reference for every field and every decision the seed leaves open.
   // An address beyond 0xC is an error; the DM itself never fails a valid access.
   virtual Result<uint32_t> dm_read(uint32_t addr) = 0;
   virtual Result<void> dm_write(uint32_t addr, uint32_t value) = 0;

@@ -13,6 +13,7 @@
 
 #include "checkpoint/codec.hpp"
 #include "checkpoint/lmdb.hpp"
+#include "checkpoint/lmdb_check.hpp"
 
 namespace vx::checkpoint {
 
@@ -156,6 +157,7 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
     const fs::path data = fs::path(dir) / "data.mdb";
     const bool existed = fs::exists(data, ec);
     uint64_t file_bytes = 0;
+    uint32_t page_size = 0;  // of an existing file, as the structural check read it
     if (!existed) {
       if (mode != OpenMode::Create)
         return I.err("there is no checkpoint store here (" + data.string() + " does not exist)");
@@ -171,6 +173,10 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
       if (file_bytes < kMinFileBytes)
         return I.err(data.string() + " is truncated (" + std::to_string(file_bytes) + " bytes; a store has at least " +
                      std::to_string(kMinFileBytes) + ")");
+      // LMDB trusts its own pages (a damaged one can make it abort): walk them before it maps the file.
+      auto shape = lmdb::check_file(data.string());
+      if (!shape) return I.err("", shape.error());
+      page_size = shape->page_size;
     }
 
     MDB_env* raw = nullptr;
@@ -194,6 +200,9 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
       MDB_stat st;
       if (int rc = mdb_env_info(raw, &info)) return I.err("", lmdb::error(rc, "mdb_env_info"));
       if (int rc = mdb_env_stat(raw, &st)) return I.err("", lmdb::error(rc, "mdb_env_stat"));
+      if (st.ms_psize != page_size)
+        return I.err(data.string() + " changed while it was opened: LMDB reads " + std::to_string(st.ms_psize) +
+                     "-byte pages, the check read " + std::to_string(page_size));
       uint64_t need = (uint64_t(info.me_last_pgno) + 1) * st.ms_psize;
       if (file_bytes < need)
         return I.err(data.string() + " is truncated: " + std::to_string(file_bytes) +

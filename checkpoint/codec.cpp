@@ -528,6 +528,11 @@ std::vector<uint8_t> Codec::encode_checkpoint(const CheckpointRecord& rec) {
     gb[unsigned(i)].setCoresArrived(rec.global_barriers[i].cores_arrived);
     gb[unsigned(i)].setPhase(rec.global_barriers[i].phase);
   }
+  auto ge = b.initGlobalExpected(unsigned(rec.global_expected.size()));
+  for (size_t i = 0; i < rec.global_expected.size(); ++i) ge.set(unsigned(i), rec.global_expected[i]);
+  b.setKernelInstructions(rec.kernel_instructions);
+  b.setKernelLaneInstructions(rec.kernel_lane_instructions);
+  b.setDrainCountdown(rec.drain_countdown);
 
   kj::Array<capnp::word> words = capnp::messageToFlatArray(msg);
   auto bytes = words.asBytes();
@@ -597,6 +602,10 @@ Result<CheckpointRecord> Codec::decode_checkpoint(const uint8_t* value, size_t s
     rec.global_barriers.resize(gb.size());
     for (unsigned i = 0; i < gb.size(); ++i)
       rec.global_barriers[i] = GlobalBarrierRecord{gb[i].getCoresArrived(), gb[i].getPhase()};
+    d.list(root.getGlobalExpected(), &rec.global_expected);
+    rec.kernel_instructions = root.getKernelInstructions();
+    rec.kernel_lane_instructions = root.getKernelLaneInstructions();
+    rec.drain_countdown = root.getDrainCountdown();
     if (!d.error.empty()) return make_error(d.error);
     return {};
   });
@@ -695,6 +704,10 @@ std::optional<std::string> validate(const CheckpointRecord& rec, const ConfigRec
       return "core " + to_string(c) + " local memory is " + to_string(sz) + " bytes, not " +
              to_string(cfg.local_mem_bytes);
   }
+  // Empty in a record written before the field existed.
+  if (!rec.global_expected.empty() && rec.global_expected.size() != rec.global_barriers.size())
+    return to_string(rec.global_expected.size()) + " global barrier expectations for " +
+           to_string(rec.global_barriers.size()) + " global barriers";
   if (auto e = check_ranges(rec.threads)) return "thread lists: " + *e;
   for (size_t i = 0; i < rec.memory.size(); ++i) {
     if (rec.memory[i].number >> (64 - kPageBits)) return "memory page number " + to_string(rec.memory[i].number);

@@ -13,7 +13,8 @@
 
 namespace vx::checkpoint {
 
-// Version 1 is the first format. Bump on any change an older reader cannot ignore.
+// Version 1 is the first format. Bump on any change an older reader cannot ignore. Appending a field
+// whose default (0, empty) an older record decodes to is not such a change (docs/store.md, Schema).
 constexpr uint32_t kFormatVersion = 1;
 
 // Memory image pages are 4 KiB (device/memory.hpp kPageBits = 12).
@@ -252,6 +253,11 @@ struct CheckpointRecord {
   uint64_t state_hash = 0;
   LaunchRecord launch;
   std::vector<GlobalBarrierRecord> global_barriers;
+  // Appended to format 1: a record written before them reads back with these empty or 0.
+  std::vector<uint32_t> global_expected;  // per global barrier: cores expected by the last BAR; empty or one each
+  uint64_t kernel_instructions = 0;       // warp instructions the launch has retired, over every pass
+  uint64_t kernel_lane_instructions = 0;  // their active lanes
+  uint64_t drain_countdown = 0;           // warp instructions until the next console drain
   bool operator==(const CheckpointRecord&) const = default;
 };
 

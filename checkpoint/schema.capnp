@@ -2,7 +2,9 @@
 #
 # Rules: field numbers are append-only; a field is never renumbered, retyped or
 # reused. A change old readers cannot ignore bumps StoreHeader.formatVersion
-# (records.hpp: kFormatVersion). Bytes are Data. Byte arrays of 32-bit values
+# (records.hpp: kFormatVersion). Appending a field does not: an older reader
+# skips it, and a newer reader sees its default (0, false, empty) in an older
+# record, which must therefore mean what the older record meant. Bytes are Data. Byte arrays of 32-bit values
 # (lane registers) are little-endian. Every value in the store is wrapped in the
 # envelope of docs/store.md (checksum, encoding) around one flat-array message.
 @0xc1b37a6b131492fb;
@@ -227,4 +229,9 @@ struct Checkpoint {
   stateHash @8 :UInt64;          # engine's hash of the device state (0: none), checked by replay
   launch @9 :Launch;
   globalBarriers @10 :List(GlobalBarrier);
+  # Appended to format 1 (absent from older records: empty, 0).
+  globalExpected @11 :List(UInt32);  # per global barrier: cores expected by the last BAR; empty or one each
+  kernelInstructions @12 :UInt64;    # warp instructions the launch has retired, over every pass
+  kernelLaneInstructions @13 :UInt64;  # their active lanes
+  drainCountdown @14 :UInt64;        # warp instructions until the next console drain
 }

@@ -323,6 +323,11 @@ TEST_CASE("Random records round-trip through the store exactly (rapidcheck, fixe
     l.next_unit = u64();
     l.kmu_core_cursor = u32();
     for (uint32_t i = 0, n = below(4); i < n; ++i) r.global_barriers.push_back({u32(), u32()});
+    // Empty as in a record written before it was stored, or one per global barrier.
+    if (*gen::arbitrary<bool>()) r.global_expected = words(r.global_barriers.size());
+    r.kernel_instructions = u64();
+    r.kernel_lane_instructions = u64();
+    r.drain_countdown = u64();
 
     // RC_ASSERT does not short-circuit && or ||: failures are reported with RC_FAIL.
     if (auto put = store.put(r.key, r, pages); !put) RC_FAIL(put.error().message);
@@ -502,6 +507,10 @@ TEST_CASE("put refuses inconsistent input and leaves the store unchanged") {
     t.rec.threads.in_progress = {{5, 1}};
     t.rec.threads.not_launched.clear();
     CHECK(contains(error_of(store.put(other, t.rec, t.pages)), "thread lists"));
+  }
+  SECTION("global barrier expectations that are neither empty nor one per global barrier") {
+    t.rec.global_expected.push_back(1);
+    CHECK(contains(error_of(store.put(other, t.rec, t.pages)), "3 global barrier expectations for 2 global barriers"));
   }
   SECTION("memory pages out of order") {
     std::swap(t.rec.memory[0], t.rec.memory[1]);
@@ -884,6 +893,44 @@ TEST_CASE("Malformed Cap'n Proto behind a valid checksum is an error, never a cr
   CHECK(contains(error_of(c.decode_checkpoint(wrong.data(), wrong.size())), "not a checkpoint record"));
   auto odd = c.seal(codec::Magic::Checkpoint, message.data(), message.size() - 3, false);
   CHECK(contains(error_of(c.decode_checkpoint(odd.data(), odd.size())), "8-byte words"));
+}
+
+TEST_CASE("A record written before Checkpoint fields 11..14 existed reads back with them empty and 0") {
+  // `capnp encode` of this text with schema.capnp as it was before globalExpected, kernelInstructions,
+  // kernelLaneInstructions and drainCountdown were appended (format 1 all along):
+  //   (key = (launch = 1, pass = 0, instret = 5, seq = 0),
+  //    scheduler = (coreCursor = 0, currentWarp = [-1], quantumLeft = [0]), cores = [(localMem = (size = 0))],
+  //    launch = (kind = grid, grid = [1,1,1], block = [1,1,1], cluster = [1,1,1], args = [0,0,0,0,0,0,0]),
+  //    globalBarriers = [(coresArrived = 1, phase = 2)])
+  const std::string hex =
+      "00000000390000000000000001000a000000000000000000240000000300000000000000000000002800000002000200"
+      "000000000000000039000000370000000000000000000000000000000000000000000000000000004c0000000b000400"
+      "ad0000000f00000001000000000000000500000000000000000000000000000000000000000000000000000000000000"
+      "050000000c000000050000000c000000ffffffff00000000000000000000000004000000020004000000000000000000"
+      "00000000000000000c000000010001000000000000000000000000000000000000000000000000000000000000000000"
+      "000000000000000001000000000000000000000000000000000000000000000000000000000000000000000000000000"
+      "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+      "0d0000001c000000110000001c000000150000001c000000190000003c00000001000000010000000100000000000000"
+      "010000000100000001000000000000000100000001000000010000000000000000000000000000000000000000000000"
+      "0000000000000000000000000000000004000000010000000100000002000000";
+  std::vector<uint8_t> message;
+  for (size_t i = 0; i < hex.size(); i += 2) message.push_back(uint8_t(std::stoul(hex.substr(i, 2), nullptr, 16)));
+  codec::Codec c;
+  auto sealed = c.seal(codec::Magic::Checkpoint, message.data(), message.size(), true);
+  CheckpointRecord want;
+  want.key = TimeKey{1, 0, 5, 0};
+  want.scheduler.current_warp = {-1};
+  want.scheduler.quantum_left = {0};
+  want.cores.resize(1);
+  want.launch.kind = LaunchKind::Grid;
+  want.global_barriers = {GlobalBarrierRecord{1, 2}};
+  CheckpointRecord got = must(c.decode_checkpoint(sealed.data(), sealed.size()));
+  CHECK(got == want);
+  CHECK(got.global_expected.empty());
+  CHECK(got.kernel_instructions == 0);
+  CHECK(got.kernel_lane_instructions == 0);
+  CHECK(got.drain_countdown == 0);
+  CHECK_FALSE(codec::validate(got, ConfigRecord{1, 1, 4, 4, 0}));
 }
 
 TEST_CASE("Any single flipped byte of data.mdb gives a clean error or a whole store, never a crash in LMDB",

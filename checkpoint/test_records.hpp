@@ -167,6 +167,10 @@ inline Sample make_sample(const ConfigRecord& cfg, const TimeKey& key, uint64_t 
   l.next_unit = r.next();
   l.kmu_core_cursor = r.u32();
   c.global_barriers = {GlobalBarrierRecord{r.u32(), r.u32()}, GlobalBarrierRecord{r.u32(), r.u32()}};
+  c.global_expected = {r.below(ncores + 1), r.below(ncores + 1)};
+  c.kernel_instructions = r.next();
+  c.kernel_lane_instructions = r.next();
+  c.drain_countdown = r.below(4097);
   return s;
 }
 

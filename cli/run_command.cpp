@@ -88,6 +88,8 @@ int run_command(const RunArgs& args) {
     case EventKind::Idle:
     case EventKind::Budget:
     case EventKind::Halted:  // nothing here uses the Debug Module
+    case EventKind::Trigger:
+    case EventKind::Drained:
       std::fprintf(stderr, "vxreplay: internal error: the device went idle before the launch completed\n");
       status = kExitInternal;
       break;

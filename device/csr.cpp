@@ -66,9 +66,10 @@ bool Machine::csr_read(ExecCtx& c, uint32_t lane, uint32_t csr, uint32_t* v) {
     case 0x341: *v = w.mepc; return true;
     case 0x342: *v = w.mcause; return true;
     case 0x343: *v = w.mtval; return true;
-    // mcycle is the device's clock: warp instructions issued device-wide so far.
-    case 0xB00: *v = uint32_t(stats_.instructions); return true;
-    case 0xB80: *v = uint32_t(stats_.instructions >> 32); return true;
+    // mcycle is the launch's clock: warp instructions it has retired device-wide, over every pass
+    // of a re-launched debug session (virtualized, so a re-launch cannot change what a kernel reads).
+    case 0xB00: *v = uint32_t(launch_clock()); return true;
+    case 0xB80: *v = uint32_t(launch_clock() >> 32); return true;
     // minstret counts the core's retired warp instructions.
     case 0xB02: *v = uint32_t(c.core.instret); return true;
     case 0xB82: *v = uint32_t(c.core.instret >> 32); return true;

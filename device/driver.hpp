@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "device/config.hpp"
+#include "device/context.hpp"
 #include "device/result.hpp"
 #include "device/state.hpp"
 
@@ -21,6 +22,8 @@ enum class EventKind : uint8_t {
   Budget,        // wait()'s instruction budget ran out; wait() again to go on
   CommandError,  // a command could not execute (e.g. a launch that does not fit); the buffer is dropped
   Halted,        // Debug Module: a warp halted on EBREAK (ebreak-halt on), or every runnable warp is halted
+  Trigger,       // the warp trigger fired (set_warp_trigger); wait() again to go on
+  Drained,       // a resume without new units: the warps in progress finished, the launch waits (save_context)
 };
 const char* event_kind_name(EventKind k);
 
@@ -28,7 +31,7 @@ struct DeviceEvent {
   EventKind kind = EventKind::Idle;
   uint64_t submission = 0;    // which submit() the event belongs to
   DeviceException exception;  // Exception
-  std::string message;        // CommandError
+  std::string message;        // CommandError; Exception with Cause::RestoreFailed
 };
 
 class Driver {
@@ -54,6 +57,20 @@ class Driver {
   virtual DeviceEvent wait(uint64_t max_instructions = UINT64_MAX) = 0;
   // Kills the running workload and drops queued buffers; the device is idle after.
   virtual void abort() = 0;
+
+  // --- Save and re-launch (device/context.hpp, docs/relaunch.md) -----------------
+  // The state of the grid launch in flight, read while wait() is not running (after any event
+  // but Idle and Completed). Fails when no grid launch is in flight.
+  virtual Result<DeviceContext> save_context() = 0;
+  // Re-launches a saved grid launch through the thread-entry routine. The device must be idle
+  // (nothing queued, no launch). wait() then runs the routine, and the launch goes on exactly
+  // where the context left it. Errors name what does not fit (shape, slots, addresses).
+  virtual Result<uint64_t> resume(const ResumeRequest& request) = 0;
+  // Pages (address >> 12) written since the last call, by anyone, in first-written order.
+  virtual std::vector<uint32_t> take_dirty_pages() = 0;
+  // At most one trigger; setting one replaces the last. It stays until cleared or abort().
+  virtual Result<void> set_warp_trigger(const WarpTrigger& trigger) = 0;
+  virtual void clear_warp_trigger() = 0;
 
   // Console bytes drained since the last call, per hart ring, in drain order.
   virtual std::vector<ConsoleChunk> read_console() = 0;

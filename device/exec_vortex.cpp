@@ -110,6 +110,9 @@ Outcome exec_bar_wait(ExecCtx& c, const Decoded& d) {
 // WSYNC drains in-flight operations: nothing is in flight in a functional model.
 Outcome exec_wsync(ExecCtx&, const Decoded&) { return Outcome::retire(); }
 
+// VXR.RESUME (vxreplay extension, CUSTOM3): ends the thread-entry routine of a re-launched warp.
+Outcome exec_vxr_resume(ExecCtx& c, const Decoded&) { return c.m.resume_request(c); }
+
 template <int Kind>
 Outcome exec_vote(ExecCtx& c, const Decoded& d) {
   uint32_t pred = predicate_mask(c, d.rs1);
@@ -154,6 +157,7 @@ const InsnRow kRows[] = {
     {"vx_bar.arrive", kMaskF7F3, op(0, 6), ImmKind::None, "d,s,t", exec_bar_arrive, Ext::Vortex, kRdField, 0},
     {"vx_bar.wait", kMaskF7F3 | kRdField, op(0, 6), ImmKind::None, "s,t", exec_bar_wait, Ext::Vortex},
     {"vx_wsync", kMaskF7F3, op(0, 7), ImmKind::None, "", exec_wsync, Ext::Vortex},
+    {"vxr.resume", 0xffffffffu, 0x0000007bu, ImmKind::None, "", exec_vxr_resume, Ext::Vortex},
     {"vx_vote.all", kMaskF7F3, op(1, 0), ImmKind::None, "d,s", exec_vote<0>, Ext::Vortex},
     {"vx_vote.any", kMaskF7F3, op(1, 1), ImmKind::None, "d,s", exec_vote<1>, Ext::Vortex},
     {"vx_vote.uni", kMaskF7F3, op(1, 2), ImmKind::None, "d,s", exec_vote<2>, Ext::Vortex},

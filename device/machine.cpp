@@ -41,6 +41,7 @@ const char* cause_name(Cause c) {
     case Cause::BadBarrier: return "barrier id out of range";
     case Cause::Deadlock: return "deadlock: every warp waits on a barrier that cannot complete";
     case Cause::Watchdog: return "watchdog: instruction budget exceeded";
+    case Cause::RestoreFailed: return "the re-launch's thread-entry routine failed";
   }
   return "unknown";
 }
@@ -187,7 +188,18 @@ Outcome Machine::step(uint32_t c, uint32_t w, DeviceException* exc) {
   CoreState& core = cores_[c];
   WarpState& ws = core.warps[w];
   Cause fetch_cause = Cause::None;
-  const Decoded* d = fetch(ws.pc, &fetch_cause);
+  const Decoded* d = nullptr;
+  Decoded displaced;
+  size_t override_index = overrides_.size();
+  for (size_t i = 0; i < overrides_.size(); ++i)
+    if (overrides_[i].core == c && overrides_[i].slot == w && overrides_[i].pc == ws.pc) {
+      // Resuming over a planted breakpoint: the word the debugger saved runs instead of the EBREAK.
+      displaced = decode(overrides_[i].word);
+      d = &displaced;
+      override_index = i;
+      break;
+    }
+  if (!d) d = fetch(ws.pc, &fetch_cause);
   if (!d) {
     *exc = DeviceException{fetch_cause, ws.pc, c, w, ws.tmask ? 31u - unsigned(std::countl_zero(ws.tmask)) : 0u,
                            ws.pc};
@@ -195,6 +207,8 @@ Outcome Machine::step(uint32_t c, uint32_t w, DeviceException* exc) {
   }
   ExecCtx ctx{*this, c, w, core, ws, cfg_.threads, ws.x.data(), ws.f.data(), ws.pc, ws.tmask, ws.pc + 4, ws.tmask};
   Outcome o = d->exec(ctx, *d);
+  if (override_index < overrides_.size() && (o.step == Step::Retire || o.step == Step::Trap))
+    overrides_.erase(overrides_.begin() + ptrdiff_t(override_index));
   switch (o.step) {
     case Step::Retire: {
       stats_.lane_instructions += lane_count(ws.tmask);
@@ -292,7 +306,21 @@ uint32_t Machine::pick_warp(uint32_t c) {
   return unsigned(std::countr_zero(ready));
 }
 
+bool Machine::trigger_fired(uint32_t c, uint32_t w) const {
+  const WarpTrigger& t = *trigger_;
+  if (t.core != c || t.slot != w) return false;
+  const WarpState& ws = cores_[c].warps[w];
+  if (!ws.active) return true;  // the warp finished
+  if (ws.instret < t.min_instret) return false;
+  if (t.pc_lo != t.pc_hi && ws.pc >= t.pc_lo && ws.pc < t.pc_hi) return false;
+  return (ws.tmask & t.lane_mask) != 0;
+}
+
 RunResult Machine::run(uint64_t max_instructions) {
+  if (restore_phase_) {
+    RunResult r = run_restore_phase();
+    if (r.stop != RunStop::Idle) return r;
+  }
   const uint64_t start = stats_.instructions;
   const uint64_t budget_end = max_instructions > UINT64_MAX - start ? UINT64_MAX : start + max_instructions;
   const uint64_t watchdog_end =
@@ -302,7 +330,7 @@ RunResult Machine::run(uint64_t max_instructions) {
     if (!launch_active()) return {RunStop::Idle, {}};
     if (sched_.core_cursor == 0) {
       // A round boundary: the KMU fills free slots, the host drains the console.
-      dispatch_pending();
+      if (dispatch_new_units_) dispatch_pending();
       if (stats_.instructions >= next_drain_) {
         drain_console();
         next_drain_ = stats_.instructions + kDrainInterval;
@@ -311,8 +339,10 @@ RunResult Machine::run(uint64_t max_instructions) {
       if (!any_active && launch_.next_unit >= launch_.total_units) {
         drain_console();
         launch_ = LaunchState{};
+        trigger_pending_ = false;
         return {RunStop::LaunchDone, {}};
       }
+      if (!any_active && !dispatch_new_units_) return {RunStop::Drained, {}};
       if (std::all_of(ready_.begin(), ready_.end(), [](uint32_t m) { return m == 0; })) {
         // Nothing can run. Warps halted by the Debug Module wait for the debugger, not forever.
         for (uint32_t c = 0; c < ncores; ++c)
@@ -343,6 +373,10 @@ RunResult Machine::run(uint64_t max_instructions) {
         q = 1 + uint32_t(next_random() % kMaxQuantum);
       }
       while (q > 0) {
+        if (trigger_pending_) {
+          trigger_pending_ = false;
+          return {RunStop::Trigger, {}};
+        }
         if (stats_.instructions >= budget_end) return {RunStop::Budget, {}};
         if (stats_.instructions >= watchdog_end) {
           const WarpState& ws = cores_[c].warps[uint32_t(cur)];
@@ -360,6 +394,9 @@ RunResult Machine::run(uint64_t max_instructions) {
         }
         --q;
         if (!(ready_[c] & (1u << cur))) q = 0;
+        // Reported before the next instruction anywhere, so a trigger stop and a budget stop after the
+        // same instruction leave the same state.
+        if (trigger_ && trigger_fired(c, uint32_t(cur))) trigger_pending_ = true;
       }
       cur = -1;
     }
@@ -378,7 +415,14 @@ void Machine::abort_launch() {
       ws.tmask = 0;
       ws.halted = false;
       ws.halt_cause = HaltCause::None;
+      // Nothing of a killed workload survives into the next one by accident (a re-launch restores
+      // what it needs with the thread-entry routine): registers and CSRs read as zero.
+      std::fill(ws.x.begin(), ws.x.end(), 0u);
+      std::fill(ws.f.begin(), ws.f.end(), 0u);
+      ws.fcsr = ws.mscratch = ws.mstatus = ws.mtvec = ws.mepc = ws.mcause = ws.mtval = 0;
+      ws.reservation.clear();
     }
+    std::fill(core.local_mem.begin(), core.local_mem.end(), uint8_t(0));
     std::fill(core.barriers.begin(), core.barriers.end(), BarrierState{});
     std::fill(core.slot_warps.begin(), core.slot_warps.end(), 0u);
     std::fill(core.global_arrived.begin(), core.global_arrived.end(), 0u);
@@ -388,6 +432,13 @@ void Machine::abort_launch() {
   std::fill(global_barriers_.begin(), global_barriers_.end(), GlobalBarrierState{});
   sched_.core_cursor = 0;
   launch_ = LaunchState{};
+  restore_phase_ = false;
+  resume_ = ResumeRequest{};
+  resume_requested_ = false;
+  dispatch_new_units_ = true;
+  overrides_.clear();
+  trigger_.reset();
+  trigger_pending_ = false;
   state_replaced();
 }
 
@@ -459,6 +510,205 @@ void Machine::reset_cores() {
   dispatch_pending();
 }
 
+// --- Save and re-launch (docs/relaunch.md) -------------------------------------------
+
+namespace {
+
+constexpr uint64_t kRestoreLimit = 1u << 22;  // instructions one routine may take
+
+std::string hex32(uint32_t v) {
+  char buf[16];
+  snprintf(buf, sizeof buf, "0x%08x", v);
+  return buf;
+}
+
+}  // namespace
+
+Result<DeviceContext> Machine::save_context() const {
+  if (launch_.kind != LaunchKind::Grid) return make_error("save_context: no grid launch is in flight");
+  if (restore_phase_) return make_error("save_context: the thread-entry routine has not finished");
+  DeviceContext ctx;
+  ctx.launch = launch_;
+  ctx.cores = cores_;
+  ctx.global_barriers = global_barriers_;
+  ctx.global_expected = global_expected_;
+  ctx.scheduler = sched_;
+  ctx.kernel_instructions = stats_.instructions - launch_base_;
+  ctx.kernel_lane_instructions = stats_.lane_instructions - launch_lane_base_;
+  ctx.drain_countdown = next_drain_ > stats_.instructions ? next_drain_ - stats_.instructions : 0;
+  return ctx;
+}
+
+Result<void> Machine::start_resume(const ResumeRequest& req) {
+  if (launch_active()) return make_error("resume: a launch is already in flight");
+  const DeviceContext& ctx = req.context;
+  const uint32_t nc = num_cores(), nw = cfg_.warps, nt = cfg_.threads;
+  if (ctx.launch.kind != LaunchKind::Grid) return make_error("resume: only grid launches can be re-launched");
+  if (ctx.cores.size() != nc || ctx.global_barriers.size() != global_barriers_.size() ||
+      ctx.global_expected.size() != global_expected_.size() || ctx.scheduler.current_warp.size() != nc ||
+      ctx.scheduler.quantum_left.size() != nc)
+    return make_error("resume: the context was saved on a device of another shape");
+  for (uint32_t c = 0; c < nc; ++c) {
+    const CoreState& core = ctx.cores[c];
+    if (core.warps.size() != nw || core.local_mem.size() != cfg_.local_mem_bytes ||
+        core.barriers.size() != cores_[c].barriers.size() || core.slot_warps.size() != nw ||
+        core.global_arrived.size() != cores_[c].global_arrived.size())
+      return make_error("resume: core " + std::to_string(c) + " of the context does not fit this device");
+    for (const WarpState& w : core.warps)
+      if (w.x.size() != 32 * nt || w.f.size() != 32 * nt)
+        return make_error("resume: a warp of core " + std::to_string(c) + " has the wrong register count");
+  }
+  if ((req.routine_pc & 3) || !mem_.is_mapped(req.routine_pc, 4))
+    return make_error("resume: the thread-entry routine at " + hex32(req.routine_pc) + " is not mapped code");
+  std::vector<uint8_t> placed(size_t(nc) * nw, 0);
+  for (const RestorePlacement& p : req.placements) {
+    if (p.core >= nc || p.slot >= nw)
+      return make_error("resume: placement core " + std::to_string(p.core) + " slot " + std::to_string(p.slot) +
+                        " does not exist");
+    if (placed[p.core * nw + p.slot]++)
+      return make_error("resume: two placements in core " + std::to_string(p.core) + " slot " +
+                        std::to_string(p.slot));
+    if (p.restores_warp != ctx.cores[p.core].warps[p.slot].active)
+      return make_error("resume: core " + std::to_string(p.core) + " slot " + std::to_string(p.slot) +
+                        (p.restores_warp ? " holds no warp to restore" : " holds a warp that needs restoring"));
+  }
+  for (uint32_t c = 0; c < nc; ++c)
+    for (uint32_t w = 0; w < nw; ++w)
+      if (ctx.cores[c].warps[w].active && !placed[c * nw + w])
+        return make_error("resume: the warp in core " + std::to_string(c) + " slot " + std::to_string(w) +
+                          " has no placement");
+  for (const FetchOverride& o : req.overrides)
+    if (o.core >= nc || o.slot >= nw || !ctx.cores[o.core].warps[o.slot].active)
+      return make_error("resume: a fetch override names core " + std::to_string(o.core) + " slot " +
+                        std::to_string(o.slot) + ", which holds no warp");
+
+  launch_ = ctx.launch;
+  initial_launch_ = ctx.launch;
+  initial_launch_.next_unit = 0;
+  initial_launch_.kmu_core_cursor = 0;
+  for (const RestorePlacement& p : req.placements) {
+    WarpState& ws = cores_[p.core].warps[p.slot];
+    const WarpState& saved = ctx.cores[p.core].warps[p.slot];
+    init_warp_for_dispatch(ws);
+    --stats_.warps_dispatched;  // not a dispatch of the workload
+    ws.halted = false;
+    ws.halt_cause = HaltCause::None;
+    ws.pc = req.routine_pc;
+    ws.tmask = cfg_.full_mask();
+    ws.mscratch = p.arg;
+    // The software coordinates the routine reads from the CTA CSRs.
+    ws.cta_slot = saved.cta_slot;
+    ws.cta_rank = saved.cta_rank;
+    ws.cta_size = saved.cta_size;
+    ws.cta_linear = saved.cta_linear;
+    ws.block_id = saved.block_id;
+    update_ready(p.core, p.slot);
+  }
+  resume_ = req;
+  restore_phase_ = true;
+  restore_next_ = 0;
+  resume_requested_ = false;
+  dispatch_new_units_ = req.dispatch_new_units;
+  overrides_.clear();
+  trigger_pending_ = false;
+  return {};
+}
+
+Outcome Machine::resume_request(ExecCtx& c) {
+  const bool ok = restore_phase_ && restore_next_ < resume_.placements.size() &&
+                  resume_.placements[restore_next_].core == c.core_id &&
+                  resume_.placements[restore_next_].slot == c.warp_id && resume_.placements[restore_next_].restores_warp;
+  if (!ok) return Outcome::fault(Cause::IllegalInstruction, c.last_lane(), 0x0000007b);
+  resume_requested_ = true;
+  return Outcome::retire();
+}
+
+RunResult Machine::run_restore_phase() {
+  const uint64_t i0 = stats_.instructions, l0 = stats_.lane_instructions;
+  auto settle = [&] {
+    // Routine instructions are the debugger's, not the kernel's: counted apart.
+    stats_.restore_instructions += stats_.instructions - i0;
+    stats_.instructions = i0;
+    stats_.lane_instructions = l0;
+  };
+  auto failed = [&](const RestorePlacement& p, const std::string& why) {
+    settle();
+    const WarpState& ws = cores_[p.core].warps[p.slot];
+    RunResult r{RunStop::Exception, DeviceException{Cause::RestoreFailed, ws.pc, p.core, p.slot, 0, 0}, {}};
+    r.message = "thread-entry routine in core " + std::to_string(p.core) + " slot " + std::to_string(p.slot) + ": " + why;
+    return r;
+  };
+  while (restore_next_ < resume_.placements.size()) {
+    const RestorePlacement& p = resume_.placements[restore_next_];
+    WarpState& ws = cores_[p.core].warps[p.slot];
+    for (uint64_t n = 0;; ++n) {
+      if (!ws.active) {
+        if (p.restores_warp) return failed(p, "ended without VXR.RESUME");
+        break;
+      }
+      if (n >= kRestoreLimit) return failed(p, "did not finish within " + std::to_string(kRestoreLimit) + " instructions");
+      DeviceException exc;
+      Outcome o = step(p.core, p.slot, &exc);
+      if (o.step == Step::Exception) return failed(p, exc.to_string());
+      if (o.step == Step::Stall) return failed(p, "stalled at " + hex32(ws.pc));
+      if (resume_requested_) {
+        resume_requested_ = false;
+        break;
+      }
+    }
+    ++restore_next_;
+  }
+  settle();
+  std::string why = finish_restore();
+  if (!why.empty()) {
+    RunResult r{RunStop::Exception, DeviceException{Cause::RestoreFailed, 0, 0, 0, 0, 0}, why};
+    return r;
+  }
+  return {RunStop::Idle, {}, {}};
+}
+
+std::string Machine::finish_restore() {
+  const DeviceContext& ctx = resume_.context;
+  const uint32_t nt = cfg_.threads;
+  // The routine is real code: check it did its job before trusting the state it leaves.
+  for (const RestorePlacement& p : resume_.placements) {
+    if (!p.restores_warp) continue;
+    const WarpState& ws = cores_[p.core].warps[p.slot];
+    const WarpState& saved = ctx.cores[p.core].warps[p.slot];
+    std::string where = "core " + std::to_string(p.core) + " slot " + std::to_string(p.slot);
+    for (uint32_t i = 0; i < 32 * nt; ++i) {
+      if (ws.x[i] != saved.x[i])
+        return "the routine left x" + std::to_string(i / nt) + " of " + where + " lane " + std::to_string(i % nt) +
+               " at " + hex32(ws.x[i]) + ", not " + hex32(saved.x[i]);
+      if (ws.f[i] != saved.f[i])
+        return "the routine left f" + std::to_string(i / nt) + " of " + where + " lane " + std::to_string(i % nt) +
+               " at " + hex32(ws.f[i]) + ", not " + hex32(saved.f[i]);
+    }
+    if (ws.fcsr != saved.fcsr || ws.mscratch != saved.mscratch || ws.mstatus != saved.mstatus ||
+        ws.mtvec != saved.mtvec || ws.mepc != saved.mepc || ws.mcause != saved.mcause || ws.mtval != saved.mtval)
+      return "the routine left a CSR of " + where + " different from the context";
+  }
+  for (uint32_t c = 0; c < num_cores(); ++c)
+    if (cores_[c].local_mem != ctx.cores[c].local_mem)
+      return "the routine left the local memory of core " + std::to_string(c) + " different from the context";
+  // What no kernel instruction can write: control state, barrier and KMU state, the scheduler. Empty
+  // slots get their saved registers back too (a later CTA in the slot may read them uninitialized).
+  cores_ = ctx.cores;
+  global_barriers_ = ctx.global_barriers;
+  global_expected_ = ctx.global_expected;
+  sched_ = ctx.scheduler;
+  launch_ = ctx.launch;
+  launch_base_ = stats_.instructions - ctx.kernel_instructions;
+  launch_lane_base_ = stats_.lane_instructions - ctx.kernel_lane_instructions;
+  watchdog_base_ = launch_base_;  // the watchdog counts the whole launch, not the pass
+  next_drain_ = stats_.instructions + ctx.drain_countdown;
+  overrides_ = resume_.overrides;
+  restore_phase_ = false;
+  resume_ = ResumeRequest{};
+  state_replaced();
+  return {};
+}
+
 // --- Launch and dispatch -----------------------------------------------------
 
 Result<void> Machine::start_launch(const LaunchState& in) {
@@ -503,6 +753,11 @@ Result<void> Machine::start_launch(const LaunchState& in) {
   }
   launch_ = l;
   initial_launch_ = l;
+  launch_base_ = stats_.instructions;
+  launch_lane_base_ = stats_.lane_instructions;
+  dispatch_new_units_ = true;
+  overrides_.clear();
+  trigger_pending_ = false;
   reset_watchdog();
   return {};
 }

@@ -8,10 +8,12 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "device/config.hpp"
+#include "device/context.hpp"
 #include "device/isa.hpp"
 #include "device/memory.hpp"
 #include "device/result.hpp"
@@ -26,11 +28,14 @@ enum class RunStop : uint8_t {
   Budget,      // max_instructions reached; call run() again to go on exactly where it stopped
   Exception,   // a device exception; the faulting instruction did not execute
   Halted,      // Debug Module: a warp halted on EBREAK, or nothing can run and some active warp is halted
+  Trigger,     // the warp trigger fired (set_trigger)
+  Drained,     // ResumeRequest::dispatch_new_units was false and no warp is left; the launch stays in flight
 };
 
 struct RunResult {
   RunStop stop = RunStop::Idle;
   DeviceException exception;
+  std::string message;  // Cause::RestoreFailed: what went wrong
 };
 
 class Machine {
@@ -63,6 +68,20 @@ class Machine {
   RunResult run(uint64_t max_instructions);
   // The watchdog counts warp instructions since the last reset.
   void reset_watchdog() { watchdog_base_ = stats_.instructions; }
+
+  // --- Save and re-launch (device/context.hpp) ----------------------------
+  // The state of the grid launch in flight; fails when there is none.
+  Result<DeviceContext> save_context() const;
+  // Starts a saved grid launch again through the thread-entry routine (the restore phase runs at
+  // the start of the next run()). Fails without changing anything when a launch is in flight or
+  // the request does not fit this device.
+  Result<void> start_resume(const ResumeRequest& request);
+  void set_trigger(const WarpTrigger& t) { trigger_ = t; }
+  void clear_trigger() { trigger_.reset(); }
+  // VXR.RESUME (exec_vortex.cpp): the routine of an in-progress warp is done.
+  Outcome resume_request(ExecCtx& c);
+  // mcycle: warp instructions the launch in flight has retired, over every pass.
+  uint64_t launch_clock() const { return stats_.instructions - launch_base_; }
 
   // --- Command-processor memory windows, applied to core data accesses ----
   std::array<MemWindow, 8>& windows() { return windows_; }
@@ -149,6 +168,9 @@ class Machine {
   template <bool kWrite>
   uint8_t* data_pointer(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault);
   void init_warp_for_dispatch(WarpState& w);
+  RunResult run_restore_phase();
+  std::string finish_restore();
+  bool trigger_fired(uint32_t c, uint32_t w) const;
 
   DeviceConfig cfg_;
   RunOptions opts_;
@@ -166,6 +188,19 @@ class Machine {
   std::vector<ConsoleChunk> console_;
   LaunchState initial_launch_;  // the launch as start_launch accepted it: what ndmreset restarts
   bool ebreak_halt_ = false;    // mirrors DCONFIG.ebreakh
+  uint64_t launch_base_ = 0;       // stats_.instructions when the launch (virtually) began
+  uint64_t launch_lane_base_ = 0;  // stats_.lane_instructions likewise
+
+  // Re-launch: the restore phase runs the routine in these slots, one after another, before the
+  // saved state is installed and the launch goes on.
+  bool restore_phase_ = false;
+  ResumeRequest resume_;
+  size_t restore_next_ = 0;       // placement whose routine runs next
+  bool resume_requested_ = false;  // VXR.RESUME executed by the warp being restored
+  bool dispatch_new_units_ = true;
+  std::vector<FetchOverride> overrides_;
+  std::optional<WarpTrigger> trigger_;
+  bool trigger_pending_ = false;  // fired; run() returns before the next instruction
 
   // Derived, never persisted.
   std::vector<uint32_t> ready_;        // per core: warps that are active, not waiting and not halted

@@ -20,6 +20,8 @@ const char* event_kind_name(EventKind k) {
     case EventKind::Budget: return "budget";
     case EventKind::CommandError: return "command error";
     case EventKind::Halted: return "halted";
+    case EventKind::Trigger: return "trigger";
+    case EventKind::Drained: return "drained";
   }
   return "unknown";
 }
@@ -122,10 +124,12 @@ class ModelDevice final : public Driver {
           // what it printed before the stop (an assertion message) is shown.
           m_.drain_console();
           halted_ = true;
-          halted_event_ = DeviceEvent{EventKind::Exception, s.id, r.exception, {}};
+          halted_event_ = DeviceEvent{EventKind::Exception, s.id, r.exception, r.message};
           return halted_event_;
         }
         if (r.stop == RunStop::Halted) return DeviceEvent{EventKind::Halted, s.id, {}, {}};
+        if (r.stop == RunStop::Trigger) return DeviceEvent{EventKind::Trigger, s.id, {}, {}};
+        if (r.stop == RunStop::Drained) return DeviceEvent{EventKind::Drained, s.id, {}, {}};
         continue;  // LaunchDone: the buffer goes on
       }
       std::string error;
@@ -143,6 +147,34 @@ class ModelDevice final : public Driver {
     queue_.clear();
     halted_ = false;
   }
+
+  Result<DeviceContext> save_context() override { return m_.save_context(); }
+
+  Result<uint64_t> resume(const ResumeRequest& request) override {
+    if (!queue_.empty() || m_.launch_active())
+      return make_error("resume: the device is busy (a launch is in flight or work is queued)");
+    if (auto r = m_.start_resume(request); !r) return r.error();
+    // The launch runs as the first thing of a submission that then finishes.
+    CommandList finish;
+    finish.commands.push_back(Command{CmdOp::Finish, 0, 0, {}});
+    queue_.push_back(Submission{++last_id_, std::move(finish), 0});
+    return last_id_;
+  }
+
+  std::vector<uint32_t> take_dirty_pages() override {
+    std::vector<uint32_t> pages = m_.memory().dirty_pages();
+    m_.memory().clear_dirty();
+    return pages;
+  }
+
+  Result<void> set_warp_trigger(const WarpTrigger& t) override {
+    if (t.core >= m_.num_cores() || t.slot >= m_.config().warps)
+      return make_error("set_warp_trigger: core " + std::to_string(t.core) + " slot " + std::to_string(t.slot) +
+                        " does not exist");
+    m_.set_trigger(t);
+    return {};
+  }
+  void clear_warp_trigger() override { m_.clear_trigger(); }
 
   std::vector<ConsoleChunk> read_console() override { return m_.take_console(); }
   uint32_t exit_code() override { return m_.exit_code(); }

@@ -30,6 +30,7 @@ enum class Cause : uint8_t {
   BadBarrier,           // BAR naming a CTA slot or barrier number that does not exist
   Deadlock,             // every remaining warp waits on a barrier that can never complete
   Watchdog,             // the pass exceeded its instruction budget
+  RestoreFailed,        // the thread-entry routine of a re-launch failed (docs/relaunch.md); a debugger bug
 };
 const char* cause_name(Cause c);
 
@@ -57,6 +58,7 @@ struct MachineStats {
   uint64_t warps_dispatched = 0;
   uint64_t units_dispatched = 0;    // CTAs or instances
   uint64_t divergent_branches = 0;  // plain branches whose lanes disagreed (last-lane rule applied)
+  uint64_t restore_instructions = 0;  // warp instructions of thread-entry routines (not in `instructions`)
 };
 
 struct IpdomEntry {

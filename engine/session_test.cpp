@@ -1,0 +1,462 @@
+// The re-launch engine against undisturbed runs: every stop's saved state, the final memory,
+// console and exit code, and the instruction count must equal those of a run that never stopped.
+#include "engine/session.hpp"
+
+#include <rapidcheck.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "checkpoint/store.hpp"
+#include "device/encode.hpp"
+#include "device/host_runtime.hpp"
+
+using namespace vx;
+using namespace vx::engine;
+
+namespace {
+
+const std::string kExamples = VX_EXAMPLES_DIR;
+
+struct Loaded {
+  KernelImage image;
+};
+
+KernelImage launch_kernel(Driver& d, const std::string& name) {
+  auto image = load_kernel_image(kExamples + "/" + name + ".elf");
+  REQUIRE(image);
+  HostRuntime rt(d);
+  auto launch = resolve_grid_launch(*image, d.config(), {});
+  REQUIRE(launch);
+  REQUIRE(rt.load_image(*image));
+  REQUIRE(rt.launch_grid(*launch));
+  return *image;
+}
+
+std::unique_ptr<Driver> open(const DeviceConfig& cfg, uint64_t seed) {
+  RunOptions o;
+  o.seed = seed;
+  auto d = open_model_device(cfg, o);
+  REQUIRE(d);
+  return std::move(d).value();
+}
+
+// The memory a kernel can touch: I/O (console, exit code), its image, the stacks.
+std::vector<uint8_t> memory_of(const std::function<std::vector<uint8_t>(uint32_t, uint32_t)>& read,
+                               const KernelImage& img, const DeviceConfig& cfg, bool with_io) {
+  std::vector<uint8_t> all;
+  auto add = [&](uint32_t a, uint32_t n) {
+    auto b = read(a, n);
+    all.insert(all.end(), b.begin(), b.end());
+  };
+  if (with_io) add(memmap::kIoBase, memmap::kIoEnd - memmap::kIoBase);
+  add(img.min_vma, img.max_vma - img.min_vma);
+  uint32_t stacks = cfg.total_harts() * memmap::kStackPerHart;
+  add(memmap::kStackBase - stacks, stacks);
+  return all;
+}
+
+std::string console_text(const std::vector<ConsoleChunk>& chunks) {
+  std::string s;
+  for (const auto& c : chunks) s += std::to_string(c.slot) + ":" + c.bytes;
+  return s;
+}
+
+// An undisturbed run that can be asked for its state at increasing instruction counts.
+struct Reference {
+  std::unique_ptr<Driver> dev;
+  KernelImage img;
+  uint64_t at = 0;
+  std::string console;
+  Reference(const DeviceConfig& cfg, uint64_t seed, const std::string& kernel) : dev(open(cfg, seed)) {
+    img = launch_kernel(*dev, kernel);
+  }
+  DeviceContext state_at(uint64_t count) {
+    REQUIRE(count >= at);
+    if (count > at) {
+      DeviceEvent e = dev->wait(count - at);
+      REQUIRE(e.kind == EventKind::Budget);
+      at = count;
+    }
+    console += console_text(dev->read_console());
+    auto c = dev->save_context();
+    REQUIRE(c);
+    return *c;
+  }
+  std::vector<uint8_t> memory(bool with_io) {
+    return memory_of(
+        [&](uint32_t a, uint32_t n) {
+          std::vector<uint8_t> b(n);
+          REQUIRE(dev->copy_from_device(a, b));
+          return b;
+        },
+        img, dev->config(), with_io);
+  }
+  DeviceEvent finish() {
+    DeviceEvent e = dev->wait();
+    console += console_text(dev->read_console());
+    return e;
+  }
+};
+
+struct Undisturbed {
+  std::vector<uint8_t> memory;
+  std::string console;
+  uint32_t exit_code = 0;
+  uint64_t instructions = 0;
+};
+
+Undisturbed undisturbed(const DeviceConfig& cfg, uint64_t seed, const std::string& kernel) {
+  Reference r(cfg, seed, kernel);
+  DeviceEvent e = r.finish();
+  REQUIRE(e.kind == EventKind::Completed);
+  return {r.memory(false), r.console, r.dev->exit_code(), r.dev->stats().instructions};
+}
+
+struct Debugged {
+  std::unique_ptr<Driver> dev;
+  std::unique_ptr<Session> s;
+  KernelImage img;
+  std::string console;
+  Debugged(const DeviceConfig& cfg, uint64_t seed, const std::string& kernel, SessionOptions so = {})
+      : dev(open(cfg, seed)) {
+    auto made = Session::create(*dev, so);
+    REQUIRE(made);
+    s = std::move(made).value();
+    img = launch_kernel(s->host(), kernel);
+  }
+  std::vector<uint8_t> memory(bool with_io) {
+    return memory_of(
+        [&](uint32_t a, uint32_t n) {
+          auto b = s->read_memory(a, n);
+          REQUIRE(b);
+          return *b;
+        },
+        img, dev->config(), with_io);
+  }
+  StopEvent go(Result<StopEvent> r) {
+    REQUIRE(r);
+    console += console_text(s->take_console());
+    return *r;
+  }
+};
+
+// A context as the comparison needs it: the drain countdown is where console drains happen, which a
+// stop on an exception (breakpoint) moves, as the undisturbed run's own exceptions do.
+void check_same_state(const DeviceContext& got, const DeviceContext& want) {
+  REQUIRE(got.kernel_instructions == want.kernel_instructions);
+  CHECK(got.launch == want.launch);
+  CHECK(got.scheduler == want.scheduler);
+  CHECK(got.global_barriers == want.global_barriers);
+  REQUIRE(got.cores.size() == want.cores.size());
+  for (size_t c = 0; c < got.cores.size(); ++c) {
+    INFO("core " << c);
+    for (size_t w = 0; w < got.cores[c].warps.size(); ++w) {
+      INFO("warp " << w);
+      CHECK(got.cores[c].warps[w] == want.cores[c].warps[w]);
+    }
+    CHECK(got.cores[c].local_mem == want.cores[c].local_mem);
+    CHECK(got.cores[c].barriers == want.cores[c].barriers);
+    CHECK(got.cores[c].slot_warps == want.cores[c].slot_warps);
+  }
+}
+
+const DeviceConfig k1x1x4x4{1, 1, 4, 4, 16 * 1024};
+const DeviceConfig k1x2x8x8{1, 2, 8, 8, 16 * 1024};
+
+// Stops at `stops` evenly spaced instruction counts; checks each stop and the end.
+void run_with_stops(const DeviceConfig& cfg, uint64_t seed, const std::string& kernel, uint32_t stops) {
+  Undisturbed u = undisturbed(cfg, seed, kernel);
+  Reference ref(cfg, seed, kernel);
+  Debugged d(cfg, seed, kernel);
+  for (uint32_t i = 1; i <= stops; ++i) {
+    uint64_t at = u.instructions * i / (stops + 1);
+    if (at == 0) continue;
+    StopEvent ev = d.go(d.s->run_to(at));
+    REQUIRE(ev.reason == StopReason::InstructionCount);
+    REQUIRE(ev.instructions == at);
+    check_same_state(d.s->context(), ref.state_at(at));
+    CHECK(d.memory(true) == ref.memory(true));
+  }
+  StopEvent end = d.go(d.s->resume());
+  REQUIRE(end.reason == StopReason::Exited);
+  CHECK(end.exit_code == u.exit_code);
+  CHECK(d.memory(false) == u.memory);
+  CHECK(d.console == u.console);
+  SessionStats st = d.s->stats();
+  CHECK(st.instructions == u.instructions);
+  CHECK(st.launch_instructions == u.instructions);
+  CHECK(st.reexecution_ratio() == 1.0);
+  CHECK(st.passes == stops + 1);
+  if (stops > 0) CHECK(st.restore_instructions > 0);
+}
+
+}  // namespace
+
+TEST_CASE("nothing runs twice and nothing changes: 1, 5 and 50 stops in every example kernel", "[session]") {
+  for (const char* k : {"vecadd", "sgemm", "reduce", "diverge", "histogram", "racy", "hello"}) {
+    for (uint32_t stops : {1u, 5u, 50u}) {
+      INFO(k << " with " << stops << " stops");
+      run_with_stops(k1x1x4x4, 7, k, stops);
+    }
+  }
+}
+
+TEST_CASE("stops on a bigger device: several cores, 8-lane warps", "[session]") {
+  for (const char* k : {"sgemm", "reduce", "racy"}) {
+    INFO(k);
+    run_with_stops(k1x2x8x8, 3, k, 5);
+  }
+}
+
+TEST_CASE("a breakpoint stops every warp that reaches it, and continuing gives the undisturbed result", "[session]") {
+  const std::string kernel = "reduce";
+  Undisturbed u = undisturbed(k1x1x4x4, 1, kernel);
+  Debugged d(k1x1x4x4, 1, kernel);
+  auto addr = d.img.launch ? std::optional<uint32_t>(d.img.launch->entry) : std::nullopt;
+  REQUIRE(addr);
+  auto id = d.s->add_breakpoint(*addr);
+  REQUIRE(id);
+  Reference ref(k1x1x4x4, 1, kernel);
+  uint32_t hits = 0;
+  for (;;) {
+    StopEvent ev = d.go(d.s->resume());
+    if (ev.reason == StopReason::Exited) {
+      CHECK(ev.exit_code == u.exit_code);
+      break;
+    }
+    REQUIRE(ev.reason == StopReason::Breakpoint);
+    REQUIRE(ev.breakpoints == std::vector<int>{*id});
+    REQUIRE(!ev.hits.empty());
+    for (const WarpHit& h : ev.hits) CHECK(h.pc == *addr);
+    ++hits;
+    // The state is the undisturbed run's at the same count, memory as the kernel sees it (without the EBREAK).
+    check_same_state(d.s->context(), ref.state_at(ev.instructions));
+    CHECK(d.memory(false) == ref.memory(false));
+  }
+  CHECK(hits > 0);
+  CHECK(d.memory(false) == u.memory);
+  CHECK(d.console == u.console);
+  CHECK(d.s->stats().instructions == u.instructions);
+  CHECK(d.s->breakpoints().at(0).hits >= hits);
+}
+
+TEST_CASE("stepping a warp one instruction at a time follows the undisturbed run", "[session]") {
+  const std::string kernel = "diverge";
+  Undisturbed u = undisturbed(k1x1x4x4, 5, kernel);
+  Debugged d(k1x1x4x4, 5, kernel);
+  Reference ref(k1x1x4x4, 5, kernel);
+  StopEvent ev = d.go(d.s->run_to(u.instructions / 3));
+  REQUIRE(ev.reason == StopReason::InstructionCount);
+  WarpId focus{};
+  bool found = false;
+  for (uint32_t w = 0; w < 4 && !found; ++w)
+    if (d.s->context().cores[0].warps[w].active) {
+      focus = WarpId{0, w};
+      found = true;
+    }
+  REQUIRE(found);
+  uint64_t instret = d.s->context().cores[0].warps[focus.slot].instret;
+  for (int i = 0; i < 30; ++i) {
+    ev = d.go(d.s->step(focus, 0));
+    if (ev.reason != StopReason::Step) break;
+    const WarpState& ws = d.s->context().cores[0].warps[focus.slot];
+    if (!ws.active) break;
+    CHECK(ws.instret == instret + 1);
+    instret = ws.instret;
+    check_same_state(d.s->context(), ref.state_at(ev.instructions));
+  }
+  while (ev.reason != StopReason::Exited) ev = d.go(d.s->resume());
+  CHECK(d.memory(false) == u.memory);
+  CHECK(d.s->stats().instructions == u.instructions);
+}
+
+TEST_CASE("the device is free between passes: another workload runs while the session is stopped", "[session]") {
+  const std::string kernel = "sgemm";
+  Undisturbed u = undisturbed(k1x1x4x4, 2, kernel);
+  Debugged d(k1x1x4x4, 2, kernel);
+  StopEvent ev = d.go(d.s->run_to(u.instructions / 2));
+  REQUIRE(ev.reason == StopReason::InstructionCount);
+  // An unrelated kernel, straight on the device: each thread stores 7 at buf[hart].
+  using namespace vx::test;
+  Driver& dev = *d.dev;
+  auto buf = dev.mem_alloc(4096);
+  REQUIRE(buf);
+  std::vector<uint32_t> kernel_words = {rv::lui(a1, *buf >> 12), rv::csrr(t1, 0xF14), rv::addi(t2, zero, 7),
+                                        i_type(2, t1, 1, t1, 0x13),  // slli t1, t1, 2
+                                        rv::add(a1, a1, t1), rv::sw(t2, a1, 0), rv::ret()};
+  auto words = windowed_image(kernel_words);
+  auto code = dev.mem_alloc(words.size() * 4);
+  REQUIRE(code);
+  REQUIRE(dev.copy_to_device(*code, {reinterpret_cast<const uint8_t*>(words.data()), words.size() * 4}));
+  HostRuntime other(dev);
+  GridLaunch g;
+  g.start_pc = *code;
+  g.entry_pc = *code + 0x100;
+  g.block = {4, 1, 1};
+  REQUIRE(other.launch_grid(g));
+  DeviceEvent e = dev.wait();
+  REQUIRE(e.kind == EventKind::Completed);
+  std::vector<uint8_t> out(16);
+  REQUIRE(dev.copy_from_device(*buf, out));
+  for (int i = 0; i < 4; ++i) CHECK(out[size_t(i) * 4] == 7);
+  // The session goes on as if nothing happened.
+  ev = d.go(d.s->resume());
+  REQUIRE(ev.reason == StopReason::Exited);
+  CHECK(ev.exit_code == u.exit_code);
+  CHECK(d.memory(false) == u.memory);
+  CHECK(d.console == u.console);
+}
+
+TEST_CASE("the same checkpoint leads to the same future", "[session]") {
+  const std::string kernel = "racy";
+  auto dir = std::filesystem::temp_directory_path() / ("vx-session-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  SessionOptions so;
+  so.store_dir = dir.string();
+  so.store_sync = false;
+  Undisturbed u = undisturbed(k1x1x4x4, 9, kernel);
+  Debugged d(k1x1x4x4, 9, kernel, so);
+  uint64_t a = u.instructions / 4, b = u.instructions / 2;
+  StopEvent first = d.go(d.s->run_to(a));
+  REQUIRE(first.reason == StopReason::InstructionCount);
+  auto keys = d.s->store()->list();
+  REQUIRE(keys);
+  REQUIRE(keys->size() == 1);
+  const checkpoint::TimeKey key = keys->front();
+  REQUIRE(d.go(d.s->run_to(b)).reason == StopReason::InstructionCount);
+  DeviceContext once = d.s->context();
+  auto mem_once = d.memory(true);
+  for (int round = 0; round < 2; ++round) {
+    StopEvent back = d.go(d.s->goto_checkpoint(key));
+    CHECK(back.instructions == a);
+    REQUIRE(d.go(d.s->run_to(b)).reason == StopReason::InstructionCount);
+    check_same_state(d.s->context(), once);
+    CHECK(d.memory(true) == mem_once);
+  }
+  StopEvent end = d.go(d.s->resume());
+  REQUIRE(end.reason == StopReason::Exited);
+  CHECK(d.memory(false) == u.memory);
+  // Going back re-executed a..b twice more: the ratio says so.
+  CHECK(d.s->stats().reexecution_ratio() > 1.0);
+  auto all = d.s->store()->list();
+  REQUIRE(all);
+  for (const auto& k : *all) CHECK(d.s->store()->verify(k));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("faults, assertions and the watchdog stop the session with the state inspectable", "[session]") {
+  SECTION("fault") {
+    Debugged d(k1x1x4x4, 1, "fault");
+    StopEvent ev = d.go(d.s->resume());
+    REQUIRE(ev.reason == StopReason::Exception);
+    CHECK(ev.exception.cause != Cause::None);
+    REQUIRE(!ev.hits.empty());
+    CHECK(d.s->context().cores[0].warps[ev.hits[0].warp.slot].pc == ev.exception.pc);
+    StopEvent after = d.go(d.s->resume());
+    CHECK(after.reason == StopReason::Killed);
+    CHECK(!d.s->resume());
+  }
+  SECTION("assertion") {
+    Debugged d(k1x1x4x4, 1, "assert");
+    StopEvent ev = d.go(d.s->resume());
+    REQUIRE(ev.reason == StopReason::Assertion);
+    while (ev.reason == StopReason::Assertion) ev = d.go(d.s->resume());
+    CHECK(ev.reason == StopReason::Exited);
+  }
+  SECTION("watchdog across passes") {
+    RunOptions o;
+    o.seed = 1;
+    o.watchdog_instructions = 200000;
+    auto dev = open_model_device(k1x1x4x4, o);
+    REQUIRE(dev);
+    auto s = Session::create(**dev, {});
+    REQUIRE(s);
+    launch_kernel((*s)->host(), "hang");
+    // Stops every 50000 instructions: the watchdog still counts the whole launch.
+    uint64_t at = 0;
+    for (;;) {
+      at += 50000;
+      auto ev = (*s)->run_to(at);
+      REQUIRE(ev);
+      if (ev->reason == StopReason::Watchdog) {
+        CHECK(ev->instructions == 200000);
+        break;
+      }
+      REQUIRE(ev->reason == StopReason::InstructionCount);
+      REQUIRE(at <= 200000);
+    }
+  }
+}
+
+TEST_CASE("the patent's variant re-launches only the warps in progress first and ends the same", "[session]") {
+  SessionOptions so;
+  so.in_progress_only = true;
+  for (const char* k : {"sgemm", "reduce"}) {
+    INFO(k);
+    Undisturbed u = undisturbed(k1x1x4x4, 4, k);
+    Debugged d(k1x1x4x4, 4, k, so);
+    for (int i = 1; i <= 3; ++i) REQUIRE(d.go(d.s->run_to(u.instructions * i / 4)).reason == StopReason::InstructionCount);
+    StopEvent end = d.go(d.s->resume());
+    REQUIRE(end.reason == StopReason::Exited);
+    // Not the same schedule, so only a kernel's own check says the result is right.
+    CHECK(end.exit_code == 0);
+  }
+}
+
+TEST_CASE("property: stopping never changes the result", "[session][property]") {
+  const std::vector<std::string> kernels = {"vecadd", "sgemm", "reduce", "diverge", "histogram", "racy", "hello"};
+  const std::vector<DeviceConfig> configs = {k1x1x4x4, k1x2x8x8, DeviceConfig{2, 1, 4, 4, 16 * 1024}};
+  const uint64_t kSeed = 20261122;
+  auto property = [&] {
+        const std::string kernel = *rc::gen::elementOf(kernels);
+        const DeviceConfig dc = *rc::gen::elementOf(configs);
+        const uint64_t seed = *rc::gen::inRange<uint64_t>(0, 1000);
+        const Undisturbed u = undisturbed(dc, seed, kernel);
+        const auto fractions = *rc::gen::container<std::vector<uint32_t>>(rc::gen::inRange<uint32_t>(1, 1000));
+        const int steps = *rc::gen::inRange(0, 4);
+        Debugged d(dc, seed, kernel);
+        Reference ref(dc, seed, kernel);
+        std::vector<uint64_t> points;
+        for (uint32_t f : fractions) points.push_back(u.instructions * f / 1000);
+        std::sort(points.begin(), points.end());
+        points.erase(std::unique(points.begin(), points.end()), points.end());
+        uint64_t now = 0;
+        for (uint64_t p : points) {
+          if (p <= now) continue;
+          StopEvent ev = d.go(d.s->run_to(p));
+          RC_ASSERT(ev.reason == StopReason::InstructionCount);
+          now = ev.instructions;
+          RC_ASSERT(d.s->context() == ref.state_at(now));
+          for (int i = 0; i < steps; ++i) {
+            std::optional<WarpId> focus;
+            for (uint32_t c = 0; c < dc.total_cores() && !focus; ++c)
+              for (uint32_t w = 0; w < dc.warps && !focus; ++w)
+                if (d.s->context().cores[c].warps[w].active) focus = WarpId{c, w};
+            if (!focus) break;
+            ev = d.go(d.s->step(*focus, 0));
+            if (ev.reason != StopReason::Step) break;
+            now = ev.instructions;
+            RC_ASSERT(d.s->context() == ref.state_at(now));
+          }
+          if (ev.reason == StopReason::Exited) break;
+        }
+        StopEvent end = d.s->stopped() || now == 0 ? d.go(d.s->resume()) : d.s->last_stop();
+        RC_ASSERT(end.reason == StopReason::Exited);
+        RC_ASSERT(end.exit_code == u.exit_code);
+        RC_ASSERT(d.memory(false) == u.memory);
+        RC_ASSERT(d.console == u.console);
+        RC_ASSERT(d.s->stats().instructions == u.instructions);
+  };
+  rc::detail::TestParams params;
+  params.seed = kSeed;
+  params.maxSuccess = 12;
+  params.maxSize = 40;
+  rc::detail::TestMetadata meta;
+  meta.id = meta.description = "stopping never changes the result";
+  auto result = rc::detail::checkProperty(rc::detail::toProperty(property), meta, params);
+  std::ostringstream msg;
+  rc::detail::printResultMessage(result, msg);
+  INFO("rapidcheck seed " << kSeed << ": " << msg.str());
+  REQUIRE(result.is<rc::detail::SuccessResult>());
+}

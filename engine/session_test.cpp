@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <thread>
 
 #include "checkpoint/store.hpp"
 #include "device/encode.hpp"
@@ -164,8 +165,16 @@ void check_same_state(const DeviceContext& got, const DeviceContext& want) {
 const DeviceConfig k1x1x4x4{1, 1, 4, 4, 16 * 1024};
 const DeviceConfig k1x2x8x8{1, 2, 8, 8, 16 * 1024};
 
+// What the stops of a session caught warps doing (the hard cases must actually be exercised).
+struct Seen {
+  bool divergent = false;       // a warp with a non-empty IPDOM stack
+  bool at_barrier = false;      // a warp waiting at a barrier
+  bool several_warps = false;   // a CTA of several warps in progress
+};
+
 // Stops at `stops` evenly spaced instruction counts; checks each stop and the end.
-void run_with_stops(const DeviceConfig& cfg, uint64_t seed, const std::string& kernel, uint32_t stops) {
+Seen run_with_stops(const DeviceConfig& cfg, uint64_t seed, const std::string& kernel, uint32_t stops) {
+  Seen seen;
   Undisturbed u = undisturbed(cfg, seed, kernel);
   Reference ref(cfg, seed, kernel);
   Debugged d(cfg, seed, kernel);
@@ -177,6 +186,13 @@ void run_with_stops(const DeviceConfig& cfg, uint64_t seed, const std::string& k
     REQUIRE(ev.instructions == at);
     check_same_state(d.s->context(), ref.state_at(at));
     CHECK(d.memory(true) == ref.memory(true));
+    for (const CoreState& c : d.s->context().cores)
+      for (const WarpState& w : c.warps) {
+        if (!w.active) continue;
+        seen.divergent |= !w.ipdom.empty();
+        seen.at_barrier |= w.wait == WarpWait::Barrier;
+        seen.several_warps |= w.cta_size > 1;
+      }
   }
   StopEvent end = d.go(d.s->resume());
   REQUIRE(end.reason == StopReason::Exited);
@@ -189,6 +205,7 @@ void run_with_stops(const DeviceConfig& cfg, uint64_t seed, const std::string& k
   CHECK(st.reexecution_ratio() == 1.0);
   CHECK(st.passes == stops + 1);
   if (stops > 0) CHECK(st.restore_instructions > 0);
+  return seen;
 }
 
 }  // namespace
@@ -200,6 +217,41 @@ TEST_CASE("nothing runs twice and nothing changes: 1, 5 and 50 stops in every ex
       run_with_stops(k1x1x4x4, 7, k, stops);
     }
   }
+}
+
+TEST_CASE("stops catch warps mid-divergence, at barriers, and in multi-warp CTAs", "[session]") {
+  CHECK(run_with_stops(k1x1x4x4, 7, "diverge", 50).divergent);
+  Seen reduce = run_with_stops(k1x1x4x4, 7, "reduce", 50);
+  CHECK(reduce.at_barrier);
+  CHECK(reduce.several_warps);
+}
+
+TEST_CASE("an interrupt stops a running kernel, which then goes on", "[session]") {
+  RunOptions o;
+  o.seed = 1;
+  o.watchdog_instructions = 2'000'000'000;
+  auto dev = open_model_device(k1x1x4x4, o);
+  REQUIRE(dev);
+  SessionOptions so;
+  so.slice = 10000;
+  auto s = Session::create(**dev, so);
+  REQUIRE(s);
+  launch_kernel((*s)->host(), "hang");
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    (*s)->interrupt();
+  });
+  auto ev = (*s)->resume();
+  t.join();
+  REQUIRE(ev);
+  CHECK(ev->reason == StopReason::Interrupt);
+  CHECK(ev->instructions > 0);
+  CHECK((*s)->stopped());
+  uint64_t first = ev->instructions;
+  auto more = (*s)->run_to(first + 1000);
+  REQUIRE(more);
+  CHECK(more->reason == StopReason::InstructionCount);
+  CHECK(more->pass == 2);
 }
 
 TEST_CASE("stops on a bigger device: several cores, 8-lane warps", "[session]") {

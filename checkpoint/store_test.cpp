@@ -24,6 +24,7 @@
 
 #include "checkpoint/codec.hpp"
 #include "checkpoint/test_records.hpp"
+#include "tests/property.hpp"
 
 using namespace vx::checkpoint;
 namespace fs = std::filesystem;
@@ -342,18 +343,7 @@ TEST_CASE("Random records round-trip through the store exactly (rapidcheck, fixe
     }
   };
 
-  rc::detail::TestParams params;
-  params.seed = kSeed;
-  params.maxSuccess = 150;
-  params.maxSize = 50;
-  rc::detail::TestMetadata meta;
-  meta.id = meta.description = "store round trip";
-  auto result = rc::detail::checkProperty(rc::detail::toProperty(property), meta, params);
-  std::ostringstream msg;
-  rc::detail::printResultMessage(result, msg);
-  INFO("rapidcheck seed " << kSeed << ": " << msg.str());
-  REQUIRE(result.is<rc::detail::SuccessResult>());
-  CHECK(result.get<rc::detail::SuccessResult>().numSuccess == params.maxSuccess);
+  vx::test::check_property("store round trip", kSeed, 150, 50, property);
 }
 
 TEST_CASE("Checkpoints put out of time order list in time order: launch, then pass, instret, seq") {

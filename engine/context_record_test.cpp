@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "checkpoint/store.hpp"
+#include "tests/property.hpp"
 
 using namespace vx;
 using namespace vx::engine;
@@ -257,18 +258,7 @@ TEST_CASE("Random contexts round-trip through a store exactly (rapidcheck, fixed
     RC_ASSERT(*restored == ctx);
   };
 
-  rc::detail::TestParams params;
-  params.seed = kSeed;
-  params.maxSuccess = 100;
-  params.maxSize = 50;
-  rc::detail::TestMetadata meta;
-  meta.id = meta.description = "context round trip";
-  auto result = rc::detail::checkProperty(rc::detail::toProperty(property), meta, params);
-  std::ostringstream msg;
-  rc::detail::printResultMessage(result, msg);
-  INFO("rapidcheck seed " << kSeed << ": " << msg.str());
-  REQUIRE(result.is<rc::detail::SuccessResult>());
-  CHECK(result.get<rc::detail::SuccessResult>().numSuccess == params.maxSuccess);
+  vx::test::check_property("context round trip", kSeed, 100, 50, property);
 }
 
 TEST_CASE("Enums map value by value, and the record takes the device shape from the configuration") {

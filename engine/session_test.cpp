@@ -11,6 +11,7 @@
 #include "checkpoint/store.hpp"
 #include "device/encode.hpp"
 #include "device/host_runtime.hpp"
+#include "tests/property.hpp"
 
 using namespace vx;
 using namespace vx::engine;
@@ -500,15 +501,5 @@ TEST_CASE("property: stopping never changes the result", "[session][property]") 
         RC_ASSERT(d.console == u.console);
         RC_ASSERT(d.s->stats().instructions == u.instructions);
   };
-  rc::detail::TestParams params;
-  params.seed = kSeed;
-  params.maxSuccess = 12;
-  params.maxSize = 40;
-  rc::detail::TestMetadata meta;
-  meta.id = meta.description = "stopping never changes the result";
-  auto result = rc::detail::checkProperty(rc::detail::toProperty(property), meta, params);
-  std::ostringstream msg;
-  rc::detail::printResultMessage(result, msg);
-  INFO("rapidcheck seed " << kSeed << ": " << msg.str());
-  REQUIRE(result.is<rc::detail::SuccessResult>());
+  vx::test::check_property("stopping never changes the result", kSeed, 12, 40, property);
 }

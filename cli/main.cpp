@@ -1,8 +1,12 @@
 // vxreplay: the command-line front end. main() wires the parts together.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 
+#include "cli/debug_command.hpp"
 #include "cli/run_command.hpp"
 
 namespace {
@@ -35,11 +39,21 @@ bool parse_dims(const std::string& text, std::array<uint32_t, 3>* out, std::stri
 }  // namespace
 
 int main(int argc, char** argv) {
+  // gdb spells it -ex; CLI11 takes one-letter short options only, so -ex becomes --ex.
+  std::vector<std::string> arg_store(argv, argv + argc);
+  for (size_t i = 1; i < arg_store.size(); ++i)
+    if (arg_store[i] == "-ex") arg_store[i] = "--ex";
+  std::vector<char*> args;
+  for (std::string& a : arg_store) args.push_back(a.data());
+  argc = int(args.size());
+  argv = args.data();
+
   CLI::App app{"vxreplay: a re-launch record/replay debugger for Vortex GPGPU kernels"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "vxreplay 0.1.0");
 
-  vx::cli::RunArgs run;
+  vx::cli::DebugArgs dbg;
+  vx::cli::RunArgs& run = dbg.run;
   std::string config_text = "1x1x4x4", grid_text, block_text;
   auto* run_cmd = app.add_subcommand("run", "Run a kernel image (ELF or .vxbin) to completion on the Vortex model");
   run_cmd->add_option("kernel", run.kernel, "Kernel image: an ELF built for riscv32, or a .vxbin")->required();
@@ -53,6 +67,22 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--block", block_text, "Block dimensions X[,Y[,Z]] (default: from the image)");
   run_cmd->add_option("--lmem", run.lmem, "Local memory bytes per CTA (default: from the image)");
   run_cmd->add_flag("--quiet", run.quiet, "Print only the kernel's console output");
+  run_cmd->add_option("--break", dbg.breaks, "Debug: set a breakpoint at FUNC, FILE:LINE or *ADDR (repeatable)")
+      ->take_all()
+      ->expected(1)
+      ->allow_extra_args(false);
+  run_cmd->add_option("-x", dbg.scripts, "Debug: run the commands in SCRIPT (repeatable)")
+      ->take_all()
+      ->expected(1)
+      ->allow_extra_args(false);
+  run_cmd->add_option("--ex,--eval-command", dbg.commands, "Debug: run CMD, after the scripts (repeatable; also -ex)")
+      ->take_all()
+      ->expected(1)
+      ->allow_extra_args(false);
+  run_cmd->add_flag("--batch", dbg.batch, "Debug: exit after the commands instead of reading more");
+  run_cmd->add_flag("--json", dbg.json, "Debug: one JSON object per line for every event on stdout");
+  auto* db_opt = run_cmd->add_option("--db", dbg.db, "Debug: checkpoint store directory (default .vxreplay)");
+  run_cmd->add_flag("--no-db", dbg.no_db, "Debug: keep no checkpoint store")->excludes(db_opt);
 
   try {
     app.parse(argc, argv);
@@ -84,6 +114,8 @@ int main(int argc, char** argv) {
       }
       run.block = dims;
     }
+    if (vx::cli::wants_session(dbg, isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)))
+      return vx::cli::debug_command(dbg);
     return vx::cli::run_command(run);
   }
   return vx::cli::kExitUsage;

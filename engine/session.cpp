@@ -169,6 +169,7 @@ struct Session::Impl {
   StopEvent last;
   uint64_t progress_at_pass_start = 0;  // the launch's own count when the pass began
   uint64_t dev_at_pass_start = 0;       // the device's count when the pass began
+  uint64_t finished_instructions = 0;   // the last completed launch's own count
   std::vector<uint8_t> io_snapshot;     // the I/O region (console rings, exit code) at the stop
 
   // Breakpoints.
@@ -584,6 +585,7 @@ struct Session::Impl {
           ev.launch = launch;
           ev.pass = pass;
           ev.exit_code = dev.exit_code();
+          ev.instructions = finished_instructions;
           drain_console();
           last = ev;
           return ev;
@@ -657,7 +659,8 @@ struct Session::Impl {
         case EventKind::Completed:
         case EventKind::Idle:
           account_pass();
-          st.launch_instructions += launch_progress();
+          finished_instructions = launch_progress();
+          st.launch_instructions += finished_instructions;
           dev_at_pass_start = dev.stats().instructions;
           progress_at_pass_start = 0;
           dev.clear_warp_trigger();

@@ -1,0 +1,218 @@
+// The command-line grammar of the debugger session (cli/command.hpp).
+#include "cli/command.hpp"
+
+#include <catch2/catch.hpp>
+#include <set>
+
+using namespace vx::cli;
+
+namespace {
+
+template <class T>
+T val(vx::Result<T> r) {
+  INFO((r ? "" : r.error().message));
+  REQUIRE(r.ok());
+  return std::move(r).value();
+}
+
+CommandLine parse_ok(const std::string& line) {
+  auto c = parse_command_line(line);
+  INFO(line << ": " << (c ? "" : c.error().message));
+  REQUIRE(c.ok());
+  return *c;
+}
+
+std::string parse_fail(const std::string& line) {
+  auto c = parse_command_line(line);
+  REQUIRE_FALSE(c.ok());
+  return c.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("commands: aliases, names and prefixes", "[command]") {
+  CHECK(parse_ok("c").name == "continue");
+  CHECK(parse_ok("cont").name == "continue");
+  CHECK(parse_ok("continue").name == "continue");
+  CHECK(parse_ok("r").name == "continue");
+  CHECK(parse_ok("si").name == "stepi");
+  CHECK(parse_ok("ni").name == "nexti");
+  CHECK(parse_ok("s").name == "step");
+  CHECK(parse_ok("n").name == "next");
+  CHECK(parse_ok("b reduce").name == "break");
+  CHECK(parse_ok("tb reduce").name == "tbreak");
+  CHECK(parse_ok("bt").name == "backtrace");
+  CHECK(parse_ok("where").name == "backtrace");
+  CHECK(parse_ok("p $a0").name == "print");
+  CHECK(parse_ok("disas").name == "disassemble");
+  CHECK(parse_ok("fin").name == "finish");
+  CHECK(parse_ok("q").name == "quit");
+  CHECK(parse_ok("i r").name == "info");
+  CHECK(parse_ok("backt").name == "backtrace");  // unique prefix
+  CHECK(parse_ok("tbr x").name == "tbreak");
+}
+
+TEST_CASE("commands: arguments and formats", "[command]") {
+  auto c = parse_ok("  break   reduce.c:31   if threadIdx.x == 3  ");
+  CHECK(c.name == "break");
+  CHECK(c.args == "reduce.c:31   if threadIdx.x == 3");
+  auto x = parse_ok("x/4xw $sp");
+  CHECK(x.name == "x");
+  CHECK(x.format == "4xw");
+  CHECK(x.args == "$sp");
+  auto p = parse_ok("p/x $a0");
+  CHECK(p.name == "print");
+  CHECK(p.format == "x");
+  CHECK(p.args == "$a0");
+  CHECK(parse_ok("").name.empty());
+  CHECK(parse_ok("   # a comment").name.empty());
+}
+
+TEST_CASE("commands: errors", "[command]") {
+  CHECK_THAT(parse_fail("frobnicate"), Catch::Contains("unknown command \"frobnicate\""));
+  CHECK_THAT(parse_fail("di"), Catch::Contains("ambiguous command \"di\": disable, disassemble"));
+  CHECK_THAT(parse_fail("x/"), Catch::Contains("missing format"));
+  CHECK_THAT(parse_fail("break/x foo"), Catch::Contains("takes no /FORMAT"));
+}
+
+TEST_CASE("info subcommands", "[command]") {
+  CHECK(val(parse_info_subcommand("b")) == "breakpoints");
+  CHECK(val(parse_info_subcommand("break")) == "breakpoints");
+  CHECK(val(parse_info_subcommand("r")) == "registers");
+  CHECK(val(parse_info_subcommand("warps")) == "warps");
+  CHECK(val(parse_info_subcommand("w")) == "warps");
+  CHECK(val(parse_info_subcommand("ct")) == "ctas");
+  CHECK_THAT(parse_info_subcommand("c").error().message, Catch::Contains("ambiguous"));
+  CHECK_THAT(parse_info_subcommand("bogus").error().message, Catch::Contains("unknown info command"));
+  CHECK_FALSE(parse_info_subcommand("").ok());
+}
+
+TEST_CASE("x/NFU formats", "[command]") {
+  auto f = parse_memory_format("4xw");
+  REQUIRE(f.ok());
+  CHECK(f->count == 4);
+  CHECK(f->format == 'x');
+  CHECK(f->unit == 'w');
+  auto g = parse_memory_format("8db");
+  REQUIRE(g.ok());
+  CHECK(g->count == 8);
+  CHECK(g->format == 'd');
+  CHECK(g->unit_bytes() == 1);
+  auto h = parse_memory_format("hu");  // letters in any order, count defaults to 1
+  REQUIRE(h.ok());
+  CHECK(h->count == 1);
+  CHECK(h->format == 'u');
+  CHECK(h->unit_bytes() == 2);
+  auto c = parse_memory_format("16c");  // characters default to bytes
+  REQUIRE(c.ok());
+  CHECK(c->unit == 'b');
+  CHECK_FALSE(parse_memory_format("4q").ok());
+  CHECK_FALSE(parse_memory_format("0x").ok());
+  CHECK_FALSE(parse_memory_format("4xd").ok());
+  CHECK_FALSE(parse_memory_format("4bw").ok());
+  CHECK(val(parse_print_format("")) == 0);
+  CHECK(val(parse_print_format("x")) == 'x');
+  CHECK_FALSE(parse_print_format("q").ok());
+}
+
+TEST_CASE("break LOC if COND", "[command]") {
+  auto b = parse_break_spec("reduce.c:31 if threadIdx.x == 3");
+  REQUIRE(b.ok());
+  CHECK(b->location == "reduce.c:31");
+  CHECK(b->condition == "threadIdx.x == 3");
+  auto plain = parse_break_spec("reduce");
+  REQUIRE(plain.ok());
+  CHECK(plain->location == "reduce");
+  CHECK(plain->condition.empty());
+  auto here = parse_break_spec("if $a0 == 1");
+  REQUIRE(here.ok());
+  CHECK(here->location.empty());
+  CHECK(here->condition == "$a0 == 1");
+  auto paren = parse_break_spec("diverge if(threadIdx.x>2)");
+  REQUIRE(paren.ok());
+  CHECK(paren->location == "diverge");
+  CHECK(paren->condition == "(threadIdx.x>2)");
+  auto name_with_if = parse_break_spec("verify_if");  // "if" inside a name is not a condition
+  REQUIRE(name_with_if.ok());
+  CHECK(name_with_if->location == "verify_if");
+  CHECK_FALSE(parse_break_spec("reduce if").ok());
+  CHECK_FALSE(parse_break_spec("reduce vecadd").ok());
+}
+
+TEST_CASE("coordinates and focus", "[command]") {
+  CHECK(val(parse_coords("1,2,3")) == std::array<uint32_t, 3>{1, 2, 3});
+  CHECK(val(parse_coords("5")) == std::array<uint32_t, 3>{5, 0, 0});
+  CHECK(val(parse_coords("(4, 1)")) == std::array<uint32_t, 3>{4, 1, 0});
+  CHECK_FALSE(parse_coords("1,2,3,4").ok());
+  CHECK_FALSE(parse_coords("a,b").ok());
+  CHECK_FALSE(parse_coords("").ok());
+  CHECK_FALSE(parse_coords("1,,2").ok());
+
+  auto sw = parse_focus("cta", "2,0,0 thread 3,0,0");
+  REQUIRE(sw.ok());
+  CHECK(sw->software());
+  CHECK(*sw->cta == std::array<uint32_t, 3>{2, 0, 0});
+  CHECK(*sw->thread == std::array<uint32_t, 3>{3, 0, 0});
+  auto spaced = parse_focus("cta", "2, 0, 0 thread 3, 1");
+  REQUIRE(spaced.ok());
+  CHECK(*spaced->cta == std::array<uint32_t, 3>{2, 0, 0});
+  CHECK(*spaced->thread == std::array<uint32_t, 3>{3, 1, 0});
+  auto th = parse_focus("thread", "7");
+  REQUIRE(th.ok());
+  CHECK_FALSE(th->cta);
+  CHECK(*th->thread == std::array<uint32_t, 3>{7, 0, 0});
+  auto hw = parse_focus("core", "0 warp 2 lane 3");
+  REQUIRE(hw.ok());
+  CHECK_FALSE(hw->software());
+  CHECK(*hw->core == 0);
+  CHECK(*hw->warp == 2);
+  CHECK(*hw->lane == 3);
+  auto lane = parse_focus("lane", "1");
+  REQUIRE(lane.ok());
+  CHECK(*lane->lane == 1);
+  CHECK_FALSE(lane->core);
+  auto show = parse_focus("focus", "");
+  REQUIRE(show.ok());
+  CHECK(show->empty());
+  auto f2 = parse_focus("focus", "core 1 warp 0");
+  REQUIRE(f2.ok());
+  CHECK(*f2->core == 1);
+  CHECK_THAT(parse_focus("cta", "1,0,0 lane 2").error().message, Catch::Contains("not both"));
+  CHECK_THAT(parse_focus("core", "").error().message, Catch::Contains("needs a value"));
+  CHECK_THAT(parse_focus("core", "1 bogus 2").error().message, Catch::Contains("unexpected \"bogus\""));
+  CHECK_FALSE(parse_focus("warp", "x").ok());
+  CHECK_FALSE(parse_focus("core", "1 core 2").ok());
+}
+
+TEST_CASE("numbers, counts and breakpoint lists", "[command]") {
+  CHECK(val(parse_u32("17")) == 17);
+  CHECK(val(parse_u32("0x11")) == 17);
+  CHECK_FALSE(parse_u32("-1").ok());
+  CHECK_FALSE(parse_u32("0x100000000").ok());
+  CHECK_FALSE(parse_u32("12abc").ok());
+  CHECK(val(parse_count("")) == 1);
+  CHECK(val(parse_count("5")) == 5);
+  CHECK_FALSE(parse_count("0").ok());
+  CHECK(val(parse_id_list("")).empty());
+  CHECK(val(parse_id_list("1 3 5-7")) == std::vector<int>{1, 3, 5, 6, 7});
+  CHECK_FALSE(parse_id_list("x").ok());
+  CHECK_FALSE(parse_id_list("3-1").ok());
+  auto r = split_range("0x80000000, +16");
+  CHECK(r.first == "0x80000000");
+  CHECK(r.second == "+16");
+  auto one = split_range("$pc");
+  CHECK(one.first == "$pc");
+  CHECK(one.second.empty());
+  CHECK(split_words("  a  bb\tc ") == std::vector<std::string>{"a", "bb", "c"});
+}
+
+TEST_CASE("every command has a description and distinct names", "[command]") {
+  std::set<std::string> names;
+  for (const CommandInfo& c : command_table()) {
+    CHECK(std::string(c.summary).size() > 0);
+    CHECK(names.insert(c.name).second);
+    for (const char* a : c.aliases) CHECK(names.insert(a).second);
+    CHECK(parse_ok(c.name).name == c.name);
+    for (const char* a : c.aliases) CHECK(parse_ok(a).name == c.name);
+  }
+}

@@ -1,0 +1,194 @@
+#include "cli/debug_command.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+// libedit's readline-compatible API.
+#include <editline/readline.h>
+
+#include "cli/debugger.hpp"
+#include "device/host_runtime.hpp"
+#include "engine/session.hpp"
+#include "engine/symbols.hpp"
+
+namespace vx::cli {
+
+namespace {
+
+// Commands an empty line repeats at the interactive prompt (as gdb does).
+bool repeatable(const std::string& line) {
+  auto cl = parse_command_line(line);
+  if (!cl) return false;
+  static const char* kRepeat[] = {"continue", "stepi", "nexti", "step", "next", "x", "list"};
+  for (const char* r : kRepeat)
+    if (cl->name == r) return true;
+  return false;
+}
+
+std::unique_ptr<Sink> make_sink(const DebugArgs& a) {
+  if (a.json) return std::make_unique<JsonSink>();
+  bool color = isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+  return std::make_unique<HumanSink>(color, a.run.quiet);
+}
+
+// Setup failures before the session exists: an error event (JSON) or a line on stderr, then the
+// exit event in JSON.
+int fail(Sink& sink, int status, const std::string& message) {
+  if (sink.json()) {
+    sink.error("", message);
+    ExitView v;
+    v.status = status;
+    v.state = "not started";
+    sink.exit(v);
+  } else {
+    std::fflush(stdout);
+    std::fprintf(stderr, "vxreplay: %s\n", message.c_str());
+  }
+  return status;
+}
+
+std::string dims(const std::array<uint32_t, 3>& d) {
+  return std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]);
+}
+
+}  // namespace
+
+bool wants_session(const DebugArgs& a, bool interactive_terminal) {
+  return !a.breaks.empty() || !a.scripts.empty() || !a.commands.empty() || a.batch || a.json || interactive_terminal;
+}
+
+Result<std::string> pick_store_dir(const std::string& root, const std::string& kernel_path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  if (ec) return make_error("cannot create the checkpoint directory " + root + ": " + ec.message());
+  std::string stem = fs::path(kernel_path).stem().string();
+  if (stem.empty()) stem = "kernel";
+  for (unsigned n = 1; n < 100000; ++n) {
+    fs::path p = fs::path(root) / (stem + "-" + std::to_string(n));
+    // create_directory reports whether it made the directory: a concurrent session takes the next N.
+    if (fs::create_directory(p, ec)) return p.string();
+    if (ec) return make_error("cannot create " + p.string() + ": " + ec.message());
+  }
+  return make_error("no free session directory in " + root);
+}
+
+int debug_command(const DebugArgs& a) {
+  std::unique_ptr<Sink> sink = make_sink(a);
+
+  // Scripts are read first: a missing one is a usage error before anything runs.
+  std::vector<std::string> script_lines;
+  for (const std::string& path : a.scripts) {
+    std::ifstream in(path);
+    if (!in) return fail(*sink, kExitUsage, "-x " + path + ": cannot open the script");
+    std::string line;
+    while (std::getline(in, line)) script_lines.push_back(line);
+  }
+
+  auto image = load_kernel_image(a.run.kernel);
+  if (!image) return fail(*sink, kExitBadInput, image.error().message);
+
+  std::optional<engine::Symbols> symbols;
+  if (image->is_elf) {
+    auto s = engine::Symbols::load(a.run.kernel);
+    if (s) {
+      symbols.emplace(std::move(s).value());
+    } else if (sink->json()) {
+      sink->error("", "no symbols: " + s.error().message);
+    } else {
+      std::fprintf(stderr, "vxreplay: warning: no symbols: %s\n", s.error().message.c_str());
+    }
+  }
+
+  auto opened = open_model_device(a.run.config, a.run.options);
+  if (!opened) return fail(*sink, kExitBadInput, opened.error().message);
+  Driver& dev = **opened;
+
+  LaunchOverrides ov;
+  ov.grid = a.run.grid;
+  ov.block = a.run.block;
+  ov.lmem = a.run.lmem;
+  auto launch = resolve_grid_launch(*image, a.run.config, ov);
+  if (!launch) return fail(*sink, kExitBadInput, launch.error().message);
+
+  std::string store_dir;
+  if (!a.no_db) {
+    auto dir = pick_store_dir(a.db.empty() ? ".vxreplay" : a.db, a.run.kernel);
+    if (!dir) return fail(*sink, kExitUsage, "--db: " + dir.error().message);
+    store_dir = *dir;
+  }
+  engine::SessionOptions so;
+  so.store_dir = store_dir;
+  so.kernel_hash = image->hash;
+  so.workload = a.run.kernel + " grid " + dims(launch->grid) + " block " + dims(launch->block) + " on " +
+                a.run.config.to_string() + " seed " + std::to_string(a.run.options.seed);
+  auto session = engine::Session::create(dev, so);
+  if (!session) return fail(*sink, kExitUsage, "--db " + store_dir + ": " + session.error().message);
+
+  HostRuntime rt((*session)->host());
+  if (auto r = rt.load_image(*image); !r) return fail(*sink, kExitBadInput, r.error().message);
+  if (auto r = rt.launch_grid(*launch); !r) return fail(*sink, kExitBadInput, r.error().message);
+
+  Debugger dbg(**session, symbols ? &*symbols : nullptr, *launch, *sink);
+  StartView sv;
+  sv.kernel = a.run.kernel;
+  sv.config = a.run.config.to_string();
+  sv.store = store_dir;
+  sv.grid = launch->grid;
+  sv.block = launch->block;
+  sv.lmem = launch->lmem_bytes;
+  sv.seed = a.run.options.seed;
+  sv.symbols = symbols.has_value();
+  sink->start(sv);
+
+  for (const std::string& loc : a.breaks) {
+    int before = dbg.errors();
+    dbg.execute("break " + loc);
+    if (dbg.errors() != before) {
+      return dbg.finish_session(store_dir, kExitUsage);
+    }
+  }
+
+  bool go_on = true;
+  for (const std::string& line : script_lines)
+    if (go_on) go_on = dbg.execute(line);
+  for (const std::string& line : a.commands)
+    if (go_on) go_on = dbg.execute(line);
+
+  if (go_on && !a.batch) {
+    if (isatty(STDIN_FILENO)) {
+      std::string last;
+      const char* prompt = a.json ? "" : "(vxreplay) ";
+      for (;;) {
+        char* raw = readline(prompt);
+        if (!raw) {
+          if (!a.json) std::printf("\n");
+          break;
+        }
+        std::string line(raw);
+        std::free(raw);
+        if (trim(line).empty()) {
+          if (last.empty() || !repeatable(last)) continue;
+          line = last;
+        } else {
+          add_history(line.c_str());
+          last = line;
+        }
+        if (!dbg.execute(line)) break;
+      }
+    } else {
+      std::string line;
+      while (std::getline(std::cin, line))
+        if (!dbg.execute(line)) break;
+    }
+  }
+  return dbg.finish_session(store_dir);
+}
+
+}  // namespace vx::cli

@@ -1,0 +1,1589 @@
+#include "cli/debugger.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cctype>
+#include <csignal>
+#include <cstring>
+#include <set>
+#include <sstream>
+
+#include "checkpoint/store.hpp"
+#include "device/isa.hpp"
+
+namespace vx::cli {
+
+namespace {
+
+using engine::StopEvent;
+using engine::StopReason;
+
+constexpr unsigned kRegSp = 2;
+constexpr uint32_t kMaxDisassembly = 4096;  // instructions
+
+// --- SIGINT while a resume runs -------------------------------------------------------------------
+
+std::atomic<engine::Session*> g_running{nullptr};
+
+extern "C" void on_sigint(int) {
+  if (engine::Session* s = g_running.load()) s->interrupt();
+}
+
+// Installs the handler for the lifetime of a resume or step.
+class InterruptGuard {
+ public:
+  explicit InterruptGuard(engine::Session& s) {
+    g_running.store(&s);
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    installed_ = sigaction(SIGINT, &sa, &old_) == 0;
+  }
+  ~InterruptGuard() {
+    if (installed_) sigaction(SIGINT, &old_, nullptr);
+    g_running.store(nullptr);
+  }
+
+ private:
+  struct sigaction old_;
+  bool installed_ = false;
+};
+
+// --- Small helpers ---------------------------------------------------------------------------------
+
+std::string hex(uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+std::string base_name(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string coords(const std::array<uint32_t, 3>& c) {
+  return std::to_string(c[0]) + "," + std::to_string(c[1]) + "," + std::to_string(c[2]);
+}
+
+std::vector<uint32_t> lanes_of(uint32_t mask) {
+  std::vector<uint32_t> out;
+  for (uint32_t l = 0; l < 32; ++l)
+    if (mask >> l & 1) out.push_back(l);
+  return out;
+}
+
+bool contains(const std::vector<uint32_t>& v, uint32_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+std::string pad(std::string s, size_t n) {
+  if (s.size() < n) s.append(n - s.size(), ' ');
+  return s;
+}
+
+const char* wait_name(WarpWait w) {
+  switch (w) {
+    case WarpWait::None: return "-";
+    case WarpWait::Barrier: return "barrier";
+    case WarpWait::BarrierWait: return "barrier-wait";
+    case WarpWait::Spawn: return "spawn";
+  }
+  return "?";
+}
+
+const char* stop_kind_text(checkpoint::StopKind k) {
+  switch (k) {
+    case checkpoint::StopKind::Unknown: return "unknown";
+    case checkpoint::StopKind::Breakpoint: return "breakpoint";
+    case checkpoint::StopKind::Step: return "step";
+    case checkpoint::StopKind::DeviceException: return "device exception";
+    case checkpoint::StopKind::Watchdog: return "watchdog";
+    case checkpoint::StopKind::Interrupt: return "interrupt";
+    case checkpoint::StopKind::LaunchStart: return "launch start";
+    case checkpoint::StopKind::LaunchEnd: return "launch end";
+  }
+  return "unknown";
+}
+
+bool is_call(uint32_t word) {
+  uint32_t opcode = word & 0x7f, rd = (word >> 7) & 31;
+  return (opcode == 0x6f || opcode == 0x67) && rd != 0;
+}
+
+// A range around pc that leaves out `avoid` (so that reaching it asks the step policy again).
+std::pair<uint32_t, uint32_t> range_avoiding(std::pair<uint32_t, uint32_t> r, uint32_t pc, uint32_t avoid) {
+  if (avoid < r.first || avoid >= r.second) return r;
+  if (pc < avoid) return {r.first, avoid};
+  if (pc > avoid) return {avoid + 1, r.second};
+  return {pc, pc + 4};
+}
+
+}  // namespace
+
+// --- Expression environment of one lane -------------------------------------------------------------
+
+class Debugger::LaneEnv final : public ExprEnv {
+ public:
+  LaneEnv(Debugger& d, const WarpState* w, uint32_t core, uint32_t slot, uint32_t lane)
+      : d_(d), w_(w), core_(core), slot_(slot), lane_(lane) {}
+
+  Result<int64_t> value(const Variable& v) const override {
+    using K = Variable::Kind;
+    if (v.kind == K::Symbol) {
+      if (!d_.sym_) return make_error("no symbols: &" + v.name + " is unknown");
+      auto a = d_.sym_->symbol_address(v.name);
+      if (!a) return make_error("no symbol \"" + v.name + "\" in the kernel");
+      return int64_t(*a);
+    }
+    if (v.kind == K::BlockDim || v.kind == K::GridDim) {
+      const auto& dims = v.kind == K::BlockDim ? d_.launch_.block : d_.launch_.grid;
+      return int64_t(dims[v.index]);
+    }
+    if (!w_) return make_error(v.to_string() + " needs a focus lane: the kernel is not stopped in a warp");
+    const uint32_t nt = d_.nt();
+    switch (v.kind) {
+      case K::XReg: return v.index == 0 ? int64_t(0) : int64_t(w_->x[v.index * nt + lane_]);
+      case K::FReg: return int64_t(w_->f[v.index * nt + lane_]);
+      case K::Pc: return int64_t(w_->pc);
+      case K::BlockIdx: return int64_t(w_->block_id[v.index]);
+      case K::ThreadIdx: return int64_t(d_.thread_idx(*w_, lane_)[v.index]);
+      case K::Lane: return int64_t(lane_);
+      case K::Warp: return int64_t(slot_);
+      case K::Core: return int64_t(core_);
+      default: return make_error("internal error: unknown variable");
+    }
+  }
+
+  Result<int64_t> load_word(uint32_t addr) const override {
+    auto w = d_.read_word(addr);
+    if (!w) return w.error();
+    return int64_t(*w);
+  }
+
+ private:
+  Debugger& d_;
+  const WarpState* w_;
+  uint32_t core_, slot_, lane_;
+};
+
+// --- Construction and dispatch ----------------------------------------------------------------------
+
+Debugger::Debugger(engine::Session& session, const engine::Symbols* symbols, const GridLaunch& launch, Sink& sink)
+    : s_(session), sym_(symbols), launch_(launch), sink_(sink) {}
+
+Debugger::~Debugger() = default;
+
+void Debugger::out(const std::string& text, const nlohmann::json& data) { sink_.output(command_, text, data); }
+void Debugger::err(const std::string& message) {
+  ++errors_;
+  sink_.error(command_, message);
+}
+void Debugger::usage(const std::string& message) { err(message + " (try \"help\")"); }
+
+bool Debugger::execute(const std::string& line) {
+  command_ = std::string(trim(line));
+  auto cl = parse_command_line(line);
+  if (!cl) {
+    usage(cl.error().message);
+    return true;
+  }
+  const std::string& n = cl->name;
+  if (n.empty()) return true;
+  auto no_args = [&]() {
+    if (cl->args.empty()) return true;
+    usage("\"" + n + "\" takes no arguments");
+    return false;
+  };
+  if (n == "continue") {
+    if (no_args()) cmd_continue(*cl);
+  } else if (n == "stepi") cmd_stepi(*cl, false);
+  else if (n == "nexti") cmd_stepi(*cl, true);
+  else if (n == "step") cmd_step(*cl, false);
+  else if (n == "next") cmd_step(*cl, true);
+  else if (n == "finish") {
+    if (no_args()) cmd_finish(*cl);
+  } else if (n == "break") cmd_break(*cl, false);
+  else if (n == "tbreak") cmd_break(*cl, true);
+  else if (n == "delete") cmd_delete(*cl);
+  else if (n == "disable") cmd_enable(*cl, false);
+  else if (n == "enable") cmd_enable(*cl, true);
+  else if (n == "condition") cmd_condition(*cl);
+  else if (n == "info") cmd_info(*cl);
+  else if (n == "print") cmd_print(*cl);
+  else if (n == "x") cmd_x(*cl);
+  else if (n == "disassemble") cmd_disassemble(*cl);
+  else if (n == "list") cmd_list(*cl);
+  else if (n == "backtrace") cmd_backtrace(*cl);
+  else if (n == "cta" || n == "thread" || n == "core" || n == "warp" || n == "lane" || n == "focus") {
+    cmd_focus(n, *cl);
+  } else if (n == "help") cmd_help(*cl);
+  else if (n == "quit") {
+    if (no_args()) return false;
+  } else usage("\"" + n + "\" is not implemented");
+  return true;
+}
+
+// --- State at the stop ---------------------------------------------------------------------------------
+
+uint32_t Debugger::nt() const { return s_.config().threads; }
+
+const WarpState* Debugger::focus_warp() const {
+  if (!focus_.valid || !s_.stopped()) return nullptr;
+  const DeviceContext& ctx = s_.context();
+  if (focus_.core >= ctx.cores.size() || focus_.slot >= ctx.cores[focus_.core].warps.size()) return nullptr;
+  const WarpState& w = ctx.cores[focus_.core].warps[focus_.slot];
+  return w.active ? &w : nullptr;
+}
+
+std::array<uint32_t, 3> Debugger::thread_idx(const WarpState& w, uint32_t lane) const {
+  const auto& b = s_.stopped() ? s_.context().launch.block : launch_.block;
+  uint32_t bx = std::max(1u, b[0]), by = std::max(1u, b[1]);
+  uint32_t t = w.cta_rank * nt() + lane;
+  return {t % bx, (t / bx) % by, t / (bx * by)};
+}
+
+std::optional<uint32_t> Debugger::read_reg(uint32_t core, uint32_t slot, uint32_t lane, unsigned reg) const {
+  if (!s_.stopped() || reg >= 32) return std::nullopt;
+  const DeviceContext& ctx = s_.context();
+  if (core >= ctx.cores.size() || slot >= ctx.cores[core].warps.size()) return std::nullopt;
+  const WarpState& w = ctx.cores[core].warps[slot];
+  if (reg == 0) return 0u;
+  size_t i = size_t(reg) * nt() + lane;
+  if (i >= w.x.size()) return std::nullopt;
+  return w.x[i];
+}
+
+Result<std::vector<uint8_t>> Debugger::read_bytes(uint32_t addr, uint32_t size) {
+  const uint64_t end = uint64_t(addr) + size;
+  if (end > (1ull << 32)) return make_error("cannot read " + std::to_string(size) + " bytes at " + hex32(addr) +
+                                            ": past the end of the address space");
+  if (end > memmap::kLocalMemBase) {
+    if (addr < memmap::kLocalMemBase)
+      return make_error("cannot read across the start of local memory at " + hex32(memmap::kLocalMemBase));
+    if (!s_.stopped()) return make_error("local memory (" + hex32(addr) + ") is readable only at a stop");
+    uint32_t core = focus_.valid ? focus_.core : 0;
+    const auto& lm = s_.context().cores.at(core).local_mem;
+    uint64_t off = addr - memmap::kLocalMemBase;
+    if (off + size > lm.size())
+      return make_error("cannot read " + hex32(addr) + ": core " + std::to_string(core) + "'s local memory is " +
+                        std::to_string(lm.size()) + " bytes (" + hex32(memmap::kLocalMemBase) + ".." +
+                        hex32(uint32_t(memmap::kLocalMemBase + lm.size() - 1)) + ")");
+    return std::vector<uint8_t>(lm.begin() + off, lm.begin() + off + size);
+  }
+  auto r = s_.read_memory(addr, size);
+  if (!r) return make_error("cannot read memory at " + hex32(addr) + ": " + r.error().message);
+  return r;
+}
+
+Result<uint32_t> Debugger::read_word(uint32_t addr) {
+  if (addr & 3) return make_error("address " + hex32(addr) + " is not 4-byte aligned");
+  auto b = read_bytes(addr, 4);
+  if (!b) return b.error();
+  return uint32_t((*b)[0]) | uint32_t((*b)[1]) << 8 | uint32_t((*b)[2]) << 16 | uint32_t((*b)[3]) << 24;
+}
+
+std::vector<engine::Frame> Debugger::unwind(uint32_t c, uint32_t s, uint32_t lane, unsigned max) {
+  std::vector<engine::Frame> frames;
+  if (!s_.stopped()) return frames;
+  const WarpState& w = s_.context().cores.at(c).warps.at(s);
+  auto rr = [&](unsigned r) { return read_reg(c, s, lane, r); };
+  auto rw = [&](uint32_t addr) -> std::optional<uint32_t> {
+    auto v = read_word(addr);
+    return v ? std::optional<uint32_t>(*v) : std::nullopt;
+  };
+  if (sym_) frames = sym_->backtrace(w.pc, rr, rw, max);
+  if (frames.empty())
+    frames.push_back(engine::Frame{w.pc, w.x[kRegSp * nt() + lane],
+                                   sym_ ? sym_->locate(w.pc) : std::optional<engine::SourceLocation>()});
+  if (frames.size() == 1 && max > 1 && sym_) {
+    auto f = sym_->function_at(w.pc);
+    auto ra = read_reg(c, s, lane, 1);
+    if (f && f->lo == w.pc && ra && *ra >= 4 && *ra != w.pc) {
+      auto more = sym_->backtrace(*ra, rr, rw, max - 1);
+      if (!more.empty()) more[0].where = sym_->locate(*ra - 4);
+      for (auto& fr : more) frames.push_back(fr);
+    }
+  }
+  return frames;
+}
+
+Result<int64_t> Debugger::evaluate(const Expr& e, uint32_t core, uint32_t slot, uint32_t lane) {
+  const WarpState* w = nullptr;
+  if (s_.stopped()) {
+    const DeviceContext& ctx = s_.context();
+    if (core < ctx.cores.size() && slot < ctx.cores[core].warps.size()) w = &ctx.cores[core].warps[slot];
+  }
+  LaneEnv env(*this, w, core, slot, lane);
+  return e.eval(env);
+}
+
+std::string Debugger::describe_pc(uint32_t pc) const {
+  std::string s = hex32(pc);
+  if (sym_)
+    if (auto d = sym_->describe(pc)) s += " <" + *d + ">";
+  return s;
+}
+
+std::string Debugger::location_text(uint32_t pc) const {
+  if (!sym_) return describe_pc(pc);
+  auto loc = sym_->locate(pc);
+  std::string fn;
+  if (auto f = sym_->function_at(pc)) fn = f->name;
+  if (loc && !loc->function.empty()) {
+    if (fn.empty()) fn = loc->function;
+    else if (loc->function != fn) fn += ", inlined " + loc->function;
+  }
+  std::string s = fn.empty() ? describe_pc(pc) : fn;
+  if (loc && loc->line) s += " (" + base_name(loc->file) + ":" + std::to_string(loc->line) + ")";
+  return s;
+}
+
+void Debugger::drain_console() {
+  std::ostringstream os;
+  console_.feed(s_.take_console(), os);
+  std::string text = os.str();
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t nl = text.find('\n', i);
+    if (nl == std::string::npos) nl = text.size();
+    sink_.console(text.substr(i, nl - i));
+    i = nl + 1;
+  }
+}
+
+bool Debugger::ensure_can_run() {
+  if (state_ == State::Exited) {
+    err("The kernel has exited; there is nothing to run.");
+    return false;
+  }
+  if (state_ == State::Killed) {
+    err("The kernel cannot go on: " + killed_message_);
+    return false;
+  }
+  return true;
+}
+
+bool Debugger::ensure_stopped() {
+  if (s_.stopped()) return true;
+  switch (state_) {
+    case State::NotStarted: err("The kernel is not running: \"continue\" starts it."); break;
+    case State::Exited: err("The kernel has exited."); break;
+    case State::Killed: err("The kernel cannot go on: " + killed_message_); break;
+    case State::Stopped: err("The kernel is not stopped."); break;
+  }
+  return false;
+}
+
+bool Debugger::ensure_focus() {
+  if (!ensure_stopped()) return false;
+  if (!focus_warp()) {
+    err("No focus: no warp is selected (\"info warps\" lists them; \"core C warp W\" selects one).");
+    return false;
+  }
+  return true;
+}
+
+// --- Stops --------------------------------------------------------------------------------------------
+
+void Debugger::set_default_focus(const StopEvent& ev) {
+  if (!s_.stopped()) {
+    focus_.valid = false;
+    return;
+  }
+  const DeviceContext& ctx = s_.context();
+  auto active = [&](uint32_t c, uint32_t w) {
+    return c < ctx.cores.size() && w < ctx.cores[c].warps.size() && ctx.cores[c].warps[w].active;
+  };
+  auto pick_lane = [&](uint32_t c, uint32_t w, uint32_t want) {
+    uint32_t m = ctx.cores[c].warps[w].tmask;
+    if (m >> want & 1) return want;
+    return m ? uint32_t(std::countr_zero(m)) : want;
+  };
+  switch (ev.reason) {
+    case StopReason::Step:
+      if (!ev.hits.empty() && active(ev.hits[0].warp.core, ev.hits[0].warp.slot)) {
+        const auto& h = ev.hits[0].warp;
+        focus_ = {true, h.core, h.slot, pick_lane(h.core, h.slot, focus_.lane)};
+        return;
+      }
+      break;
+    case StopReason::Exception:
+    case StopReason::Assertion:
+    case StopReason::Watchdog:
+      if (active(ev.exception.core, ev.exception.warp)) {
+        focus_ = {true, ev.exception.core, ev.exception.warp,
+                  pick_lane(ev.exception.core, ev.exception.warp, ev.exception.lane)};
+        return;
+      }
+      break;
+    default: break;
+  }
+  if (!ev.hits.empty() && active(ev.hits[0].warp.core, ev.hits[0].warp.slot)) {
+    const auto& h = ev.hits[0].warp;
+    focus_ = {true, h.core, h.slot, pick_lane(h.core, h.slot, 0)};
+    return;
+  }
+  if (focus_.valid && active(focus_.core, focus_.slot)) {
+    focus_.lane = pick_lane(focus_.core, focus_.slot, focus_.lane);
+    return;
+  }
+  for (uint32_t c = 0; c < ctx.cores.size(); ++c)
+    for (uint32_t w = 0; w < ctx.cores[c].warps.size(); ++w)
+      if (ctx.cores[c].warps[w].active) {
+        focus_ = {true, c, w, pick_lane(c, w, 0)};
+        return;
+      }
+  focus_.valid = false;
+}
+
+std::vector<int> Debugger::filter_breakpoint_stop(const StopEvent& ev) {
+  std::vector<int> reported;
+  if (!s_.stopped()) return reported;
+  const DeviceContext& ctx = s_.context();
+  bool have_focus = false;
+  for (const engine::WarpHit& h : ev.hits) {
+    if (h.warp.core >= ctx.cores.size() || h.warp.slot >= ctx.cores[h.warp.core].warps.size()) continue;
+    for (auto& [id, b] : bps_) {
+      if (!b.enabled || !contains(b.addresses, h.pc)) continue;
+      ++b.hits;
+      std::optional<uint32_t> lane_ok;
+      if (!b.condition) {
+        if (h.lanes) lane_ok = uint32_t(std::countr_zero(h.lanes));
+      } else {
+        for (uint32_t lane : lanes_of(h.lanes)) {
+          auto v = evaluate(*b.condition, h.warp.core, h.warp.slot, lane);
+          if (!v) {
+            // As gdb does: a condition that cannot be evaluated stops.
+            err("Error in breakpoint " + std::to_string(id) + "'s condition \"" + b.condition->text() +
+                "\": " + v.error().message);
+            lane_ok = lane;
+            break;
+          }
+          if (*v) {
+            lane_ok = lane;
+            break;
+          }
+        }
+      }
+      if (!lane_ok) continue;
+      if (std::find(reported.begin(), reported.end(), id) == reported.end()) reported.push_back(id);
+      if (!have_focus) {
+        focus_ = {true, h.warp.core, h.warp.slot, *lane_ok};
+        have_focus = true;
+      }
+    }
+  }
+  std::sort(reported.begin(), reported.end());
+  return reported;
+}
+
+StopView Debugger::make_stop_view(const StopEvent& ev, const std::vector<int>& bps, bool show_disasm) {
+  StopView v;
+  v.reason = engine::stop_reason_name(ev.reason);
+  v.launch = ev.launch;
+  v.pass = ev.pass;
+  v.instructions = ev.instructions;
+  v.breakpoints = bps;
+  switch (ev.reason) {
+    case StopReason::Breakpoint: {
+      bool temp = bps.size() == 1 && bps_.count(bps[0]) && bps_.at(bps[0]).temporary;
+      std::string ids;
+      for (int id : bps) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+      v.title = std::string(temp ? "Temporary breakpoint " : bps.size() > 1 ? "Breakpoints " : "Breakpoint ") + ids;
+      break;
+    }
+    case StopReason::Step: v.title = "Step"; break;
+    case StopReason::Exception: {
+      const DeviceException& x = ev.exception;
+      v.title = std::string("Device exception: ") + cause_name(x.cause);
+      if (x.cause == Cause::IllegalInstruction) v.title += " (instruction " + hex32(x.addr) + ")";
+      else if (x.cause == Cause::LoadFault || x.cause == Cause::StoreFault || x.cause == Cause::MisalignedLoad ||
+               x.cause == Cause::MisalignedStore || x.cause == Cause::FetchFault || x.cause == Cause::MisalignedFetch)
+        v.title += " at address " + hex32(x.addr);
+      break;
+    }
+    case StopReason::Assertion: v.title = "Assertion failed"; break;
+    case StopReason::Watchdog: v.title = "Watchdog: the launch exceeded its instruction budget"; break;
+    case StopReason::Interrupt: v.title = "Interrupted"; break;
+    case StopReason::InstructionCount: v.title = "Stopped"; break;
+    case StopReason::Exited:
+      v.exit_code = ev.exit_code;
+      if (v.instructions == 0) v.instructions = s_.stats().launch_instructions;
+      break;
+    case StopReason::Killed: v.message = ev.message; break;
+  }
+  if (ev.reason == StopReason::Exception || ev.reason == StopReason::Assertion || ev.reason == StopReason::Watchdog) {
+    v.has_exception = true;
+    v.cause = cause_name(ev.exception.cause);
+    v.exception_pc = ev.exception.pc;
+    v.exception_address = ev.exception.addr;
+    v.exception_core = ev.exception.core;
+    v.exception_warp = ev.exception.warp;
+    v.exception_lane = ev.exception.lane;
+  }
+  if (ev.reason == StopReason::Step && !ev.hits.empty()) {
+    const auto& h = ev.hits[0].warp;
+    const DeviceContext& ctx = s_.context();
+    if (s_.stopped() && h.core < ctx.cores.size() && h.slot < ctx.cores[h.core].warps.size() &&
+        !ctx.cores[h.core].warps[h.slot].active)
+      v.message = "core " + std::to_string(h.core) + " warp " + std::to_string(h.slot) +
+                  " finished: the stepped thread is done (the focus moved to another warp)";
+  }
+  for (const engine::WarpHit& h : ev.hits)
+    v.hits.push_back(StopView::Hit{h.warp.core, h.warp.slot, h.pc, lanes_of(h.lanes)});
+  const WarpState* w = focus_warp();
+  if (w && ev.reason != StopReason::Exited && ev.reason != StopReason::Killed) {
+    v.has_focus = true;
+    v.core = focus_.core;
+    v.warp = focus_.slot;
+    v.lane = focus_.lane;
+    v.lanes = lanes_of(w->tmask);
+    v.cta = w->block_id;
+    v.thread = thread_idx(*w, focus_.lane);
+    v.pc = w->pc;
+    if (sym_) {
+      if (auto f = sym_->function_at(w->pc)) v.function = f->name;
+      if (auto loc = sym_->locate(w->pc)) {
+        if (v.function.empty()) v.function = loc->function;
+        else if (!loc->function.empty() && loc->function != v.function) v.inlined = loc->function;
+        v.file = loc->file;
+        v.line = loc->line;
+        if (loc->line)
+          if (auto text = sym_->source_line(loc->file, loc->line)) v.source = *text;
+      }
+    }
+    if (auto word = read_word(w->pc)) v.disassembly = disassemble(*word, w->pc);
+    v.show_disassembly = show_disasm;
+  }
+  return v;
+}
+
+void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32_t count, bool show_disasm) {
+  if (!ensure_can_run()) return;
+  for (uint32_t i = 0; i < count; ++i) {
+    // What the focus warp holds before the request: a step that ends with other work in the slot
+    // means the stepped thread finished (the slot took the next CTA).
+    std::optional<std::pair<uint32_t, uint32_t>> held;
+    const Focus stepped = focus_;
+    if (const WarpState* w = focus_warp()) held = std::make_pair(w->cta_linear, w->cta_rank);
+    auto request = make();
+    if (!request) {
+      err(request.error().message);
+      return;
+    }
+    Result<StopEvent> ev = make_error("");
+    std::vector<int> bps;
+    for (;;) {
+      {
+        InterruptGuard guard(s_);
+        ev = (*request)();
+      }
+      drain_console();
+      if (!ev) break;
+      if (ev->reason != StopReason::Breakpoint) break;
+      bps = filter_breakpoint_stop(*ev);
+      if (!bps.empty()) break;
+      // Every hit breakpoint's condition is false in every lane: go on with the same request.
+    }
+    if (!ev) {
+      err(ev.error().message);
+      if (s_.last_stop().reason == StopReason::Killed && !s_.stopped()) {
+        state_ = State::Killed;
+        killed_message_ = s_.last_stop().message;
+        focus_.valid = false;
+      }
+      return;
+    }
+    switch (ev->reason) {
+      case StopReason::Exited:
+        state_ = State::Exited;
+        exit_code_ = ev->exit_code;
+        device_stop_ = false;
+        focus_.valid = false;
+        break;
+      case StopReason::Killed:
+        state_ = State::Killed;
+        killed_message_ = ev->message;
+        focus_.valid = false;
+        break;
+      default:
+        state_ = State::Stopped;
+        device_stop_ = ev->reason == StopReason::Exception || ev->reason == StopReason::Assertion ||
+                       ev->reason == StopReason::Watchdog;
+        if (ev->reason != StopReason::Breakpoint) set_default_focus(*ev);
+        break;
+    }
+    bool plain_step = ev->reason == StopReason::Step && focus_warp() &&
+                      !ev->hits.empty() && ev->hits[0].warp == engine::WarpId{focus_.core, focus_.slot};
+    std::string note;
+    if (plain_step && held) {
+      const WarpState* w = focus_warp();
+      if (std::make_pair(w->cta_linear, w->cta_rank) != *held) {
+        note = "the stepped thread finished; core " + std::to_string(stepped.core) + " warp " +
+               std::to_string(stepped.slot) + " now runs cta " + coords(w->block_id);
+        plain_step = false;
+      }
+    }
+    if (i + 1 < count && plain_step) continue;
+    StopView view = make_stop_view(*ev, bps, show_disasm);
+    if (!note.empty()) view.message = note;
+    sink_.stop(view);
+    // Temporary breakpoints go once they stopped.
+    bool removed = false;
+    for (int id : bps)
+      if (auto it = bps_.find(id); it != bps_.end() && it->second.temporary) {
+        bps_.erase(it);
+        removed = true;
+      }
+    if (removed)
+      if (auto r = sync_engine_breakpoints(); !r) err(r.error().message);
+    list_next_ = 0;
+    x_next_.reset();
+    return;
+  }
+}
+
+// --- Run control -----------------------------------------------------------------------------------------
+
+void Debugger::cmd_continue(Args) {
+  run_and_report([this]() -> Result<RunFn> { return RunFn([this]() { return s_.resume(); }); }, 1, false);
+}
+
+Result<Debugger::RunFn> Debugger::make_stepi(bool over_calls) {
+  if (!s_.stopped()) return make_error(state_ == State::NotStarted ? "The kernel is not running: \"continue\" starts it."
+                                                                 : "The kernel is not stopped.");
+  const WarpState* w = focus_warp();
+  if (!w) return make_error("No focus warp to step.");
+  const engine::WarpId id{focus_.core, focus_.slot};
+  const uint32_t lanes = 1u << focus_.lane;
+  auto word = read_word(w->pc);
+  if (!over_calls || !word || !is_call(*word))
+    return RunFn([this, id, lanes]() { return s_.step(id, lanes, nullptr); });
+  // A call: run until the focus lane is back at the return address in this frame.
+  const uint32_t ret = w->pc + 4;
+  const uint32_t sp0 = w->x[kRegSp * nt() + focus_.lane];
+  const engine::Symbols* sym = sym_;
+  engine::StepPolicy policy = [sym, ret, sp0](uint32_t pc, uint32_t sp) -> std::optional<std::pair<uint32_t, uint32_t>> {
+    if (pc == ret && sp >= sp0) return std::nullopt;
+    std::pair<uint32_t, uint32_t> r{pc, pc + 4};
+    if (sym)
+      if (auto f = sym->function_at(pc)) r = {f->lo, f->hi};
+    return range_avoiding(r, pc, ret);
+  };
+  return RunFn([this, id, lanes, policy]() { return s_.step(id, lanes, policy); });
+}
+
+void Debugger::cmd_stepi(Args a, bool over_calls) {
+  auto n = parse_count(a.args);
+  if (!n) return usage(std::string(over_calls ? "nexti" : "stepi") + ": " + n.error().message);
+  if (!ensure_can_run() || !ensure_focus()) return;
+  run_and_report([this, over_calls]() { return make_stepi(over_calls); }, *n, true);
+}
+
+Result<Debugger::RunFn> Debugger::make_step(bool over_calls) {
+  if (!s_.stopped()) return make_error(state_ == State::NotStarted ? "The kernel is not running: \"continue\" starts it."
+                                                                 : "The kernel is not stopped.");
+  const WarpState* w = focus_warp();
+  if (!w) return make_error("No focus warp to step.");
+  if (!sym_ || !sym_->has_debug_info())
+    return make_error("The kernel has no line information; use \"stepi\" and \"nexti\".");
+  const engine::WarpId id{focus_.core, focus_.slot};
+  const uint32_t lanes = 1u << focus_.lane;
+  const uint32_t lane = focus_.lane;
+  const uint32_t pc0 = w->pc;
+  const uint32_t sp0 = w->x[kRegSp * nt() + lane];
+  const engine::Symbols* sym = sym_;
+  // The frame's CFA (the sp at the function's entry): below it are callees, at or above it the callers.
+  uint32_t cfa0 = sp0;
+  if (auto frames = unwind(id.core, id.slot, lane, 1); !frames.empty()) cfa0 = frames[0].sp;
+  const auto loc0 = sym->locate(pc0);
+  const auto range0 = sym->line_range(pc0);
+  const auto fn0 = sym->function_at(pc0);
+  auto in = [](const std::optional<std::pair<uint32_t, uint32_t>>& r, uint32_t pc) {
+    return r && pc >= r->first && pc < r->second;
+  };
+  auto fn_range = [sym](uint32_t pc) -> std::pair<uint32_t, uint32_t> {
+    if (auto f = sym->function_at(pc)) return {f->lo, f->hi};
+    return {pc, pc + 4};
+  };
+  auto line_or_insn = [sym](uint32_t pc) -> std::pair<uint32_t, uint32_t> {
+    if (auto r = sym->line_range(pc)) return *r;
+    return {pc, pc + 4};
+  };
+  engine::StepPolicy policy = [=](uint32_t pc, uint32_t sp) -> std::optional<std::pair<uint32_t, uint32_t>> {
+    const bool in_fn0 = fn0 && pc >= fn0->lo && pc < fn0->hi;
+    if (!loc0 || loc0->line == 0) {
+      // Started without line information: run to code that has it.
+      auto loc = sym->locate(pc);
+      if (loc && loc->line) return std::nullopt;
+      return line_or_insn(pc);
+    }
+    if (in(range0, pc) && !(fn0 && pc == fn0->lo)) return *range0;
+    const bool callee = (!in_fn0 && sp < cfa0) || (fn0 && pc == fn0->lo && sp < cfa0);
+    if (callee) {
+      auto loc = sym->locate(pc);
+      if (over_calls || !loc || loc->line == 0) return fn_range(pc);
+      // Step into a function with line information: stop after its prologue.
+      auto f = sym->function_at(pc);
+      if (f && pc == f->lo) {
+        if (auto res = sym->resolve(f->name)) {
+          for (uint32_t a : res->addresses)
+            if (a > pc && a < f->hi) return std::pair<uint32_t, uint32_t>{pc, a};
+        }
+      }
+      return std::nullopt;
+    }
+    auto loc = sym->locate(pc);
+    if (!in_fn0) {
+      // Returned to the caller (or left by a tail call): finish the caller's line, then stop.
+      if (!loc || loc->line == 0) return std::nullopt;
+      auto r = sym->line_range(pc);
+      if (r && pc != r->first) return *r;
+      return std::nullopt;
+    }
+    if (!loc || loc->line == 0) return line_or_insn(pc);
+    if (loc->file == loc0->file && loc->line == loc0->line && loc->function == loc0->function)
+      return line_or_insn(pc);
+    if (over_calls && loc->function != loc0->function && fn0 && loc->function != fn0->name)
+      return line_or_insn(pc);  // inside an inlined call: step over it
+    return std::nullopt;
+  };
+  return RunFn([this, id, lanes, policy]() { return s_.step(id, lanes, policy); });
+}
+
+void Debugger::cmd_step(Args a, bool over_calls) {
+  auto n = parse_count(a.args);
+  if (!n) return usage(std::string(over_calls ? "next" : "step") + ": " + n.error().message);
+  if (!ensure_can_run() || !ensure_focus()) return;
+  run_and_report([this, over_calls]() { return make_step(over_calls); }, *n, false);
+}
+
+void Debugger::cmd_finish(Args) {
+  if (!ensure_can_run() || !ensure_focus()) return;
+  const WarpState* w = focus_warp();
+  if (!sym_) return err("\"finish\" needs the kernel's symbols (call-frame information).");
+  const engine::WarpId id{focus_.core, focus_.slot};
+  const uint32_t lane = focus_.lane;
+  auto frames = unwind(id.core, id.slot, lane, 2);
+  if (frames.size() < 2) return err("\"finish\" is not meaningful in the outermost frame.");
+  const uint32_t cfa0 = frames[0].sp;
+  const auto fn0 = sym_->function_at(w->pc);
+  const uint32_t ret = frames[1].pc;
+  out("Run till exit from #0  " + location_text(w->pc));
+  const engine::Symbols* sym = sym_;
+  engine::StepPolicy policy = [sym, cfa0, fn0, ret](uint32_t pc, uint32_t sp) -> std::optional<std::pair<uint32_t, uint32_t>> {
+    const bool in_fn0 = fn0 && pc >= fn0->lo && pc < fn0->hi;
+    if (sp >= cfa0 && !in_fn0) return std::nullopt;
+    if (in_fn0) return std::pair<uint32_t, uint32_t>{fn0->lo, fn0->hi};
+    std::pair<uint32_t, uint32_t> r{pc, pc + 4};
+    if (auto f = sym->function_at(pc)) r = {f->lo, f->hi};
+    return range_avoiding(r, pc, ret);
+  };
+  const uint32_t lanes = 1u << lane;
+  run_and_report([this, id, lanes, policy]() -> Result<RunFn> {
+    return RunFn([this, id, lanes, policy]() { return s_.step(id, lanes, policy); });
+  }, 1, false);
+}
+
+// --- Breakpoints -----------------------------------------------------------------------------------------
+
+Result<void> Debugger::sync_engine_breakpoints() {
+  std::set<uint32_t> want;
+  for (const auto& [id, b] : bps_)
+    if (b.enabled) want.insert(b.addresses.begin(), b.addresses.end());
+  for (auto it = engine_bps_.begin(); it != engine_bps_.end();) {
+    if (want.count(it->first)) {
+      ++it;
+      continue;
+    }
+    if (auto r = s_.remove_breakpoint(it->second); !r) return r;
+    it = engine_bps_.erase(it);
+  }
+  for (uint32_t a : want) {
+    if (engine_bps_.count(a)) continue;
+    auto id = s_.add_breakpoint(a);
+    if (!id) return id.error();
+    engine_bps_[a] = *id;
+  }
+  return {};
+}
+
+Result<int> Debugger::add_breakpoint(const std::string& location, const std::string& condition, bool temporary) {
+  UserBreakpoint b;
+  b.temporary = temporary;
+  if (!condition.empty()) {
+    auto e = Expr::parse(condition);
+    if (!e) return make_error("bad condition: " + e.error().message);
+    b.condition = *e;
+  }
+  if (location.empty()) {
+    const WarpState* w = focus_warp();
+    if (!w) return make_error("no default breakpoint location: the kernel is not stopped in a warp");
+    b.location = "*" + hex32(w->pc);
+    b.addresses = {w->pc};
+  } else if (location[0] == '*' && !parse_u32(std::string_view(location).substr(1))) {
+    // *EXPRESSION: an address computed at the focus (e.g. *$ra).
+    auto e = Expr::parse(std::string_view(location).substr(1));
+    if (!e) return make_error("bad address: " + e.error().message);
+    auto v = evaluate(*e, focus_.core, focus_.slot, focus_.lane);
+    if (!v) return make_error("bad address: " + v.error().message);
+    if (*v < 0 || *v > int64_t(UINT32_MAX)) return make_error("address " + std::to_string(*v) + " is not 32-bit");
+    if (sym_) {
+      auto r = sym_->resolve("*" + hex(uint64_t(*v)));
+      if (!r) return r.error();
+      b.addresses = r->addresses;
+    } else {
+      b.addresses = {uint32_t(*v)};
+    }
+    b.location = location;
+  } else if (sym_) {
+    auto r = sym_->resolve(location);
+    if (!r) return r.error();
+    b.addresses = r->addresses;
+    b.location = location;
+  } else if (location[0] == '*') {
+    b.addresses = {parse_u32(std::string_view(location).substr(1)).value()};
+    b.location = location;
+  } else {
+    return make_error("no symbols in the kernel image: only *ADDRESS locations work");
+  }
+  if (b.addresses.empty()) return make_error("\"" + location + "\" has no code");
+  if (sym_) b.where = sym_->locate(b.addresses[0]);
+  b.id = next_bp_;
+  bps_[b.id] = b;
+  if (auto r = sync_engine_breakpoints(); !r) {
+    bps_.erase(b.id);
+    (void)sync_engine_breakpoints();
+    return r.error();
+  }
+  ++next_bp_;
+  return b.id;
+}
+
+void Debugger::cmd_break(Args a, bool temporary) {
+  auto spec = parse_break_spec(a.args);
+  if (!spec) return usage(spec.error().message);
+  if (state_ == State::Exited || state_ == State::Killed) return err("The kernel has ended; breakpoints have no effect.");
+  auto id = add_breakpoint(spec->location, spec->condition, temporary);
+  if (!id) return err(id.error().message);
+  const UserBreakpoint& b = bps_.at(*id);
+  std::string text = std::string(temporary ? "Temporary breakpoint " : "Breakpoint ") + std::to_string(*id) + " at " +
+                     hex32(b.addresses[0]);
+  if (sym_) text += ": " + location_text(b.addresses[0]);
+  text += ".";
+  if (b.addresses.size() > 1) text += " (" + std::to_string(b.addresses.size()) + " locations)";
+  if (b.condition) text += " Condition: " + b.condition->text();
+  out(text, {{"breakpoint", *id}, {"addresses", b.addresses}});
+}
+
+void Debugger::cmd_delete(Args a) {
+  auto ids = parse_id_list(a.args);
+  if (!ids) return usage(ids.error().message);
+  if (ids->empty()) {
+    bps_.clear();
+  } else {
+    for (int id : *ids)
+      if (!bps_.count(id)) return err("No breakpoint number " + std::to_string(id) + ".");
+    for (int id : *ids) bps_.erase(id);
+  }
+  if (auto r = sync_engine_breakpoints(); !r) err(r.error().message);
+}
+
+void Debugger::cmd_enable(Args a, bool enable) {
+  auto ids = parse_id_list(a.args);
+  if (!ids) return usage(ids.error().message);
+  if (ids->empty()) {
+    for (auto& [id, b] : bps_) b.enabled = enable;
+  } else {
+    for (int id : *ids)
+      if (!bps_.count(id)) return err("No breakpoint number " + std::to_string(id) + ".");
+    for (int id : *ids) bps_.at(id).enabled = enable;
+  }
+  if (auto r = sync_engine_breakpoints(); !r) err(r.error().message);
+}
+
+void Debugger::cmd_condition(Args a) {
+  std::string_view args = a.args;
+  size_t sp = args.find_first_of(" \t");
+  auto id = parse_u32(args.substr(0, sp));
+  if (!id) return usage("condition: expected a breakpoint number: " + id.error().message);
+  auto it = bps_.find(int(*id));
+  if (it == bps_.end()) return err("No breakpoint number " + std::to_string(*id) + ".");
+  std::string_view cond = sp == std::string_view::npos ? std::string_view() : trim(args.substr(sp));
+  if (cond.empty()) {
+    it->second.condition.reset();
+    out("Breakpoint " + std::to_string(*id) + " now unconditional.");
+    return;
+  }
+  auto e = Expr::parse(cond);
+  if (!e) return usage("bad condition: " + e.error().message);
+  it->second.condition = *e;
+}
+
+// --- info ---------------------------------------------------------------------------------------------------
+
+void Debugger::cmd_info(Args a) {
+  std::string_view args = a.args;
+  size_t sp = args.find_first_of(" \t");
+  auto sub = parse_info_subcommand(args.substr(0, sp));
+  if (!sub) return usage(sub.error().message);
+  std::string rest = sp == std::string_view::npos ? "" : std::string(trim(args.substr(sp)));
+  if (*sub == "registers") return info_registers(rest);
+  if (!rest.empty()) return usage("\"info " + *sub + "\" takes no arguments");
+  if (*sub == "breakpoints") info_breakpoints();
+  else if (*sub == "ctas") info_ctas();
+  else if (*sub == "warps") info_warps();
+  else if (*sub == "lanes") info_lanes();
+  else if (*sub == "checkpoints") info_checkpoints();
+}
+
+void Debugger::info_breakpoints() {
+  if (bps_.empty()) return out("No breakpoints.", {{"breakpoints", nlohmann::json::array()}});
+  std::string text = "Num  Type         Enb  Address     What\n";
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& [id, b] : bps_) {
+    std::string what = b.location;
+    if (sym_ && b.addresses.size() == 1) what = "in " + location_text(b.addresses[0]);
+    else if (b.addresses.size() > 1) what = b.location + " (" + std::to_string(b.addresses.size()) + " locations)";
+    text += pad(std::to_string(id), 5) + pad(b.temporary ? "tbreakpoint" : "breakpoint", 13) +
+            pad(b.enabled ? "y" : "n", 5) + pad(b.addresses.size() == 1 ? hex32(b.addresses[0]) : "<MULTIPLE>", 12) +
+            what + "\n";
+    if (b.addresses.size() > 1)
+      for (size_t i = 0; i < b.addresses.size(); ++i)
+        text += pad(std::to_string(id) + "." + std::to_string(i + 1), 23) + pad(hex32(b.addresses[i]), 12) +
+                location_text(b.addresses[i]) + "\n";
+    if (b.condition) text += "\tstop only if " + b.condition->text() + "\n";
+    if (b.hits) text += "\tbreakpoint already hit " + std::to_string(b.hits) + (b.hits == 1 ? " time\n" : " times\n");
+    nlohmann::json j = {{"id", id},           {"location", b.location}, {"addresses", b.addresses},
+                        {"enabled", b.enabled}, {"temporary", b.temporary}, {"hits", b.hits},
+                        {"condition", b.condition ? nlohmann::json(b.condition->text()) : nlohmann::json(nullptr)}};
+    if (b.where) {
+      j["function"] = b.where->function;
+      j["file"] = b.where->file;
+      j["line"] = b.where->line;
+    }
+    list.push_back(j);
+  }
+  out(text, {{"breakpoints", list}});
+}
+
+void Debugger::info_ctas() {
+  if (!ensure_stopped()) return;
+  engine::ThreadLists l = s_.lists();
+  const auto& grid = s_.context().launch.grid;
+  auto cta_coords = [&](uint64_t u) {
+    uint64_t gx = std::max(1u, grid[0]), gy = std::max(1u, grid[1]);
+    return std::to_string(u % gx) + "," + std::to_string((u / gx) % gy) + "," + std::to_string(u / (gx * gy));
+  };
+  std::string text;
+  nlohmann::json data;
+  auto one = [&](const char* name, const char* key, const std::vector<engine::UnitRange>& v, bool show_coords) {
+    uint64_t n = 0;
+    std::string ranges;
+    nlohmann::json jr = nlohmann::json::array();
+    for (const auto& r : v) {
+      n += r.count;
+      ranges += (ranges.empty() ? "" : ", ") + std::to_string(r.first);
+      if (r.count > 1) ranges += "-" + std::to_string(r.first + r.count - 1);
+      else if (show_coords) ranges += " (" + cta_coords(r.first) + ")";
+      jr.push_back({r.first, r.count});
+    }
+    text += pad(std::string(name) + ":", 14) + std::to_string(n) + (n == 1 ? " CTA" : " CTAs") +
+            (ranges.empty() ? "" : ": " + ranges) + "\n";
+    data[key] = {{"count", n}, {"ranges", jr}};
+  };
+  one("complete", "complete", l.complete, false);
+  one("in progress", "in_progress", l.in_progress, true);
+  one("not launched", "not_launched", l.not_launched, false);
+  text += "grid " + coords(grid) + " = " + std::to_string(s_.context().launch.total_units) + " CTAs";
+  data["total"] = s_.context().launch.total_units;
+  out(text, data);
+}
+
+void Debugger::info_warps() {
+  if (!ensure_stopped()) return;
+  const DeviceContext& ctx = s_.context();
+  std::string text = "  core warp  cta        rank  pc          function              mask        depth  wait\n";
+  nlohmann::json list = nlohmann::json::array();
+  for (uint32_t c = 0; c < ctx.cores.size(); ++c)
+    for (uint32_t s = 0; s < ctx.cores[c].warps.size(); ++s) {
+      const WarpState& w = ctx.cores[c].warps[s];
+      if (!w.active) continue;
+      bool focused = focus_.valid && focus_.core == c && focus_.slot == s;
+      std::string fn;
+      if (sym_)
+        if (auto f = sym_->function_at(w.pc)) fn = f->name;
+      std::string wait = wait_name(w.wait);
+      if (w.wait == WarpWait::Barrier || w.wait == WarpWait::BarrierWait)
+        wait += " " + std::to_string(w.wait_barrier & 0x7fffffffu) + ((w.wait_barrier >> 31) ? " (global)" : "");
+      text += std::string(focused ? "* " : "  ") + pad(std::to_string(c), 5) + pad(std::to_string(s), 6) +
+              pad(coords(w.block_id), 11) + pad(std::to_string(w.cta_rank), 6) + pad(hex32(w.pc), 12) +
+              pad(fn.empty() ? "??" : fn, 22) + pad(hex32(w.tmask), 12) + pad(std::to_string(w.ipdom.size()), 7) +
+              wait + "\n";
+      list.push_back({{"core", c},
+                      {"warp", s},
+                      {"cta", w.block_id},
+                      {"cta_linear", w.cta_linear},
+                      {"rank", w.cta_rank},
+                      {"pc", w.pc},
+                      {"function", fn.empty() ? nlohmann::json(nullptr) : nlohmann::json(fn)},
+                      {"mask", w.tmask},
+                      {"lanes", lanes_of(w.tmask)},
+                      {"depth", w.ipdom.size()},
+                      {"wait", wait_name(w.wait)},
+                      {"focus", focused}});
+    }
+  if (list.empty()) text = "No warp is in progress.";
+  out(text, {{"warps", list}});
+}
+
+void Debugger::info_lanes() {
+  if (!ensure_focus()) return;
+  const WarpState& w = *focus_warp();
+  const auto& b = s_.context().launch.block;
+  const uint64_t threads = uint64_t(b[0]) * b[1] * b[2];
+  std::string text = "Core " + std::to_string(focus_.core) + " warp " + std::to_string(focus_.slot) + " (cta " +
+                     coords(w.block_id) + ", rank " + std::to_string(w.cta_rank) + "):\n";
+  nlohmann::json list = nlohmann::json::array();
+  for (uint32_t l = 0; l < nt(); ++l) {
+    bool active = w.tmask >> l & 1;
+    uint64_t t = uint64_t(w.cta_rank) * nt() + l;
+    bool exists = t < threads;
+    auto ti = thread_idx(w, l);
+    std::string line = std::string(focus_.lane == l ? "* " : "  ") + "lane " + pad(std::to_string(l), 3) +
+                       pad(active ? "active" : "inactive", 10);
+    line += exists ? "thread " + pad(coords(ti), 10) : pad("(no thread)", 17);
+    if (active) line += "pc " + hex32(w.pc);
+    text += line + "\n";
+    nlohmann::json j = {{"lane", l}, {"active", active}, {"focus", focus_.lane == l}};
+    j["thread"] = exists ? nlohmann::json(ti) : nlohmann::json(nullptr);
+    j["pc"] = active ? nlohmann::json(w.pc) : nlohmann::json(nullptr);
+    list.push_back(j);
+  }
+  out(text, {{"lanes", list}});
+}
+
+void Debugger::info_registers(const std::string& args) {
+  if (!ensure_focus()) return;
+  const WarpState& w = *focus_warp();
+  const uint32_t lane = focus_.lane;
+  std::string text;
+  nlohmann::json regs = nlohmann::json::object();
+  auto xline = [&](unsigned r) {
+    uint32_t v = r == 0 ? 0 : w.x[r * nt() + lane];
+    // Pointers (ra, sp, gp, tp) as addresses, the rest as signed integers, as gdb shows them.
+    std::string shown = std::to_string(int32_t(v));
+    if (r >= 1 && r <= 4) {
+      shown = hex(v);
+      if (r == 1)
+        if (sym_)
+          if (auto d = sym_->describe(v)) shown += " <" + *d + ">";
+    }
+    text += pad(xreg_name(r), 15) + pad(hex(v), 19) + shown + "\n";
+    regs[xreg_name(r)] = v;
+  };
+  auto fline = [&](unsigned r) {
+    uint32_t bits = w.f[r * nt() + lane];
+    float f;
+    std::memcpy(&f, &bits, 4);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g", double(f));
+    text += pad(freg_name(r), 15) + pad(hex(bits), 19) + buf + "\n";
+    regs[freg_name(r)] = bits;
+  };
+  auto pcline = [&]() {
+    std::string d = describe_pc(w.pc);
+    text += pad("pc", 15) + pad(hex(w.pc), 19) + (d.size() > 11 ? d.substr(11) : "") + "\n";
+    regs["pc"] = w.pc;
+  };
+  std::vector<std::string> words = split_words(args);
+  if (words.empty()) {
+    for (unsigned r = 0; r < 32; ++r) xline(r);
+    pcline();
+  } else if (words.size() == 1 && (words[0] == "f" || words[0] == "float")) {
+    for (unsigned r = 0; r < 32; ++r) fline(r);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%x", w.fcsr);
+    text += pad("fcsr", 15) + buf + "\n";
+    regs["fcsr"] = w.fcsr;
+  } else {
+    for (const std::string& name : words) {
+      auto v = parse_register(name);
+      if (!v) return usage("info registers: unknown register \"" + name + "\"");
+      if (v->kind == Variable::Kind::XReg) xline(v->index);
+      else if (v->kind == Variable::Kind::FReg) fline(v->index);
+      else pcline();
+    }
+  }
+  out(text, {{"registers", regs}, {"core", focus_.core}, {"warp", focus_.slot}, {"lane", lane}});
+}
+
+void Debugger::info_checkpoints() {
+  checkpoint::Store* st = s_.store();
+  if (!st) return out("No checkpoint store (the session runs with --no-db).", {{"checkpoints", nlohmann::json::array()}});
+  auto keys = st->list();
+  if (!keys) return err("cannot list the checkpoints: " + keys.error().message);
+  if (keys->empty()) return out("No checkpoints yet in " + st->dir() + ".", {{"checkpoints", nlohmann::json::array()}});
+  std::string text = "Checkpoints in " + st->dir() + ":\n";
+  nlohmann::json list = nlohmann::json::array();
+  for (const checkpoint::TimeKey& k : *keys) {
+    auto rec = st->get(k);
+    std::string why = rec ? stop_kind_text(rec->stop.kind) : "unreadable: " + rec.error().message;
+    if (rec && rec->stop.kind == checkpoint::StopKind::DeviceException)
+      why += std::string(" (") + cause_name(Cause(rec->stop.exception.cause)) + " at " + hex32(rec->stop.exception.pc) + ")";
+    text += "  launch " + std::to_string(k.launch) + ", pass " + std::to_string(k.pass) + ", instruction " +
+            std::to_string(k.instret) + (k.seq ? ", seq " + std::to_string(k.seq) : "") + ": " + why + "\n";
+    list.push_back({{"launch", k.launch}, {"pass", k.pass}, {"instret", k.instret}, {"seq", k.seq}, {"stop", why}});
+  }
+  out(text, {{"checkpoints", list}});
+}
+
+// --- Data ----------------------------------------------------------------------------------------------------
+
+void Debugger::cmd_print(Args a) {
+  auto fmt = parse_print_format(a.format);
+  if (!fmt) return usage(fmt.error().message);
+  if (a.args.empty()) return usage("print: expected an expression");
+  auto e = Expr::parse(a.args);
+  if (!e) return usage(e.error().message);
+  auto v = evaluate(*e, focus_.core, focus_.slot, focus_.lane);
+  if (!v) return err(v.error().message);
+  int64_t x = *v;
+  std::string text = e->text() + " = ";
+  auto var = e->as_variable();
+  switch (*fmt) {
+    case 'x': text += hex(uint64_t(x)); break;
+    case 'd': text += std::to_string(x); break;
+    case 'u': text += std::to_string(uint64_t(x)); break;
+    case 'c': {
+      char c = char(x & 0xff);
+      text += std::to_string(x & 0xff) + " '" + (c >= 32 && c < 127 ? std::string(1, c) : std::string("?")) + "'";
+      break;
+    }
+    default:
+      if (var && var->kind == Variable::Kind::FReg) {
+        float f;
+        uint32_t bits = uint32_t(x);
+        std::memcpy(&f, &bits, 4);
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%g", double(f));
+        text += std::string(buf) + " (bits " + hex(bits) + ")";
+      } else if (var && var->kind == Variable::Kind::Pc) {
+        text += describe_pc(uint32_t(x));
+      } else {
+        text += std::to_string(x);
+        if (x < 0 || x > 9) text += " (" + hex(uint64_t(x)) + ")";
+      }
+  }
+  out(text, {{"expression", e->text()}, {"value", x}});
+}
+
+void Debugger::cmd_x(Args a) {
+  MemoryFormat f = x_format_;
+  if (!a.format.empty()) {
+    auto pf = parse_memory_format(a.format);
+    if (!pf) return usage(pf.error().message);
+    f = *pf;
+  }
+  uint32_t addr = 0;
+  if (a.args.empty()) {
+    if (!x_next_) return usage("x: expected an address");
+    addr = *x_next_;
+  } else {
+    auto e = Expr::parse(a.args);
+    if (!e) return usage(e.error().message);
+    auto v = evaluate(*e, focus_.core, focus_.slot, focus_.lane);
+    if (!v) return err(v.error().message);
+    if (*v < 0 || *v > int64_t(UINT32_MAX)) return err("address " + std::to_string(*v) + " is not 32-bit");
+    addr = uint32_t(*v);
+  }
+  const uint32_t unit = f.unit_bytes();
+  if (addr % unit) return err("address " + hex32(addr) + " is not aligned to the unit size (" + std::to_string(unit) + ")");
+  auto bytes = read_bytes(addr, f.count * unit);
+  if (!bytes) return err(bytes.error().message);
+  const uint32_t per_line = f.format == 'c' ? 8 : unit == 4 ? 4 : 8;
+  std::string text;
+  nlohmann::json values = nlohmann::json::array();
+  for (uint32_t i = 0; i < f.count; ++i) {
+    uint32_t at = addr + i * unit;
+    if (i % per_line == 0) {
+      if (i) text += "\n";
+      text += describe_pc(at) + ":";
+    }
+    uint32_t u = 0;
+    for (uint32_t k = 0; k < unit; ++k) u |= uint32_t((*bytes)[i * unit + k]) << (8 * k);
+    int64_t s = unit == 1 ? int64_t(int8_t(u)) : unit == 2 ? int64_t(int16_t(u)) : int64_t(int32_t(u));
+    char buf[48];
+    switch (f.format) {
+      case 'x': std::snprintf(buf, sizeof buf, "0x%0*x", int(unit * 2), u); values.push_back(u); break;
+      case 'd': std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(s)); values.push_back(s); break;
+      case 'u': std::snprintf(buf, sizeof buf, "%u", u); values.push_back(u); break;
+      default: {
+        char c = char(u & 0xff);
+        if (c >= 32 && c < 127 && c != '\'' && c != '\\') std::snprintf(buf, sizeof buf, "%u '%c'", u, c);
+        else std::snprintf(buf, sizeof buf, "%u '\\%03o'", u, u & 0xff);
+        values.push_back(u);
+      }
+    }
+    text += "\t";
+    text += buf;
+  }
+  x_next_ = addr + f.count * unit;
+  x_format_ = f;
+  out(text, {{"address", addr}, {"unit", unit}, {"format", std::string(1, f.format)}, {"values", values}});
+}
+
+void Debugger::cmd_disassemble(Args a) {
+  uint32_t lo = 0, hi = 0, mark = 0;
+  bool have_mark = false, in_function = false;
+  std::string title;
+  auto eval_addr = [&](const std::string& text) -> Result<uint32_t> {
+    // A function name stands for its address, as in gdb's `disassemble FUNC`.
+    if (sym_ && !text.empty() && (std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_'))
+      if (auto a = sym_->symbol_address(text)) return *a;
+    auto e = Expr::parse(text);
+    if (!e) return e.error();
+    auto v = evaluate(*e, focus_.core, focus_.slot, focus_.lane);
+    if (!v) return v.error();
+    if (*v < 0 || *v > int64_t(UINT32_MAX)) return make_error("address " + std::to_string(*v) + " is not 32-bit");
+    return uint32_t(*v);
+  };
+  if (const WarpState* w = focus_warp()) {
+    mark = w->pc;
+    have_mark = true;
+  }
+  auto function_range = [&](uint32_t addr) {
+    if (sym_)
+      if (auto f = sym_->function_at(addr)) {
+        lo = f->lo;
+        hi = f->hi;
+        title = "Dump of assembler code for function " + f->name + ":";
+        in_function = true;
+        return;
+      }
+    lo = addr & ~3u;
+    hi = lo + 40;
+    title = "Dump of assembler code from " + hex32(lo) + " to " + hex32(hi) + ":";
+  };
+  if (a.args.empty()) {
+    if (!have_mark) {
+      if (!ensure_focus()) return;
+    }
+    function_range(mark);
+  } else {
+    auto [first, second] = split_range(a.args);
+    auto start = eval_addr(first);
+    if (!start) return usage("disassemble: " + start.error().message);
+    if (second.empty()) {
+      function_range(*start);
+    } else {
+      bool plus = second[0] == '+';
+      auto end = eval_addr(plus ? second.substr(1) : second);
+      if (!end) return usage("disassemble: " + end.error().message);
+      lo = *start & ~3u;
+      hi = plus ? *start + *end : *end;
+      if (hi <= lo) return usage("disassemble: the end " + hex32(hi) + " is not above the start " + hex32(lo));
+      title = "Dump of assembler code from " + hex32(lo) + " to " + hex32(hi) + ":";
+    }
+  }
+  if ((hi - lo) / 4 > kMaxDisassembly)
+    return err("disassemble: " + std::to_string((hi - lo) / 4) + " instructions is too many (at most " +
+               std::to_string(kMaxDisassembly) + ")");
+  auto bytes = read_bytes(lo, ((hi - lo) + 3) & ~3u);
+  if (!bytes) return err(bytes.error().message);
+  std::string text = title + "\n";
+  nlohmann::json list = nlohmann::json::array();
+  std::string fn_name;
+  for (uint32_t at = lo; at < hi; at += 4) {
+    size_t i = at - lo;
+    uint32_t word = uint32_t((*bytes)[i]) | uint32_t((*bytes)[i + 1]) << 8 | uint32_t((*bytes)[i + 2]) << 16 |
+                    uint32_t((*bytes)[i + 3]) << 24;
+    std::string d = disassemble(word, at);
+    std::string label;
+    if (in_function) label = " <+" + std::to_string(at - lo) + ">";
+    else if (sym_)
+      if (auto desc = sym_->describe(at)) label = " <" + *desc + ">";
+    text += std::string(have_mark && at == mark ? "=> " : "   ") + hex32(at) + label + ":\t" + d + "\n";
+    list.push_back({{"address", at}, {"word", word}, {"text", d}});
+  }
+  text += "End of assembler dump.";
+  out(text, {{"instructions", list}});
+}
+
+std::optional<engine::SourceLocation> Debugger::entry_location() const {
+  if (!sym_ || !launch_.entry_pc) return std::nullopt;
+  // The kernel function's own first line, not code inlined into it.
+  auto f = sym_->function_at(launch_.entry_pc);
+  if (f)
+    for (uint32_t pc = f->lo; pc < f->hi && pc - f->lo < 4096; pc += 4)
+      if (auto loc = sym_->locate(pc); loc && loc->line && loc->function == f->name) return loc;
+  return sym_->locate(launch_.entry_pc);
+}
+
+void Debugger::cmd_list(Args a) {
+  if (!sym_ || !sym_->has_debug_info()) return err("The kernel has no line information.");
+  std::string file;
+  uint32_t center = 0, first = 0;
+  if (a.args.empty()) {
+    if (list_next_ && !list_file_.empty()) {
+      file = list_file_;
+      first = list_next_;
+    } else {
+      std::optional<engine::SourceLocation> loc;
+      if (const WarpState* w = focus_warp()) loc = sym_->locate(w->pc);
+      else loc = entry_location();
+      if (!loc || !loc->line) return err("No source here; give a location: list FUNC | FILE:LINE | LINE.");
+      file = loc->file;
+      center = loc->line;
+    }
+  } else if (auto n = parse_u32(a.args)) {
+    file = list_file_;
+    if (file.empty()) {
+      std::optional<engine::SourceLocation> loc;
+      if (const WarpState* w = focus_warp()) loc = sym_->locate(w->pc);
+      else loc = entry_location();
+      if (loc) file = loc->file;
+    }
+    if (file.empty()) return err("No current source file; give FILE:LINE.");
+    center = *n;
+  } else {
+    auto r = sym_->resolve(a.args);
+    if (!r) return err(r.error().message);
+    if (!r->where || !r->where->line) return err("\"" + a.args + "\" has no line information.");
+    file = r->where->file;
+    center = r->where->line;
+  }
+  if (!first) first = center > 5 ? center - 5 : 1;
+  std::string text;
+  uint32_t line = first;
+  for (; line < first + 10; ++line) {
+    auto t = sym_->source_line(file, line);
+    if (!t) break;
+    text += std::to_string(line) + "\t" + *t + "\n";
+  }
+  if (line == first)
+    return err("Line " + std::to_string(first) + " is out of range for \"" + base_name(file) + "\" (or it cannot be read).");
+  list_file_ = file;
+  list_next_ = line;
+  out(text, {{"file", file}, {"first", first}, {"last", line - 1}});
+}
+
+void Debugger::cmd_backtrace(Args a) {
+  uint32_t max = 32;
+  if (!a.args.empty()) {
+    auto n = parse_count(a.args);
+    if (!n) return usage("backtrace: " + n.error().message);
+    max = *n;
+  }
+  if (!ensure_focus()) return;
+  const WarpState& w = *focus_warp();
+  const uint32_t c = focus_.core, s = focus_.slot, lane = focus_.lane;
+  std::vector<engine::Frame> frames = unwind(c, s, lane, max);
+  (void)w;
+  std::string text;
+  nlohmann::json list = nlohmann::json::array();
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const engine::Frame& f = frames[i];
+    std::optional<engine::SourceLocation> where = f.where;
+    if (i == 0 && !where && sym_) where = sym_->locate(f.pc);
+    std::string fn, inlined;
+    if (sym_)
+      if (auto func = sym_->function_at(i == 0 ? f.pc : f.pc - 1)) fn = func->name;
+    if (where && !where->function.empty()) {
+      if (fn.empty()) fn = where->function;
+      else if (where->function != fn) inlined = where->function;
+    }
+    text += "#" + pad(std::to_string(i), 3) + hex32(f.pc) + " in " + (fn.empty() ? "??" : fn) +
+            (inlined.empty() ? "" : ", inlined " + inlined);
+    if (where && where->line) text += " (" + base_name(where->file) + ":" + std::to_string(where->line) + ")";
+    text += "\n";
+    nlohmann::json j = {{"pc", f.pc}, {"sp", f.sp}, {"function", fn.empty() ? nlohmann::json(nullptr) : nlohmann::json(fn)},
+                        {"inlined", inlined.empty() ? nlohmann::json(nullptr) : nlohmann::json(inlined)}};
+    if (where && where->line) {
+      j["file"] = where->file;
+      j["line"] = where->line;
+    }
+    list.push_back(j);
+  }
+  out(text, {{"frames", list}});
+}
+
+// --- Focus -------------------------------------------------------------------------------------------------
+
+void Debugger::cmd_focus(const std::string& first, Args a) {
+  auto spec = parse_focus(first, a.args);
+  if (!spec) return usage(spec.error().message);
+  if (!ensure_stopped()) return;
+  const DeviceContext& ctx = s_.context();
+  const WarpState* cur = focus_warp();
+  auto describe = [&]() {
+    const WarpState* w = focus_warp();
+    if (!w) return out("No focus.");
+    auto t = thread_idx(*w, focus_.lane);
+    std::string text = "Focus: core " + std::to_string(focus_.core) + " warp " + std::to_string(focus_.slot) +
+                       " lane " + std::to_string(focus_.lane) + " = cta " + coords(w->block_id) + " thread " +
+                       coords(t) + (w->tmask >> focus_.lane & 1 ? "" : " (inactive lane)") + "; " +
+                       location_text(w->pc) + " at " + hex32(w->pc);
+    if (sym_)
+      if (auto loc = sym_->locate(w->pc); loc && loc->line)
+        if (auto src = sym_->source_line(loc->file, loc->line))
+          text += "\n" + std::to_string(loc->line) + "\t" + *src;
+    out(text, {{"core", focus_.core}, {"warp", focus_.slot}, {"lane", focus_.lane}, {"cta", w->block_id}, {"thread", t}, {"pc", w->pc}});
+  };
+  if (spec->empty()) return describe();
+  if (spec->software()) {
+    std::array<uint32_t, 3> cta{}, thread{};
+    if (!spec->cta || !spec->thread) {
+      if (!cur) return err("No focus to take the missing coordinates from: give both cta X,Y,Z and thread X,Y,Z.");
+      cta = cur->block_id;
+      thread = thread_idx(*cur, focus_.lane);
+    }
+    if (spec->cta) cta = *spec->cta;
+    if (spec->thread) thread = *spec->thread;
+    const auto& g = ctx.launch.grid;
+    const auto& b = ctx.launch.block;
+    for (int i = 0; i < 3; ++i) {
+      if (cta[i] >= g[i]) return err("cta " + coords(cta) + " is outside the grid " + coords(g));
+      if (thread[i] >= b[i]) return err("thread " + coords(thread) + " is outside the block " + coords(b));
+    }
+    uint32_t t = thread[0] + thread[1] * b[0] + thread[2] * b[0] * b[1];
+    uint32_t rank = t / nt(), lane = t % nt();
+    for (uint32_t c = 0; c < ctx.cores.size(); ++c)
+      for (uint32_t s = 0; s < ctx.cores[c].warps.size(); ++s) {
+        const WarpState& w = ctx.cores[c].warps[s];
+        if (w.active && w.block_id == cta && w.cta_rank == rank) {
+          focus_ = {true, c, s, lane};
+          list_next_ = 0;
+          return describe();
+        }
+      }
+    uint64_t linear = cta[0] + uint64_t(cta[1]) * g[0] + uint64_t(cta[2]) * g[0] * g[1];
+    engine::ThreadLists l = s_.lists();
+    auto in = [&](const std::vector<engine::UnitRange>& v) {
+      for (const auto& r : v)
+        if (linear >= r.first && linear < r.first + r.count) return true;
+      return false;
+    };
+    std::string why = in(l.complete) ? "it has completed" : in(l.not_launched) ? "it has not been launched yet"
+                                                                               : "its warp " + std::to_string(rank) + " has finished";
+    return err("cta " + coords(cta) + " thread " + coords(thread) + " is not in progress: " + why + ".");
+  }
+  uint32_t core = spec->core.value_or(focus_.valid ? focus_.core : 0);
+  uint32_t slot = spec->warp.value_or(focus_.valid ? focus_.slot : 0);
+  if (core >= ctx.cores.size())
+    return err("core " + std::to_string(core) + " does not exist (the device has " + std::to_string(ctx.cores.size()) + ")");
+  if (slot >= ctx.cores[core].warps.size())
+    return err("warp " + std::to_string(slot) + " does not exist (a core has " +
+               std::to_string(ctx.cores[core].warps.size()) + " warps)");
+  const WarpState& w = ctx.cores[core].warps[slot];
+  if (!w.active) return err("core " + std::to_string(core) + " warp " + std::to_string(slot) + " has no work in progress");
+  uint32_t lane;
+  if (spec->lane) lane = *spec->lane;
+  else if (focus_.valid && core == focus_.core && slot == focus_.slot) lane = focus_.lane;
+  else lane = w.tmask ? uint32_t(std::countr_zero(w.tmask)) : 0;
+  if (lane >= nt()) return err("lane " + std::to_string(lane) + " does not exist (a warp has " + std::to_string(nt()) + ")");
+  focus_ = {true, core, slot, lane};
+  list_next_ = 0;
+  describe();
+}
+
+// --- help ----------------------------------------------------------------------------------------------------
+
+void Debugger::cmd_help(Args a) {
+  std::string text;
+  if (a.args.empty()) {
+    text = "Commands (abbreviations: any unique prefix, or the aliases in parentheses):\n";
+    for (const CommandInfo& c : command_table()) {
+      std::string name = c.name;
+      if (!c.aliases.empty()) {
+        name += " (";
+        for (size_t i = 0; i < c.aliases.size(); ++i) name += std::string(i ? ", " : "") + c.aliases[i];
+        name += ")";
+      }
+      std::string head = name + " " + c.synopsis;
+      text += "  " + (head.size() < 46 ? pad(head, 46) : head + "\n" + std::string(48, ' ')) + c.summary + "\n";
+    }
+    text +=
+        "Locations: FUNCTION, FILE:LINE, *ADDRESS.\n"
+        "Expressions (conditions, print, x): integers, blockIdx/threadIdx/blockDim/gridDim.x|y|z, $registers\n"
+        "  ($a0, $sp, $x5, $pc, $fa0), $lane, $warp, $core, &symbol, *address, C operators (== != < <= > >= && || !\n"
+        "  + - * / % & | ^ ~ << >>) and parentheses.";
+    return out(text);
+  }
+  auto cl = parse_command_line(a.args);
+  if (!cl || cl->name.empty()) return usage("help: " + (cl ? std::string("expected a command") : cl.error().message));
+  for (const CommandInfo& c : command_table())
+    if (cl->name == c.name) {
+      text = std::string(c.name) + " " + c.synopsis + "\n  " + c.summary;
+      if (!c.aliases.empty()) {
+        text += "\n  aliases:";
+        for (const char* al : c.aliases) text += std::string(" ") + al;
+      }
+      if (cl->name == "info") {
+        text += "\n  info subcommands:";
+        for (const CommandInfo& i : info_table()) text += "\n    info " + pad(std::string(i.name) + " " + i.synopsis, 26) + i.summary;
+      }
+    }
+  out(text);
+}
+
+// --- End ----------------------------------------------------------------------------------------------------
+
+int Debugger::finish_session(const std::string& store_dir, std::optional<int> status_override) {
+  command_.clear();
+  drain_console();
+  {
+    std::ostringstream os;
+    console_.flush(os);
+    std::string text = os.str();
+    size_t i = 0;
+    while (i < text.size()) {
+      size_t nl = text.find('\n', i);
+      if (nl == std::string::npos) nl = text.size();
+      sink_.console(text.substr(i, nl - i));
+      i = nl + 1;
+    }
+  }
+  int status = 0;
+  std::string state;
+  switch (state_) {
+    case State::Exited:
+      status = exit_code_.value_or(0) == 0 ? 0 : int(std::min<uint32_t>(*exit_code_, 63));
+      state = "exited";
+      break;
+    case State::Killed: {
+      const std::string& m = killed_message_;
+      bool launch_error = m.rfind("a command failed", 0) == 0 || m.rfind("the device rejected", 0) == 0;
+      status = device_stop_ ? 66 : launch_error ? 65 : 70;
+      state = "killed";
+      break;
+    }
+    case State::Stopped:
+      status = device_stop_ ? 66 : 0;
+      state = "stopped";
+      break;
+    case State::NotStarted:
+      status = 0;
+      state = "not started";
+      break;
+  }
+  if (status_override) status = *status_override;
+  engine::SessionStats st = s_.stats();
+  ExitView v;
+  v.status = status;
+  if (state_ == State::Exited) v.exit_code = exit_code_;
+  v.state = state;
+  v.instructions = st.instructions;
+  v.lane_instructions = st.lane_instructions;
+  v.restore_instructions = st.restore_instructions;
+  v.passes = st.passes;
+  v.checkpoints = st.checkpoints;
+  v.bytes_stored = st.bytes_stored;
+  v.reexecution_ratio = st.reexecution_ratio();
+  v.store = store_dir;
+  sink_.exit(v);
+  return status;
+}
+
+}  // namespace vx::cli

@@ -1,0 +1,157 @@
+// The debugger session's command interpreter: gdb-like commands over an engine::Session
+// (docs/cli.md, "Debugging"). It owns the user's breakpoints (a location can stand for several
+// addresses, and may carry a condition), the focus (one lane of one warp), and turns the engine's
+// stops into StopViews for the sink.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/command.hpp"
+#include "cli/console.hpp"
+#include "cli/expr.hpp"
+#include "cli/output.hpp"
+#include "device/host_runtime.hpp"
+#include "engine/session.hpp"
+#include "engine/symbols.hpp"
+
+namespace vx::cli {
+
+class Debugger {
+ public:
+  // symbols may be null (no symbol information: locations are addresses only).
+  Debugger(engine::Session& session, const engine::Symbols* symbols, const GridLaunch& launch, Sink& sink);
+  ~Debugger();
+
+  // Runs one command line. Returns false when the session should end (quit).
+  bool execute(const std::string& line);
+
+  // `break` from the command line (--break): the error is returned, not reported.
+  Result<int> add_breakpoint(const std::string& location, const std::string& condition, bool temporary);
+
+  // Errors reported so far (a failed --break makes the session a usage error).
+  int errors() const { return errors_; }
+
+  // Drains what is left of the console and reports the end of the session; returns the process
+  // exit status (docs/cli.md).
+  // `status` overrides the computed status (e.g. a usage error).
+  int finish_session(const std::string& store_dir, std::optional<int> status = std::nullopt);
+
+ private:
+  struct UserBreakpoint {
+    int id = 0;
+    std::string location;
+    std::vector<uint32_t> addresses;
+    std::optional<engine::SourceLocation> where;
+    std::optional<Expr> condition;
+    bool temporary = false;
+    bool enabled = true;
+    uint64_t hits = 0;
+  };
+  struct Focus {
+    bool valid = false;
+    uint32_t core = 0, slot = 0, lane = 0;
+  };
+  enum class State { NotStarted, Stopped, Exited, Killed };
+
+  // Command handlers: each reports its own output and errors.
+  using Args = const CommandLine&;
+  void cmd_continue(Args a);
+  void cmd_stepi(Args a, bool over_calls);
+  void cmd_step(Args a, bool over_calls);
+  void cmd_finish(Args a);
+  void cmd_break(Args a, bool temporary);
+  void cmd_delete(Args a);
+  void cmd_enable(Args a, bool enable);
+  void cmd_condition(Args a);
+  void cmd_info(Args a);
+  void cmd_print(Args a);
+  void cmd_x(Args a);
+  void cmd_disassemble(Args a);
+  void cmd_list(Args a);
+  void cmd_backtrace(Args a);
+  void cmd_focus(const std::string& first, Args a);
+  void cmd_help(Args a);
+
+  void info_breakpoints();
+  void info_ctas();
+  void info_warps();
+  void info_lanes();
+  void info_registers(const std::string& args);
+  void info_checkpoints();
+
+  // Running. `run` starts one resume or step; stops that only hit breakpoints whose condition is
+  // false everywhere are counted and the same request is issued again.
+  // make() captures the state at the current stop and returns the request; it is made `count`
+  // times while the stops are plain steps of the focus warp, and only the last stop is reported.
+  using RunFn = std::function<Result<engine::StopEvent>()>;
+  void run_and_report(const std::function<Result<RunFn>()>& make, uint32_t count, bool show_disassembly);
+  Result<RunFn> make_stepi(bool over_calls);
+  Result<RunFn> make_step(bool over_calls);
+  bool ensure_stopped();           // reports an error when the kernel is not stopped at a live stop
+  bool ensure_focus();             // ... or when there is no focus lane
+  bool ensure_can_run();           // reports an error after exit/kill
+
+  // Breakpoint bookkeeping.
+  Result<void> sync_engine_breakpoints();
+  // For a breakpoint stop: the user breakpoints to report, updating hit counts; sets the focus.
+  std::vector<int> filter_breakpoint_stop(const engine::StopEvent& ev);
+
+  // State at the stop.
+  const WarpState* focus_warp() const;
+  uint32_t nt() const;
+  std::array<uint32_t, 3> thread_idx(const WarpState& w, uint32_t lane) const;
+  std::optional<uint32_t> read_reg(uint32_t core, uint32_t slot, uint32_t lane, unsigned reg) const;
+  Result<std::vector<uint8_t>> read_bytes(uint32_t addr, uint32_t size);
+  Result<uint32_t> read_word(uint32_t addr);
+  // The focus-style call stack of one lane (Symbols::backtrace, plus the return address in ra for
+  // a function without call-frame information stopped at its first instruction).
+  std::vector<engine::Frame> unwind(uint32_t core, uint32_t slot, uint32_t lane, unsigned max);
+  Result<int64_t> evaluate(const Expr& e, uint32_t core, uint32_t slot, uint32_t lane);
+  void set_default_focus(const engine::StopEvent& ev);
+  StopView make_stop_view(const engine::StopEvent& ev, const std::vector<int>& bps, bool show_disasm);
+  std::string describe_pc(uint32_t pc) const;  // "0x80000104 <reduce+20>"
+  std::string location_text(uint32_t pc) const; // "reduce (reduce.c:31)"
+  void drain_console();
+  std::optional<engine::SourceLocation> entry_location() const;  // the kernel function's first own line
+
+  // Reporting.
+  void out(const std::string& text, const nlohmann::json& data = nlohmann::json::object());
+  void err(const std::string& message);
+  void usage(const std::string& message);  // err with the hint (try "help")
+
+  class LaneEnv;
+
+  engine::Session& s_;
+  const engine::Symbols* sym_;
+  GridLaunch launch_;
+  Sink& sink_;
+  ConsoleLines console_;
+  std::string command_;  // the command being run (for JSON events)
+  int errors_ = 0;
+
+  State state_ = State::NotStarted;
+  bool device_stop_ = false;          // the last stop was an exception, assertion or watchdog
+  std::optional<uint32_t> exit_code_;
+  std::string killed_message_;
+  Focus focus_;
+
+  std::map<int, UserBreakpoint> bps_;
+  int next_bp_ = 1;
+  std::map<uint32_t, int> engine_bps_;  // address -> engine breakpoint id
+
+  // list: where the next plain `list` continues.
+  std::string list_file_;
+  uint32_t list_next_ = 0;
+  // x: where a plain `x` continues, and with which format.
+  std::optional<uint32_t> x_next_;
+  MemoryFormat x_format_;
+};
+
+}  // namespace vx::cli

@@ -1,0 +1,470 @@
+#include "cli/expr.hpp"
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <vector>
+
+namespace vx::cli {
+
+namespace {
+
+constexpr std::array<const char*, 32> kXNames = {
+    "zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0",  "a1",  "a2", "a3", "a4", "a5",
+    "a6",   "a7", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
+constexpr std::array<const char*, 32> kFNames = {
+    "ft0", "ft1", "ft2", "ft3", "ft4", "ft5", "ft6",  "ft7",  "fs0", "fs1", "fa0", "fa1", "fa2", "fa3", "fa4", "fa5",
+    "fa6", "fa7", "fs2", "fs3", "fs4", "fs5", "fs6",  "fs7",  "fs8", "fs9", "fs10", "fs11", "ft8", "ft9", "ft10", "ft11"};
+
+std::optional<unsigned> small_number(std::string_view s, unsigned limit) {
+  if (s.empty() || s.size() > 2) return std::nullopt;
+  unsigned v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + unsigned(c - '0');
+  }
+  if (s.size() == 2 && s[0] == '0') return std::nullopt;
+  return v < limit ? std::optional<unsigned>(v) : std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Variable> parse_register(std::string_view name) {
+  if (!name.empty() && name[0] == '$') name.remove_prefix(1);
+  if (name.empty()) return std::nullopt;
+  Variable v;
+  if (name == "pc") {
+    v.kind = Variable::Kind::Pc;
+    return v;
+  }
+  if (name == "fp") {
+    v.kind = Variable::Kind::XReg;
+    v.index = 8;
+    return v;
+  }
+  for (unsigned i = 0; i < 32; ++i)
+    if (name == kXNames[i]) {
+      v.kind = Variable::Kind::XReg;
+      v.index = i;
+      return v;
+    }
+  for (unsigned i = 0; i < 32; ++i)
+    if (name == kFNames[i]) {
+      v.kind = Variable::Kind::FReg;
+      v.index = i;
+      return v;
+    }
+  if (name[0] == 'x' || name[0] == 'f') {
+    if (auto n = small_number(name.substr(1), 32)) {
+      v.kind = name[0] == 'x' ? Variable::Kind::XReg : Variable::Kind::FReg;
+      v.index = *n;
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string Variable::to_string() const {
+  static const char* axis[3] = {"x", "y", "z"};
+  switch (kind) {
+    case Kind::XReg: return std::string("$") + kXNames[index & 31];
+    case Kind::FReg: return std::string("$") + kFNames[index & 31];
+    case Kind::Pc: return "$pc";
+    case Kind::BlockIdx: return std::string("blockIdx.") + axis[index % 3];
+    case Kind::ThreadIdx: return std::string("threadIdx.") + axis[index % 3];
+    case Kind::BlockDim: return std::string("blockDim.") + axis[index % 3];
+    case Kind::GridDim: return std::string("gridDim.") + axis[index % 3];
+    case Kind::Lane: return "$lane";
+    case Kind::Warp: return "$warp";
+    case Kind::Core: return "$core";
+    case Kind::Symbol: return "&" + name;
+  }
+  return "?";
+}
+
+// --- AST -------------------------------------------------------------------------------------
+
+enum class Op : uint8_t {
+  Literal, Var,
+  Not, BitNot, Neg, Deref,
+  Mul, Div, Mod, Add, Sub, Shl, Shr, Lt, Le, Gt, Ge, Eq, Ne, BitAnd, BitXor, BitOr, And, Or,
+};
+
+struct Expr::Node {
+  Op op = Op::Literal;
+  int64_t value = 0;
+  Variable var;
+  std::shared_ptr<const Node> a, b;
+};
+
+namespace {
+
+using NodePtr = std::shared_ptr<const Expr::Node>;
+
+const char* op_text(Op op) {
+  switch (op) {
+    case Op::Not: return "!";
+    case Op::BitNot: return "~";
+    case Op::Neg: return "-";
+    case Op::Deref: return "*";
+    case Op::Mul: return "*";
+    case Op::Div: return "/";
+    case Op::Mod: return "%";
+    case Op::Add: return "+";
+    case Op::Sub: return "-";
+    case Op::Shl: return "<<";
+    case Op::Shr: return ">>";
+    case Op::Lt: return "<";
+    case Op::Le: return "<=";
+    case Op::Gt: return ">";
+    case Op::Ge: return ">=";
+    case Op::Eq: return "==";
+    case Op::Ne: return "!=";
+    case Op::BitAnd: return "&";
+    case Op::BitXor: return "^";
+    case Op::BitOr: return "|";
+    case Op::And: return "&&";
+    case Op::Or: return "||";
+    default: return "?";
+  }
+}
+
+// --- Lexer -----------------------------------------------------------------------------------
+
+enum class Tok : uint8_t { End, Number, Name, Punct };
+
+struct Token {
+  Tok kind = Tok::End;
+  std::string text;
+  int64_t number = 0;
+  size_t pos = 0;
+};
+
+class Parser {
+ public:
+  explicit Parser(std::string_view s) : s_(s) {}
+
+  Result<NodePtr> parse() {
+    if (auto r = lex(); !r) return r.error();
+    auto e = parse_binary(0);
+    if (!e) return e;
+    if (peek().kind != Tok::End) return fail("unexpected '" + peek().text + "'", peek().pos);
+    return e;
+  }
+
+ private:
+  Error fail(const std::string& what, size_t pos) const {
+    return make_error(what + " at column " + std::to_string(pos + 1) + " in '" + std::string(s_) + "'");
+  }
+
+  Result<void> lex() {
+    size_t i = 0;
+    static const char* kPuncts[] = {"==", "!=", "<=", ">=", "&&", "||", "<<", ">>", "<", ">", "!", "~", "-",
+                                    "+",  "*",  "/",  "%",  "&",  "|",  "^",  "(",  ")"};
+    while (i < s_.size()) {
+      char c = s_[i];
+      if (std::isspace(static_cast<unsigned char>(c))) {
+        ++i;
+        continue;
+      }
+      Token t;
+      t.pos = i;
+      if (std::isdigit(static_cast<unsigned char>(c))) {
+        size_t j = i;
+        while (j < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[j])) || s_[j] == '_')) ++j;
+        std::string_view lit = s_.substr(i, j - i);
+        int base = 10;
+        std::string_view digits = lit;
+        if (lit.size() > 2 && lit[0] == '0' && (lit[1] == 'x' || lit[1] == 'X')) {
+          base = 16;
+          digits = lit.substr(2);
+        }
+        uint64_t v = 0;
+        auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, base);
+        if (ec == std::errc::result_out_of_range || (ec == std::errc() && v > uint64_t(INT64_MAX)))
+          return fail("number '" + std::string(lit) + "' is too large", i);
+        if (ec != std::errc() || end != digits.data() + digits.size())
+          return fail("bad number '" + std::string(lit) + "'", i);
+        t.kind = Tok::Number;
+        t.number = int64_t(v);
+        t.text = std::string(lit);
+        toks_.push_back(t);
+        i = j;
+        continue;
+      }
+      if (std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$') {
+        size_t j = i + 1;
+        while (j < s_.size() &&
+               (std::isalnum(static_cast<unsigned char>(s_[j])) || s_[j] == '_' || s_[j] == '.'))
+          ++j;
+        t.kind = Tok::Name;
+        t.text = std::string(s_.substr(i, j - i));
+        toks_.push_back(t);
+        i = j;
+        continue;
+      }
+      bool matched = false;
+      for (const char* p : kPuncts) {
+        std::string_view pv(p);
+        if (s_.substr(i, pv.size()) == pv) {
+          t.kind = Tok::Punct;
+          t.text = std::string(pv);
+          toks_.push_back(t);
+          i += pv.size();
+          matched = true;
+          break;
+        }
+      }
+      if (!matched) return fail(std::string("unexpected character '") + c + "'", i);
+    }
+    Token end;
+    end.kind = Tok::End;
+    end.pos = s_.size();
+    end.text = "end of expression";
+    toks_.push_back(end);
+    return {};
+  }
+
+  const Token& peek() const { return toks_[pos_]; }
+  bool is_punct(const char* p) const { return peek().kind == Tok::Punct && peek().text == p; }
+
+  // Binary operator levels, loosest first.
+  struct Level {
+    std::vector<std::pair<const char*, Op>> ops;
+  };
+  static const std::vector<Level>& levels() {
+    static const std::vector<Level> l = {
+        {{{"||", Op::Or}}},
+        {{{"&&", Op::And}}},
+        {{{"|", Op::BitOr}}},
+        {{{"^", Op::BitXor}}},
+        {{{"&", Op::BitAnd}}},
+        {{{"==", Op::Eq}, {"!=", Op::Ne}}},
+        {{{"<", Op::Lt}, {"<=", Op::Le}, {">", Op::Gt}, {">=", Op::Ge}}},
+        {{{"<<", Op::Shl}, {">>", Op::Shr}}},
+        {{{"+", Op::Add}, {"-", Op::Sub}}},
+        {{{"*", Op::Mul}, {"/", Op::Div}, {"%", Op::Mod}}},
+    };
+    return l;
+  }
+
+  Result<NodePtr> parse_binary(size_t level) {
+    if (level == levels().size()) return parse_unary();
+    auto lhs = parse_binary(level + 1);
+    if (!lhs) return lhs;
+    NodePtr left = *lhs;
+    for (;;) {
+      std::optional<Op> op;
+      for (const auto& [text, o] : levels()[level].ops)
+        if (is_punct(text)) op = o;
+      if (!op) return left;
+      ++pos_;
+      auto rhs = parse_binary(level + 1);
+      if (!rhs) return rhs;
+      auto n = std::make_shared<Expr::Node>();
+      n->op = *op;
+      n->a = left;
+      n->b = *rhs;
+      left = n;
+    }
+  }
+
+  Result<NodePtr> parse_unary() {
+    std::optional<Op> op;
+    if (is_punct("!")) op = Op::Not;
+    else if (is_punct("~")) op = Op::BitNot;
+    else if (is_punct("-")) op = Op::Neg;
+    else if (is_punct("*")) op = Op::Deref;
+    if (op) {
+      ++pos_;
+      auto a = parse_unary();
+      if (!a) return a;
+      auto n = std::make_shared<Expr::Node>();
+      n->op = *op;
+      n->a = *a;
+      return NodePtr(n);
+    }
+    if (is_punct("&")) {
+      size_t at = peek().pos;
+      ++pos_;
+      if (peek().kind != Tok::Name || peek().text[0] == '$' || peek().text.find('.') != std::string::npos)
+        return fail("'&' takes a symbol name", at);
+      auto n = std::make_shared<Expr::Node>();
+      n->op = Op::Var;
+      n->var.kind = Variable::Kind::Symbol;
+      n->var.name = peek().text;
+      ++pos_;
+      return NodePtr(n);
+    }
+    return parse_primary();
+  }
+
+  Result<NodePtr> parse_primary() {
+    const Token& t = peek();
+    if (t.kind == Tok::Number) {
+      auto n = std::make_shared<Expr::Node>();
+      n->op = Op::Literal;
+      n->value = t.number;
+      ++pos_;
+      return NodePtr(n);
+    }
+    if (is_punct("(")) {
+      size_t open = t.pos;
+      ++pos_;
+      auto e = parse_binary(0);
+      if (!e) return e;
+      if (!is_punct(")")) {
+        if (peek().kind == Tok::End) return fail("missing ')' for the '(' at column " + std::to_string(open + 1), peek().pos);
+        return fail("expected ')' before '" + peek().text + "'", peek().pos);
+      }
+      ++pos_;
+      return e;
+    }
+    if (t.kind == Tok::Name) {
+      auto v = variable(t.text);
+      if (!v) return fail(v.error().message, t.pos);
+      auto n = std::make_shared<Expr::Node>();
+      n->op = Op::Var;
+      n->var = *v;
+      ++pos_;
+      return NodePtr(n);
+    }
+    if (t.kind == Tok::End) return fail("expected a value", t.pos);
+    return fail("expected a value before '" + t.text + "'", t.pos);
+  }
+
+  static Result<Variable> variable(const std::string& name) {
+    Variable v;
+    if (name[0] == '$') {
+      if (name == "$lane") v.kind = Variable::Kind::Lane;
+      else if (name == "$warp") v.kind = Variable::Kind::Warp;
+      else if (name == "$core") v.kind = Variable::Kind::Core;
+      else if (auto r = parse_register(name)) v = *r;
+      else return make_error("unknown register '" + name + "'");
+      return v;
+    }
+    static const std::pair<const char*, Variable::Kind> kBuiltins[] = {
+        {"blockIdx", Variable::Kind::BlockIdx},
+        {"threadIdx", Variable::Kind::ThreadIdx},
+        {"blockDim", Variable::Kind::BlockDim},
+        {"gridDim", Variable::Kind::GridDim},
+    };
+    size_t dot = name.find('.');
+    std::string base = name.substr(0, dot);
+    for (const auto& [b, kind] : kBuiltins) {
+      if (base != b) continue;
+      std::string field = dot == std::string::npos ? "" : name.substr(dot + 1);
+      if (field != "x" && field != "y" && field != "z")
+        return make_error("'" + name + "': " + b + " has fields x, y and z");
+      v.kind = kind;
+      v.index = unsigned(field[0] - 'x');
+      return v;
+    }
+    if (parse_register(name))
+      return make_error("unknown name '" + name + "' (registers take a '$': $" + name + ")");
+    return make_error("unknown name '" + name +
+                      "' (expressions know blockIdx, threadIdx, blockDim, gridDim, $registers, $lane, $warp, "
+                      "$core and &symbol)");
+  }
+
+  std::string_view s_;
+  std::vector<Token> toks_;
+  size_t pos_ = 0;
+};
+
+Result<int64_t> eval_node(const Expr::Node& n, const ExprEnv& env) {
+  switch (n.op) {
+    case Op::Literal: return n.value;
+    case Op::Var: return env.value(n.var);
+    default: break;
+  }
+  auto a = eval_node(*n.a, env);
+  if (!a) return a;
+  int64_t x = *a;
+  switch (n.op) {
+    case Op::Not: return int64_t(x == 0);
+    case Op::BitNot: return ~x;
+    case Op::Neg: return int64_t(0 - uint64_t(x));
+    case Op::Deref:
+      if (x < 0 || x > int64_t(UINT32_MAX)) return make_error("address " + std::to_string(x) + " is not 32-bit");
+      return env.load_word(uint32_t(x));
+    // Short-circuit: the right side of && and || is evaluated only when needed.
+    case Op::And:
+      if (x == 0) return int64_t(0);
+      break;
+    case Op::Or:
+      if (x != 0) return int64_t(1);
+      break;
+    default: break;
+  }
+  auto b = eval_node(*n.b, env);
+  if (!b) return b;
+  int64_t y = *b;
+  auto wrap = [](uint64_t v) { return int64_t(v); };
+  switch (n.op) {
+    case Op::Mul: return wrap(uint64_t(x) * uint64_t(y));
+    case Op::Div:
+    case Op::Mod:
+      if (y == 0) return make_error("division by zero");
+      if (x == INT64_MIN && y == -1) return n.op == Op::Div ? x : int64_t(0);
+      return n.op == Op::Div ? x / y : x % y;
+    case Op::Add: return wrap(uint64_t(x) + uint64_t(y));
+    case Op::Sub: return wrap(uint64_t(x) - uint64_t(y));
+    case Op::Shl:
+    case Op::Shr:
+      if (y < 0 || y > 63) return make_error("shift by " + std::to_string(y) + " (0..63 allowed)");
+      return n.op == Op::Shl ? wrap(uint64_t(x) << y) : (x >> y);
+    case Op::Lt: return int64_t(x < y);
+    case Op::Le: return int64_t(x <= y);
+    case Op::Gt: return int64_t(x > y);
+    case Op::Ge: return int64_t(x >= y);
+    case Op::Eq: return int64_t(x == y);
+    case Op::Ne: return int64_t(x != y);
+    case Op::BitAnd: return x & y;
+    case Op::BitXor: return x ^ y;
+    case Op::BitOr: return x | y;
+    case Op::And:
+    case Op::Or: return int64_t(y != 0);
+    default: return make_error("internal error: bad expression node");
+  }
+}
+
+std::string node_string(const Expr::Node& n) {
+  switch (n.op) {
+    case Op::Literal: return std::to_string(n.value);
+    case Op::Var: return n.var.to_string();
+    case Op::Not:
+    case Op::BitNot:
+    case Op::Neg:
+    case Op::Deref: return std::string("(") + op_text(n.op) + node_string(*n.a) + ")";
+    default: return "(" + node_string(*n.a) + " " + op_text(n.op) + " " + node_string(*n.b) + ")";
+  }
+}
+
+}  // namespace
+
+Result<Expr> Expr::parse(std::string_view text) {
+  Parser p(text);
+  auto root = p.parse();
+  if (!root) return root.error();
+  Expr e;
+  e.root_ = *root;
+  size_t b = text.find_first_not_of(" \t");
+  size_t end = text.find_last_not_of(" \t");
+  e.text_ = b == std::string_view::npos ? "" : std::string(text.substr(b, end - b + 1));
+  return e;
+}
+
+Result<int64_t> Expr::eval(const ExprEnv& env) const {
+  if (!root_) return make_error("empty expression");
+  return eval_node(*root_, env);
+}
+
+std::string Expr::to_string() const { return root_ ? node_string(*root_) : ""; }
+
+std::optional<Variable> Expr::as_variable() const {
+  if (root_ && root_->op == Op::Var) return root_->var;
+  return std::nullopt;
+}
+
+}  // namespace vx::cli

@@ -13,6 +13,7 @@
 #include <editline/readline.h>
 
 #include "cli/debugger.hpp"
+#include "cli/launch_file.hpp"
 #include "device/host_runtime.hpp"
 #include "engine/session.hpp"
 #include "engine/symbols.hpp"
@@ -106,6 +107,13 @@ int debug_command(const DebugArgs& a) {
     }
   }
 
+  std::optional<LaunchFile> lf;
+  if (!a.run.launch_file.empty()) {
+    auto loaded = load_launch_file(a.run.launch_file);
+    if (!loaded) return fail(*sink, kExitBadInput, loaded.error().message);
+    lf.emplace(std::move(loaded).value());
+  }
+
   auto opened = open_model_device(a.run.config, a.run.options);
   if (!opened) return fail(*sink, kExitBadInput, opened.error().message);
   Driver& dev = **opened;
@@ -114,6 +122,9 @@ int debug_command(const DebugArgs& a) {
   ov.grid = a.run.grid;
   ov.block = a.run.block;
   ov.lmem = a.run.lmem;
+  if (lf) {
+    if (auto r = apply_launch_file(*lf, a.run.kernel, ov); !r) return fail(*sink, kExitBadInput, r.error().message);
+  }
   auto launch = resolve_grid_launch(*image, a.run.config, ov);
   if (!launch) return fail(*sink, kExitBadInput, launch.error().message);
 
@@ -127,12 +138,22 @@ int debug_command(const DebugArgs& a) {
   so.store_dir = store_dir;
   so.kernel_hash = image->hash;
   so.workload = a.run.kernel + " grid " + dims(launch->grid) + " block " + dims(launch->block) + " on " +
-                a.run.config.to_string() + " seed " + std::to_string(a.run.options.seed);
+                a.run.config.to_string() + " seed " + std::to_string(a.run.options.seed) +
+                (lf ? " launch " + a.run.launch_file : "");
   auto session = engine::Session::create(dev, so);
   if (!session) return fail(*sink, kExitUsage, "--db " + store_dir + ": " + session.error().message);
 
   HostRuntime rt((*session)->host());
   if (auto r = rt.load_image(*image); !r) return fail(*sink, kExitBadInput, r.error().message);
+  // The buffers and the argument block go through the session's host driver before the launch,
+  // so the engine records them with the workload.
+  PlacedLaunch placed;
+  if (lf) {
+    auto p = place_launch(rt, *lf);
+    if (!p) return fail(*sink, kExitBadInput, p.error().message);
+    placed = std::move(p).value();
+    if (placed.arg_ptr) launch->arg_ptr = *placed.arg_ptr;
+  }
   if (auto r = rt.launch_grid(*launch); !r) return fail(*sink, kExitBadInput, r.error().message);
 
   Debugger dbg(**session, symbols ? &*symbols : nullptr, *launch, *sink);
@@ -188,7 +209,28 @@ int debug_command(const DebugArgs& a) {
         if (!dbg.execute(line)) break;
     }
   }
-  return dbg.finish_session(store_dir);
+  std::optional<int> status;
+  if (lf && has_checks(*lf)) {
+    auto report = [&](const std::string& m) {
+      if (sink->json()) {
+        sink->error("", m);
+      } else {
+        std::fflush(stdout);
+        std::fprintf(stderr, "vxreplay: %s\n", m.c_str());
+      }
+    };
+    engine::Session& s = **session;
+    const engine::StopEvent& last = s.last_stop();
+    if (last.reason != engine::StopReason::Exited || last.launch == 0) {
+      report(lf->name + ": no dumps or comparisons: the kernel did not complete");
+    } else {
+      auto read = [&](uint32_t addr, uint32_t size) { return s.read_memory(addr, size); };
+      LaunchCheck c = finish_launch(*lf, placed, read, report);
+      if (c == LaunchCheck::Failed && last.exit_code == 0) status = kExitBadInput;
+      if (c == LaunchCheck::Mismatch && last.exit_code == 0) status = 1;
+    }
+  }
+  return dbg.finish_session(store_dir, status);
 }
 
 }  // namespace vx::cli

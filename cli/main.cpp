@@ -66,6 +66,10 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--grid", grid_text, "Grid dimensions X[,Y[,Z]] (default: from the image)");
   run_cmd->add_option("--block", block_text, "Block dimensions X[,Y[,Z]] (default: from the image)");
   run_cmd->add_option("--lmem", run.lmem, "Local memory bytes per CTA (default: from the image)");
+  run_cmd->add_option("--launch", run.launch_file,
+                      "Launch file (JSON): dimensions, entry, buffers and arguments (docs/cli.md, \"Launch files\")");
+  bool live = false;
+  run_cmd->add_flag("--live", live, "Debug on the device's Debug Module live (not supported yet)");
   run_cmd->add_flag("--quiet", run.quiet, "Print only the kernel's console output");
   run_cmd->add_option("--break", dbg.breaks, "Debug: set a breakpoint at FUNC, FILE:LINE or *ADDR (repeatable)")
       ->take_all()
@@ -92,6 +96,12 @@ int main(int argc, char** argv) {
   }
 
   if (run_cmd->parsed()) {
+    if (live) {
+      std::fprintf(stderr,
+                   "vxreplay: --live is not supported yet: sessions re-launch the kernel on the model and cannot "
+                   "drive the Debug Module live\n");
+      return vx::cli::kExitUsage;
+    }
     std::string error;
     auto cfg = vx::DeviceConfig::parse(config_text, &error);
     if (!cfg) {

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/console.hpp"
+#include "cli/launch_file.hpp"
 #include "device/host_runtime.hpp"
 #include "device/isa.hpp"
 
@@ -35,6 +36,15 @@ int run_command(const RunArgs& args) {
     std::fprintf(stderr, "vxreplay: %s\n", image.error().message.c_str());
     return kExitBadInput;
   }
+  std::optional<LaunchFile> lf;
+  if (!args.launch_file.empty()) {
+    auto loaded = load_launch_file(args.launch_file);
+    if (!loaded) {
+      std::fprintf(stderr, "vxreplay: %s\n", loaded.error().message.c_str());
+      return kExitBadInput;
+    }
+    lf.emplace(std::move(loaded).value());
+  }
   auto opened = open_model_device(args.config, args.options);
   if (!opened) {
     std::fprintf(stderr, "vxreplay: %s\n", opened.error().message.c_str());
@@ -46,6 +56,12 @@ int run_command(const RunArgs& args) {
   ov.grid = args.grid;
   ov.block = args.block;
   ov.lmem = args.lmem;
+  if (lf) {
+    if (auto r = apply_launch_file(*lf, args.kernel, ov); !r) {
+      std::fprintf(stderr, "vxreplay: %s\n", r.error().message.c_str());
+      return kExitBadInput;
+    }
+  }
   auto launch = resolve_grid_launch(*image, args.config, ov);
   if (!launch) {
     std::fprintf(stderr, "vxreplay: %s\n", launch.error().message.c_str());
@@ -54,6 +70,16 @@ int run_command(const RunArgs& args) {
   if (auto r = rt.load_image(*image); !r) {
     std::fprintf(stderr, "vxreplay: %s\n", r.error().message.c_str());
     return kExitBadInput;
+  }
+  PlacedLaunch placed;
+  if (lf) {
+    auto p = place_launch(rt, *lf);
+    if (!p) {
+      std::fprintf(stderr, "vxreplay: %s\n", p.error().message.c_str());
+      return kExitBadInput;
+    }
+    placed = std::move(p).value();
+    if (placed.arg_ptr) launch->arg_ptr = *placed.arg_ptr;
   }
   if (auto r = rt.launch_grid(*launch); !r) {
     std::fprintf(stderr, "vxreplay: %s\n", r.error().message.c_str());
@@ -93,6 +119,21 @@ int run_command(const RunArgs& args) {
       std::fprintf(stderr, "vxreplay: internal error: the device went idle before the launch completed\n");
       status = kExitInternal;
       break;
+  }
+  if (lf && has_checks(*lf)) {
+    if (ev.kind != EventKind::Completed) {
+      std::fprintf(stderr, "vxreplay: %s: no dumps or comparisons: the kernel did not complete\n", lf->name.c_str());
+    } else {
+      auto read = [&](uint32_t addr, uint32_t size) -> Result<std::vector<uint8_t>> {
+        std::vector<uint8_t> bytes(size);
+        if (auto r = dev.copy_from_device(addr, bytes); !r) return r.error();
+        return bytes;
+      };
+      auto report = [](const std::string& m) { std::fprintf(stderr, "vxreplay: %s\n", m.c_str()); };
+      LaunchCheck c = finish_launch(*lf, placed, read, report);
+      if (c == LaunchCheck::Failed && status == kExitOk) status = kExitBadInput;
+      if (c == LaunchCheck::Mismatch && status == kExitOk) status = 1;
+    }
   }
   if (!args.quiet) {
     MachineStats s = dev.stats();

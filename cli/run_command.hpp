@@ -26,6 +26,7 @@ struct RunArgs {
   RunOptions options;
   std::optional<std::array<uint32_t, 3>> grid, block;
   std::optional<uint32_t> lmem;
+  std::string launch_file;  // --launch FILE.json ("" = none; docs/cli.md, "Launch files")
   bool quiet = false;  // no summary
 };
 

@@ -43,7 +43,7 @@ def console_lines(out):
     return lines[:end]
 
 
-COMPUTING = ["vecadd", "sgemm", "reduce", "diverge", "histogram", "hello"]
+COMPUTING = ["vecadd", "sgemm", "reduce", "diverge", "histogram", "hello", "saxpy"]
 
 
 def check_kernel(vx, ex, name):

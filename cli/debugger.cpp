@@ -4,10 +4,14 @@
 #include <atomic>
 #include <bit>
 #include <cctype>
+#include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <set>
 #include <sstream>
+
+#include <unistd.h>
 
 #include "checkpoint/store.hpp"
 #include "device/isa.hpp"
@@ -49,6 +53,33 @@ class InterruptGuard {
  private:
   struct sigaction old_;
   bool installed_ = false;
+};
+
+// While a resume runs: the kernel's console output as it comes, and on a terminal, after a second,
+// a progress line on stderr (erased when the run stops).
+class ProgressLine {
+ public:
+  ProgressLine(engine::Session& s, std::function<void()> console) : s_(s), start_(Clock::now()) {
+    const bool tty = isatty(STDERR_FILENO);
+    s_.set_progress([this, tty, console = std::move(console)](uint32_t pass, uint64_t instructions) {
+      console();
+      if (!tty || Clock::now() - start_ < std::chrono::seconds(1)) return;
+      std::fprintf(stderr, "\r[running: pass %u, %llu instructions; Ctrl-C stops]", pass,
+                   static_cast<unsigned long long>(instructions));
+      std::fflush(stderr);
+      shown_ = true;
+    });
+  }
+  ~ProgressLine() {
+    s_.set_progress(nullptr);
+    if (shown_) std::fprintf(stderr, "\r\033[K");
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  engine::Session& s_;
+  Clock::time_point start_;
+  bool shown_ = false;
 };
 
 // --- Small helpers ---------------------------------------------------------------------------------
@@ -577,6 +608,7 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
     for (;;) {
       {
         InterruptGuard guard(s_);
+        ProgressLine progress(s_, [this] { drain_console(); });
         ev = (*request)();
       }
       drain_console();

@@ -154,6 +154,7 @@ struct Session::Impl {
   HostDriver host_driver;
   std::optional<checkpoint::Store> store;
   std::atomic<bool> interrupted{false};
+  std::function<void(uint32_t, uint64_t)> progress;
 
   // The workload.
   std::map<uint32_t, uint64_t> regions;  // memory the host allocated or reserved
@@ -618,6 +619,7 @@ struct Session::Impl {
       drain_console();
       switch (e.kind) {
         case EventKind::Budget:
+          if (progress) progress(pass, launch_progress());
           if (interrupted) return stop(StopReason::Interrupt, {});
           continue;
         case EventKind::Trigger: {
@@ -805,6 +807,7 @@ Result<StopEvent> Session::run_to(uint64_t count) {
 }
 
 void Session::interrupt() { impl_->interrupted = true; }
+void Session::set_progress(std::function<void(uint32_t, uint64_t)> hook) { impl_->progress = std::move(hook); }
 bool Session::stopped() const { return impl_->phase == Impl::Phase::Stopped; }
 const StopEvent& Session::last_stop() const { return impl_->last; }
 const DeviceContext& Session::context() const { return impl_->ctx; }

@@ -138,6 +138,10 @@ class Session {
   Result<StopEvent> run_to(uint64_t count);
   // Thread-safe: the running pass stops at its next slice boundary with StopReason::Interrupt.
   void interrupt();
+  // Called on the running thread after every slice of a pass (SessionOptions::slice instructions)
+  // with the pass and the launch's instruction count: front ends print console output as it comes
+  // (take_console) and progress. Empty: none.
+  void set_progress(std::function<void(uint32_t pass, uint64_t instructions)> hook);
 
   // --- State at the current stop ------------------------------------------------------------
   bool stopped() const;                // a launch is stopped (its state is readable)

@@ -415,14 +415,7 @@ void Machine::abort_launch() {
       ws.tmask = 0;
       ws.halted = false;
       ws.halt_cause = HaltCause::None;
-      // Nothing of a killed workload survives into the next one by accident (a re-launch restores
-      // what it needs with the thread-entry routine): registers and CSRs read as zero.
-      std::fill(ws.x.begin(), ws.x.end(), 0u);
-      std::fill(ws.f.begin(), ws.f.end(), 0u);
-      ws.fcsr = ws.mscratch = ws.mstatus = ws.mtvec = ws.mepc = ws.mcause = ws.mtval = 0;
-      ws.reservation.clear();
     }
-    std::fill(core.local_mem.begin(), core.local_mem.end(), uint8_t(0));
     std::fill(core.barriers.begin(), core.barriers.end(), BarrierState{});
     std::fill(core.slot_warps.begin(), core.slot_warps.end(), 0u);
     std::fill(core.global_arrived.begin(), core.global_arrived.end(), 0u);
@@ -440,6 +433,18 @@ void Machine::abort_launch() {
   trigger_.reset();
   trigger_pending_ = false;
   state_replaced();
+}
+
+void Machine::scrub_cores() {
+  for (CoreState& core : cores_) {
+    for (WarpState& ws : core.warps) {
+      std::fill(ws.x.begin(), ws.x.end(), 0u);
+      std::fill(ws.f.begin(), ws.f.end(), 0u);
+      ws.fcsr = ws.mscratch = ws.mstatus = ws.mtvec = ws.mepc = ws.mcause = ws.mtval = 0;
+      ws.reservation.clear();
+    }
+    std::fill(core.local_mem.begin(), core.local_mem.end(), uint8_t(0));
+  }
 }
 
 // --- Debug Module support ------------------------------------------------------

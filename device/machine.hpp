@@ -62,6 +62,10 @@ class Machine {
   const LaunchState& launch() const { return launch_; }
   // Kills every warp and forgets the launch (the engine's "kill the workload").
   void abort_launch();
+  // Zeroes every warp's registers and CSRs and every core's local memory: after Driver::abort(),
+  // nothing of a killed workload survives into the next one by accident (a re-launch restores what
+  // it needs through the thread-entry routine, which the device then checks).
+  void scrub_cores();
 
   // Runs at most max_instructions warp instructions. Deterministic: the same
   // state and the same calls give the same result, however run() is split.

@@ -144,6 +144,7 @@ class ModelDevice final : public Driver {
 
   void abort() override {
     m_.abort_launch();
+    m_.scrub_cores();
     queue_.clear();
     halted_ = false;
   }

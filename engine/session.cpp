@@ -800,6 +800,9 @@ Result<StopEvent> Session::step(WarpId warp, uint32_t lanes, const StepPolicy& p
 }
 
 Result<StopEvent> Session::run_to(uint64_t count) {
+  if (stopped() && count <= impl_->ctx.kernel_instructions)
+    return make_error("the launch is already at instruction " + std::to_string(impl_->ctx.kernel_instructions) +
+                      "; run_to goes forward (go back with a checkpoint)");
   Impl::Mode m;
   m.kind = Impl::Mode::RunTo;
   m.target = count;

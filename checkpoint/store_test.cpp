@@ -963,7 +963,7 @@ TEST_CASE("Any single flipped byte of data.mdb gives a clean error or a whole st
 #if defined(__SANITIZE_ADDRESS__)
   // Under AddressSanitizer every forked child costs many times more: a fixed-seed sample checks the
   // code for memory errors, the normal build runs the full set.
-  constexpr int kAnywhere = 300, kInHeaders = 300;
+  constexpr int kAnywhere = 150, kInHeaders = 150;
 #else
   constexpr int kAnywhere = 2000, kInHeaders = 1000;
 #endif

@@ -251,7 +251,7 @@ bool Debugger::execute(const std::string& line) {
   } else if (n == "help") cmd_help(*cl);
   else if (n == "quit") {
     if (no_args()) return false;
-  } else usage("\"" + n + "\" is not implemented");
+  } else err("internal error: the command table lists \"" + n + "\" but nothing handles it");
   return true;
 }
 

@@ -13,7 +13,6 @@ namespace vx::cli {
 
 namespace {
 
-constexpr uint32_t kAssertMarker = 0x41a05013;  // srai x0, x0, 26 right after the EBREAK
 constexpr uint64_t kSlice = 1u << 20;           // instructions between console drains on the host side
 
 void print_exception(Driver& d, const DeviceException& e) {

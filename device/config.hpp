@@ -61,4 +61,9 @@ constexpr uint32_t kKtbBase = 0xFE000000;  // RUN_KERNEL_SLICE per-hart thread b
 constexpr uint32_t kNumBarriersPerCta = 8;
 }  // namespace memmap
 
+// The examples' runtime convention (examples/runtime/vx_runtime.h): a failed vx_assert executes
+// EBREAK immediately followed by this word (srai x0, x0, 26, a no-op), which tells an assertion from
+// any other EBREAK.
+constexpr uint32_t kAssertMarker = 0x41a05013;
+
 }  // namespace vx

@@ -33,7 +33,6 @@ const char* stop_reason_name(StopReason r) {
 namespace {
 
 constexpr uint32_t kEbreak = 0x00100073;
-constexpr uint32_t kAssertMarker = 0x41a05013;  // examples/runtime/vx_runtime.h: the word after an assertion's EBREAK
 constexpr uint32_t kPageSize = 4096;
 
 std::string hex(uint32_t v) {

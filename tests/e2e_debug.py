@@ -22,16 +22,10 @@ import subprocess
 import sys
 import tempfile
 
-EXIT_USAGE, EXIT_BAD_INPUT, EXIT_DEVICE_STOP = 64, 65, 66
-
-failures = []
+from e2e_common import EXIT_BAD_INPUT, EXIT_DEVICE_STOP, EXIT_USAGE, check, failures, run
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
+
 
 
 class Session:

@@ -13,26 +13,16 @@ Usage: e2e_launch.py VXREPLAY EXAMPLES_DIR SOURCE_ROOT CHECK
 import json
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 
-EXIT_USAGE, EXIT_BAD_INPUT = 64, 65
+from e2e_common import EXIT_BAD_INPUT, EXIT_USAGE, check, failures, run
+
 N = 1000
 A = 0.5
 
-failures = []
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
-
-
-def run(vx, args, timeout=300):
-    p = subprocess.run([vx, *args], capture_output=True, text=True, timeout=timeout)
-    return p.returncode, p.stdout, p.stderr
 
 
 def splitmix64_words(seed, count):

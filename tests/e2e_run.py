@@ -9,25 +9,15 @@ Usage: e2e_run.py VXREPLAY EXAMPLES_DIR CHECK [ARG]
 """
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
+from e2e_common import EXIT_BAD_INPUT, EXIT_DEVICE_STOP, EXIT_USAGE, check, failures, run
+
 CONFIGS = ["1x1x4x4", "1x2x8x8", "1x1x4x32"]
-EXIT_USAGE, EXIT_BAD_INPUT, EXIT_DEVICE_STOP = 64, 65, 66
-
-failures = []
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
 
-
-def run(vx, args, timeout=120):
-    p = subprocess.run([vx, *args], capture_output=True, text=True, timeout=timeout)
-    return p.returncode, p.stdout, p.stderr
 
 
 def summary(out):

@@ -61,6 +61,10 @@ const char* magic_name(Magic m) {
       return "checkpoint record";
     case Magic::Page:
       return "page";
+    case Magic::Mark:
+      return "mark";
+    case Magic::HostOp:
+      return "host operation";
   }
   return "value";
 }
@@ -305,15 +309,13 @@ Result<void> read_message(const kj::Array<capnp::word>& words, F&& decode) {
 std::array<uint8_t, kKeyBytes> encode_key(const TimeKey& k) {
   std::array<uint8_t, kKeyBytes> b{};
   put_be(b.data(), k.launch, 4);
-  put_be(b.data() + 4, k.pass, 4);
-  put_be(b.data() + 8, k.instret, 8);
-  put_be(b.data() + 16, k.seq, 4);
+  put_be(b.data() + 4, k.instret, 8);
   return b;
 }
 
 std::optional<TimeKey> decode_key(const uint8_t* p, size_t size) {
   if (size != kKeyBytes) return std::nullopt;
-  return TimeKey{uint32_t(get_be(p, 4)), uint32_t(get_be(p + 4, 4)), get_be(p + 8, 8), uint32_t(get_be(p + 16, 4))};
+  return TimeKey{uint32_t(get_be(p, 4)), get_be(p + 4, 8)};
 }
 
 std::array<uint8_t, kHashBytes> encode_hash(const PageHash& h) {
@@ -429,6 +431,9 @@ std::vector<uint8_t> Codec::encode_header(const StoreHeader& h) {
   encode_config(b.initConfig(), h.config);
   b.setKernelHash(h.kernel_hash);
   b.setWorkload(kj::StringPtr(h.workload.c_str(), h.workload.size()));
+  b.setSeed(h.seed);
+  b.setSchedulerVersion(h.scheduler_version);
+  b.setWatchdog(h.watchdog);
   auto bytes = to_bytes(msg);
   return seal(Magic::Header, bytes.data(), bytes.size(), false);
 }
@@ -447,6 +452,9 @@ Result<StoreHeader> Codec::decode_header(const uint8_t* value, size_t size) {
     h.kernel_hash = root.getKernelHash();
     auto w = root.getWorkload();
     h.workload.assign(w.begin(), w.size());
+    h.seed = root.getSeed();
+    h.scheduler_version = root.getSchedulerVersion();
+    h.watchdog = root.getWatchdog();
     return {};
   });
   if (!r) return r.error();
@@ -462,9 +470,7 @@ std::vector<uint8_t> Codec::encode_checkpoint(const CheckpointRecord& rec) {
 
   auto k = b.initKey();
   k.setLaunch(rec.key.launch);
-  k.setPass(rec.key.pass);
   k.setInstret(rec.key.instret);
-  k.setSeq(rec.key.seq);
 
   auto st = b.initStop();
   st.setKind(static_cast<s::StopKind>(rec.stop.kind));
@@ -546,7 +552,8 @@ Result<CheckpointRecord> Codec::decode_checkpoint(const uint8_t* value, size_t s
   Decoder d;
   auto r = read_message<s::Checkpoint>(*words, [&](s::Checkpoint::Reader root) -> Result<void> {
     auto k = root.getKey();
-    rec.key = TimeKey{k.getLaunch(), k.getPass(), k.getInstret(), k.getSeq()};
+    if (k.getPass() != 0 || k.getSeq() != 0) d.fail("the key holds a pass or sequence number (format 1)");
+    rec.key = TimeKey{k.getLaunch(), k.getInstret()};
 
     auto st = root.getStop();
     auto kind = uint16_t(st.getKind());
@@ -611,6 +618,88 @@ Result<CheckpointRecord> Codec::decode_checkpoint(const uint8_t* value, size_t s
   });
   if (!r) return r.error();
   return rec;
+}
+
+namespace {
+
+void encode_stop(s::StopReason::Builder st, const StopRecord& stop) {
+  st.setKind(static_cast<s::StopKind>(stop.kind));
+  st.setText(kj::StringPtr(stop.text.c_str(), stop.text.size()));
+  auto ex = st.initException();
+  ex.setCause(stop.exception.cause);
+  ex.setPc(stop.exception.pc);
+  ex.setCore(stop.exception.core);
+  ex.setWarp(stop.exception.warp);
+  ex.setLane(stop.exception.lane);
+  ex.setAddr(stop.exception.addr);
+}
+
+}  // namespace
+
+std::vector<uint8_t> Codec::encode_mark(const StopRecord& mark) {
+  capnp::MallocMessageBuilder msg;
+  encode_stop(msg.initRoot<s::Mark>().initStop(), mark);
+  auto bytes = to_bytes(msg);
+  return seal(Magic::Mark, bytes.data(), bytes.size(), false);
+}
+
+Result<StopRecord> Codec::decode_mark(const uint8_t* value, size_t size) {
+  auto words = unseal_message(ctx_->d, Magic::Mark, value, size);
+  if (!words) return words.error();
+  StopRecord m;
+  auto r = read_message<s::Mark>(*words, [&](s::Mark::Reader root) -> Result<void> {
+    auto st = root.getStop();
+    auto kind = uint16_t(st.getKind());
+    if (kind >= kStopKindCount) return make_error("unknown stop kind " + std::to_string(kind));
+    m.kind = StopKind(kind);
+    auto text = st.getText();
+    m.text.assign(text.begin(), text.size());
+    auto ex = st.getException();
+    m.exception = ExceptionRecord{ex.getCause(), ex.getPc(), ex.getCore(), ex.getWarp(), ex.getLane(), ex.getAddr()};
+    return {};
+  });
+  if (!r) return r.error();
+  return m;
+}
+
+std::vector<uint8_t> Codec::encode_op(const HostOpRecord& op) {
+  capnp::MallocMessageBuilder msg;
+  auto b = msg.initRoot<s::HostOp>();
+  b.setKind(static_cast<s::HostOpKind>(op.kind));
+  b.setAddr(op.addr);
+  b.setSize(op.size);
+  auto d = b.initData();
+  d.setSize(op.data.size);
+  set_hash(d.initHash(), op.data.hash);
+  b.setName(kj::StringPtr(op.name.c_str(), op.name.size()));
+  auto bytes = to_bytes(msg);
+  return seal(Magic::HostOp, bytes.data(), bytes.size(), false);
+}
+
+Result<HostOpRecord> Codec::decode_op(const uint8_t* value, size_t size) {
+  auto words = unseal_message(ctx_->d, Magic::HostOp, value, size);
+  if (!words) return words.error();
+  HostOpRecord op;
+  auto r = read_message<s::HostOp>(*words, [&](s::HostOp::Reader root) -> Result<void> {
+    auto kind = uint16_t(root.getKind());
+    if (kind >= kHostOpKindCount) return make_error("unknown host operation kind " + std::to_string(kind));
+    op.kind = HostOpKind(kind);
+    op.addr = root.getAddr();
+    op.size = root.getSize();
+    auto d = root.getData();
+    op.data = BlobRef{d.getSize(), get_hash(d.getHash())};
+    auto n = root.getName();
+    op.name.assign(n.begin(), n.size());
+    const bool has_data = op.kind == HostOpKind::Copy || op.kind == HostOpKind::Submit || op.kind == HostOpKind::Symbols;
+    if (has_data && (op.data.size == 0 || op.data.size != op.size))
+      return make_error(std::string(host_op_name(op.kind)) + " of " + std::to_string(op.size) + " bytes names data of " +
+                        std::to_string(op.data.size) + " bytes");
+    if (!has_data && op.data.size != 0)
+      return make_error(std::string(host_op_name(op.kind)) + " names data");
+    return {};
+  });
+  if (!r) return r.error();
+  return op;
 }
 
 std::vector<uint8_t> Codec::encode_page(const uint8_t* bytes, size_t size) {

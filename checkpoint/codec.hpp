@@ -15,7 +15,8 @@
 
 namespace vx::checkpoint::codec {
 
-constexpr size_t kKeyBytes = 20;   // TimeKey: launch u32, pass u32, instret u64, seq u32, big-endian
+constexpr size_t kKeyBytes = 12;   // TimeKey: launch u32, instret u64, big-endian
+constexpr size_t kOpKeyBytes = 8;  // a host operation's index: u64 big-endian
 constexpr size_t kHashBytes = 16;  // PageHash: XXH128 canonical form (big-endian hi, lo)
 constexpr size_t kEnvelopeBytes = 24;
 // Largest decoded record accepted from a file: bounds what a corrupt size field could allocate.
@@ -26,6 +27,8 @@ enum class Magic : uint32_t {
   Header = 0x31485856,      // "VXH1"
   Checkpoint = 0x31435856,  // "VXC1"
   Page = 0x31505856,        // "VXP1"
+  Mark = 0x314d5856,        // "VXM1"
+  HostOp = 0x314f5856,      // "VXO1"
 };
 enum class Encoding : uint8_t { Raw = 0, Zstd = 1 };
 
@@ -54,6 +57,10 @@ class Codec {
   Result<StoreHeader> decode_header(const uint8_t* value, size_t size);
   std::vector<uint8_t> encode_checkpoint(const CheckpointRecord& rec);
   Result<CheckpointRecord> decode_checkpoint(const uint8_t* value, size_t size);
+  std::vector<uint8_t> encode_mark(const StopRecord& mark);
+  Result<StopRecord> decode_mark(const uint8_t* value, size_t size);
+  std::vector<uint8_t> encode_op(const HostOpRecord& op);
+  Result<HostOpRecord> decode_op(const uint8_t* value, size_t size);
   std::vector<uint8_t> encode_page(const uint8_t* bytes, size_t size);
   // Decodes and checks that the bytes hash to expect.
   Result<std::vector<uint8_t>> decode_page(const uint8_t* value, size_t size, const PageHash& expect);

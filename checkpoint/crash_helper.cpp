@@ -33,9 +33,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "crash_helper: %s\n", keys.error().message.c_str());
     return 1;
   }
-  uint32_t n = keys->empty() ? 0 : keys->back().seq + 1;
+  uint32_t n = keys->empty() ? 0 : uint32_t((keys->back().instret - 7) / 1000 + 1);
   for (;; ++n) {
-    TimeKey key{1, n / 16, uint64_t(n) * 1000 + 7, n};
+    TimeKey key{1, uint64_t(n) * 1000 + 7};
     auto sample = testing::make_sample(cfg, key, seed, 16);
     if (auto r = store->put(key, sample.rec, sample.pages); !r) {
       std::fprintf(stderr, "crash_helper: %s\n", r.error().message.c_str());

@@ -12,8 +12,20 @@ std::string ConfigRecord::to_string() const {
 }
 
 std::string TimeKey::to_string() const {
-  return "(launch " + std::to_string(launch) + ", pass " + std::to_string(pass) + ", instret " +
-         std::to_string(instret) + ", seq " + std::to_string(seq) + ")";
+  return "(launch " + std::to_string(launch) + ", instret " + std::to_string(instret) + ")";
+}
+
+const char* host_op_name(HostOpKind k) {
+  switch (k) {
+    case HostOpKind::Alloc: return "alloc";
+    case HostOpKind::Reserve: return "reserve";
+    case HostOpKind::Free: return "free";
+    case HostOpKind::Copy: return "copy";
+    case HostOpKind::Submit: return "submit";
+    case HostOpKind::Symbols: return "symbols";
+    case HostOpKind::HostEnd: return "host-end";
+  }
+  return "unknown";
 }
 
 std::string PageHash::to_string() const {

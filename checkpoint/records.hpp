@@ -13,9 +13,10 @@
 
 namespace vx::checkpoint {
 
-// Version 1 is the first format. Bump on any change an older reader cannot ignore. Appending a field
-// whose default (0, empty) an older record decodes to is not such a change (docs/store.md, Schema).
-constexpr uint32_t kFormatVersion = 1;
+// Version 1 was the first format; version 2 keys checkpoints by (launch, instret) alone and adds the
+// host operations and the marks (docs/store.md). Bump on any change an older reader cannot ignore.
+// Appending a field whose default (0, empty) an older record decodes to is not such a change.
+constexpr uint32_t kFormatVersion = 2;
 
 // Memory image pages are 4 KiB (device/memory.hpp kPageBits = 12).
 constexpr uint32_t kPageBits = 12;
@@ -40,18 +41,20 @@ struct StoreHeader {
   ConfigRecord config;
   uint64_t kernel_hash = 0;
   std::string workload;
+  uint64_t seed = 0;               // the warp scheduler's seed
+  uint32_t scheduler_version = 0;  // vx::kSchedulerVersion of the recording build
+  uint64_t watchdog = 0;           // the watchdog's instruction budget (0: off)
   bool operator==(const StoreHeader&) const = default;
 };
 
-// A point in time, totally ordered: launch, then pass, then instructions retired, then a sequence
-// number that orders checkpoints taken at the same instret.
+// A point in time, totally ordered: the launch (1-based, in workload order), then the warp
+// instructions that launch has retired. The model is deterministic for a configuration, seed and
+// inputs, so the point names one state however it was reached (which pass, which command).
 struct TimeKey {
   uint32_t launch = 0;
-  uint32_t pass = 0;
   uint64_t instret = 0;
-  uint32_t seq = 0;
   auto operator<=>(const TimeKey&) const = default;
-  std::string to_string() const;  // "(launch 1, pass 2, instret 300, seq 0)"
+  std::string to_string() const;  // "(launch 1, instret 300)"
 };
 
 // XXH3 128-bit hash of a page's raw bytes.
@@ -94,8 +97,10 @@ enum class StopKind : uint8_t {
   Interrupt,
   LaunchStart,
   LaunchEnd,
+  Automatic,   // format 2: the timeline's own checkpoint, not a stop the user saw
+  Watchpoint,  // format 2
 };
-constexpr uint8_t kStopKindCount = 8;
+constexpr uint8_t kStopKindCount = 10;
 
 struct ExceptionRecord {
   uint8_t cause = 0;  // vx::Cause
@@ -239,6 +244,20 @@ struct GlobalBarrierRecord {
   uint32_t cores_arrived = 0;
   uint32_t phase = 0;
   bool operator==(const GlobalBarrierRecord&) const = default;
+};
+
+// A host operation on the device (format 2, docs/store.md "Recorded operations").
+enum class HostOpKind : uint8_t { Alloc = 0, Reserve, Free, Copy, Submit, Symbols, HostEnd };
+constexpr uint8_t kHostOpKindCount = 7;
+const char* host_op_name(HostOpKind k);
+
+struct HostOpRecord {
+  HostOpKind kind = HostOpKind::Alloc;
+  uint64_t addr = 0;  // alloc: the address the device gave; hostEnd: the host's exit status
+  uint64_t size = 0;  // alloc/reserve: bytes; copy/submit/symbols: the data's size
+  BlobRef data;       // copy, submit, symbols (size 0 for the others)
+  std::string name;   // symbols: the image's file name
+  bool operator==(const HostOpRecord&) const = default;
 };
 
 struct CheckpointRecord {

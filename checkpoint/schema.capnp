@@ -27,6 +27,10 @@ struct StoreHeader {
   config @1 :DeviceConfig;
   kernelHash @2 :UInt64;     # hash of the kernel image the workload runs
   workload @3 :Text;         # free-form description (command line, image path)
+  # Appended in format 2.
+  seed @4 :UInt64;             # the warp scheduler's seed (RunOptions::seed)
+  schedulerVersion @5 :UInt32; # vx::kSchedulerVersion of the build that recorded: same seed, same schedule
+  watchdog @6 :UInt64;         # RunOptions::watchdog_instructions (0: off)
 }
 
 # 128-bit XXH3 of a page's raw bytes: the key of the "pages" database.
@@ -52,6 +56,8 @@ enum StopKind {
   interrupt @5;        # the user asked to stop
   launchStart @6;      # the launch was intercepted before its first instruction
   launchEnd @7;        # every unit of the launch completed
+  automatic @8;        # format 2: taken by the timeline for speed, not a stop the user saw
+  watchpoint @9;       # format 2: a watched location was accessed
 }
 
 struct DeviceException {
@@ -209,11 +215,12 @@ struct GlobalBarrier {
 }
 
 # Time key: the record's own key, repeated so a record read under another key is caught.
+# Since format 2 a point in time is (launch, instret): pass and seq are always 0.
 struct TimeKey {
   launch @0 :UInt32;
-  pass @1 :UInt32;
-  instret @2 :UInt64;
-  seq @3 :UInt32;
+  pass @1 :UInt32;    # unused since format 2 (0)
+  instret @2 :UInt64; # warp instructions the launch has retired
+  seq @3 :UInt32;     # unused since format 2 (0)
 }
 
 # A value of the "checkpoints" database.
@@ -234,4 +241,30 @@ struct Checkpoint {
   kernelInstructions @12 :UInt64;    # warp instructions the launch has retired, over every pass
   kernelLaneInstructions @13 :UInt64;  # their active lanes
   drainCountdown @14 :UInt64;        # warp instructions until the next console drain
+}
+
+# A value of the "marks" database (format 2): a point the user stopped at or marked, listed by
+# `info checkpoints` and reached with `goto N`. Its key is a time key, like a checkpoint's.
+struct Mark {
+  stop @0 :StopReason;
+}
+
+enum HostOpKind {
+  alloc @0;    # memory allocated: size asked, addr the address the device gave
+  reserve @1;  # a fixed range mapped: addr, size
+  free @2;     # addr freed
+  copy @3;     # bytes copied to the device at addr: data (size bytes)
+  submit @4;   # a command buffer submitted: data (size bytes)
+  symbols @5;  # a kernel image the workload runs, kept for its symbols: data, name (not sent to the device)
+  hostEnd @6;  # the host issued nothing more: the recording holds the whole workload; addr = host exit status
+}
+
+# A value of the "ops" database (format 2): the host's operations on the device, in order, keyed by
+# their index (u64 big-endian). Replaying them on a device of the recorded shape re-creates the workload.
+struct HostOp {
+  kind @0 :HostOpKind;
+  addr @1 :UInt64;
+  size @2 :UInt64;
+  data @3 :BlobRef;  # copy, submit, symbols: the bytes, stored as a page of that size
+  name @4 :Text;     # symbols: the image's file name
 }

@@ -24,6 +24,8 @@ namespace fs = std::filesystem;
 constexpr char kMetaDb[] = "meta";
 constexpr char kCheckpointDb[] = "checkpoints";
 constexpr char kPageDb[] = "pages";
+constexpr char kMarkDb[] = "marks";
+constexpr char kOpDb[] = "ops";
 constexpr char kHeaderKey[] = "header";
 // An LMDB file holds at least its two meta pages.
 constexpr uint64_t kMinFileBytes = 2 * 4096;
@@ -87,6 +89,9 @@ struct Store::Impl {
   MDB_dbi meta = 0;
   MDB_dbi checkpoints = 0;
   MDB_dbi pages = 0;
+  MDB_dbi marks = 0;
+  MDB_dbi ops = 0;
+  uint64_t op_count = 0;
   StoreHeader header;
   codec::Codec codec;
   StoreStats stats;
@@ -183,7 +188,7 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
     if (int rc = mdb_env_create(&raw)) return I.err("", lmdb::error(rc, "mdb_env_create"));
     I.env = lmdb::Env(raw);
     if (int rc = mdb_env_set_mapsize(raw, options.map_size)) return I.err("", lmdb::error(rc, "mdb_env_set_mapsize"));
-    if (int rc = mdb_env_set_maxdbs(raw, 4)) return I.err("", lmdb::error(rc, "mdb_env_set_maxdbs"));
+    if (int rc = mdb_env_set_maxdbs(raw, 8)) return I.err("", lmdb::error(rc, "mdb_env_set_maxdbs"));
     unsigned flags = MDB_NOTLS;
     if (I.read_only) flags |= MDB_RDONLY;
     if (!options.sync) flags |= MDB_NOSYNC;
@@ -214,8 +219,11 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
       auto txn = lmdb::Txn::begin(raw, !create);
       if (!txn) return I.err("", txn.error());
       unsigned dflags = create ? MDB_CREATE : 0;
-      for (auto [name, dbi] : {std::pair{kMetaDb, &I.meta}, {kCheckpointDb, &I.checkpoints}, {kPageDb, &I.pages}}) {
+      for (auto [name, dbi] : {std::pair{kMetaDb, &I.meta}, {kCheckpointDb, &I.checkpoints}, {kPageDb, &I.pages},
+                               {kMarkDb, &I.marks}, {kOpDb, &I.ops}}) {
         int rc = mdb_dbi_open(txn->get(), name, dflags, dbi);
+        // A store of format 1 has no marks or ops: the header check below says so.
+        if (rc == MDB_NOTFOUND && (dbi == &I.marks || dbi == &I.ops)) continue;
         if (rc == MDB_NOTFOUND)
           return I.err(std::string("not a vxreplay checkpoint store (an LMDB file without the '") + name +
                        "' database)");
@@ -248,8 +256,12 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
     if (I.header.format_version > kFormatVersion)
       return I.err("written by a newer vxreplay (store format version " + std::to_string(I.header.format_version) +
                    "; this build reads version " + std::to_string(kFormatVersion) + ")");
-    if (I.header.format_version < 1)
-      return I.err("unsupported store format version " + std::to_string(I.header.format_version));
+    if (I.header.format_version < kFormatVersion)
+      return I.err("written by an older vxreplay (store format version " + std::to_string(I.header.format_version) +
+                   "; this build reads version " + std::to_string(kFormatVersion) +
+                   " only: record the workload again)");
+    if (I.marks == 0 || I.ops == 0)
+      return I.err("not a vxreplay checkpoint store (an LMDB file without the 'marks' or 'ops' database)");
     if (want) {
       if (I.header.config != want->config)
         return I.err("recorded on a " + I.header.config.to_string() + " device, not the " + want->config.to_string() +
@@ -264,6 +276,8 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
     I.stats.records = st.ms_entries;
     if (int rc = mdb_stat(txn->get(), I.pages, &st)) return I.err("", lmdb::error(rc, "mdb_stat pages"));
     I.stats.pages = st.ms_entries;
+    if (int rc = mdb_stat(txn->get(), I.ops, &st)) return I.err("", lmdb::error(rc, "mdb_stat ops"));
+    I.op_count = st.ms_entries;
     return {};
   };
   auto r = guarded<void>("checkpoint store " + dir, body);
@@ -304,7 +318,8 @@ Result<CheckpointRecord> Store::Impl::read_record(lmdb::Txn& txn, const TimeKey&
   return rec;
 }
 
-Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const std::vector<PageData>& pages) {
+Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const std::vector<PageData>& pages,
+                        const StopRecord* mark) {
   Impl& I = *impl_;
   const std::string what = "cannot put checkpoint " + key.to_string();
   return guarded<void>(I.err(what).message, [&]() -> Result<void> {
@@ -367,6 +382,11 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
     if (auto r = txn->put(I.checkpoints, key_val(k), lmdb::val(value.data(), value.size()), 0, nullptr, "checkpoint");
         !r)
       return I.err(what, r.error());
+    if (mark) {
+      auto mv = I.codec.encode_mark(*mark);
+      if (auto r = txn->put(I.marks, key_val(k), lmdb::val(mv.data(), mv.size()), 0, nullptr, "mark"); !r)
+        return I.err(what, r.error());
+    }
     if (auto r = txn->commit(); !r) return I.err(what, r.error());
 
     StoreStats& s = I.stats;
@@ -474,6 +494,156 @@ Result<std::optional<TimeKey>> Store::at_or_before(const TimeKey& t) {
     auto key = codec::decode_key(bytes_of(k), k.mv_size);
     if (!key) return I.err(what + ": the checkpoints database holds a malformed key (the store is corrupt)");
     return Out(*key);
+  });
+}
+
+Result<bool> Store::has(const TimeKey& key) {
+  Impl& I = *impl_;
+  const std::string what = "looking up checkpoint " + key.to_string();
+  return guarded<bool>(I.err(what).message, [&]() -> Result<bool> {
+    auto txn = lmdb::Txn::begin(I.env.get(), true);
+    if (!txn) return I.err(what, txn.error());
+    auto k = codec::encode_key(key);
+    MDB_val v;
+    bool found = false;
+    if (auto r = txn->get(I.checkpoints, key_val(k), &v, &found, "checkpoint"); !r) return I.err(what, r.error());
+    return found;
+  });
+}
+
+Result<void> Store::set_mark(const TimeKey& key, const StopRecord& mark) {
+  Impl& I = *impl_;
+  const std::string what = "cannot mark " + key.to_string();
+  return guarded<void>(I.err(what).message, [&]() -> Result<void> {
+    if (I.read_only) return I.err(what + ": the store is open read-only");
+    if (uint8_t(mark.kind) >= kStopKindCount) return I.err(what + ": unknown stop kind");
+    auto txn = lmdb::Txn::begin(I.env.get(), false);
+    if (!txn) return I.err(what, txn.error());
+    auto k = codec::encode_key(key);
+    MDB_val v;
+    bool found = false;
+    if (auto r = txn->get(I.checkpoints, key_val(k), &v, &found, "checkpoint"); !r) return I.err(what, r.error());
+    if (!found) return I.err(what + ": there is no checkpoint at that time");
+    auto mv = I.codec.encode_mark(mark);
+    if (auto r = txn->put(I.marks, key_val(k), lmdb::val(mv.data(), mv.size()), 0, nullptr, "mark"); !r)
+      return I.err(what, r.error());
+    if (auto r = txn->commit(); !r) return I.err(what, r.error());
+    return {};
+  });
+}
+
+Result<std::vector<std::pair<TimeKey, StopRecord>>> Store::marks() {
+  Impl& I = *impl_;
+  using Out = std::vector<std::pair<TimeKey, StopRecord>>;
+  return guarded<Out>(I.err("marks").message, [&]() -> Result<Out> {
+    auto txn = lmdb::Txn::begin(I.env.get(), true);
+    if (!txn) return I.err("marks", txn.error());
+    auto cur = lmdb::Cursor::open(*txn, I.marks);
+    if (!cur) return I.err("marks", cur.error());
+    Out out;
+    MDB_val k, v;
+    for (MDB_cursor_op op = MDB_FIRST;; op = MDB_NEXT) {
+      auto more = cur->get(&k, &v, op);
+      if (!more) return I.err("marks", more.error());
+      if (!*more) break;
+      auto key = codec::decode_key(bytes_of(k), k.mv_size);
+      if (!key) return I.err("the marks database holds a malformed key (the store is corrupt)");
+      if (!I.in_file(v)) return I.past_end("mark " + key->to_string(), v);
+      auto m = I.codec.decode_mark(bytes_of(v), v.mv_size);
+      if (!m) return I.err("mark " + key->to_string() + " is corrupt", m.error());
+      out.emplace_back(*key, std::move(*m));
+    }
+    return out;
+  });
+}
+
+uint64_t Store::op_count() const { return impl_->op_count; }
+
+Result<void> Store::append_ops(const std::vector<HostOpRecord>& ops, const std::vector<PageData>& blobs) {
+  Impl& I = *impl_;
+  const std::string what = "cannot record " + std::to_string(ops.size()) + " host operations";
+  if (ops.empty()) return {};
+  return guarded<void>(I.err(what).message, [&]() -> Result<void> {
+    if (I.read_only) return I.err(what + ": the store is open read-only");
+    std::map<PageHash, const PageData*> given;
+    for (const PageData& p : blobs) {
+      if (p.bytes.empty() || p.bytes.size() > kMaxPageBytes)
+        return I.err(what + ": data " + p.hash.to_string() + " is " + std::to_string(p.bytes.size()) + " bytes");
+      if (hash_page(p.bytes) != p.hash) return I.err(what + ": data " + p.hash.to_string() + " does not hash to its key");
+      given.emplace(p.hash, &p);
+    }
+    auto txn = lmdb::Txn::begin(I.env.get(), false);
+    if (!txn) return I.err(what, txn.error());
+    uint64_t index = I.op_count, written = 0, stored_bytes = 0;
+    for (const HostOpRecord& op : ops) {
+      if (uint8_t(op.kind) >= kHostOpKindCount) return I.err(what + ": unknown kind");
+      if (op.data.size) {
+        auto hk = codec::encode_hash(op.data.hash);
+        MDB_val v;
+        bool found = false;
+        if (auto r = txn->get(I.pages, hash_val(hk), &v, &found, "page"); !r) return I.err(what, r.error());
+        if (!found) {
+          auto g = given.find(op.data.hash);
+          if (g == given.end() || g->second->bytes.size() != op.data.size)
+            return I.err(what + ": " + host_op_name(op.kind) + " names data " + op.data.hash.to_string() +
+                         ", which is neither given nor stored");
+          auto pv = I.codec.encode_page(g->second->bytes.data(), g->second->bytes.size());
+          if (auto r = txn->put(I.pages, hash_val(hk), lmdb::val(pv.data(), pv.size()), 0, nullptr, "page"); !r)
+            return I.err(what, r.error());
+          ++written;
+          stored_bytes += pv.size();
+        }
+      }
+      std::array<uint8_t, codec::kOpKeyBytes> k{};
+      for (size_t i = 0; i < k.size(); ++i) k[i] = uint8_t(index >> (8 * (k.size() - 1 - i)));
+      auto ov = I.codec.encode_op(op);
+      if (auto r = txn->put(I.ops, lmdb::val(k.data(), k.size()), lmdb::val(ov.data(), ov.size()), MDB_NOOVERWRITE,
+                            nullptr, "host operation");
+          !r)
+        return I.err(what, r.error());
+      ++index;
+    }
+    if (auto r = txn->commit(); !r) return I.err(what, r.error());
+    I.op_count = index;
+    I.stats.pages += written;
+    I.stats.stored_page_bytes += stored_bytes;
+    return {};
+  });
+}
+
+Result<std::vector<HostOpRecord>> Store::ops() {
+  Impl& I = *impl_;
+  using Out = std::vector<HostOpRecord>;
+  return guarded<Out>(I.err("host operations").message, [&]() -> Result<Out> {
+    auto txn = lmdb::Txn::begin(I.env.get(), true);
+    if (!txn) return I.err("host operations", txn.error());
+    auto cur = lmdb::Cursor::open(*txn, I.ops);
+    if (!cur) return I.err("host operations", cur.error());
+    Out out;
+    MDB_val k, v;
+    for (MDB_cursor_op op = MDB_FIRST;; op = MDB_NEXT) {
+      auto more = cur->get(&k, &v, op);
+      if (!more) return I.err("host operations", more.error());
+      if (!*more) break;
+      uint64_t index = 0;
+      if (k.mv_size != codec::kOpKeyBytes) return I.err("the ops database holds a malformed key (the store is corrupt)");
+      for (size_t i = 0; i < k.mv_size; ++i) index = index << 8 | bytes_of(k)[i];
+      if (index != out.size())
+        return I.err("host operation " + std::to_string(out.size()) + " is missing (the store is corrupt)");
+      const std::string what = "host operation " + std::to_string(index);
+      if (!I.in_file(v)) return I.past_end(what, v);
+      auto rec = I.codec.decode_op(bytes_of(v), v.mv_size);
+      if (!rec) return I.err(what + " is corrupt", rec.error());
+      if (rec->data.size) {
+        auto hk = codec::encode_hash(rec->data.hash);
+        MDB_val pv;
+        bool found = false;
+        if (auto r = txn->get(I.pages, hash_val(hk), &pv, &found, "page"); !r) return I.err(what, r.error());
+        if (!found) return I.err(what + " names data " + rec->data.hash.to_string() + ", which is not in the store");
+      }
+      out.push_back(std::move(*rec));
+    }
+    return out;
   });
 }
 

@@ -73,7 +73,24 @@ class Store {
   // page the record names (memory pages and local memories) must be in pages or already stored;
   // every page in pages must be named, with a hash that matches its bytes. Memory pages are
   // kPageSize bytes, local memories the configured size.
-  Result<void> put(const TimeKey& key, const CheckpointRecord& rec, const std::vector<PageData>& pages);
+  // mark: also list the checkpoint as a stop the user saw (marks()), in the same transaction.
+  Result<void> put(const TimeKey& key, const CheckpointRecord& rec, const std::vector<PageData>& pages,
+                   const StopRecord* mark = nullptr);
+  // Whether a checkpoint exists at key (nothing is decoded).
+  Result<bool> has(const TimeKey& key);
+
+  // Marks: the points the user stopped at or marked (`info checkpoints`), each a stored checkpoint.
+  // set_mark adds or replaces the mark of an existing checkpoint.
+  Result<void> set_mark(const TimeKey& key, const StopRecord& mark);
+  Result<std::vector<std::pair<TimeKey, StopRecord>>> marks();
+
+  // The host's operations on the device, in order (docs/store.md "Recorded operations"). append_ops
+  // adds ops after the stored ones in one transaction; blobs are the data the ops name that the store
+  // may lack (content-addressed in the pages database, like memory pages).
+  Result<void> append_ops(const std::vector<HostOpRecord>& ops, const std::vector<PageData>& blobs);
+  // Every op, decoded and checked: indexes without gaps, data present.
+  Result<std::vector<HostOpRecord>> ops();
+  uint64_t op_count() const;
 
   // The record at key, decoded and validated: checksum, structure, key, shape, and every page it
   // names is present with the right size. Page contents are verified when read (read_page, verify).

@@ -91,7 +91,7 @@ struct Checkpoint {
 Checkpoint make_checkpoint(uint32_t n, std::vector<uint32_t>& version, std::vector<PageHash>& hashes) {
   testing::Rng r(n + 1);
   Checkpoint c;
-  c.rec.key = TimeKey{1, 0, uint64_t(n) * 100000, 0};
+  c.rec.key = TimeKey{1, uint64_t(n) * 100000};
   c.rec.stop.kind = StopKind::Breakpoint;
   c.rec.stop.text = "Breakpoint 1, sgemm at sgemm.c:31";
   const uint32_t ncores = kConfig.total_cores();
@@ -270,7 +270,7 @@ int damage_survey(const std::string& dir, uint64_t seed, int trials, int flips) 
     auto s = Store::open(dir, StoreHeader{kFormatVersion, cfg, 1, "damage"}, OpenMode::Create, o);
     if (!s) return 1;
     for (uint32_t i = 0; i < 60; ++i) {
-      TimeKey k{1, 0, i, 0};
+      TimeKey k{1, i};
       auto smp = testing::make_sample(cfg, k, seed, 16);
       if (!s->put(k, smp.rec, smp.pages)) return 1;
     }

@@ -55,10 +55,10 @@ inline void add_page(Sample& s, PageData p) {
   s.pages.push_back(std::move(p));
 }
 
-// A record with every field set. Memory page i of checkpoint seq holds content (i, (seq + i) / 2):
+// A record with every field set. Memory page i of the checkpoint at instret n holds content (i, (n + i) / 2):
 // consecutive checkpoints share about half their pages.
 inline Sample make_sample(const ConfigRecord& cfg, const TimeKey& key, uint64_t seed, uint32_t mem_pages = 8) {
-  Rng r(mix(seed, key.seq) ^ mix(key.instret, key.launch * 31 + key.pass));
+  Rng r(mix(seed, key.instret) ^ mix(key.instret, key.launch * 31));
   const uint32_t ncores = cfg.total_cores(), nw = cfg.warps, nt = cfg.threads;
   Sample s;
   CheckpointRecord& c = s.rec;
@@ -117,7 +117,7 @@ inline Sample make_sample(const ConfigRecord& cfg, const TimeKey& key, uint64_t 
   for (uint32_t core = 0; core < ncores; ++core) {
     CoreRecord k;
     if (cfg.local_mem_bytes && r.below(4)) {
-      PageData lm = make_page(page_bytes(mix(seed, 1000 + core) ^ (key.seq / 2), cfg.local_mem_bytes));
+      PageData lm = make_page(page_bytes(mix(seed, 1000 + core) ^ (key.instret / 2), cfg.local_mem_bytes));
       k.local_mem = BlobRef{cfg.local_mem_bytes, lm.hash};
       add_page(s, std::move(lm));
     }
@@ -134,7 +134,7 @@ inline Sample make_sample(const ConfigRecord& cfg, const TimeKey& key, uint64_t 
   if (d) c.threads.not_launched.push_back(UnitRange{a + b, d});
   for (uint32_t i = 0, n = r.below(300); i < n; ++i) c.console.push_back(uint8_t(' ' + r.below(95)));
   for (uint32_t i = 0; i < mem_pages; ++i) {
-    PageData p = make_page(page_bytes(mix(seed, mix(i, (key.seq + i) / 2)), kPageSize));
+    PageData p = make_page(page_bytes(mix(seed, mix(i, (key.instret + i) / 2)), kPageSize));
     c.memory.push_back(PageRef{0x10 + i * (1 + r.below(3)) + i, p.hash});
     add_page(s, std::move(p));
   }

@@ -14,6 +14,18 @@ const std::vector<CommandInfo>& command_table() {
       {"step", {"s"}, "[N]", "run the focus thread to the next source line, into calls"},
       {"next", {"n"}, "[N]", "run the focus thread to the next source line, over calls"},
       {"finish", {"fin"}, "", "run until the focus thread's current function returns"},
+      {"reverse-stepi", {"rsi"}, "[N]", "go back N instructions of the focus warp (default 1)"},
+      {"reverse-nexti", {"rni"}, "[N]", "like reverse-stepi, but back over a call as one instruction"},
+      {"reverse-step", {"rs"}, "[N]", "go back to the start of the previous source line, into calls"},
+      {"reverse-next", {"rn"}, "[N]", "go back to the start of the previous source line, over calls"},
+      {"reverse-finish", {}, "", "go back to the call of the focus thread's current function"},
+      {"reverse-continue", {"rc"}, "", "go back to the latest earlier breakpoint or watchpoint hit"},
+      {"goto", {}, "N | start | end", "go to checkpoint N (info checkpoints), or the launch's first or last point"},
+      {"checkpoint", {}, "", "mark the current stop as a checkpoint (info checkpoints lists it)"},
+      {"when", {}, "", "show the current point in time: launch, instruction, the focus warp's count"},
+      {"watch", {}, "[-l LEN] ADDR | *(TYPE *)ADDR [if COND]", "stop after a warp writes a changed value there"},
+      {"rwatch", {}, "[-l LEN] ADDR | *(TYPE *)ADDR [if COND]", "stop after a warp reads there"},
+      {"awatch", {}, "[-l LEN] ADDR | *(TYPE *)ADDR [if COND]", "stop after a warp reads or writes there"},
       {"break", {"b", "br"}, "[LOC] [if COND]", "set a breakpoint at FUNC, FILE:LINE or *ADDR (default: the focus PC)"},
       {"tbreak", {"tb"}, "[LOC] [if COND]", "set a breakpoint that is deleted when it first stops"},
       {"delete", {"d"}, "[N...]", "delete breakpoints (all without N)"},
@@ -30,7 +42,8 @@ const std::vector<CommandInfo>& command_table() {
       {"cta", {"block"}, "X,Y,Z [thread X,Y,Z]", "focus on a thread by software coordinates"},
       {"thread", {}, "X,Y,Z", "focus on a thread of the focus CTA"},
       {"core", {}, "C [warp W] [lane L]", "focus on a lane by hardware coordinates"},
-      {"warp", {}, "W [lane L]", "focus on a warp of the focus core"},
+      // "w" and "wa" were unique prefixes of warp before watch and when: they keep meaning warp.
+      {"warp", {"w", "wa"}, "W [lane L]", "focus on a warp of the focus core"},
       {"lane", {}, "L", "focus on a lane of the focus warp"},
       {"focus", {}, "", "show the focus"},
       {"help", {"h"}, "[COMMAND]", "list the commands, or describe one"},
@@ -42,11 +55,13 @@ const std::vector<CommandInfo>& command_table() {
 const std::vector<CommandInfo>& info_table() {
   static const std::vector<CommandInfo> t = {
       {"breakpoints", {"b", "break"}, "", "breakpoints with their conditions and hit counts"},
-      {"checkpoints", {}, "", "the checkpoints in the session's store"},
+      {"checkpoints", {}, "[all]", "the stops of the recording, numbered for goto (all: automatic ones too)"},
       {"ctas", {}, "", "complete, in-progress and not-launched CTAs"},
-      {"lanes", {}, "", "lanes of the focus warp"},
+      // "l" and "w" keep meaning lanes and warps whatever info subcommands come later.
+      {"lanes", {"l"}, "", "lanes of the focus warp"},
       {"registers", {"r", "reg"}, "[REG...|f]", "the focus lane's registers (f: float registers)"},
-      {"warps", {}, "", "every active warp"},
+      {"warps", {"w", "wa"}, "", "every active warp"},
+      {"watchpoints", {}, "", "watchpoints with their conditions and hit counts"},
   };
   return t;
 }
@@ -117,7 +132,8 @@ Result<CommandLine> parse_command_line(std::string_view line) {
 }
 
 Result<std::string> parse_info_subcommand(std::string_view word) {
-  if (word.empty()) return make_error("\"info\" needs what to show: breakpoints, checkpoints, ctas, lanes, registers, warps");
+  if (word.empty())
+    return make_error("\"info\" needs what to show: breakpoints, checkpoints, ctas, lanes, registers, warps, watchpoints");
   return resolve(word, info_table(), "info command");
 }
 

@@ -216,3 +216,196 @@ TEST_CASE("every command has a description and distinct names", "[command]") {
     for (const char* a : c.aliases) CHECK(parse_ok(a).name == c.name);
   }
 }
+
+// Every word that resolved to a command (or info subcommand) before the time-travel commands
+// arrived, with what it resolved to then (generated from that table): new commands must not
+// change any of them.
+TEST_CASE("words that resolved before the time-travel commands resolve to the same command", "[command]") {
+  const std::vector<std::pair<const char*, const char*>> commands = {
+      {"b", "break"},
+      {"ba", "backtrace"},
+      {"bac", "backtrace"},
+      {"back", "backtrace"},
+      {"backt", "backtrace"},
+      {"backtr", "backtrace"},
+      {"backtra", "backtrace"},
+      {"backtrac", "backtrace"},
+      {"backtrace", "backtrace"},
+      {"block", "cta"},
+      {"br", "break"},
+      {"bre", "break"},
+      {"brea", "break"},
+      {"break", "break"},
+      {"bt", "backtrace"},
+      {"c", "continue"},
+      {"cond", "condition"},
+      {"condi", "condition"},
+      {"condit", "condition"},
+      {"conditi", "condition"},
+      {"conditio", "condition"},
+      {"condition", "condition"},
+      {"cont", "continue"},
+      {"conti", "continue"},
+      {"contin", "continue"},
+      {"continu", "continue"},
+      {"continue", "continue"},
+      {"cor", "core"},
+      {"core", "core"},
+      {"ct", "cta"},
+      {"cta", "cta"},
+      {"d", "delete"},
+      {"de", "delete"},
+      {"del", "delete"},
+      {"dele", "delete"},
+      {"delet", "delete"},
+      {"delete", "delete"},
+      {"disab", "disable"},
+      {"disabl", "disable"},
+      {"disable", "disable"},
+      {"disas", "disassemble"},
+      {"disass", "disassemble"},
+      {"disasse", "disassemble"},
+      {"disassem", "disassemble"},
+      {"disassemb", "disassemble"},
+      {"disassembl", "disassemble"},
+      {"disassemble", "disassemble"},
+      {"e", "enable"},
+      {"en", "enable"},
+      {"ena", "enable"},
+      {"enab", "enable"},
+      {"enabl", "enable"},
+      {"enable", "enable"},
+      {"exit", "quit"},
+      {"fi", "finish"},
+      {"fin", "finish"},
+      {"fini", "finish"},
+      {"finis", "finish"},
+      {"finish", "finish"},
+      {"fo", "focus"},
+      {"foc", "focus"},
+      {"focu", "focus"},
+      {"focus", "focus"},
+      {"h", "help"},
+      {"he", "help"},
+      {"hel", "help"},
+      {"help", "help"},
+      {"i", "info"},
+      {"in", "info"},
+      {"inf", "info"},
+      {"info", "info"},
+      {"inspect", "print"},
+      {"l", "list"},
+      {"la", "lane"},
+      {"lan", "lane"},
+      {"lane", "lane"},
+      {"li", "list"},
+      {"lis", "list"},
+      {"list", "list"},
+      {"n", "next"},
+      {"next", "next"},
+      {"nexti", "nexti"},
+      {"ni", "nexti"},
+      {"p", "print"},
+      {"pr", "print"},
+      {"pri", "print"},
+      {"prin", "print"},
+      {"print", "print"},
+      {"q", "quit"},
+      {"qu", "quit"},
+      {"qui", "quit"},
+      {"quit", "quit"},
+      {"r", "continue"},
+      {"run", "continue"},
+      {"s", "step"},
+      {"si", "stepi"},
+      {"step", "step"},
+      {"stepi", "stepi"},
+      {"tb", "tbreak"},
+      {"tbr", "tbreak"},
+      {"tbre", "tbreak"},
+      {"tbrea", "tbreak"},
+      {"tbreak", "tbreak"},
+      {"th", "thread"},
+      {"thr", "thread"},
+      {"thre", "thread"},
+      {"threa", "thread"},
+      {"thread", "thread"},
+      {"w", "warp"},
+      {"wa", "warp"},
+      {"war", "warp"},
+      {"warp", "warp"},
+      {"where", "backtrace"},
+      {"x", "x"}};
+  for (const auto& [word, name] : commands) {
+    INFO("word: " << word);
+    auto cl = parse_command_line(word);
+    REQUIRE(cl.ok());
+    CHECK(cl->name == name);
+  }
+  const std::vector<std::pair<const char*, const char*>> infos = {
+      {"b", "breakpoints"},
+      {"br", "breakpoints"},
+      {"bre", "breakpoints"},
+      {"brea", "breakpoints"},
+      {"break", "breakpoints"},
+      {"breakp", "breakpoints"},
+      {"breakpo", "breakpoints"},
+      {"breakpoi", "breakpoints"},
+      {"breakpoin", "breakpoints"},
+      {"breakpoint", "breakpoints"},
+      {"breakpoints", "breakpoints"},
+      {"ch", "checkpoints"},
+      {"che", "checkpoints"},
+      {"chec", "checkpoints"},
+      {"check", "checkpoints"},
+      {"checkp", "checkpoints"},
+      {"checkpo", "checkpoints"},
+      {"checkpoi", "checkpoints"},
+      {"checkpoin", "checkpoints"},
+      {"checkpoint", "checkpoints"},
+      {"checkpoints", "checkpoints"},
+      {"ct", "ctas"},
+      {"cta", "ctas"},
+      {"ctas", "ctas"},
+      {"l", "lanes"},
+      {"la", "lanes"},
+      {"lan", "lanes"},
+      {"lane", "lanes"},
+      {"lanes", "lanes"},
+      {"r", "registers"},
+      {"re", "registers"},
+      {"reg", "registers"},
+      {"regi", "registers"},
+      {"regis", "registers"},
+      {"regist", "registers"},
+      {"registe", "registers"},
+      {"register", "registers"},
+      {"registers", "registers"},
+      {"w", "warps"},
+      {"wa", "warps"},
+      {"war", "warps"},
+      {"warp", "warps"},
+      {"warps", "warps"}};
+  for (const auto& [word, name] : infos) {
+    INFO("info word: " << word);
+    auto sub = parse_info_subcommand(word);
+    REQUIRE(sub.ok());
+    CHECK(*sub == name);
+  }
+}
+
+TEST_CASE("time-travel commands take gdb's names and aliases", "[command]") {
+  const std::vector<std::pair<const char*, const char*>> words = {
+      {"rs", "reverse-step"}, {"rn", "reverse-next"}, {"rsi", "reverse-stepi"}, {"rni", "reverse-nexti"},
+      {"rc", "reverse-continue"}, {"reverse-finish", "reverse-finish"}, {"goto", "goto"}, {"checkpoint", "checkpoint"},
+      {"when", "when"}, {"watch", "watch"}, {"rwatch", "rwatch"}, {"awatch", "awatch"}, {"wat", "watch"},
+      {"reverse-c", "reverse-continue"}, {"go", "goto"}, {"wh", "when"}, {"aw", "awatch"}, {"rw", "rwatch"}};
+  for (const auto& [word, name] : words) {
+    INFO("word: " << word);
+    auto cl = parse_command_line(word);
+    REQUIRE(cl.ok());
+    CHECK(cl->name == name);
+  }
+  CHECK_THAT(parse_command_line("reverse-s").error().message, Catch::Contains("ambiguous"));
+  CHECK(val(parse_info_subcommand("wat")) == "watchpoints");
+}

@@ -26,17 +26,31 @@ namespace {
 bool repeatable(const std::string& line) {
   auto cl = parse_command_line(line);
   if (!cl) return false;
-  static const char* kRepeat[] = {"continue", "stepi", "nexti", "step", "next", "x", "list"};
+  static const char* kRepeat[] = {"continue",     "stepi",        "nexti",        "step",          "next",
+                                  "x",            "list",         "reverse-stepi", "reverse-nexti", "reverse-step",
+                                  "reverse-next", "reverse-continue"};
   for (const char* r : kRepeat)
     if (cl->name == r) return true;
   return false;
 }
+
+}  // namespace
+
+std::unique_ptr<Sink> make_sink(bool json, bool quiet) {
+  if (json) return std::make_unique<JsonSink>();
+  bool color = isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+  return std::make_unique<HumanSink>(color, quiet);
+}
+
+namespace {
 
 std::unique_ptr<Sink> make_sink(const DebugArgs& a) {
   if (a.json) return std::make_unique<JsonSink>();
   bool color = isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
   return std::make_unique<HumanSink>(color, a.run.quiet);
 }
+
+}  // namespace
 
 // Setup failures before the session exists: an error event (JSON) or a line on stderr, then the
 // exit event in JSON.
@@ -53,6 +67,8 @@ int fail(Sink& sink, int status, const std::string& message) {
   }
   return status;
 }
+
+namespace {
 
 std::string dims(const std::array<uint32_t, 3>& d) {
   return std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]);
@@ -80,17 +96,61 @@ Result<std::string> pick_store_dir(const std::string& root, const std::string& k
   return make_error("no free session directory in " + root);
 }
 
+void run_commands(Debugger& dbg, const std::vector<std::string>& script_lines, const std::vector<std::string>& commands,
+                  bool batch, bool json) {
+  bool go_on = true;
+  for (const std::string& line : script_lines)
+    if (go_on) go_on = dbg.execute(line);
+  for (const std::string& line : commands)
+    if (go_on) go_on = dbg.execute(line);
+
+  if (go_on && !batch) {
+    if (isatty(STDIN_FILENO)) {
+      std::string last;
+      const char* prompt = json ? "" : "(vxreplay) ";
+      for (;;) {
+        char* raw = readline(prompt);
+        if (!raw) {
+          if (!json) std::printf("\n");
+          break;
+        }
+        std::string line(raw);
+        std::free(raw);
+        if (trim(line).empty()) {
+          if (last.empty() || !repeatable(last)) continue;
+          line = last;
+        } else {
+          add_history(line.c_str());
+          last = line;
+        }
+        if (!dbg.execute(line)) break;
+      }
+    } else {
+      std::string line;
+      while (std::getline(std::cin, line))
+        if (!dbg.execute(line)) break;
+    }
+  }
+}
+
+Result<std::vector<std::string>> read_scripts(const std::vector<std::string>& paths) {
+  std::vector<std::string> lines;
+  for (const std::string& path : paths) {
+    std::ifstream in(path);
+    if (!in) return make_error("-x " + path + ": cannot open the script");
+    std::string line;
+    while (std::getline(in, line)) lines.push_back(line);
+  }
+  return lines;
+}
+
 int debug_command(const DebugArgs& a) {
   std::unique_ptr<Sink> sink = make_sink(a);
 
   // Scripts are read first: a missing one is a usage error before anything runs.
-  std::vector<std::string> script_lines;
-  for (const std::string& path : a.scripts) {
-    std::ifstream in(path);
-    if (!in) return fail(*sink, kExitUsage, "-x " + path + ": cannot open the script");
-    std::string line;
-    while (std::getline(in, line)) script_lines.push_back(line);
-  }
+  auto scripts = read_scripts(a.scripts);
+  if (!scripts) return fail(*sink, kExitUsage, scripts.error().message);
+  const std::vector<std::string>& script_lines = *scripts;
 
   auto image = load_kernel_image(a.run.kernel);
   if (!image) return fail(*sink, kExitBadInput, image.error().message);
@@ -137,12 +197,22 @@ int debug_command(const DebugArgs& a) {
   engine::SessionOptions so;
   so.store_dir = store_dir;
   so.kernel_hash = image->hash;
+  so.seed = a.run.options.seed;
+  so.watchdog = a.run.options.watchdog_instructions;
+  if (a.checkpoint_interval) so.checkpoint_interval = *a.checkpoint_interval;
   so.workload = a.run.kernel + " grid " + dims(launch->grid) + " block " + dims(launch->block) + " on " +
                 a.run.config.to_string() + " seed " + std::to_string(a.run.options.seed) +
                 (lf ? " launch " + a.run.launch_file : "");
   auto session = engine::Session::create(dev, so);
   if (!session) return fail(*sink, kExitUsage, "--db " + store_dir + ": " + session.error().message);
 
+  // The recording keeps the image for its symbols: `vxreplay replay` needs no kernel file.
+  if (image->is_elf && !store_dir.empty()) {
+    std::ifstream in(a.run.kernel, std::ios::binary);
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (auto r = (*session)->record_symbols(std::filesystem::path(a.run.kernel).filename().string(), bytes); !r)
+      return fail(*sink, kExitUsage, "--db " + store_dir + ": " + r.error().message);
+  }
   HostRuntime rt((*session)->host());
   if (auto r = rt.load_image(*image); !r) return fail(*sink, kExitBadInput, r.error().message);
   // The buffers and the argument block go through the session's host driver before the launch,
@@ -155,6 +225,8 @@ int debug_command(const DebugArgs& a) {
     if (placed.arg_ptr) launch->arg_ptr = *placed.arg_ptr;
   }
   if (auto r = rt.launch_grid(*launch); !r) return fail(*sink, kExitBadInput, r.error().message);
+  // A kernel alone (or a launch file) is the whole workload: the recording replays to its end.
+  if (auto r = (*session)->host_finished(); !r) return fail(*sink, kExitUsage, "--db " + store_dir + ": " + r.error().message);
 
   Debugger dbg(**session, symbols ? &*symbols : nullptr, *launch, *sink);
   StartView sv;
@@ -176,39 +248,7 @@ int debug_command(const DebugArgs& a) {
     }
   }
 
-  bool go_on = true;
-  for (const std::string& line : script_lines)
-    if (go_on) go_on = dbg.execute(line);
-  for (const std::string& line : a.commands)
-    if (go_on) go_on = dbg.execute(line);
-
-  if (go_on && !a.batch) {
-    if (isatty(STDIN_FILENO)) {
-      std::string last;
-      const char* prompt = a.json ? "" : "(vxreplay) ";
-      for (;;) {
-        char* raw = readline(prompt);
-        if (!raw) {
-          if (!a.json) std::printf("\n");
-          break;
-        }
-        std::string line(raw);
-        std::free(raw);
-        if (trim(line).empty()) {
-          if (last.empty() || !repeatable(last)) continue;
-          line = last;
-        } else {
-          add_history(line.c_str());
-          last = line;
-        }
-        if (!dbg.execute(line)) break;
-      }
-    } else {
-      std::string line;
-      while (std::getline(std::cin, line))
-        if (!dbg.execute(line)) break;
-    }
-  }
+  run_commands(dbg, script_lines, a.commands, a.batch, a.json);
   std::optional<int> status;
   if (lf && has_checks(*lf)) {
     auto report = [&](const std::string& m) {

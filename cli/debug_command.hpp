@@ -2,9 +2,12 @@
 // docs/cli.md, "Debugging"). The plain runner (run_command.hpp) stays for runs without them.
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cli/output.hpp"
 #include "cli/run_command.hpp"
 #include "device/result.hpp"
 
@@ -19,6 +22,7 @@ struct DebugArgs {
   bool json = false;                  // one JSON object per line on stdout
   bool no_db = false;                 // no checkpoint store
   std::string db;                     // checkpoint store root ("" = .vxreplay)
+  std::optional<uint64_t> checkpoint_interval;  // --checkpoint-interval (automatic checkpoints)
 };
 
 // True when `run` is a debugger session rather than the plain runner: any of --break, -x, -ex,
@@ -27,6 +31,16 @@ struct DebugArgs {
 bool wants_session(const DebugArgs& args, bool interactive_terminal);
 
 int debug_command(const DebugArgs& args);
+
+class Debugger;
+// Shared by the session commands (run, replay): the -x scripts' lines (a missing one is an error).
+Result<std::vector<std::string>> read_scripts(const std::vector<std::string>& paths);
+// Runs the scripts' lines, then the -ex commands, then (unless batch) the prompt or stdin.
+void run_commands(Debugger& dbg, const std::vector<std::string>& script_lines, const std::vector<std::string>& commands,
+                  bool batch, bool json);
+std::unique_ptr<Sink> make_sink(bool json, bool quiet);
+// A setup failure before a session exists: reported, then `status` returned.
+int fail(Sink& sink, int status, const std::string& message);
 
 // The store directory for a session: ROOT/STEM-N with the first unused N (ROOT is created).
 Result<std::string> pick_store_dir(const std::string& root, const std::string& kernel_path);

@@ -123,20 +123,6 @@ const char* wait_name(WarpWait w) {
   return "?";
 }
 
-const char* stop_kind_text(checkpoint::StopKind k) {
-  switch (k) {
-    case checkpoint::StopKind::Unknown: return "unknown";
-    case checkpoint::StopKind::Breakpoint: return "breakpoint";
-    case checkpoint::StopKind::Step: return "step";
-    case checkpoint::StopKind::DeviceException: return "device exception";
-    case checkpoint::StopKind::Watchdog: return "watchdog";
-    case checkpoint::StopKind::Interrupt: return "interrupt";
-    case checkpoint::StopKind::LaunchStart: return "launch start";
-    case checkpoint::StopKind::LaunchEnd: return "launch end";
-  }
-  return "unknown";
-}
-
 bool is_call(uint32_t word) {
   uint32_t opcode = word & 0x7f, rd = (word >> 7) & 31;
   return (opcode == 0x6f || opcode == 0x67) && rd != 0;
@@ -201,7 +187,7 @@ class Debugger::LaneEnv final : public ExprEnv {
 // --- Construction and dispatch ----------------------------------------------------------------------
 
 Debugger::Debugger(engine::Session& session, const engine::Symbols* symbols, const GridLaunch& launch, Sink& sink)
-    : s_(session), sym_(symbols), launch_(launch), sink_(sink) {}
+    : s_(session), sym_(symbols), timeline_(session, symbols), launch_(launch), sink_(sink) {}
 
 Debugger::~Debugger() = default;
 
@@ -249,6 +235,11 @@ bool Debugger::execute(const std::string& line) {
   else if (n == "cta" || n == "thread" || n == "core" || n == "warp" || n == "lane" || n == "focus") {
     cmd_focus(n, *cl);
   } else if (n == "help") cmd_help(*cl);
+  else if (n.rfind("reverse-", 0) == 0) cmd_reverse(n, *cl);
+  else if (n == "goto") cmd_goto(*cl);
+  else if (n == "checkpoint") cmd_checkpoint(*cl);
+  else if (n == "when") cmd_when(*cl);
+  else if (n == "watch" || n == "rwatch" || n == "awatch") cmd_watch(n, *cl);
   else if (n == "quit") {
     if (no_args()) return false;
   } else err("internal error: the command table lists \"" + n + "\" but nothing handles it");
@@ -292,7 +283,7 @@ Result<std::vector<uint8_t>> Debugger::read_bytes(uint32_t addr, uint32_t size) 
   if (end > memmap::kLocalMemBase) {
     if (addr < memmap::kLocalMemBase)
       return make_error("cannot read across the start of local memory at " + hex32(memmap::kLocalMemBase));
-    if (!s_.stopped()) return make_error("local memory (" + hex32(addr) + ") is readable only at a stop");
+    if (!s_.stopped() && !scanning_) return make_error("local memory (" + hex32(addr) + ") is readable only at a stop");
     uint32_t core = focus_.valid ? focus_.core : 0;
     const auto& lm = s_.context().cores.at(core).local_mem;
     uint64_t off = addr - memmap::kLocalMemBase;
@@ -341,7 +332,7 @@ std::vector<engine::Frame> Debugger::unwind(uint32_t c, uint32_t s, uint32_t lan
 
 Result<int64_t> Debugger::evaluate(const Expr& e, uint32_t core, uint32_t slot, uint32_t lane) {
   const WarpState* w = nullptr;
-  if (s_.stopped()) {
+  if (s_.stopped() || scanning_) {
     const DeviceContext& ctx = s_.context();
     if (core < ctx.cores.size() && slot < ctx.cores[core].warps.size()) w = &ctx.cores[core].warps[slot];
   }
@@ -468,16 +459,16 @@ void Debugger::set_default_focus(const StopEvent& ev) {
   focus_.valid = false;
 }
 
-std::vector<int> Debugger::filter_breakpoint_stop(const StopEvent& ev) {
+std::vector<int> Debugger::filter_breakpoint_stop(const StopEvent& ev, bool count) {
   std::vector<int> reported;
-  if (!s_.stopped()) return reported;
+  if (!s_.stopped() && !scanning_) return reported;
   const DeviceContext& ctx = s_.context();
   bool have_focus = false;
   for (const engine::WarpHit& h : ev.hits) {
     if (h.warp.core >= ctx.cores.size() || h.warp.slot >= ctx.cores[h.warp.core].warps.size()) continue;
     for (auto& [id, b] : bps_) {
       if (!b.enabled || !contains(b.addresses, h.pc)) continue;
-      ++b.hits;
+      if (count) ++b.hits;
       std::optional<uint32_t> lane_ok;
       if (!b.condition) {
         if (h.lanes) lane_ok = uint32_t(std::countr_zero(h.lanes));
@@ -543,6 +534,14 @@ StopView Debugger::make_stop_view(const StopEvent& ev, const std::vector<int>& b
       if (v.instructions == 0) v.instructions = s_.stats().launch_instructions;
       break;
     case StopReason::Killed: v.message = ev.message; break;
+    case StopReason::Watchpoint: {
+      std::string ids;
+      for (const auto& w : last_watches_) ids += (ids.empty() ? "" : ", ") + std::to_string(w.number);
+      v.title = "Watchpoint " + ids;
+      break;
+    }
+    case StopReason::HistoryStart: v.title = "No more reverse-execution history"; break;
+    case StopReason::EndOfRecording: v.message = ev.message; break;
   }
   if (ev.reason == StopReason::Exception || ev.reason == StopReason::Assertion || ev.reason == StopReason::Watchdog) {
     v.has_exception = true;
@@ -613,6 +612,11 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
       }
       drain_console();
       if (!ev) break;
+      if (ev->reason == StopReason::Watchpoint) {
+        last_watches_ = watch_views(*ev, true);
+        if (!last_watches_.empty()) break;
+        continue;  // no watched value changed, or every condition is false: go on
+      }
       if (ev->reason != StopReason::Breakpoint) break;
       bps = filter_breakpoint_stop(*ev);
       if (!bps.empty()) break;
@@ -646,6 +650,10 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
         if (ev->reason != StopReason::Breakpoint) set_default_focus(*ev);
         break;
     }
+    if (ev->reason == StopReason::Watchpoint && !last_watches_.empty()) {
+      const auto& w = last_watches_.front();
+      focus_ = {true, w.core, w.warp, w.lanes.empty() ? 0u : w.lanes.front()};
+    }
     bool plain_step = ev->reason == StopReason::Step && focus_warp() &&
                       !ev->hits.empty() && ev->hits[0].warp == engine::WarpId{focus_.core, focus_.slot};
     std::string note;
@@ -660,6 +668,7 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
     if (i + 1 < count && plain_step) continue;
     StopView view = make_stop_view(*ev, bps, show_disasm);
     if (!note.empty()) view.message = note;
+    if (ev->reason == StopReason::Watchpoint) view.watches = last_watches_;
     sink_.stop(view);
     // Temporary breakpoints go once they stopped.
     bool removed = false;
@@ -920,6 +929,7 @@ void Debugger::cmd_delete(Args a) {
     for (int id : *ids) bps_.erase(id);
   }
   if (auto r = sync_engine_breakpoints(); !r) err(r.error().message);
+  if (auto r = sync_engine_watchpoints(); !r) err(r.error().message);
 }
 
 void Debugger::cmd_enable(Args a, bool enable) {
@@ -933,6 +943,7 @@ void Debugger::cmd_enable(Args a, bool enable) {
     for (int id : *ids) bps_.at(id).enabled = enable;
   }
   if (auto r = sync_engine_breakpoints(); !r) err(r.error().message);
+  if (auto r = sync_engine_watchpoints(); !r) err(r.error().message);
 }
 
 void Debugger::cmd_condition(Args a) {
@@ -962,12 +973,16 @@ void Debugger::cmd_info(Args a) {
   if (!sub) return usage(sub.error().message);
   std::string rest = sp == std::string_view::npos ? "" : std::string(trim(args.substr(sp)));
   if (*sub == "registers") return info_registers(rest);
+  if (*sub == "checkpoints") {
+    if (!rest.empty() && rest != "all") return usage("\"info checkpoints\" takes nothing or \"all\"");
+    return info_checkpoints(rest == "all");
+  }
   if (!rest.empty()) return usage("\"info " + *sub + "\" takes no arguments");
   if (*sub == "breakpoints") info_breakpoints();
   else if (*sub == "ctas") info_ctas();
   else if (*sub == "warps") info_warps();
   else if (*sub == "lanes") info_lanes();
-  else if (*sub == "checkpoints") info_checkpoints();
+  else if (*sub == "watchpoints") info_watchpoints();
 }
 
 void Debugger::info_breakpoints() {
@@ -975,6 +990,17 @@ void Debugger::info_breakpoints() {
   std::string text = "Num  Type         Enb  Address     What\n";
   nlohmann::json list = nlohmann::json::array();
   for (const auto& [id, b] : bps_) {
+    if (b.watch_kind) {
+      text += pad(std::to_string(id), 5) +
+              pad(b.watch_command == "rwatch" ? "read watchpoint" : b.watch_command == "awatch" ? "acc watchpoint" : "hw watchpoint", 17) +
+              pad(b.enabled ? "y" : "n", 5) + b.location + "\n";
+      if (b.condition) text += "\tstop only if " + b.condition->text() + "\n";
+      if (b.hits) text += "\twatchpoint already hit " + std::to_string(b.hits) + (b.hits == 1 ? " time\n" : " times\n");
+      list.push_back({{"id", id}, {"type", b.watch_command}, {"location", b.location}, {"address", b.watch.addr},
+                      {"length", b.watch.len}, {"enabled", b.enabled}, {"hits", b.hits},
+                      {"condition", b.condition ? nlohmann::json(b.condition->text()) : nlohmann::json(nullptr)}});
+      continue;
+    }
     std::string what = b.location;
     if (sym_ && b.addresses.size() == 1) what = "in " + location_text(b.addresses[0]);
     else if (b.addresses.size() > 1) what = b.location + " (" + std::to_string(b.addresses.size()) + " locations)";
@@ -1149,26 +1175,6 @@ void Debugger::info_registers(const std::string& args) {
     }
   }
   out(text, {{"registers", regs}, {"core", focus_.core}, {"warp", focus_.slot}, {"lane", lane}});
-}
-
-void Debugger::info_checkpoints() {
-  checkpoint::Store* st = s_.store();
-  if (!st) return out("No checkpoint store (the session runs with --no-db).", {{"checkpoints", nlohmann::json::array()}});
-  auto keys = st->list();
-  if (!keys) return err("cannot list the checkpoints: " + keys.error().message);
-  if (keys->empty()) return out("No checkpoints yet in " + st->dir() + ".", {{"checkpoints", nlohmann::json::array()}});
-  std::string text = "Checkpoints in " + st->dir() + ":\n";
-  nlohmann::json list = nlohmann::json::array();
-  for (const checkpoint::TimeKey& k : *keys) {
-    auto rec = st->get(k);
-    std::string why = rec ? stop_kind_text(rec->stop.kind) : "unreadable: " + rec.error().message;
-    if (rec && rec->stop.kind == checkpoint::StopKind::DeviceException)
-      why += std::string(" (") + cause_name(Cause(rec->stop.exception.cause)) + " at " + hex32(rec->stop.exception.pc) + ")";
-    text += "  launch " + std::to_string(k.launch) + ", pass " + std::to_string(k.pass) + ", instruction " +
-            std::to_string(k.instret) + (k.seq ? ", seq " + std::to_string(k.seq) : "") + ": " + why + "\n";
-    list.push_back({{"launch", k.launch}, {"pass", k.pass}, {"instret", k.instret}, {"seq", k.seq}, {"stop", why}});
-  }
-  out(text, {{"checkpoints", list}});
 }
 
 // --- Data ----------------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@
 #include "device/host_runtime.hpp"
 #include "engine/session.hpp"
 #include "engine/symbols.hpp"
+#include "replay/timeline.hpp"
 
 namespace vx::cli {
 
@@ -53,6 +54,12 @@ class Debugger {
     bool temporary = false;
     bool enabled = true;
     uint64_t hits = 0;
+    // Watchpoints share the numbering (as in gdb): watch_kind kWatchRead/kWatchWrite bits, 0 for a breakpoint.
+    uint8_t watch_kind = 0;
+    std::string watch_command;  // "watch", "rwatch", "awatch"
+    engine::WatchSpec watch;
+    std::string watch_type;  // the C type of *(TYPE *)ADDR, "" for a plain address
+    int engine_watch = 0;
   };
   struct Focus {
     bool valid = false;
@@ -78,13 +85,30 @@ class Debugger {
   void cmd_backtrace(Args a);
   void cmd_focus(const std::string& first, Args a);
   void cmd_help(Args a);
+  // Time travel (debugger_time.cpp).
+  void cmd_reverse(const std::string& name, Args a);
+  void cmd_goto(Args a);
+  void cmd_checkpoint(Args a);
+  void cmd_when(Args a);
+  void cmd_watch(const std::string& name, Args a);
+  void info_watchpoints();
+  // Reports the stop a time move reached (or its error).
+  void report_move(Result<engine::StopEvent> ev, const std::string& title = "");
+  // Whether a breakpoint or watchpoint hit found going backwards counts (conditions, changed values).
+  bool accept_hit(const engine::StopEvent& ev);
+  // Watchpoint stops: the accesses to report (empty: nothing stops, go on).
+  std::vector<StopView::Watch> watch_views(const engine::StopEvent& ev, bool count);
+  Result<void> sync_engine_watchpoints();
+  std::string format_watch_value(const UserBreakpoint& b, const std::vector<uint8_t>& bytes) const;
+  // The state a stop leaves (state_, device_stop_, focus) and its report.
+  void settle(const engine::StopEvent& ev, const std::vector<int>& bps);
 
   void info_breakpoints();
   void info_ctas();
   void info_warps();
   void info_lanes();
   void info_registers(const std::string& args);
-  void info_checkpoints();
+  void info_checkpoints(bool all);
 
   // Running. `run` starts one resume or step; stops that only hit breakpoints whose condition is
   // false everywhere are counted and the same request is issued again.
@@ -101,7 +125,7 @@ class Debugger {
   // Breakpoint bookkeeping.
   Result<void> sync_engine_breakpoints();
   // For a breakpoint stop: the user breakpoints to report, updating hit counts; sets the focus.
-  std::vector<int> filter_breakpoint_stop(const engine::StopEvent& ev);
+  std::vector<int> filter_breakpoint_stop(const engine::StopEvent& ev, bool count = true);
 
   // State at the stop.
   const WarpState* focus_warp() const;
@@ -130,6 +154,9 @@ class Debugger {
 
   engine::Session& s_;
   const engine::Symbols* sym_;
+  replay::Timeline timeline_;
+  bool scanning_ = false;  // a reverse move is looking at a hit: the context is the hit's, not a stop's
+  std::vector<StopView::Watch> last_watches_;  // the current stop's watch report
   GridLaunch launch_;
   Sink& sink_;
   ConsoleLines console_;
@@ -145,6 +172,7 @@ class Debugger {
   std::map<int, UserBreakpoint> bps_;
   int next_bp_ = 1;
   std::map<uint32_t, int> engine_bps_;  // address -> engine breakpoint id
+  std::vector<int> engine_watches_;     // engine watchpoint ids in use
 
   // list: where the next plain `list` continues.
   std::string list_file_;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/debug_command.hpp"
+#include "cli/replay_command.hpp"
 #include "cli/run_command.hpp"
 
 namespace {
@@ -87,6 +88,30 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--json", dbg.json, "Debug: one JSON object per line for every event on stdout");
   auto* db_opt = run_cmd->add_option("--db", dbg.db, "Debug: checkpoint store directory (default .vxreplay)");
   run_cmd->add_flag("--no-db", dbg.no_db, "Debug: keep no checkpoint store")->excludes(db_opt);
+  uint64_t interval = 0;
+  auto* interval_opt = run_cmd->add_option("--checkpoint-interval", interval,
+                                           "Debug: an automatic checkpoint every N warp instructions of a launch "
+                                           "(0: none; default 524288), bounding what a reverse move replays");
+
+  vx::cli::ReplayArgs rp;
+  auto* replay_cmd = app.add_subcommand("replay", "Reopen a recording (default: the latest under .vxreplay) and debug it "
+                                                  "without the kernel file or the host program");
+  replay_cmd->add_option("dir", rp.dir, "The recording's directory");
+  replay_cmd->add_option("--at", rp.at, "Open at checkpoint N (info checkpoints) instead of the first stop");
+  replay_cmd->add_option("--break", rp.breaks, "Set a breakpoint at FUNC, FILE:LINE or *ADDR (repeatable)")
+      ->take_all()->expected(1)->allow_extra_args(false);
+  replay_cmd->add_option("-x", rp.scripts, "Run the commands in SCRIPT (repeatable)")
+      ->take_all()->expected(1)->allow_extra_args(false);
+  replay_cmd->add_option("--ex,--eval-command", rp.commands, "Run CMD, after the scripts (repeatable; also -ex)")
+      ->take_all()->expected(1)->allow_extra_args(false);
+  replay_cmd->add_flag("--batch", rp.batch, "Exit after the commands instead of reading more");
+  replay_cmd->add_flag("--json", rp.json, "One JSON object per line for every event on stdout");
+
+  std::string ls_root = ".vxreplay";
+  bool ls_json = false;
+  auto* ls_cmd = app.add_subcommand("ls", "List the recordings under a directory: kernel, date, stops, size");
+  ls_cmd->add_option("root", ls_root, "Where to look (default .vxreplay)");
+  ls_cmd->add_flag("--json", ls_json, "One JSON object on stdout");
 
   try {
     app.parse(argc, argv);
@@ -124,9 +149,12 @@ int main(int argc, char** argv) {
       }
       run.block = dims;
     }
+    if (interval_opt->count()) dbg.checkpoint_interval = interval;
     if (vx::cli::wants_session(dbg, isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)))
       return vx::cli::debug_command(dbg);
     return vx::cli::run_command(run);
   }
+  if (replay_cmd->parsed()) return vx::cli::replay_command(rp);
+  if (ls_cmd->parsed()) return vx::cli::ls_command(ls_root, ls_json);
   return vx::cli::kExitUsage;
 }

@@ -77,6 +77,13 @@ std::string HumanSink::format_stop(const StopView& v, bool color) {
     }
     if (!also.empty()) s += "  also here: " + also + "\n";
   }
+  for (const auto& w : v.watches) {
+    s += "  " + std::string(w.kind == "rwatch" ? "read watchpoint " : w.kind == "awatch" ? "access watchpoint " : "watchpoint ") +
+         std::to_string(w.number) + ": " + w.expression + ", by core " + std::to_string(w.core) + " warp " +
+         std::to_string(w.warp) + " lanes " + format_lanes(w.lanes) + " at pc " + hex32(w.pc) + "\n";
+    if (w.old_value) s += "  Old value = " + *w.old_value + "\n  New value = " + w.new_value + "\n";
+    else s += "  Value = " + w.new_value + "\n";
+  }
   if (!v.message.empty()) s += "  " + v.message + "\n";
   if (v.has_focus) {
     if (!v.source.empty() || v.line != 0) s += std::to_string(v.line) + "\t" + v.source + "\n";
@@ -88,8 +95,12 @@ std::string HumanSink::format_stop(const StopView& v, bool color) {
 
 void HumanSink::start(const StartView& v) {
   if (quiet_) return;
-  std::string s = "Kernel " + v.kernel + " launched on " + v.config + " (grid " + coords(v.grid) + ", block " +
-                  coords(v.block) + ", seed " + std::to_string(v.seed) + "), not started: \"continue\" runs it.";
+  std::string s = v.replay ? "Recording " + v.store + " of " + v.kernel + " on " + v.config + " (grid " +
+                                 coords(v.grid) + ", block " + coords(v.block) + ", seed " + std::to_string(v.seed) +
+                                 "), replayed without the kernel file or the host."
+                           : "Kernel " + v.kernel + " launched on " + v.config + " (grid " + coords(v.grid) +
+                                 ", block " + coords(v.block) + ", seed " + std::to_string(v.seed) +
+                                 "), not started: \"continue\" runs it.";
   if (!v.symbols) s += "\n(no symbols: locations are addresses only)";
   std::cout << s << "\n" << std::flush;
 }
@@ -140,6 +151,7 @@ void JsonSink::start(const StartView& v) {
         {"lmem", v.lmem},
         {"seed", v.seed},
         {"symbols", v.symbols},
+        {"replay", v.replay},
         {"store", v.store.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v.store)}});
 }
 
@@ -162,6 +174,14 @@ nlohmann::ordered_json JsonSink::stop_json(const StopView& v) {
   using J = nlohmann::ordered_json;
   J j = {{"event", "stop"}, {"reason", v.reason}};
   if (v.reason == "breakpoint") j["breakpoints"] = v.breakpoints;
+  if (!v.watches.empty()) {
+    J ws = J::array();
+    for (const auto& w : v.watches)
+      ws.push_back({{"watchpoint", w.number}, {"kind", w.kind}, {"expression", w.expression}, {"address", w.address},
+                    {"core", w.core}, {"warp", w.warp}, {"pc", w.pc}, {"lanes", w.lanes},
+                    {"old", w.old_value ? J(*w.old_value) : J(nullptr)}, {"new", w.new_value}});
+    j["watchpoints"] = ws;
+  }
   if (v.has_focus) {
     j["pc"] = v.pc;
     j["function"] = v.function.empty() ? J(nullptr) : J(v.function);

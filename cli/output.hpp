@@ -43,6 +43,18 @@ struct StopView {
   uint32_t exception_pc = 0, exception_address = 0, exception_core = 0, exception_warp = 0, exception_lane = 0;
   std::string message;         // killed: why; also notes such as "the focus warp finished"
   std::optional<uint32_t> exit_code;  // exited
+  // Watchpoint stops: each watched access (the access has happened; pc is the accessing instruction).
+  struct Watch {
+    int number = 0;
+    std::string kind;        // "watch", "rwatch", "awatch"
+    std::string expression;  // "*(int *)0x00010040"
+    uint32_t address = 0;
+    uint32_t core = 0, warp = 0, pc = 0;
+    std::vector<uint32_t> lanes;
+    std::optional<std::string> old_value;  // write accesses
+    std::string new_value;                 // the value now
+  };
+  std::vector<Watch> watches;
 };
 
 struct ExitView {
@@ -61,6 +73,7 @@ struct StartView {
   uint32_t lmem = 0;
   uint64_t seed = 0;
   bool symbols = false;
+  bool replay = false;  // a recording reopened (vxreplay replay): store is the recording
 };
 
 class Sink {

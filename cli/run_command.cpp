@@ -115,6 +115,7 @@ int run_command(const RunArgs& args) {
     case EventKind::Halted:  // nothing here uses the Debug Module
     case EventKind::Trigger:
     case EventKind::Drained:
+    case EventKind::Watch:
       std::fprintf(stderr, "vxreplay: internal error: the device went idle before the launch completed\n");
       status = kExitInternal;
       break;

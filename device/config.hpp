@@ -30,6 +30,10 @@ struct DeviceConfig {
   bool operator==(const DeviceConfig&) const = default;
 };
 
+// The warp scheduler's version: bumped whenever a seed would give another schedule (a different
+// warp order or quantum). Recordings keep it; a replay under another version is refused.
+constexpr uint32_t kSchedulerVersion = 1;
+
 // Options of one device instance that are not part of its shape.
 struct RunOptions {
   uint64_t seed = 1;  // scheduler seed: same (config, seed) => bit-identical run

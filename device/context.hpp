@@ -66,6 +66,14 @@ struct ResumeRequest {
 // Stops the device (EventKind::Trigger) right after warp (core, slot) retires an instruction that
 // leaves it with instret >= min_instret, a PC outside [pc_lo, pc_hi), and at least one lane of
 // lane_mask active; or when the warp finishes. Stepping uses it.
+//
+// before: stops right BEFORE the warp would execute the instruction that makes its instret reach
+// min_instret (instret + 1 >= min_instret, a lane of lane_mask active; the PC range is not looked
+// at). That instruction does not execute; the state is the one a Budget stop at the same count
+// leaves, and wait() goes on with that very instruction. A before-trigger fires once: it is cleared
+// when it fires (time travel finds "the point before a warp's instruction N" with it).
+// cta_linear: the trigger only concerns the slot while it holds that CTA's warp (UINT32_MAX: any);
+// another CTA finishing in the slot does not fire it.
 struct WarpTrigger {
   uint32_t core = 0;
   uint32_t slot = 0;
@@ -73,6 +81,30 @@ struct WarpTrigger {
   uint32_t pc_lo = 0;
   uint32_t pc_hi = 0;  // pc_lo == pc_hi: any PC
   uint32_t lane_mask = 0xffffffffu;
+  bool before = false;
+  uint32_t cta_linear = 0xffffffffu;
+};
+
+// Watchpoints (Driver::set_watchpoints): after an instruction that accessed a watched range retires,
+// the device stops (EventKind::Watch) before any other instruction, with a WatchHit per range.
+enum : uint8_t { kWatchRead = 1, kWatchWrite = 2 };
+struct WatchRange {
+  uint32_t id = 0;      // the debugger's, reported in hits
+  uint32_t addr = 0;    // the address the kernel uses (after memory windows for global memory)
+  uint32_t len = 4;     // 1..4096 bytes
+  uint8_t kind = kWatchWrite;
+  bool local = false;   // addr is in the local-memory range (0xFFFF0000..): only local accesses match
+  int32_t core = -1;    // local: the core whose local memory (-1: every core)
+  bool operator==(const WatchRange&) const = default;
+};
+struct WatchHit {
+  uint32_t id = 0;
+  uint32_t core = 0, slot = 0;
+  uint32_t pc = 0;                 // the accessing instruction
+  uint32_t lanes = 0;              // every lane whose access overlapped the range
+  uint8_t kind = 0;                // what it did: kWatchRead | kWatchWrite (an AMO both)
+  uint32_t addr = 0;               // the lowest overlapping access address
+  std::vector<uint8_t> old_bytes;  // the range before the instruction
 };
 
 }  // namespace vx

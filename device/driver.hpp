@@ -24,6 +24,7 @@ enum class EventKind : uint8_t {
   Halted,        // Debug Module: a warp halted on EBREAK (ebreak-halt on), or every runnable warp is halted
   Trigger,       // the warp trigger fired (set_warp_trigger); wait() again to go on
   Drained,       // a resume without new units: the warps in progress finished, the launch waits (save_context)
+  Watch,         // an instruction accessed a watched range (set_watchpoints); take_watch_hits(), wait() again to go on
 };
 const char* event_kind_name(EventKind k);
 
@@ -71,6 +72,23 @@ class Driver {
   // At most one trigger; setting one replaces the last. It stays until cleared or abort().
   virtual Result<void> set_warp_trigger(const WarpTrigger& trigger) = 0;
   virtual void clear_warp_trigger() = 0;
+  // A copy of one warp slot's state between wait() calls while a launch is in flight (cheaper than
+  // save_context). Fails when no launch is in flight or the slot does not exist.
+  virtual Result<WarpState> peek_warp(uint32_t core, uint32_t slot) = 0;
+
+  // --- Debugger support: watchpoints and breakpoints in place (docs/device.md) ---------------------
+  // Replaces the watched ranges (empty: none). They stay set across wait(), abort() and re-launches
+  // (the debugger's, like its planted breakpoints). Accesses of the debugger's own copies, of the
+  // thread-entry routine and instruction fetches never hit. Errors: a length of 0 or over 4096, a
+  // range past 4 GiB.
+  virtual Result<void> set_watchpoints(const std::vector<WatchRange>& ranges) = 0;
+  // The hits of the last EventKind::Watch (each once).
+  virtual std::vector<WatchHit> take_watch_hits() = 0;
+  // Valid right after wait() returned an Exception with Cause::Breakpoint: each warp in `overrides`
+  // executes overrides[i].word instead of the word in memory the first time it runs at
+  // overrides[i].pc (as ResumeRequest::overrides), and the next wait() goes on from the very state of
+  // the stop, without a re-launch.
+  virtual Result<void> continue_past_breakpoint(const std::vector<FetchOverride>& overrides) = 0;
 
   // Console bytes drained since the last call, per hart ring, in drain order.
   virtual std::vector<ConsoleChunk> read_console() = 0;

@@ -140,14 +140,50 @@ uint8_t* Machine::data_pointer(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_
   uint32_t a = addr;
   if (a >= memmap::kLocalMemBase) {
     uint32_t off = a - memmap::kLocalMemBase;
-    if (off + size <= c.core.local_mem.size()) return c.core.local_mem.data() + off;
+    if (off + size <= c.core.local_mem.size()) {
+      if (watch_active_) [[unlikely]]
+        note_access(c, lane, a, size, kWrite, true);
+      return c.core.local_mem.data() + off;
+    }
   }
   uint8_t* p = nullptr;
   if (!windows_active_ || translate(c.core_id, hart_id(c.core_id, c.warp_id, lane), &a, size, kWrite ? 2 : 1))
     // A load may get the shared zero page: load paths only read through it.
     p = kWrite ? mem_.writable(a) : const_cast<uint8_t*>(mem_.readable(a));
   if (!p) *fault = Outcome::fault(kWrite ? Cause::StoreFault : Cause::LoadFault, lane, addr);
+  else if (watch_active_) [[unlikely]]
+    note_access(c, lane, a, size, kWrite, false);
   return p;
+}
+
+// An access the executor is about to make (nothing is written yet: executors check every lane
+// first), so the watched range's old bytes are still in memory.
+void Machine::note_access(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, bool write, bool local) {
+  if (restore_phase_) return;  // the thread-entry routine is the debugger's, not the kernel's
+  const uint8_t kind = write ? kWatchWrite : kWatchRead;
+  for (const WatchRange& w : watches_) {
+    if (w.local != local || !(w.kind & kind)) continue;
+    if (local && w.core >= 0 && uint32_t(w.core) != c.core_id) continue;
+    if (uint64_t(addr) + size <= w.addr || uint64_t(w.addr) + w.len <= addr) continue;
+    WatchHit* hit = nullptr;
+    for (WatchHit& h : watch_step_hits_)
+      if (h.id == w.id) hit = &h;
+    if (!hit) {
+      watch_step_hits_.push_back(WatchHit{w.id, c.core_id, c.warp_id, c.pc, 0, 0, addr, {}});
+      hit = &watch_step_hits_.back();
+      hit->old_bytes.assign(w.len, 0);
+      if (local) {
+        const uint64_t off = uint64_t(w.addr) - memmap::kLocalMemBase;
+        for (uint32_t i = 0; i < w.len; ++i)
+          if (off + i < c.core.local_mem.size()) hit->old_bytes[i] = c.core.local_mem[off + i];
+      } else {
+        (void)mem_.read(w.addr, hit->old_bytes.data(), w.len);
+      }
+    }
+    hit->lanes |= 1u << lane;
+    hit->kind |= kind;
+    hit->addr = std::min(hit->addr, addr);
+  }
 }
 
 const uint8_t* Machine::data_for_load(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault) {
@@ -206,7 +242,17 @@ Outcome Machine::step(uint32_t c, uint32_t w, DeviceException* exc) {
     return Outcome::fault(fetch_cause, exc->lane, ws.pc);
   }
   ExecCtx ctx{*this, c, w, core, ws, cfg_.threads, ws.x.data(), ws.f.data(), ws.pc, ws.tmask, ws.pc + 4, ws.tmask};
+  if (watch_active_) [[unlikely]]
+    watch_step_hits_.clear();
   Outcome o = d->exec(ctx, *d);
+  if (watch_active_ && !watch_step_hits_.empty()) [[unlikely]] {
+    // Only an instruction that retires accessed memory; a faulting one changed nothing.
+    if (o.step == Step::Retire) {
+      for (WatchHit& h : watch_step_hits_) watch_hits_.push_back(std::move(h));
+      watch_pending_ = true;
+    }
+    watch_step_hits_.clear();
+  }
   if (override_index < overrides_.size() && (o.step == Step::Retire || o.step == Step::Trap))
     overrides_.erase(overrides_.begin() + ptrdiff_t(override_index));
   switch (o.step) {
@@ -306,10 +352,19 @@ uint32_t Machine::pick_warp(uint32_t c) {
   return unsigned(std::countr_zero(ready));
 }
 
-bool Machine::trigger_fired(uint32_t c, uint32_t w) const {
+bool Machine::trigger_before_fires(uint32_t c, uint32_t w) const {
   const WarpTrigger& t = *trigger_;
   if (t.core != c || t.slot != w) return false;
   const WarpState& ws = cores_[c].warps[w];
+  if (!ws.active || (t.cta_linear != 0xffffffffu && ws.cta_linear != t.cta_linear)) return false;
+  return ws.instret + 1 >= t.min_instret && (ws.tmask & t.lane_mask) != 0;
+}
+
+bool Machine::trigger_fired(uint32_t c, uint32_t w) const {
+  const WarpTrigger& t = *trigger_;
+  if (t.core != c || t.slot != w || t.before) return false;
+  const WarpState& ws = cores_[c].warps[w];
+  if (t.cta_linear != 0xffffffffu && ws.cta_linear != t.cta_linear) return false;
   if (!ws.active) return true;  // the warp finished
   if (ws.instret < t.min_instret) return false;
   if (t.pc_lo != t.pc_hi && ws.pc >= t.pc_lo && ws.pc < t.pc_hi) return false;
@@ -377,7 +432,15 @@ RunResult Machine::run(uint64_t max_instructions) {
           trigger_pending_ = false;
           return {RunStop::Trigger, {}};
         }
+        if (watch_pending_) [[unlikely]] {
+          watch_pending_ = false;
+          return {RunStop::Watch, {}};
+        }
         if (stats_.instructions >= budget_end) return {RunStop::Budget, {}};
+        if (trigger_before_ && trigger_before_fires(c, uint32_t(cur))) [[unlikely]] {
+          clear_trigger();
+          return {RunStop::Trigger, {}};
+        }
         if (stats_.instructions >= watchdog_end) {
           const WarpState& ws = cores_[c].warps[uint32_t(cur)];
           return {RunStop::Exception,
@@ -431,7 +494,10 @@ void Machine::abort_launch() {
   dispatch_new_units_ = true;
   overrides_.clear();
   trigger_.reset();
+  trigger_before_ = false;
   trigger_pending_ = false;
+  watch_pending_ = false;
+  watch_hits_.clear();
   state_replaced();
 }
 
@@ -616,6 +682,7 @@ Result<void> Machine::start_resume(const ResumeRequest& req) {
   dispatch_new_units_ = req.dispatch_new_units;
   overrides_.clear();
   trigger_pending_ = false;
+  watch_pending_ = false;
   return {};
 }
 
@@ -763,6 +830,7 @@ Result<void> Machine::start_launch(const LaunchState& in) {
   dispatch_new_units_ = true;
   overrides_.clear();
   trigger_pending_ = false;
+  watch_pending_ = false;
   reset_watchdog();
   return {};
 }

@@ -29,6 +29,7 @@ enum class RunStop : uint8_t {
   Exception,   // a device exception; the faulting instruction did not execute
   Halted,      // Debug Module: a warp halted on EBREAK, or nothing can run and some active warp is halted
   Trigger,     // the warp trigger fired (set_trigger)
+  Watch,       // an instruction accessed a watched range (set_watchpoints); take_watch_hits()
   Drained,     // ResumeRequest::dispatch_new_units was false and no warp is left; the launch stays in flight
 };
 
@@ -80,8 +81,26 @@ class Machine {
   // the start of the next run()). Fails without changing anything when a launch is in flight or
   // the request does not fit this device.
   Result<void> start_resume(const ResumeRequest& request);
-  void set_trigger(const WarpTrigger& t) { trigger_ = t; }
-  void clear_trigger() { trigger_.reset(); }
+  void set_trigger(const WarpTrigger& t) {
+    trigger_ = t;
+    trigger_before_ = t.before;
+  }
+  void clear_trigger() {
+    trigger_.reset();
+    trigger_before_ = false;
+  }
+  // Watchpoints (driver.hpp). Hits are collected in the data path and reported after the instruction.
+  void set_watchpoints(std::vector<WatchRange> ranges) {
+    watches_ = std::move(ranges);
+    watch_active_ = !watches_.empty();
+  }
+  std::vector<WatchHit> take_watch_hits() {
+    std::vector<WatchHit> out;
+    out.swap(watch_hits_);
+    return out;
+  }
+  // Warps that run a given word instead of the one in memory once (continuing past a breakpoint).
+  void add_overrides(const std::vector<FetchOverride>& o) { overrides_.insert(overrides_.end(), o.begin(), o.end()); }
   // VXR.RESUME (exec_vortex.cpp): the routine of an in-progress warp is done.
   Outcome resume_request(ExecCtx& c);
   // mcycle: warp instructions the launch in flight has retired, over every pass.
@@ -175,6 +194,8 @@ class Machine {
   RunResult run_restore_phase();
   std::string finish_restore();
   bool trigger_fired(uint32_t c, uint32_t w) const;
+  bool trigger_before_fires(uint32_t c, uint32_t w) const;
+  void note_access(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, bool write, bool local);
 
   DeviceConfig cfg_;
   RunOptions opts_;
@@ -205,6 +226,12 @@ class Machine {
   std::vector<FetchOverride> overrides_;
   std::optional<WarpTrigger> trigger_;
   bool trigger_pending_ = false;  // fired; run() returns before the next instruction
+  bool trigger_before_ = false;   // trigger_ is a before-trigger
+  std::vector<WatchRange> watches_;
+  bool watch_active_ = false;
+  std::vector<WatchHit> watch_step_hits_;  // the instruction being executed
+  std::vector<WatchHit> watch_hits_;       // reported by the last Watch stop
+  bool watch_pending_ = false;             // run() returns Watch before the next instruction
 
   // Derived, never persisted.
   std::vector<uint32_t> ready_;        // per core: warps that are active, not waiting and not halted

@@ -21,6 +21,7 @@ const char* event_kind_name(EventKind k) {
     case EventKind::CommandError: return "command error";
     case EventKind::Halted: return "halted";
     case EventKind::Trigger: return "trigger";
+    case EventKind::Watch: return "watch";
     case EventKind::Drained: return "drained";
   }
   return "unknown";
@@ -129,6 +130,7 @@ class ModelDevice final : public Driver {
         }
         if (r.stop == RunStop::Halted) return DeviceEvent{EventKind::Halted, s.id, {}, {}};
         if (r.stop == RunStop::Trigger) return DeviceEvent{EventKind::Trigger, s.id, {}, {}};
+        if (r.stop == RunStop::Watch) return DeviceEvent{EventKind::Watch, s.id, {}, {}};
         if (r.stop == RunStop::Drained) return DeviceEvent{EventKind::Drained, s.id, {}, {}};
         continue;  // LaunchDone: the buffer goes on
       }
@@ -176,6 +178,42 @@ class ModelDevice final : public Driver {
     return {};
   }
   void clear_warp_trigger() override { m_.clear_trigger(); }
+
+  Result<WarpState> peek_warp(uint32_t core, uint32_t slot) override {
+    if (!m_.launch_active()) return make_error("peek_warp: no launch is in flight");
+    if (core >= m_.num_cores() || slot >= m_.config().warps)
+      return make_error("peek_warp: core " + std::to_string(core) + " slot " + std::to_string(slot) + " does not exist");
+    return m_.core(core).warps[slot];
+  }
+
+  Result<void> set_watchpoints(const std::vector<WatchRange>& ranges) override {
+    for (const WatchRange& w : ranges) {
+      if (w.len == 0 || w.len > 4096)
+        return make_error("set_watchpoints: a watched range is 1 to 4096 bytes (range " + std::to_string(w.id) + " has " +
+                          std::to_string(w.len) + ")");
+      if (uint64_t(w.addr) + w.len > (1ull << 32))
+        return make_error("set_watchpoints: range " + std::to_string(w.id) + " at " + hex(w.addr) +
+                          " runs past the end of the address space");
+      if (!(w.kind & (kWatchRead | kWatchWrite)))
+        return make_error("set_watchpoints: range " + std::to_string(w.id) + " watches neither reads nor writes");
+    }
+    m_.set_watchpoints(ranges);
+    return {};
+  }
+  std::vector<WatchHit> take_watch_hits() override { return m_.take_watch_hits(); }
+
+  Result<void> continue_past_breakpoint(const std::vector<FetchOverride>& overrides) override {
+    if (!halted_ || halted_event_.kind != EventKind::Exception || halted_event_.exception.cause != Cause::Breakpoint ||
+        !m_.launch_active())
+      return make_error("continue_past_breakpoint: the device is not stopped at a breakpoint");
+    for (const FetchOverride& o : overrides)
+      if (o.core >= m_.num_cores() || o.slot >= m_.config().warps)
+        return make_error("continue_past_breakpoint: core " + std::to_string(o.core) + " slot " +
+                          std::to_string(o.slot) + " does not exist");
+    m_.add_overrides(overrides);
+    halted_ = false;
+    return {};
+  }
 
   std::vector<ConsoleChunk> read_console() override { return m_.take_console(); }
   uint32_t exit_code() override { return m_.exit_code(); }

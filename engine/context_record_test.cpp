@@ -218,7 +218,7 @@ TEST_CASE("Random contexts round-trip through a store exactly (rapidcheck, fixed
     const DeviceContext ctx = make_context(cfg, [] { return *gen::arbitrary<uint64_t>(); });
 
     ck::CheckpointRecord rec;
-    rec.key = ck::TimeKey{++launch, 0, *gen::arbitrary<uint64_t>(), 0};
+    rec.key = ck::TimeKey{++launch, *gen::arbitrary<uint64_t>()};
     rec.stop = ck::StopRecord{ck::StopKind::Breakpoint, "Breakpoint 1, k at k.c:7", {}};
     rec.console = {'h', 'i'};
     rec.state_hash = *gen::arbitrary<uint64_t>();

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <deque>
 #include <map>
 #include <set>
 
@@ -26,6 +25,9 @@ const char* stop_reason_name(StopReason r) {
     case StopReason::InstructionCount: return "instruction-count";
     case StopReason::Exited: return "exited";
     case StopReason::Killed: return "killed";
+    case StopReason::Watchpoint: return "watchpoint";
+    case StopReason::HistoryStart: return "history-start";
+    case StopReason::EndOfRecording: return "end-of-recording";
   }
   return "unknown";
 }
@@ -34,6 +36,12 @@ namespace {
 
 constexpr uint32_t kEbreak = 0x00100073;
 constexpr uint32_t kPageSize = 4096;
+// The engine's own device memory (the thread-entry routine, its records, saved local memory) is a
+// fixed reservation above every allocation, so the host's allocations get the addresses they get in
+// a plain run, and a replay hands out the recorded ones.
+constexpr uint32_t kEngineArea = 0xF0000000;
+// Copies larger than this are recorded as several operations (a store value holds at most 64 MiB).
+constexpr uint64_t kMaxOpData = 16u << 20;
 
 std::string hex(uint32_t v) {
   char buf[16];
@@ -58,16 +66,31 @@ std::vector<uint8_t> encode(const std::vector<Command>& commands) {
 checkpoint::StopKind stop_kind(StopReason r) {
   switch (r) {
     case StopReason::Breakpoint: return checkpoint::StopKind::Breakpoint;
-    case StopReason::Step: return checkpoint::StopKind::Step;
+    case StopReason::Step:
+    case StopReason::HistoryStart: return checkpoint::StopKind::Step;
     case StopReason::Exception:
     case StopReason::Assertion: return checkpoint::StopKind::DeviceException;
     case StopReason::Watchdog: return checkpoint::StopKind::Watchdog;
     case StopReason::Interrupt:
     case StopReason::InstructionCount: return checkpoint::StopKind::Interrupt;
+    case StopReason::Watchpoint: return checkpoint::StopKind::Watchpoint;
     case StopReason::Exited:
-    case StopReason::Killed: return checkpoint::StopKind::LaunchEnd;
+    case StopReason::Killed:
+    case StopReason::EndOfRecording: return checkpoint::StopKind::LaunchEnd;
   }
   return checkpoint::StopKind::Unknown;
+}
+
+StopReason reason_of(const checkpoint::StopRecord& s) {
+  switch (s.kind) {
+    case checkpoint::StopKind::Breakpoint: return StopReason::Breakpoint;
+    case checkpoint::StopKind::Step: return StopReason::Step;
+    case checkpoint::StopKind::DeviceException:
+      return s.text == stop_reason_name(StopReason::Assertion) ? StopReason::Assertion : StopReason::Exception;
+    case checkpoint::StopKind::Watchdog: return StopReason::Watchdog;
+    case checkpoint::StopKind::Watchpoint: return StopReason::Watchpoint;
+    default: return StopReason::InstructionCount;
+  }
 }
 
 }  // namespace
@@ -80,25 +103,11 @@ struct Session::Impl {
    public:
     explicit HostDriver(Impl& s) : s_(s) {}
     const DeviceConfig& config() const override { return s_.dev.config(); }
-    Result<uint32_t> mem_alloc(uint64_t size) override {
-      auto r = s_.dev.mem_alloc(size);
-      if (r) s_.regions[*r] = (size + kPageSize - 1) & ~uint64_t(kPageSize - 1);
-      return r;
-    }
-    Result<void> mem_reserve(uint32_t addr, uint64_t size) override {
-      auto r = s_.dev.mem_reserve(addr, size);
-      if (r) s_.regions[addr] = size;
-      return r;
-    }
-    Result<void> mem_free(uint32_t addr) override {
-      auto r = s_.dev.mem_free(addr);
-      if (r) s_.regions.erase(addr);
-      return r;
-    }
+    Result<uint32_t> mem_alloc(uint64_t size) override { return s_.host_alloc(size); }
+    Result<void> mem_reserve(uint32_t addr, uint64_t size) override { return s_.host_reserve(addr, size); }
+    Result<void> mem_free(uint32_t addr) override { return s_.host_free(addr); }
     Result<void> copy_to_device(uint32_t addr, std::span<const uint8_t> bytes) override {
-      auto r = s_.dev.copy_to_device(addr, bytes);
-      if (r) s_.replant(addr, bytes.size());
-      return r;
+      return s_.host_copy(addr, bytes);
     }
     Result<void> copy_from_device(uint32_t addr, std::span<uint8_t> bytes) override {
       auto r = s_.dev.copy_from_device(addr, bytes);
@@ -116,7 +125,7 @@ struct Session::Impl {
     }
     void abort() override {
       s_.dev.abort();
-      s_.pending.clear();
+      s_.drop_pending();
       s_.phase = Phase::Idle;
     }
     std::vector<ConsoleChunk> read_console() override { return s_.take_console(); }
@@ -133,17 +142,40 @@ struct Session::Impl {
       return make_error("set_warp_trigger: the debugger owns the trigger");
     }
     void clear_warp_trigger() override {}
+    Result<void> set_watchpoints(const std::vector<WatchRange>&) override {
+      return make_error("set_watchpoints: the debugger owns the watchpoints");
+    }
+    std::vector<WatchHit> take_watch_hits() override { return {}; }
+    Result<void> continue_past_breakpoint(const std::vector<FetchOverride>&) override {
+      return make_error("continue_past_breakpoint: the debugger owns breakpoints");
+    }
+    Result<WarpState> peek_warp(uint32_t, uint32_t) override {
+      return make_error("peek_warp: the debugger owns the launch");
+    }
 
    private:
     Impl& s_;
   };
 
   struct Mode {
-    enum Kind { Continue, Step, RunTo } kind = Continue;
+    enum Kind { Continue, Step, RunTo, Seek, Scan, UntilWarp } kind = Continue;
     WarpId warp;
     uint32_t lanes = 0;
     StepPolicy policy;
     uint64_t target = 0;
+    uint32_t cta = 0;  // UntilWarp: the CTA the warp must hold
+    uint64_t n = 0;    // UntilWarp: stop before the warp's instruction number n
+    bool quiet() const { return kind == Seek || kind == Scan || kind == UntilWarp; }
+  };
+
+  // One entry of the workload's plan: the host's operations in the order the device saw them. The
+  // session applies them in order; a move back in time sets the cursor back and applies them again.
+  struct PlanEntry {
+    checkpoint::HostOpKind kind = checkpoint::HostOpKind::Copy;
+    uint32_t addr = 0;
+    uint64_t size = 0;
+    std::vector<uint8_t> data;  // Copy
+    Segment seg;                // Submit: one piece
   };
 
   Impl(Driver& d, const SessionOptions& o) : dev(d), opts(o), host_driver(*this) {}
@@ -157,9 +189,17 @@ struct Session::Impl {
 
   // The workload.
   std::map<uint32_t, uint64_t> regions;  // memory the host allocated or reserved
-  std::deque<Segment> pending;
+  std::vector<PlanEntry> plan;
+  size_t cursor = 0;   // the next entry to apply
+  size_t applied = 0;  // entries [0, applied) were applied once: their allocations stand
+  std::vector<size_t> launch_entry;                          // launch L -> its plan entry (index L - 1)
+  std::vector<std::map<uint32_t, uint64_t>> launch_regs;     // WRITE_REG64 values when launch L began
   std::map<uint32_t, uint64_t> cmp_registers;  // WRITE_REG64 values so far: re-issued before a re-launch
   uint64_t host_submissions = 0;
+  bool host_done = false;  // the host issues nothing more (host_finished, or a recorded hostEnd)
+  // Recording: host operations not yet written to the store.
+  std::vector<checkpoint::HostOpRecord> unrecorded;
+  std::vector<checkpoint::PageData> unrecorded_blobs;
 
   // The launch.
   Phase phase = Phase::Idle;
@@ -171,28 +211,98 @@ struct Session::Impl {
   uint64_t dev_at_pass_start = 0;       // the device's count when the pass began
   uint64_t finished_instructions = 0;   // the last completed launch's own count
   std::vector<uint8_t> io_snapshot;     // the I/O region (console rings, exit code) at the stop
+  std::map<uint32_t, uint64_t> reached;  // launch -> the furthest count it reached
+  std::set<uint32_t> completed;          // launches that ran to their end
+  bool quiet = false;                    // a seek or scan is running: no marks, no hit counts, no console
 
-  // Breakpoints.
+  // Breakpoints and watchpoints.
   std::map<int, Breakpoint> bps;
   int next_bp = 1;
   std::map<uint32_t, uint32_t> planted;  // address -> original word
+  std::map<int, std::pair<WatchSpec, bool>> watches;  // id -> (spec, enabled)
+  int next_watch = 1;
 
   // The thread-entry routine's memory.
   uint32_t routine_addr = 0, records_addr = 0, lmem_addr = 0;
 
   // Checkpoints.
   std::map<uint32_t, checkpoint::PageHash> pages;  // the workload's memory image as last checkpointed
+  std::set<checkpoint::PageHash> stored_pages;     // pages known to be in the store (committed)
   std::string console_log;                          // this launch's console output
   std::vector<ConsoleChunk> console_out;
-  uint32_t seq = 0;
   checkpoint::TimeKey last_key;
+  uint64_t next_auto = 0;  // the launch count of the next automatic checkpoint
 
   SessionStats st;
 
   // --- Host side ------------------------------------------------------------------------
+  // The host may change the device only at the end of the recorded history (not after a move back).
+  Result<void> at_frontier(const char* what) const {
+    if (cursor < applied)
+      return make_error(std::string(what) + ": the session is back in time; the host cannot change the device until it "
+                                            "is at the end of its history again");
+    return {};
+  }
+
+  // A host memory operation applied now: it goes before the pieces still queued.
+  void insert_applied(PlanEntry e) {
+    plan.insert(plan.begin() + std::ptrdiff_t(cursor), std::move(e));
+    record(plan[cursor]);
+    ++cursor;
+    applied = cursor;
+  }
+
+  Result<uint32_t> host_alloc(uint64_t size) {
+    if (auto r = at_frontier("mem_alloc"); !r) return r.error();
+    auto r = dev.mem_alloc(size);
+    if (!r) return r;
+    regions[*r] = (size + kPageSize - 1) & ~uint64_t(kPageSize - 1);
+    insert_applied(PlanEntry{checkpoint::HostOpKind::Alloc, *r, size, {}, {}});
+    return r;
+  }
+  Result<void> host_reserve(uint32_t addr, uint64_t size) {
+    if (auto r = at_frontier("mem_reserve"); !r) return r.error();
+    auto r = dev.mem_reserve(addr, size);
+    if (!r) return r;
+    regions[addr] = size;
+    insert_applied(PlanEntry{checkpoint::HostOpKind::Reserve, addr, size, {}, {}});
+    return r;
+  }
+  Result<void> host_free(uint32_t addr) {
+    if (auto r = at_frontier("mem_free"); !r) return r.error();
+    auto r = dev.mem_free(addr);
+    if (!r) return r;
+    regions.erase(addr);
+    insert_applied(PlanEntry{checkpoint::HostOpKind::Free, addr, 0, {}, {}});
+    return r;
+  }
+  Result<void> host_copy(uint32_t addr, std::span<const uint8_t> bytes) {
+    if (auto r = at_frontier("copy_to_device"); !r) return r.error();
+    auto r = dev.copy_to_device(addr, bytes);
+    if (!r) return r;
+    replant(addr, bytes.size());
+    insert_applied(PlanEntry{checkpoint::HostOpKind::Copy, addr, bytes.size(), {bytes.begin(), bytes.end()}, {}});
+    return r;
+  }
+
   Result<uint64_t> accept(std::span<const uint8_t> bytes) {
+    if (auto r = at_frontier("submit"); !r) return r.error();
+    if (phase == Phase::Exited) phase = Phase::Idle;  // the host goes on: more work
+    auto pieces = split(bytes);
+    if (!pieces) return pieces.error();
+    for (Segment& seg : *pieces) {
+      PlanEntry e;
+      e.kind = checkpoint::HostOpKind::Submit;
+      e.seg = std::move(seg);
+      plan.push_back(std::move(e));
+    }
+    return ++host_submissions;
+  }
+
+  static Result<std::vector<Segment>> split(std::span<const uint8_t> bytes) {
     auto list = decode_command_buffer(bytes);
     if (!list) return list.error();
+    std::vector<Segment> out;
     Segment seg;
     for (const Command& c : list->commands) {
       if (c.op == CmdOp::Finish) break;
@@ -202,12 +312,170 @@ struct Session::Impl {
       seg.commands.push_back(c);
       if (c.op == CmdOp::LaunchGrid) {
         seg.launches = true;
-        pending.push_back(std::move(seg));
+        out.push_back(std::move(seg));
         seg = Segment{};
       }
     }
-    if (!seg.commands.empty()) pending.push_back(std::move(seg));
-    return ++host_submissions;
+    if (!seg.commands.empty()) out.push_back(std::move(seg));
+    return out;
+  }
+
+  void drop_pending() {
+    // The host dropped what it queued: pieces not applied yet go.
+    while (plan.size() > cursor && plan.back().kind == checkpoint::HostOpKind::Submit && plan.size() - 1 >= applied)
+      plan.pop_back();
+  }
+
+  // --- Recording ------------------------------------------------------------------------------
+  void add_blob_op(checkpoint::HostOpKind kind, uint64_t addr, std::span<const uint8_t> data, std::string name = {}) {
+    checkpoint::PageData pd = checkpoint::make_page(std::vector<uint8_t>(data.begin(), data.end()));
+    checkpoint::HostOpRecord op;
+    op.kind = kind;
+    op.addr = addr;
+    op.size = data.size();
+    op.data = checkpoint::BlobRef{uint32_t(data.size()), pd.hash};
+    op.name = std::move(name);
+    unrecorded.push_back(std::move(op));
+    if (!stored_pages.count(pd.hash)) unrecorded_blobs.push_back(std::move(pd));
+  }
+
+  // Records an entry applied for the first time (the recording is the plan in the order it ran).
+  void record(const PlanEntry& e) {
+    if (!store || opts.replay || opts.read_only) return;
+    using K = checkpoint::HostOpKind;
+    switch (e.kind) {
+      case K::Copy:
+        for (uint64_t off = 0; off < e.data.size(); off += kMaxOpData) {
+          uint64_t n = std::min<uint64_t>(kMaxOpData, e.data.size() - off);
+          add_blob_op(K::Copy, e.addr + off, std::span<const uint8_t>(e.data).subspan(off, n));
+        }
+        break;
+      case K::Submit: {
+        auto bytes = encode(e.seg.commands);
+        add_blob_op(K::Submit, 0, bytes);
+        break;
+      }
+      default: {
+        checkpoint::HostOpRecord op;
+        op.kind = e.kind;
+        op.addr = e.addr;
+        op.size = e.size;
+        unrecorded.push_back(op);
+      }
+    }
+  }
+
+  Result<void> flush() {
+    if (!store || unrecorded.empty()) return {};
+    auto r = store->append_ops(unrecorded, unrecorded_blobs);
+    if (!r) return make_error("could not record the host's operations: " + r.error().message);
+    for (const auto& b : unrecorded_blobs) stored_pages.insert(b.hash);
+    unrecorded.clear();
+    unrecorded_blobs.clear();
+    return {};
+  }
+
+  Result<void> load_recording() {
+    if (!store) return make_error("replay needs a recording (a checkpoint store)");
+    auto ops = store->ops();
+    if (!ops) return ops.error();
+    using K = checkpoint::HostOpKind;
+    for (size_t i = 0; i < ops->size(); ++i) {
+      const checkpoint::HostOpRecord& op = (*ops)[i];
+      const std::string what = "host operation " + std::to_string(i) + " (" + checkpoint::host_op_name(op.kind) + ")";
+      PlanEntry e;
+      e.kind = op.kind;
+      e.addr = uint32_t(op.addr);
+      e.size = op.size;
+      switch (op.kind) {
+        case K::Symbols: continue;
+        case K::HostEnd: host_done = true; continue;
+        case K::Copy: {
+          auto bytes = store->read_page(op.data.hash);
+          if (!bytes) return make_error(what + ": " + bytes.error().message);
+          e.data = std::move(*bytes);
+          break;
+        }
+        case K::Submit: {
+          auto bytes = store->read_page(op.data.hash);
+          if (!bytes) return make_error(what + ": " + bytes.error().message);
+          auto pieces = split(*bytes);
+          if (!pieces) return make_error(what + " is not a command buffer this build accepts: " + pieces.error().message);
+          if (pieces->size() != 1) return make_error(what + " holds " + std::to_string(pieces->size()) + " pieces, not one");
+          e.seg = std::move(pieces->front());
+          break;
+        }
+        default: break;
+      }
+      plan.push_back(std::move(e));
+    }
+    // Where each launch begins, and the registers it runs with: a seek into launch L starts there.
+    std::map<uint32_t, uint64_t> regs;
+    for (size_t i = 0; i < plan.size(); ++i) {
+      if (plan[i].kind != K::Submit) continue;
+      for (const Command& c : plan[i].seg.commands)
+        if (c.op == CmdOp::WriteReg64) regs[c.inline_value] = c.payload.at(0);
+      if (plan[i].seg.launches) {
+        launch_entry.push_back(i);
+        launch_regs.push_back(regs);
+      }
+    }
+    return {};
+  }
+
+  // A replay seeking into launch L for the first time: the host's memory operations before it
+  // (allocations above all) are applied; the launches before it are not run (the checkpoint holds
+  // their effects).
+  Result<void> prepare_launch(uint32_t L) {
+    const size_t upto = launch_entry[L - 1];
+    for (size_t i = applied; i < upto; ++i)
+      if (plan[i].kind != checkpoint::HostOpKind::Submit)
+        if (auto r = apply_memory_entry(plan[i], true); !r) return r;
+    applied = std::max(applied, upto + 1);
+    return {};
+  }
+
+  // Applies plan entry `cursor` (not a piece: those are submitted by run()).
+  Result<void> apply_memory_entry(const PlanEntry& e, bool first) {
+    using K = checkpoint::HostOpKind;
+    switch (e.kind) {
+      case K::Alloc:
+        if (first) {
+          auto r = dev.mem_alloc(e.size);
+          if (!r) return make_error("replaying the recording: alloc of " + std::to_string(e.size) + " bytes failed: " +
+                                    r.error().message);
+          if (*r != e.addr)
+            return make_error("replaying the recording: alloc of " + std::to_string(e.size) + " bytes gave " + hex(*r) +
+                              ", the recording has " + hex(e.addr) + " (the recording does not match this device)");
+          regions[e.addr] = (e.size + kPageSize - 1) & ~uint64_t(kPageSize - 1);
+        }
+        return {};
+      case K::Reserve:
+        if (first) {
+          if (auto r = dev.mem_reserve(e.addr, e.size); !r)
+            return make_error("replaying the recording: " + r.error().message);
+          regions[e.addr] = e.size;
+        }
+        return {};
+      case K::Free:
+        if (first) {
+          if (auto r = dev.mem_free(e.addr); !r) return make_error("replaying the recording: " + r.error().message);
+          regions.erase(e.addr);
+        }
+        return {};
+      case K::Copy:
+        if (auto r = dev.copy_to_device(e.addr, e.data); !r) {
+          // A region freed later in the history than this point: map it again.
+          if (auto m = dev.mem_reserve(e.addr & ~(kPageSize - 1), ((e.addr & (kPageSize - 1)) + e.data.size() +
+                                                                    kPageSize - 1) & ~uint64_t(kPageSize - 1));
+              !m)
+            return make_error("replaying the recording: " + r.error().message);
+          if (auto r2 = dev.copy_to_device(e.addr, e.data); !r2) return make_error("replaying the recording: " + r2.error().message);
+        }
+        replant(e.addr, e.data.size());
+        return {};
+      default: return {};
+    }
   }
 
   bool in_regions(uint32_t page) const {
@@ -269,6 +537,36 @@ struct Session::Impl {
       }
   }
 
+  // Seeks and traces run with every breakpoint taken out of memory and no watchpoint set.
+  struct Suspended {
+    std::map<uint32_t, uint32_t> words;
+  };
+  Suspended suspend_breakpoints() {
+    Suspended s;
+    s.words = planted;
+    for (const auto& [addr, word] : planted)
+      (void)dev.copy_to_device(addr, {reinterpret_cast<const uint8_t*>(&word), 4});
+    planted.clear();
+    return s;
+  }
+  void restore_breakpoints(Suspended& s) {
+    for (const auto& [addr, word] : s.words) {
+      uint32_t e = kEbreak;
+      (void)dev.copy_to_device(addr, {reinterpret_cast<const uint8_t*>(&e), 4});
+      planted[addr] = word;
+    }
+    s.words.clear();
+  }
+
+  Result<void> sync_watchpoints(bool on) {
+    std::vector<WatchRange> ranges;
+    if (on)
+      for (const auto& [id, w] : watches)
+        if (w.second)
+          ranges.push_back(WatchRange{uint32_t(id), w.first.addr, w.first.len, w.first.kind, w.first.local, w.first.core});
+    return dev.set_watchpoints(ranges);
+  }
+
   // --- Passes ---------------------------------------------------------------------------------
   std::vector<ConsoleChunk> take_console() {
     std::vector<ConsoleChunk> out;
@@ -279,7 +577,7 @@ struct Session::Impl {
   void drain_console() {
     for (ConsoleChunk& c : dev.read_console()) {
       console_log += c.bytes;
-      console_out.push_back(std::move(c));
+      if (!quiet) console_out.push_back(std::move(c));
     }
   }
 
@@ -302,28 +600,42 @@ struct Session::Impl {
     progress_at_pass_start = progress;
     ++pass;
     ++st.passes;
+    next_auto = opts.checkpoint_interval ? (progress / opts.checkpoint_interval + 1) * opts.checkpoint_interval
+                                         : UINT64_MAX;
   }
 
   uint64_t launch_progress() const { return progress_at_pass_start + (dev.stats().instructions - dev_at_pass_start); }
+
+  void note_reached(uint64_t count) {
+    uint64_t& r = reached[launch];
+    r = std::max(r, count);
+  }
+
+  Result<void> reserve_engine_area() {
+    const DeviceConfig& cfg = dev.config();
+    if (cfg.local_mem_bytes % (4 * cfg.threads) != 0) return {};  // reported when a re-launch is needed
+    std::vector<uint32_t> code = entry_routine_code();
+    const uint64_t code_bytes = (code.size() * 4 + kPageSize - 1) & ~uint64_t(kPageSize - 1);
+    const uint64_t rec_bytes =
+        (uint64_t(cfg.total_cores()) * cfg.warps * routine::record_bytes(cfg.threads) + kPageSize - 1) &
+        ~uint64_t(kPageSize - 1);
+    const uint64_t lmem_bytes = std::max<uint64_t>(kPageSize, uint64_t(cfg.total_cores()) * cfg.local_mem_bytes);
+    const uint64_t total = code_bytes + rec_bytes + lmem_bytes;
+    if (auto r = dev.mem_reserve(kEngineArea, total); !r) return r.error();
+    if (auto r = dev.copy_to_device(kEngineArea, {reinterpret_cast<const uint8_t*>(code.data()), code.size() * 4}); !r)
+      return r.error();
+    routine_addr = kEngineArea;
+    records_addr = uint32_t(kEngineArea + code_bytes);
+    lmem_addr = uint32_t(kEngineArea + code_bytes + rec_bytes);
+    return {};
+  }
 
   Result<void> ensure_routine() {
     if (routine_addr) return {};
     const DeviceConfig& cfg = dev.config();
     if (cfg.local_mem_bytes % (4 * cfg.threads) != 0)
       return make_error("re-launch needs local memory in whole rounds of 4 x NT bytes");
-    std::vector<uint32_t> code = entry_routine_code();
-    auto code_at = dev.mem_alloc(code.size() * 4);
-    if (!code_at) return code_at.error();
-    auto rec_at = dev.mem_alloc(uint64_t(cfg.total_cores()) * cfg.warps * routine::record_bytes(cfg.threads));
-    if (!rec_at) return rec_at.error();
-    auto lmem_at = dev.mem_alloc(std::max<uint64_t>(1, uint64_t(cfg.total_cores()) * cfg.local_mem_bytes));
-    if (!lmem_at) return lmem_at.error();
-    if (auto r = dev.copy_to_device(*code_at, {reinterpret_cast<const uint8_t*>(code.data()), code.size() * 4}); !r)
-      return r.error();
-    routine_addr = *code_at;
-    records_addr = *rec_at;
-    lmem_addr = *lmem_at;
-    return {};
+    return make_error("the engine's device memory could not be reserved at " + hex(kEngineArea));
   }
 
   Result<void> reissue_registers() {
@@ -339,7 +651,8 @@ struct Session::Impl {
   }
 
   // Re-launches the stopped launch from ctx (the patent's re-launch with the thread-entry routine).
-  Result<void> relaunch(bool dispatch_new) {
+  // overrides: warps at a planted breakpoint go past it (a scan sets none: a hit right at its start counts).
+  Result<void> relaunch(bool dispatch_new, bool overrides = true) {
     if (auto r = ensure_routine(); !r) return r;
     if (auto r = reissue_registers(); !r) return r;
     // Another workload may have used the console rings while we were stopped.
@@ -368,7 +681,7 @@ struct Session::Impl {
         req.placements.push_back(RestorePlacement{c, w, rec, true});
         lmem_pending = false;
         auto bp = planted.find(ws.pc);
-        if (bp != planted.end()) req.overrides.push_back(FetchOverride{c, w, ws.pc, bp->second});
+        if (overrides && bp != planted.end()) req.overrides.push_back(FetchOverride{c, w, ws.pc, bp->second});
       }
       if (!any && lmem_pending) {
         uint32_t rec = records_addr + c * cfg.warps * rb;
@@ -386,76 +699,124 @@ struct Session::Impl {
   }
 
   // --- Stops ----------------------------------------------------------------------------------
-  Result<StopEvent> stop(StopReason reason, const DeviceException& exc) {
-    account_pass();
-    auto saved = dev.save_context();
-    if (!saved) return saved.error();
-    ctx = std::move(saved).value();
-    drain_console();
-    io_snapshot.assign(memmap::kIoEnd - memmap::kIoBase, 0);
-    (void)dev.copy_from_device(memmap::kIoBase, io_snapshot);
-    StopEvent ev;
-    ev.reason = reason;
-    ev.launch = launch;
-    ev.pass = pass;
-    ev.instructions = ctx.kernel_instructions;
-    ev.exception = exc;
+  // The warps at planted breakpoints (every one is reported by a breakpoint stop).
+  void add_hit(StopEvent& ev, uint32_t c, uint32_t w) const {
+    for (const WarpHit& h : ev.hits)
+      if (h.warp == WarpId{c, w}) return;
+    const WarpState& ws = ctx.cores[c].warps[w];
+    ev.hits.push_back(WarpHit{{c, w}, ws.pc, ws.tmask});
+  }
+
+  void describe(StopEvent& ev, const DeviceException& exc, bool count_hits) {
     const uint32_t nc = uint32_t(ctx.cores.size());
-    auto add_hit = [&](uint32_t c, uint32_t w) {
-      for (const WarpHit& h : ev.hits)
-        if (h.warp == WarpId{c, w}) return;
-      const WarpState& ws = ctx.cores[c].warps[w];
-      ev.hits.push_back(WarpHit{{c, w}, ws.pc, ws.tmask});
-    };
-    if (reason == StopReason::Breakpoint) {
-      add_hit(exc.core, exc.warp);
+    if (ev.reason == StopReason::Breakpoint) {
+      if (exc.core < nc && exc.warp < ctx.cores[exc.core].warps.size() && ctx.cores[exc.core].warps[exc.warp].active)
+        add_hit(ev, exc.core, exc.warp);
       for (uint32_t c = 0; c < nc; ++c)
         for (uint32_t w = 0; w < ctx.cores[c].warps.size(); ++w) {
           const WarpState& ws = ctx.cores[c].warps[w];
-          if (ws.active && planted.count(ws.pc)) add_hit(c, w);
+          if (ws.active && planted.count(ws.pc)) add_hit(ev, c, w);
         }
       std::set<uint32_t> pcs;
       for (const WarpHit& h : ev.hits) pcs.insert(h.pc);
       for (auto& [id, b] : bps)
         if (b.enabled && pcs.count(b.addr)) {
           ev.breakpoints.push_back(id);
-          ++b.hits;
+          if (count_hits) ++b.hits;
         }
-    } else if (reason != StopReason::Interrupt && reason != StopReason::InstructionCount) {
-      if (exc.core < nc && exc.warp < ctx.cores[exc.core].warps.size()) add_hit(exc.core, exc.warp);
+    } else if (ev.reason == StopReason::Watchpoint) {
+      for (const WatchEvent& w : ev.watches)
+        if (w.warp.core < nc && w.warp.slot < ctx.cores[w.warp.core].warps.size()) add_hit(ev, w.warp.core, w.warp.slot);
+    } else if (ev.reason != StopReason::Interrupt && ev.reason != StopReason::InstructionCount) {
+      if (exc.core < nc && exc.warp < ctx.cores[exc.core].warps.size()) add_hit(ev, exc.core, exc.warp);
     }
+  }
+
+  // Saves the state at the current event (the launch is still in flight).
+  Result<void> capture() {
+    auto saved = dev.save_context();
+    if (!saved) return saved.error();
+    ctx = std::move(saved).value();
+    drain_console();
+    io_snapshot.assign(memmap::kIoEnd - memmap::kIoBase, 0);
+    (void)dev.copy_from_device(memmap::kIoBase, io_snapshot);
+    note_reached(ctx.kernel_instructions);
+    return {};
+  }
+
+  Result<StopEvent> stop(StopReason reason, const DeviceException& exc, std::vector<WatchEvent> watch = {}) {
+    account_pass();
+    if (auto r = capture(); !r) return r.error();
+    StopEvent ev;
+    ev.reason = reason;
+    ev.launch = launch;
+    ev.pass = pass;
+    ev.instructions = ctx.kernel_instructions;
+    ev.exception = exc;
+    ev.watches = std::move(watch);
+    describe(ev, exc, !quiet);
     // Kill the workload: the device is free until the user goes on.
     dev.abort();
     phase = Phase::Stopped;
-    ++st.stops;
+    if (!quiet) ++st.stops;
     last = ev;
-    if (auto r = save_checkpoint(ev); !r) return r.error();
+    if (auto r = save_checkpoint(ev, !quiet); !r) return r.error();
     return ev;
   }
 
-  Result<void> save_checkpoint(const StopEvent& ev) {
-    if (!store) return {};
-    // The workload's pages written since the last checkpoint (the engine's own are not in its regions).
+  // A checkpoint of ctx (and the memory image) at the current point. A point already stored is
+  // reused: the state reached must be the stored one (invariant 3), which is checked.
+  Result<void> save_checkpoint(const StopEvent& ev, bool mark) {
+    if (!store || opts.read_only) return {};
+    if (auto r = flush(); !r) return r;
+    const checkpoint::TimeKey key{launch, ctx.kernel_instructions};
     std::vector<checkpoint::PageData> new_pages;
+    // The workload's pages written since the last checkpoint (the engine's own are not in its regions).
     for (uint32_t page : dev.take_dirty_pages()) {
       if (!in_regions(page)) continue;
       std::vector<uint8_t> bytes(kPageSize);
-      if (!dev.copy_from_device(page * kPageSize, bytes)) continue;  // freed since
+      if (!dev.copy_from_device(page * kPageSize, bytes)) {
+        pages.erase(page);  // freed since
+        continue;
+      }
       unplant_view(page * kPageSize, bytes);
       checkpoint::PageData pd = checkpoint::make_page(std::move(bytes));
       pages[page] = pd.hash;
-      new_pages.push_back(std::move(pd));
+      if (!stored_pages.count(pd.hash)) new_pages.push_back(std::move(pd));
+    }
+    checkpoint::StopRecord stop_rec;
+    stop_rec.kind = ev.reason == StopReason::InstructionCount && !mark ? checkpoint::StopKind::Automatic
+                                                                        : stop_kind(ev.reason);
+    stop_rec.text = stop_reason_name(ev.reason);
+    stop_rec.exception = checkpoint::ExceptionRecord{uint8_t(ev.exception.cause), ev.exception.pc, ev.exception.core,
+                                                     ev.exception.warp, ev.exception.lane, ev.exception.addr};
+    auto exists = store->has(key);
+    if (!exists) return make_error("could not save the checkpoint " + key.to_string() + ": " + exists.error().message);
+    if (*exists) {
+      // Same point, same state: compare what the store holds with what the device reached.
+      auto rec = store->get(key);
+      if (!rec) return make_error("could not read the checkpoint " + key.to_string() + ": " + rec.error().message);
+      auto stored = record_to_context(*rec, dev.config(), [&](const checkpoint::PageHash& h) { return store->read_page(h); });
+      if (!stored) return make_error("could not read the checkpoint " + key.to_string() + ": " + stored.error().message);
+      if (!(*stored == ctx))
+        return make_error("internal error: the state reached at " + key.to_string() +
+                          " differs from the checkpoint stored there (the model is not deterministic here)");
+      std::map<uint32_t, checkpoint::PageHash> mem;
+      for (const auto& r : rec->memory) mem[r.number] = r.hash;
+      if (mem != pages)
+        return make_error("internal error: the memory reached at " + key.to_string() +
+                          " differs from the checkpoint stored there");
+      last_key = key;
+      if (mark) {
+        stop_rec.kind = stop_kind(ev.reason);
+        if (auto r = store->set_mark(key, stop_rec); !r) return r;
+      }
+      return {};
     }
     checkpoint::CheckpointRecord rec;
     context_to_record(ctx, &rec, &new_pages);
-    checkpoint::TimeKey key{launch, pass, ctx.kernel_instructions, 0};
-    if (last_key.launch == key.launch && last_key.pass == key.pass && last_key.instret == key.instret)
-      key.seq = last_key.seq + 1;
     rec.key = key;
-    rec.stop.kind = stop_kind(ev.reason);
-    rec.stop.text = stop_reason_name(ev.reason);
-    rec.stop.exception = checkpoint::ExceptionRecord{uint8_t(ev.exception.cause), ev.exception.pc, ev.exception.core,
-                                                     ev.exception.warp, ev.exception.lane, ev.exception.addr};
+    rec.stop = stop_rec;
     ThreadLists l = lists();
     auto conv = [](const std::vector<UnitRange>& in) {
       std::vector<checkpoint::UnitRange> out;
@@ -475,8 +836,9 @@ struct Session::Impl {
     for (const auto& c : rec.cores)
       if (c.local_mem.size) named.insert(c.local_mem.hash);
     std::erase_if(new_pages, [&](const checkpoint::PageData& p) { return !named.count(p.hash); });
-    if (auto r = store->put(key, rec, new_pages); !r)
+    if (auto r = store->put(key, rec, new_pages, mark ? &stop_rec : nullptr); !r)
       return make_error("could not save the checkpoint " + key.to_string() + ": " + r.error().message);
+    for (const auto& p : new_pages) stored_pages.insert(p.hash);
     last_key = key;
     ++st.checkpoints;
     checkpoint::StoreStats ss = store->stats();
@@ -484,9 +846,26 @@ struct Session::Impl {
     return {};
   }
 
+  // An automatic checkpoint while the launch is in flight (after a Budget event): no re-launch.
+  Result<void> auto_checkpoint() {
+    if (!store || opts.read_only) return {};
+    const uint64_t now = launch_progress();
+    auto exists = store->has(checkpoint::TimeKey{launch, now});
+    if (!exists) return exists.error();
+    note_reached(now);
+    if (*exists) return {};
+    account_pass();
+    if (auto r = capture(); !r) return r;
+    StopEvent ev;
+    ev.reason = StopReason::InstructionCount;
+    ev.launch = launch;
+    ev.instructions = ctx.kernel_instructions;
+    return save_checkpoint(ev, false);
+  }
+
   ThreadLists lists() const {
     ThreadLists l;
-    if (phase != Phase::Stopped) return l;
+    if (phase != Phase::Stopped && phase != Phase::Running) return l;
     std::set<uint64_t> running;
     for (const CoreState& c : ctx.cores)
       for (const WarpState& w : c.warps)
@@ -510,6 +889,11 @@ struct Session::Impl {
     return l;
   }
 
+  bool is_assertion(uint32_t pc) {
+    uint32_t next = 0;
+    return dev.copy_from_device(pc + 4, {reinterpret_cast<uint8_t*>(&next), 4}).ok() && next == kAssertMarker;
+  }
+
   Result<StopEvent> on_exception(const DeviceEvent& e) {
     const DeviceException& x = e.exception;
     if (x.cause == Cause::RestoreFailed) {
@@ -519,11 +903,8 @@ struct Session::Impl {
     }
     if (x.cause == Cause::Breakpoint && planted.count(x.pc)) return stop(StopReason::Breakpoint, x);
     if (x.cause == Cause::Breakpoint) {
-      uint32_t next = 0;
-      bool assertion = dev.copy_from_device(x.pc + 4, {reinterpret_cast<uint8_t*>(&next), 4}).ok() &&
-                       next == kAssertMarker;
       // The kernel's own EBREAK: continuing goes past it (assertions then go on after vx_assert).
-      return stop(assertion ? StopReason::Assertion : StopReason::Exception, x);
+      return stop(is_assertion(x.pc) ? StopReason::Assertion : StopReason::Exception, x);
     }
     fatal = true;
     return stop(x.cause == Cause::Watchdog ? StopReason::Watchdog : StopReason::Exception, x);
@@ -539,6 +920,50 @@ struct Session::Impl {
     return ev;
   }
 
+  std::vector<WatchEvent> watch_events() {
+    std::vector<WatchEvent> out;
+    for (WatchHit& h : dev.take_watch_hits())
+      out.push_back(WatchEvent{int(h.id), WarpId{h.core, h.slot}, h.pc, h.lanes, h.kind, h.addr, std::move(h.old_bytes)});
+    return out;
+  }
+
+  // Submits the next piece of the plan (applying the host's memory operations before it). Returns
+  // false when the plan is exhausted.
+  Result<bool> start_next_piece() {
+    while (cursor < plan.size()) {
+      PlanEntry& e = plan[cursor];
+      const bool first = cursor >= applied;
+      if (e.kind != checkpoint::HostOpKind::Submit) {
+        if (auto r = apply_memory_entry(e, first); !r) return r.error();
+        if (first) record(e);
+        ++cursor;
+        applied = std::max(applied, cursor);
+        continue;
+      }
+      for (const Command& c : e.seg.commands)
+        if (c.op == CmdOp::WriteReg64) cmp_registers[c.inline_value] = c.payload.at(0);
+      auto id = dev.submit(encode(e.seg.commands));
+      if (!id) return make_error("the device rejected a command buffer: " + id.error().message);
+      if (first) record(e);
+      const size_t index = cursor++;
+      applied = std::max(applied, cursor);
+      if (e.seg.launches) {
+        ++launch;
+        if (launch_entry.size() < launch) {
+          launch_entry.push_back(index);
+          launch_regs.push_back(cmp_registers);
+        }
+        pass = 0;
+        console_log.clear();
+        fatal = false;
+        begin_pass(0);
+      }
+      phase = Phase::Running;
+      return true;
+    }
+    return false;
+  }
+
   // Runs until the next stop.
   Result<StopEvent> run(const Mode& mode) {
     interrupted = false;
@@ -547,6 +972,7 @@ struct Session::Impl {
     bool step_armed = false;
     if (phase == Phase::Stopped) {
       if (fatal) {
+        if (mode.quiet()) return make_error("the launch cannot go on past this point (it stopped on a fault)");
         phase = Phase::Dead;
         return killed("the kernel stopped on " + std::string(cause_name(last.exception.cause)) +
                       " and cannot go on");
@@ -554,12 +980,16 @@ struct Session::Impl {
       if (last.reason == StopReason::Assertion || last.reason == StopReason::Exception) {
         // Go past the kernel's own EBREAK (the only exception that is not fatal).
         WarpState& ws = ctx.cores[last.exception.core].warps[last.exception.warp];
-        ws.pc += 4;
+        if (ws.active && ws.pc == last.exception.pc) ws.pc += 4;
       }
       if (mode.kind == Mode::Step) {
         const WarpState& ws = ctx.cores[mode.warp.core].warps[mode.warp.slot];
         if (!ws.active) return make_error("the focus warp has no work to step");
       }
+      if ((mode.kind == Mode::RunTo || mode.kind == Mode::Seek || mode.kind == Mode::Scan) &&
+          ctx.kernel_instructions >= mode.target)
+        return make_error("internal error: a run to instruction " + std::to_string(mode.target) + " from " +
+                          std::to_string(ctx.kernel_instructions));
       if (auto r = relaunch(!opts.in_progress_only); !r) {
         dev.abort();
         phase = Phase::Dead;
@@ -573,12 +1003,35 @@ struct Session::Impl {
           return r.error();
         step_armed = true;
       }
-    } else if (mode.kind == Mode::Step) {
+      if (mode.kind == Mode::UntilWarp) {
+        WarpTrigger t{mode.warp.core, mode.warp.slot, mode.n, 0, 0, ~0u};
+        t.before = true;
+        t.cta_linear = mode.cta;
+        if (auto r = dev.set_warp_trigger(t); !r) return r.error();
+      }
+    } else if (mode.kind == Mode::Step || mode.kind == Mode::UntilWarp) {
       return make_error("no warp to step: the kernel is not stopped");
     }
     for (;;) {
       if (phase == Phase::Idle) {
-        if (pending.empty()) {
+        auto started = start_next_piece();
+        if (!started) {
+          phase = Phase::Dead;
+          return killed(started.error().message);
+        }
+        if (!*started) {
+          drain_console();
+          if (opts.replay && !host_done) {
+            phase = Phase::Exited;
+            StopEvent ev;
+            ev.reason = StopReason::EndOfRecording;
+            ev.launch = launch;
+            ev.pass = pass;
+            ev.instructions = finished_instructions;
+            ev.message = "end of recording: the recorded run ended here";
+            last = ev;
+            return ev;
+          }
           phase = Phase::Exited;
           StopEvent ev;
           ev.reason = StopReason::Exited;
@@ -586,46 +1039,71 @@ struct Session::Impl {
           ev.pass = pass;
           ev.exit_code = dev.exit_code();
           ev.instructions = finished_instructions;
-          drain_console();
           last = ev;
+          if (auto r = flush(); !r) return r.error();
           return ev;
         }
-        Segment seg = std::move(pending.front());
-        pending.pop_front();
-        for (const Command& c : seg.commands)
-          if (c.op == CmdOp::WriteReg64) cmp_registers[c.inline_value] = c.payload.at(0);
-        auto id = dev.submit(encode(seg.commands));
-        if (!id) {
+        if (mode.kind == Mode::Seek || mode.kind == Mode::Scan || mode.kind == Mode::UntilWarp) {
+          // A quiet run never crosses into another launch.
+          dev.abort();
           phase = Phase::Dead;
-          return killed("the device rejected a command buffer: " + id.error().message);
+          return make_error("internal error: a seek ran past the end of its launch");
         }
-        if (seg.launches) {
-          ++launch;
-          pass = 0;
-          console_log.clear();
-          fatal = false;
-          begin_pass(0);
+        // The launch's first checkpoint, before its first instruction: every point of the launch
+        // has a checkpoint at or before it.
+        if (store && opts.checkpoint_interval && !opts.read_only) {
+          DeviceEvent e0 = dev.wait(0);
+          if (e0.kind == EventKind::Budget) {
+            if (auto r = auto_checkpoint(); !r) return r.error();
+          } else if (e0.kind == EventKind::CommandError) {
+            account_pass();
+            phase = Phase::Dead;
+            return killed("a command failed: " + e0.message);
+          }
         }
-        phase = Phase::Running;
       }
       uint64_t budget = opts.slice;
-      if (mode.kind == Mode::RunTo) {
-        uint64_t now = launch_progress();
-        if (now >= mode.target) return stop(StopReason::InstructionCount, {});
+      const uint64_t now = launch_progress();
+      if (mode.kind == Mode::RunTo || mode.kind == Mode::Seek || mode.kind == Mode::Scan ||
+          mode.kind == Mode::UntilWarp) {
+        if (now >= mode.target) {
+          if (mode.kind == Mode::UntilWarp) {
+            account_pass();
+            if (auto r = capture(); !r) return r.error();
+            dev.abort();
+            phase = Phase::Stopped;
+            StopEvent ev;
+            ev.reason = StopReason::InstructionCount;
+            ev.launch = launch;
+            ev.instructions = ctx.kernel_instructions;
+            last = ev;
+            return ev;
+          }
+          return stop(StopReason::InstructionCount, {});
+        }
         budget = std::min(budget, mode.target - now);
       }
+      if (next_auto > now) budget = std::min(budget, next_auto - now);
       DeviceEvent e = dev.wait(budget);
       drain_console();
       switch (e.kind) {
-        case EventKind::Budget:
-          if (progress) progress(pass, launch_progress());
-          if (interrupted) return stop(StopReason::Interrupt, {});
+        case EventKind::Budget: {
+          const uint64_t at = launch_progress();
+          note_reached(at);
+          if (at >= next_auto) {
+            if (auto r = auto_checkpoint(); !r) return r.error();
+            next_auto = (at / opts.checkpoint_interval + 1) * opts.checkpoint_interval;
+          }
+          if (progress && !quiet) progress(pass, at);
+          if (interrupted && !quiet) return stop(StopReason::Interrupt, {});
           continue;
+        }
         case EventKind::Trigger: {
+          if (mode.kind == Mode::UntilWarp) return stop(StopReason::Step, DeviceException{});
           if (!step_armed) continue;
-          auto now = dev.save_context();
-          if (!now) return now.error();
-          const WarpState& ws = now->cores[mode.warp.core].warps[mode.warp.slot];
+          auto now_warp = dev.peek_warp(mode.warp.core, mode.warp.slot);
+          if (!now_warp) return now_warp.error();
+          const WarpState& ws = *now_warp;
           if (ws.active && mode.policy) {
             uint32_t lane = mode.lanes ? uint32_t(std::countr_zero(mode.lanes & ws.tmask ? mode.lanes & ws.tmask
                                                                                           : mode.lanes))
@@ -642,6 +1120,11 @@ struct Session::Impl {
           }
           dev.clear_warp_trigger();
           return stop(StopReason::Step, DeviceException{Cause::None, ws.pc, mode.warp.core, mode.warp.slot, 0, 0});
+        }
+        case EventKind::Watch: {
+          auto w = watch_events();
+          if (mode.quiet()) continue;  // scans read hits themselves
+          return stop(StopReason::Watchpoint, {}, std::move(w));
         }
         case EventKind::Exception: return on_exception(e);
         case EventKind::Drained: {
@@ -661,11 +1144,21 @@ struct Session::Impl {
         case EventKind::Idle:
           account_pass();
           finished_instructions = launch_progress();
-          st.launch_instructions += finished_instructions;
+          note_reached(finished_instructions);
+          completed.insert(launch);
+          if (!quiet) st.launch_instructions += finished_instructions;
           dev_at_pass_start = dev.stats().instructions;
           progress_at_pass_start = 0;
           dev.clear_warp_trigger();
           phase = Phase::Idle;
+          if (mode.quiet()) {
+            StopEvent ev;
+            ev.reason = StopReason::Exited;
+            ev.launch = launch;
+            ev.instructions = finished_instructions;
+            last = ev;
+            return ev;
+          }
           continue;
         case EventKind::CommandError:
           account_pass();
@@ -680,17 +1173,24 @@ struct Session::Impl {
     }
   }
 
-  Result<StopEvent> goto_checkpoint(const checkpoint::TimeKey& key) {
-    if (!store) return make_error("no checkpoint store (the session runs without --db)");
-    if (phase != Phase::Stopped) return make_error("go to a checkpoint from a stop of the same launch");
-    if (key.launch != launch)
-      return make_error("checkpoint " + key.to_string() + " belongs to launch " + std::to_string(key.launch) +
-                        ", the session is in launch " + std::to_string(launch));
+  // --- Time -------------------------------------------------------------------------------------
+  Result<void> need_store() const {
+    if (!store) return make_error("time travel needs the recording (the session runs without --db)");
+    return {};
+  }
+
+  // Restores the checkpoint at key exactly: memory, state, the plan's cursor and the launch.
+  Result<void> restore(const checkpoint::TimeKey& key) {
+    if (key.launch == 0 || key.launch > launch_entry.size())
+      return make_error("checkpoint " + key.to_string() + " belongs to a launch this session has not run");
     auto rec = store->get(key);
     if (!rec) return rec.error();
-    auto c = record_to_context(*rec, dev.config(),
-                               [&](const checkpoint::PageHash& h) { return store->read_page(h); });
+    auto c = record_to_context(*rec, dev.config(), [&](const checkpoint::PageHash& h) { return store->read_page(h); });
     if (!c) return c.error();
+    if (phase == Phase::Running) account_pass();
+    dev.abort();
+    dev.clear_warp_trigger();
+    if (auto r = prepare_launch(key.launch); !r) return r;
     // Memory: the checkpoint's pages; pages the workload wrote since then that it did not have are zero.
     std::map<uint32_t, checkpoint::PageHash> target;
     for (const auto& r : rec->memory) target[r.number] = r.hash;
@@ -699,7 +1199,11 @@ struct Session::Impl {
       if (it != pages.end() && it->second == hash) continue;
       auto bytes = store->read_page(hash);
       if (!bytes) return bytes.error();
-      if (auto r = dev.copy_to_device(page * kPageSize, *bytes); !r) return r.error();
+      if (auto r = dev.copy_to_device(page * kPageSize, *bytes); !r) {
+        // Freed later in the history: map it again.
+        if (auto m = dev.mem_reserve(page * kPageSize, kPageSize); !m) return r.error();
+        if (auto r2 = dev.copy_to_device(page * kPageSize, *bytes); !r2) return r2.error();
+      }
       replant(page * kPageSize, kPageSize);
     }
     std::vector<uint8_t> zero(kPageSize, 0);
@@ -708,42 +1212,317 @@ struct Session::Impl {
         (void)dev.copy_to_device(page * kPageSize, zero);
         replant(page * kPageSize, kPageSize);
       }
+    // Dirty pages not checkpointed yet (written since the last checkpoint) are overwritten too.
+    for (uint32_t page : dev.take_dirty_pages()) {
+      if (!in_regions(page) || target.count(page)) continue;
+      if (dev.copy_to_device(page * kPageSize, zero)) replant(page * kPageSize, kPageSize);
+    }
     (void)dev.take_dirty_pages();
     pages = std::move(target);
     ctx = std::move(c).value();
     io_snapshot.assign(memmap::kIoEnd - memmap::kIoBase, 0);
     (void)dev.copy_from_device(memmap::kIoBase, io_snapshot);
     console_log.assign(rec->console.begin(), rec->console.end());
+    (void)dev.read_console();
+    console_out.clear();
     fatal = rec->stop.kind == checkpoint::StopKind::Watchdog ||
             (rec->stop.kind == checkpoint::StopKind::DeviceException &&
              rec->stop.exception.cause != uint8_t(Cause::Breakpoint));
+    launch = key.launch;
+    cursor = launch_entry[key.launch - 1] + 1;
+    cmp_registers = launch_regs[key.launch - 1];
     last_key = key;
+    phase = Phase::Stopped;
+    last = StopEvent{};
+    last.reason = reason_of(rec->stop);
+    last.launch = launch;
+    last.instructions = ctx.kernel_instructions;
+    last.exception = DeviceException{Cause(rec->stop.exception.cause), rec->stop.exception.pc, rec->stop.exception.core,
+                                     rec->stop.exception.warp, rec->stop.exception.lane, rec->stop.exception.addr};
+    return {};
+  }
+
+  // Runs quietly (no breakpoints, no watchpoints, no console) with `mode` from the current stop.
+  Result<StopEvent> quiet_run(const Mode& mode, bool keep_breakpoints, bool keep_watchpoints) {
+    Suspended sus;
+    if (!keep_breakpoints) sus = suspend_breakpoints();
+    if (auto r = sync_watchpoints(keep_watchpoints); !r) {
+      if (!keep_breakpoints) restore_breakpoints(sus);
+      return r.error();
+    }
+    const bool was_quiet = quiet;
+    quiet = true;
+    auto ev = run(mode);
+    quiet = was_quiet;
+    if (!keep_breakpoints) restore_breakpoints(sus);
+    if (auto r = sync_watchpoints(true); !r && ev) return r.error();
+    return ev;
+  }
+
+  Result<StopEvent> seek(TimePoint t, StopReason as, std::optional<WarpId> focus, std::vector<WatchEvent> watch) {
+    if (auto r = need_store(); !r) return r.error();
+    if (t.launch == 0 || t.launch > launch_entry.size())
+      return make_error("launch " + std::to_string(t.launch) + " has not run in this session");
+    auto key = store->at_or_before(checkpoint::TimeKey{t.launch, t.instret});
+    if (!key) return key.error();
+    if (!*key || (*key)->launch != t.launch)
+      return make_error("no checkpoint of launch " + std::to_string(t.launch) + " at or before instruction " +
+                        std::to_string(t.instret));
+    const bool here = phase == Phase::Stopped && launch == t.launch && ctx.kernel_instructions == t.instret;
+    if (!here) {
+      if (auto r = restore(**key); !r) return r.error();
+      if (t.instret > (*key)->instret) {
+        Mode m;
+        m.kind = Mode::Seek;
+        m.target = t.instret;
+        auto ev = quiet_run(m, false, false);
+        if (!ev) return ev.error();
+        if (ev->reason != StopReason::InstructionCount || ctx.kernel_instructions != t.instret)
+          return make_error("instruction " + std::to_string(t.instret) + " of launch " + std::to_string(t.launch) +
+                            " is past the end of its history (the run stopped at " +
+                            std::to_string(ctx.kernel_instructions) + ": " + stop_reason_name(ev->reason) + ")");
+      }
+    }
     StopEvent ev;
-    ev.reason = StopReason::InstructionCount;
+    ev.reason = as;
     ev.launch = launch;
     ev.pass = pass;
     ev.instructions = ctx.kernel_instructions;
+    ev.watches = std::move(watch);
+    if (as == StopReason::Step && focus) add_hit(ev, focus->core, focus->slot);
+    if (as == StopReason::HistoryStart && focus) add_hit(ev, focus->core, focus->slot);
+    if (as == StopReason::Exception || as == StopReason::Assertion || as == StopReason::Watchdog)
+      ev.exception = last.exception;
+    describe(ev, ev.exception, false);
     last = ev;
     return ev;
+  }
+
+  Result<ScanResult> scan(const ScanRequest& req) {
+    if (auto r = need_store(); !r) return r.error();
+    if (phase != Phase::Stopped) return make_error("a scan starts at a stop");
+    ScanResult out;
+    Suspended sus;
+    if (!req.breakpoints) sus = suspend_breakpoints();
+    if (auto r = sync_watchpoints(req.watchpoints); !r) return r.error();
+    const bool was_quiet = quiet;
+    quiet = true;
+    struct Restore {
+      Impl& s;
+      Suspended& sus;
+      bool bp, was_quiet;
+      ~Restore() {
+        s.quiet = was_quiet;
+        if (!bp) s.restore_breakpoints(sus);
+        (void)s.sync_watchpoints(true);
+        s.dev.clear_warp_trigger();
+      }
+    } guard{*this, sus, req.breakpoints, was_quiet};
+
+    if (ctx.kernel_instructions >= req.until) {
+      out.reached = ctx.kernel_instructions;
+      return out;
+    }
+    if (fatal) {
+      out.reached = ctx.kernel_instructions;
+      return out;
+    }
+    if (last.reason == StopReason::Assertion || last.reason == StopReason::Exception) {
+      WarpState& ws = ctx.cores[last.exception.core].warps[last.exception.warp];
+      if (ws.active && ws.pc == last.exception.pc) ws.pc += 4;
+    }
+    if (auto r = relaunch(!opts.in_progress_only, false); !r) return r.error();
+    auto arm_trace = [&](uint64_t min_instret) {
+      WarpTrigger t{req.trace_warp.core, req.trace_warp.slot, min_instret, 0, 0, ~0u};
+      t.before = true;
+      t.cta_linear = req.trace_cta;
+      return dev.set_warp_trigger(t);
+    };
+    if (req.trace) {
+      // The state at the stop (the device restores it when the pass starts).
+      const WarpState& w = ctx.cores.at(req.trace_warp.core).warps.at(req.trace_warp.slot);
+      uint64_t from = (w.active && w.cta_linear == req.trace_cta) ? w.instret + 1 : 1;
+      if (auto r = arm_trace(from); !r) return r.error();
+    }
+    const uint32_t nt = dev.config().threads;
+    for (;;) {
+      const uint64_t now = launch_progress();
+      if (now >= req.until) break;
+      uint64_t budget = std::min<uint64_t>(opts.slice, req.until - now);
+      if (next_auto > now) budget = std::min(budget, next_auto - now);
+      DeviceEvent e = dev.wait(budget);
+      drain_console();
+      const uint64_t at = launch_progress();
+      note_reached(at);
+      switch (e.kind) {
+        case EventKind::Budget:
+          if (at >= next_auto) {
+            if (auto r = auto_checkpoint(); !r) return r.error();
+            next_auto = (at / opts.checkpoint_interval + 1) * opts.checkpoint_interval;
+          }
+          continue;
+        case EventKind::Trigger: {
+          auto w = dev.peek_warp(req.trace_warp.core, req.trace_warp.slot);
+          if (!w) return w.error();
+          if (w->active && w->cta_linear == req.trace_cta) {
+            out.trace.push_back(TraceEntry{at, w->instret, w->pc, w->x[2 * nt + req.trace_lane], w->tmask});
+            if (auto r = arm_trace(w->instret + 2); !r) return r.error();
+          }
+          continue;
+        }
+        case EventKind::Watch: {
+          StopEvent ev;
+          ev.reason = StopReason::Watchpoint;
+          ev.launch = launch;
+          ev.instructions = at;
+          ev.watches = watch_events();
+          bool keep = true;
+          if (req.accept) {
+            account_pass();
+            auto saved = dev.save_context();
+            if (!saved) return saved.error();
+            ctx = std::move(saved).value();
+            keep = req.accept(ev);
+          }
+          if (keep) out.hits.push_back(std::move(ev));
+          continue;
+        }
+        case EventKind::Exception: {
+          const DeviceException& x = e.exception;
+          if (x.cause == Cause::Breakpoint && planted.count(x.pc)) {
+            account_pass();
+            auto saved = dev.save_context();
+            if (!saved) return saved.error();
+            ctx = std::move(saved).value();
+            StopEvent ev;
+            ev.reason = StopReason::Breakpoint;
+            ev.launch = launch;
+            ev.instructions = at;
+            ev.exception = x;
+            describe(ev, x, false);
+            bool keep = !req.accept || req.accept(ev);
+            if (keep && !ev.breakpoints.empty()) out.hits.push_back(ev);
+            std::vector<FetchOverride> ov;
+            for (const WarpHit& h : ev.hits)
+              if (auto p = planted.find(h.pc); p != planted.end())
+                ov.push_back(FetchOverride{h.warp.core, h.warp.slot, h.pc, p->second});
+            if (auto r = dev.continue_past_breakpoint(ov); !r) return r.error();
+            continue;
+          }
+          // Any other exception ends the scan where it happened.
+          account_pass();
+          if (auto r = capture(); !r) return r.error();
+          dev.abort();
+          phase = Phase::Stopped;
+          out.reached = ctx.kernel_instructions;
+          fatal = x.cause != Cause::Breakpoint;
+          last = StopEvent{};
+          last.reason = x.cause == Cause::Breakpoint
+                            ? (is_assertion(x.pc) ? StopReason::Assertion : StopReason::Exception)
+                            : (x.cause == Cause::Watchdog ? StopReason::Watchdog : StopReason::Exception);
+          last.launch = launch;
+          last.instructions = ctx.kernel_instructions;
+          last.exception = x;
+          return out;
+        }
+        case EventKind::Completed:
+        case EventKind::Idle:
+          account_pass();
+          finished_instructions = at;
+          completed.insert(launch);
+          dev.clear_warp_trigger();
+          phase = Phase::Idle;
+          out.launch_ended = true;
+          out.reached = at;
+          // The session must stand at a stop: the caller seeks next.
+          last = StopEvent{};
+          last.reason = StopReason::Exited;
+          return out;
+        default:
+          return make_error(std::string("internal error: unexpected device event during a scan: ") +
+                            event_kind_name(e.kind));
+      }
+    }
+    // Reached `until`: stand there.
+    account_pass();
+    if (auto r = capture(); !r) return r.error();
+    dev.abort();
+    phase = Phase::Stopped;
+    out.reached = ctx.kernel_instructions;
+    last = StopEvent{};
+    last.reason = StopReason::InstructionCount;
+    last.launch = launch;
+    last.instructions = ctx.kernel_instructions;
+    return out;
+  }
+
+  Result<std::optional<StopEvent>> run_until_warp(WarpId warp, uint32_t cta, uint64_t n, uint64_t limit) {
+    if (auto r = need_store(); !r) return r.error();
+    if (phase != Phase::Stopped) return make_error("run_until_warp starts at a stop");
+    const WarpState& ws = ctx.cores.at(warp.core).warps.at(warp.slot);
+    if (ws.active && ws.cta_linear == cta && ws.instret + 1 == n) {
+      StopEvent ev;
+      ev.reason = StopReason::Step;
+      ev.launch = launch;
+      ev.instructions = ctx.kernel_instructions;
+      add_hit(ev, warp.core, warp.slot);
+      last = ev;
+      return std::optional<StopEvent>(ev);
+    }
+    Mode m;
+    m.kind = Mode::UntilWarp;
+    m.target = limit;
+    m.warp = warp;
+    m.cta = cta;
+    m.n = n;
+    auto ev = quiet_run(m, false, false);
+    dev.clear_warp_trigger();
+    if (!ev) return ev.error();
+    if (ev->reason != StopReason::Step) return std::optional<StopEvent>();
+    StopEvent out = *ev;
+    out.hits.clear();
+    add_hit(out, warp.core, warp.slot);
+    last = out;
+    return std::optional<StopEvent>(out);
   }
 };
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Session::~Session() = default;
+Session::~Session() {
+  if (impl_) (void)impl_->flush();
+}
 
 Result<std::unique_ptr<Session>> Session::create(Driver& device, const SessionOptions& options) {
   auto impl = std::make_unique<Impl>(device, options);
   if (!options.store_dir.empty()) {
-    checkpoint::StoreHeader h;
-    h.config = to_config_record(device.config());
-    h.kernel_hash = options.kernel_hash;
-    h.workload = options.workload;
     checkpoint::OpenOptions oo;
     oo.sync = options.store_sync;
-    auto s = checkpoint::Store::open(options.store_dir, h, checkpoint::OpenMode::Create, oo);
-    if (!s) return s.error();
-    impl->store.emplace(std::move(s).value());
+    if (options.replay) {
+      auto s = checkpoint::Store::open_existing(options.store_dir,
+                                                options.read_only ? checkpoint::OpenMode::ReadOnly
+                                                                  : checkpoint::OpenMode::ReadWrite,
+                                                oo);
+      if (!s) return s.error();
+      if (s->header().config != to_config_record(device.config()))
+        return make_error("the recording " + options.store_dir + " was made on a " + s->header().config.to_string() +
+                          " device, not " + to_config_record(device.config()).to_string());
+      impl->store.emplace(std::move(s).value());
+    } else {
+      checkpoint::StoreHeader h;
+      h.config = to_config_record(device.config());
+      h.kernel_hash = options.kernel_hash;
+      h.workload = options.workload;
+      h.seed = options.seed;
+      h.scheduler_version = kSchedulerVersion;
+      h.watchdog = options.watchdog;
+      auto s = checkpoint::Store::open(options.store_dir, h, checkpoint::OpenMode::Create, oo);
+      if (!s) return s.error();
+      impl->store.emplace(std::move(s).value());
+    }
   }
+  if (auto r = impl->reserve_engine_area(); !r)
+    return make_error("cannot reserve the engine's device memory at " + std::string("0xf0000000") + ": " +
+                      r.error().message);
   (void)device.take_dirty_pages();  // from here on, every page written is the workload's
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
@@ -783,6 +1562,30 @@ std::vector<Breakpoint> Session::breakpoints() const {
   return out;
 }
 
+Result<int> Session::add_watchpoint(const WatchSpec& spec) {
+  if (spec.len == 0 || spec.len > 4096) return make_error("a watchpoint covers 1 to 4096 bytes");
+  if (!(spec.kind & (kWatchRead | kWatchWrite))) return make_error("a watchpoint watches reads, writes or both");
+  int id = impl_->next_watch++;
+  impl_->watches[id] = {spec, true};
+  if (auto r = impl_->sync_watchpoints(true); !r) {
+    impl_->watches.erase(id);
+    return r.error();
+  }
+  return id;
+}
+
+Result<void> Session::remove_watchpoint(int id) {
+  if (!impl_->watches.erase(id)) return make_error("no watchpoint number " + std::to_string(id));
+  return impl_->sync_watchpoints(true);
+}
+
+Result<void> Session::enable_watchpoint(int id, bool enabled) {
+  auto it = impl_->watches.find(id);
+  if (it == impl_->watches.end()) return make_error("no watchpoint number " + std::to_string(id));
+  it->second.second = enabled;
+  return impl_->sync_watchpoints(true);
+}
+
 Result<StopEvent> Session::resume() { return impl_->run(Impl::Mode{}); }
 
 Result<StopEvent> Session::step(WarpId warp, uint32_t lanes, const StepPolicy& policy) {
@@ -801,7 +1604,7 @@ Result<StopEvent> Session::step(WarpId warp, uint32_t lanes, const StepPolicy& p
 Result<StopEvent> Session::run_to(uint64_t count) {
   if (stopped() && count <= impl_->ctx.kernel_instructions)
     return make_error("the launch is already at instruction " + std::to_string(impl_->ctx.kernel_instructions) +
-                      "; run_to goes forward (go back with a checkpoint)");
+                      "; run_to goes forward (go back with seek)");
   Impl::Mode m;
   m.kind = Impl::Mode::RunTo;
   m.target = count;
@@ -826,6 +1629,113 @@ std::vector<ConsoleChunk> Session::take_console() { return impl_->take_console()
 SessionStats Session::stats() const { return impl_->st; }
 checkpoint::Store* Session::store() { return impl_->store ? &*impl_->store : nullptr; }
 
-Result<StopEvent> Session::goto_checkpoint(const checkpoint::TimeKey& key) { return impl_->goto_checkpoint(key); }
+Result<StopEvent> Session::goto_checkpoint(const checkpoint::TimeKey& key) {
+  if (auto r = impl_->need_store(); !r) return r.error();
+  auto has = impl_->store->has(key);
+  if (!has) return has.error();
+  if (!*has) return make_error("there is no checkpoint at " + key.to_string());
+  return impl_->seek(TimePoint{key.launch, key.instret}, StopReason::InstructionCount, std::nullopt, {});
+}
+
+TimePoint Session::now() const {
+  const Impl& I = *impl_;
+  if (I.phase == Impl::Phase::Stopped) return TimePoint{I.launch, I.ctx.kernel_instructions};
+  return TimePoint{I.launch, I.finished_instructions};
+}
+
+Result<StopEvent> Session::seek(TimePoint t, StopReason as, std::optional<WarpId> focus, std::vector<WatchEvent> watches) {
+  return impl_->seek(t, as, focus, std::move(watches));
+}
+
+Result<ScanResult> Session::scan(const ScanRequest& request) { return impl_->scan(request); }
+
+Result<std::optional<StopEvent>> Session::run_until_warp(WarpId warp, uint32_t cta, uint64_t n, uint64_t limit) {
+  return impl_->run_until_warp(warp, cta, n, limit);
+}
+
+Result<std::vector<checkpoint::TimeKey>> Session::checkpoint_keys() {
+  if (auto r = impl_->need_store(); !r) return r.error();
+  return impl_->store->list();
+}
+
+Result<std::vector<Mark>> Session::marks() {
+  if (auto r = impl_->need_store(); !r) return r.error();
+  auto m = impl_->store->marks();
+  if (!m) return m.error();
+  std::vector<Mark> out;
+  for (const auto& [key, rec] : *m) {
+    Mark mk;
+    mk.when = TimePoint{key.launch, key.instret};
+    mk.reason = reason_of(rec);
+    mk.text = rec.text;
+    out.push_back(std::move(mk));
+  }
+  return out;
+}
+
+Result<void> Session::mark(const std::string& text) {
+  if (auto r = impl_->need_store(); !r) return r;
+  if (!stopped()) return make_error("mark a stop: the kernel is not stopped");
+  if (impl_->opts.read_only) return make_error("the recording is open read-only");
+  Impl& I = *impl_;
+  const checkpoint::TimeKey key{I.launch, I.ctx.kernel_instructions};
+  auto has = I.store->has(key);
+  if (!has) return has.error();
+  checkpoint::StopRecord rec;
+  rec.kind = stop_kind(I.last.reason);
+  rec.text = text;
+  if (!*has) {
+    // A stop whose checkpoint is not stored (a reverse move's): store it, marked.
+    StopEvent ev = I.last;
+    if (auto r = I.save_checkpoint(ev, true); !r) return r;
+  }
+  return I.store->set_mark(key, rec);
+}
+
+std::optional<TimePoint> Session::frontier(uint32_t launch) const {
+  auto it = impl_->reached.find(launch);
+  if (it == impl_->reached.end()) return std::nullopt;
+  return TimePoint{launch, it->second};
+}
+
+uint32_t Session::launches_started() const { return uint32_t(impl_->launch_entry.size()); }
+
+Result<void> Session::flush() { return impl_->flush(); }
+
+Result<void> Session::host_finished(uint32_t host_status) {
+  Impl& I = *impl_;
+  I.host_done = true;
+  if (!I.store || I.opts.replay || I.opts.read_only) return {};
+  checkpoint::HostOpRecord op;
+  op.kind = checkpoint::HostOpKind::HostEnd;
+  op.addr = host_status;
+  I.unrecorded.push_back(op);
+  return I.flush();
+}
+
+Result<void> Session::record_symbols(const std::string& name, std::span<const uint8_t> elf) {
+  Impl& I = *impl_;
+  if (!I.store || I.opts.replay || I.opts.read_only || elf.empty()) return {};
+  if (elf.size() > checkpoint::kMaxPageBytes)
+    return make_error("the kernel image is larger than a recording keeps (" + std::to_string(elf.size()) + " bytes)");
+  I.add_blob_op(checkpoint::HostOpKind::Symbols, 0, elf, name);
+  return I.flush();
+}
+
+Result<void> Session::load_recording() { return impl_->load_recording(); }
+
+Result<std::vector<std::pair<std::string, std::vector<uint8_t>>>> Session::recorded_symbols() {
+  if (auto r = impl_->need_store(); !r) return r.error();
+  auto ops = impl_->store->ops();
+  if (!ops) return ops.error();
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> out;
+  for (const auto& op : *ops)
+    if (op.kind == checkpoint::HostOpKind::Symbols) {
+      auto bytes = impl_->store->read_page(op.data.hash);
+      if (!bytes) return bytes.error();
+      out.emplace_back(op.name, std::move(*bytes));
+    }
+  return out;
+}
 
 }  // namespace vx::engine

@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@
 namespace vx::checkpoint {
 class Store;
 struct TimeKey;
+struct HostOpRecord;
 }  // namespace vx::checkpoint
 
 namespace vx::engine {
@@ -43,9 +45,12 @@ enum class StopReason : uint8_t {
   Assertion,         // vx_assert failed (EBREAK followed by the assertion marker)
   Watchdog,          // the launch exceeded its instruction budget
   Interrupt,         // Session::interrupt()
-  InstructionCount,  // run_to() reached its instruction count
+  InstructionCount,  // run_to() or seek() reached its instruction count
   Exited,            // every submitted command buffer completed
   Killed,            // the workload cannot go on (it stopped on an exception and was continued, or a command failed)
+  Watchpoint,        // a warp accessed a watched location (the access has happened)
+  HistoryStart,      // a reverse move reached the beginning of the recorded history (a normal stop)
+  EndOfRecording,    // a replayed recording holds no more host operations: the original run ended here
 };
 const char* stop_reason_name(StopReason r);
 
@@ -54,6 +59,25 @@ struct WarpHit {
   WarpId warp;
   uint32_t pc = 0;
   uint32_t lanes = 0;  // the warp's thread mask at the stop
+};
+
+// A point in time: the launch (1-based) and the warp instructions it has retired. The model is
+// deterministic, so a point names one state however it was reached (docs/time-travel.md).
+struct TimePoint {
+  uint32_t launch = 0;
+  uint64_t instret = 0;
+  auto operator<=>(const TimePoint&) const = default;
+};
+
+// A watched access at a Watchpoint stop (device/context.hpp WatchHit, with the engine's id).
+struct WatchEvent {
+  int watchpoint = 0;       // Session watchpoint id
+  WarpId warp;
+  uint32_t pc = 0;          // the accessing instruction
+  uint32_t lanes = 0;       // lanes whose access overlapped the watched range
+  uint8_t kind = 0;         // kWatchRead | kWatchWrite: what the instruction did
+  uint32_t addr = 0;        // the lowest overlapping access address
+  std::vector<uint8_t> old_bytes;  // the watched range before the instruction
 };
 
 struct StopEvent {
@@ -66,6 +90,8 @@ struct StopEvent {
   DeviceException exception;     // Exception, Assertion, Watchdog
   std::string message;           // Killed: why; Exception with a command error
   uint32_t exit_code = 0;        // Exited: the exit-code word
+  std::vector<WatchEvent> watches;  // Watchpoint
+  TimePoint when() const { return TimePoint{launch, instructions}; }
 };
 
 // The patent's three lists for the launch at a stop, by linear CTA index.
@@ -84,6 +110,60 @@ struct SessionOptions {
   std::string workload;     // recorded in the store header (e.g. the kernel path and launch)
   bool in_progress_only = false;  // the patent's variant: a re-launch first runs only the warps in progress
   uint64_t slice = 1u << 20;      // instructions per wait(): how often an interrupt is noticed
+  // Automatic checkpoints (docs/time-travel.md): one at every launch's start and every N warp
+  // instructions of a launch, taken without a re-launch, so a backward move replays at most N. 0: none.
+  uint64_t checkpoint_interval = 1u << 19;
+  uint64_t seed = 0;               // recorded in the store header (RunOptions::seed)
+  uint64_t watchdog = 0;           // recorded in the store header
+  // Replay a recording: store_dir is an existing store, and its host operations drive the session
+  // (load_recording) instead of a host program. read_only: write nothing to it.
+  bool replay = false;
+  bool read_only = false;
+};
+
+// One retirement of a traced warp (Session::scan): the state right before the warp executes its
+// instruction number warp_instret + 1.
+struct TraceEntry {
+  uint64_t instret = 0;       // the launch's count at that point
+  uint64_t warp_instret = 0;  // instructions the warp has retired
+  uint32_t pc = 0;            // the instruction it is about to execute
+  uint32_t sp = 0;            // the traced lane's sp
+  uint32_t tmask = 0;
+};
+
+struct ScanRequest {
+  uint64_t until = 0;          // run to this count of the launch (or its end)
+  bool breakpoints = false;    // report breakpoint hits (enabled breakpoints)
+  bool watchpoints = false;    // report watchpoint hits
+  // Accepts or drops a hit; context() holds the state at the hit while it runs. Empty: all count.
+  std::function<bool(const StopEvent&)> accept;
+  // Trace warp (core, slot) while it holds CTA trace_cta: every retirement in [from, until).
+  bool trace = false;
+  WarpId trace_warp;
+  uint32_t trace_cta = 0;
+  uint32_t trace_lane = 0;
+};
+
+struct ScanResult {
+  std::vector<StopEvent> hits;     // in time order (breakpoint: instructions = before the EBREAK; watch: after)
+  std::vector<TraceEntry> trace;   // in time order
+  uint64_t reached = 0;            // the count the scan ended at
+  bool launch_ended = false;       // the launch completed before `until`
+};
+
+// A mark: a stop the user saw, or marked with `checkpoint` (listed by info checkpoints, goto N).
+struct Mark {
+  TimePoint when;
+  StopReason reason = StopReason::InstructionCount;
+  std::string text;
+};
+
+struct WatchSpec {
+  uint32_t addr = 0;
+  uint32_t len = 4;
+  uint8_t kind = 2;    // kWatchRead 1 | kWatchWrite 2
+  bool local = false;  // the kernel's local-memory address range
+  int32_t core = -1;   // local: which core (-1: every core)
 };
 
 struct SessionStats {
@@ -153,11 +233,52 @@ class Session {
   std::vector<ConsoleChunk> take_console();  // console output since the last call
   SessionStats stats() const;
 
-  // --- Checkpoints --------------------------------------------------------------------------
+  // --- Watchpoints ---------------------------------------------------------------------------
+  Result<int> add_watchpoint(const WatchSpec& spec);
+  Result<void> remove_watchpoint(int id);
+  Result<void> enable_watchpoint(int id, bool enabled);
+
+  // --- Checkpoints and time (docs/time-travel.md) -------------------------------------------
   checkpoint::Store* store();
-  // Goes back (or forward) to a stored checkpoint of the current launch: memory and state are
-  // restored; the next resume re-launches from there.
+  // Goes back (or forward) to a stored checkpoint: memory and state are restored; the next resume
+  // re-launches from there. Any launch of the workload (the host operations in between are replayed).
   Result<StopEvent> goto_checkpoint(const checkpoint::TimeKey& key);
+  // The current point (the last stop's).
+  TimePoint now() const;
+  // Goes to point t: restores the latest checkpoint at or before t and runs forward exactly to t.
+  // Breakpoints and watchpoints do not stop it; console output on the way is not reported again.
+  // The stop is reported as `as` (InstructionCount by default); for Breakpoint and Step the hit
+  // warps are found as a forward stop would find them (Step: `focus`). The stop is not marked.
+  Result<StopEvent> seek(TimePoint t, StopReason as = StopReason::InstructionCount,
+                         std::optional<WarpId> focus = std::nullopt, std::vector<WatchEvent> watches = {});
+  // Runs forward quietly from the current stop, reporting hits and a warp's trace (replay/ builds
+  // reverse moves from this). Leaves the session stopped at result.reached.
+  Result<ScanResult> scan(const ScanRequest& request);
+  // Runs quietly from the current stop until warp `warp`, holding CTA `cta`, is about to execute its
+  // instruction number `n` (it has retired n - 1); stops there, reported as a Step of that warp.
+  // nullopt result: the launch reached `limit` (or its end) first.
+  Result<std::optional<StopEvent>> run_until_warp(WarpId warp, uint32_t cta, uint64_t n, uint64_t limit);
+  // Every checkpoint key of the store, in time order.
+  Result<std::vector<checkpoint::TimeKey>> checkpoint_keys();
+  // The marks (info checkpoints), in time order; mark() marks the current stop.
+  Result<std::vector<Mark>> marks();
+  Result<void> mark(const std::string& text);
+  // The furthest point each launch has reached (goto end) and whether it completed.
+  std::optional<TimePoint> frontier(uint32_t launch) const;
+  uint32_t launches_started() const;
+
+  // --- Recordings ------------------------------------------------------------------------------
+  // Writes the host operations not yet in the store (they are also written with every checkpoint).
+  Result<void> flush();
+  // The host will issue nothing more (host_status: its exit status): recorded as the end of the
+  // workload, so a replay runs to its end instead of stopping at "end of recording".
+  Result<void> host_finished(uint32_t host_status = 0);
+  // Keeps a kernel image's bytes in the recording for its symbols (not sent to the device).
+  Result<void> record_symbols(const std::string& name, std::span<const uint8_t> elf);
+  // Replay: loads the store's host operations as the workload (SessionOptions::replay).
+  Result<void> load_recording();
+  // Symbol files recorded (name, bytes), in order.
+  Result<std::vector<std::pair<std::string, std::vector<uint8_t>>>> recorded_symbols();
 
  private:
   struct Impl;

@@ -373,10 +373,13 @@ TEST_CASE("the same checkpoint leads to the same future", "[session]") {
   uint64_t a = u.instructions / 4, b = u.instructions / 2;
   StopEvent first = d.go(d.s->run_to(a));
   REQUIRE(first.reason == StopReason::InstructionCount);
-  auto keys = d.s->store()->list();
-  REQUIRE(keys);
-  REQUIRE(keys->size() == 1);
-  const checkpoint::TimeKey key = keys->front();
+  // The stop is a checkpoint (beside the automatic one at the launch's start), and a mark.
+  const checkpoint::TimeKey key{first.launch, first.instructions};
+  REQUIRE(d.s->store()->has(key).value());
+  auto marks = d.s->marks();
+  REQUIRE(marks);
+  REQUIRE(marks->size() == 1);
+  CHECK(marks->front().when == TimePoint{key.launch, key.instret});
   REQUIRE(d.go(d.s->run_to(b)).reason == StopReason::InstructionCount);
   DeviceContext once = d.s->context();
   auto mem_once = d.memory(true);

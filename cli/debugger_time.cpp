@@ -1,0 +1,497 @@
+// The debugger's time-travel commands (docs/cli.md, "Time travel"): reverse moves, goto, checkpoints,
+// when, and watchpoints. The moves themselves live in replay/ (replay::Timeline); this file parses,
+// reports and keeps the front end's state (focus, breakpoint numbers) in step.
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <set>
+
+#include "checkpoint/store.hpp"
+#include "cli/debugger.hpp"
+
+namespace vx::cli {
+
+namespace {
+
+using engine::StopEvent;
+using engine::StopReason;
+
+std::vector<uint32_t> lanes_of(uint32_t mask) {
+  std::vector<uint32_t> out;
+  for (uint32_t l = 0; l < 32; ++l)
+    if (mask >> l & 1) out.push_back(l);
+  return out;
+}
+
+std::string pad(std::string s, size_t n) {
+  if (s.size() < n) s.append(n - s.size(), ' ');
+  return s;
+}
+
+const char* mark_text(StopReason r) {
+  switch (r) {
+    case StopReason::Breakpoint: return "breakpoint";
+    case StopReason::Step: return "step";
+    case StopReason::Exception: return "device exception";
+    case StopReason::Assertion: return "assertion";
+    case StopReason::Watchdog: return "watchdog";
+    case StopReason::Watchpoint: return "watchpoint";
+    case StopReason::Interrupt:
+    case StopReason::InstructionCount: return "stop";
+    default: return engine::stop_reason_name(r);
+  }
+}
+
+// C types a watchpoint may name in *(TYPE *)ADDR, with their size and how their value prints.
+struct CType {
+  const char* name;
+  uint32_t size;
+  char kind;  // 'i' signed, 'u' unsigned, 'f' float
+};
+constexpr CType kTypes[] = {
+    {"char", 1, 'i'},          {"signed char", 1, 'i'},  {"unsigned char", 1, 'u'}, {"int8_t", 1, 'i'},
+    {"uint8_t", 1, 'u'},       {"short", 2, 'i'},        {"unsigned short", 2, 'u'}, {"int16_t", 2, 'i'},
+    {"uint16_t", 2, 'u'},      {"int", 4, 'i'},          {"unsigned", 4, 'u'},      {"unsigned int", 4, 'u'},
+    {"int32_t", 4, 'i'},       {"uint32_t", 4, 'u'},     {"long", 4, 'i'},          {"unsigned long", 4, 'u'},
+    {"float", 4, 'f'},         {"long long", 8, 'i'},    {"unsigned long long", 8, 'u'}, {"int64_t", 8, 'i'},
+    {"uint64_t", 8, 'u'},      {"double", 8, 'f'},
+};
+
+const CType* find_type(std::string name) {
+  // Collapse runs of blanks: "unsigned   int" is "unsigned int".
+  std::string t;
+  for (char c : name) {
+    if (c == ' ' || c == '\t') {
+      if (!t.empty() && t.back() != ' ') t += ' ';
+    } else {
+      t += c;
+    }
+  }
+  while (!t.empty() && t.back() == ' ') t.pop_back();
+  for (const CType& c : kTypes)
+    if (t == c.name) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+// --- Reporting a move --------------------------------------------------------------------------------
+
+void Debugger::settle(const StopEvent& ev, const std::vector<int>& bps) {
+  switch (ev.reason) {
+    case StopReason::Exited:
+      state_ = State::Exited;
+      exit_code_ = ev.exit_code;
+      device_stop_ = false;
+      focus_.valid = false;
+      break;
+    case StopReason::EndOfRecording:
+      state_ = State::Exited;
+      device_stop_ = false;
+      focus_.valid = false;
+      break;
+    case StopReason::Killed:
+      state_ = State::Killed;
+      killed_message_ = ev.message;
+      focus_.valid = false;
+      break;
+    default:
+      state_ = State::Stopped;
+      device_stop_ = ev.reason == StopReason::Exception || ev.reason == StopReason::Assertion ||
+                     ev.reason == StopReason::Watchdog;
+      if (ev.reason != StopReason::Breakpoint || bps.empty()) set_default_focus(ev);
+      if (ev.reason == StopReason::Watchpoint && !last_watches_.empty()) {
+        const auto& w = last_watches_.front();
+        focus_ = {true, w.core, w.warp, w.lanes.empty() ? 0u : w.lanes.front()};
+      }
+      break;
+  }
+  list_next_ = 0;
+  x_next_.reset();
+}
+
+void Debugger::report_move(Result<StopEvent> ev, const std::string& title) {
+  drain_console();
+  if (!ev) return err(ev.error().message);
+  std::vector<int> bps;
+  last_watches_.clear();
+  if (ev->reason == StopReason::Breakpoint) {
+    // The breakpoint's stop as a forward run shows it (hit counts are those of the forward runs).
+    bps = filter_breakpoint_stop(*ev, false);
+    if (bps.empty())
+      for (const auto& [id, b] : bps_)
+        for (const engine::WarpHit& h : ev->hits)
+          if (b.enabled && !b.watch_kind && std::find(b.addresses.begin(), b.addresses.end(), h.pc) != b.addresses.end() &&
+              std::find(bps.begin(), bps.end(), id) == bps.end())
+            bps.push_back(id);
+  }
+  if (ev->reason == StopReason::Watchpoint) last_watches_ = watch_views(*ev, false);
+  settle(*ev, bps);
+  StopView view = make_stop_view(*ev, bps, ev->reason == StopReason::Step);
+  if (!title.empty()) view.title = title;
+  if (ev->reason == StopReason::Watchpoint) view.watches = last_watches_;
+  sink_.stop(view);
+}
+
+// --- Reverse moves -------------------------------------------------------------------------------------
+
+void Debugger::cmd_reverse(const std::string& name, Args a) {
+  const bool counted = name == "reverse-stepi" || name == "reverse-nexti" || name == "reverse-step" ||
+                       name == "reverse-next";
+  uint32_t n = 1;
+  if (counted) {
+    auto c = parse_count(a.args);
+    if (!c) return usage(name + ": " + c.error().message);
+    n = *c;
+  } else if (!a.args.empty()) {
+    return usage("\"" + name + "\" takes no arguments");
+  }
+  if (!s_.store()) return err("Time travel needs the recording: this session runs with --no-db.");
+  if (name == "reverse-continue") {
+    if (state_ == State::NotStarted) return err("The kernel is not running: \"continue\" starts it.");
+    auto ev = timeline_.reverse_continue([this](const StopEvent& hit) { return accept_hit(hit); });
+    return report_move(ev);
+  }
+  if (!ensure_focus()) return;
+  Result<StopEvent> ev = make_error("");
+  for (uint32_t i = 0; i < n; ++i) {
+    const WarpState* w = focus_warp();
+    if (!w) return err("No focus warp to move.");
+    const engine::WarpId id{focus_.core, focus_.slot};
+    const uint32_t lane = focus_.lane;
+    if (name == "reverse-stepi") ev = timeline_.reverse_stepi(id, lane);
+    else if (name == "reverse-nexti") ev = timeline_.reverse_nexti(id, lane);
+    else if (name == "reverse-step") ev = timeline_.reverse_step(id, lane);
+    else if (name == "reverse-next") ev = timeline_.reverse_next(id, lane);
+    else ev = timeline_.reverse_finish(id, lane);
+    if (!ev) break;
+    if (i + 1 < n && ev->reason == StopReason::Step) {
+      // Keep the focus on the moved warp and lane for the next move.
+      focus_ = {true, id.core, id.slot, lane};
+      state_ = State::Stopped;
+      continue;
+    }
+    break;
+  }
+  if (ev && ev->reason == StopReason::Step) {
+    // The stop is the moved warp's: keep its lane in focus.
+    const engine::WarpId id{focus_.core, focus_.slot};
+    const uint32_t lane = focus_.lane;
+    report_move(ev);
+    if (focus_warp() && focus_.core == id.core && focus_.slot == id.slot) focus_.lane = lane;
+    return;
+  }
+  report_move(ev);
+}
+
+bool Debugger::accept_hit(const StopEvent& hit) {
+  scanning_ = true;
+  bool keep = false;
+  if (hit.reason == StopReason::Breakpoint) {
+    keep = !filter_breakpoint_stop(hit, false).empty();
+  } else if (hit.reason == StopReason::Watchpoint) {
+    keep = !watch_views(hit, false).empty();
+  }
+  scanning_ = false;
+  return keep;
+}
+
+void Debugger::cmd_goto(Args a) {
+  if (!s_.store()) return err("Time travel needs the recording: this session runs with --no-db.");
+  std::string arg(trim(a.args));
+  if (arg.empty()) return usage("goto: expected a checkpoint number (info checkpoints), \"start\" or \"end\"");
+  Result<StopEvent> ev = make_error("");
+  std::string title;
+  if (arg == "start") {
+    ev = timeline_.goto_start();
+  } else if (arg == "end") {
+    ev = timeline_.goto_end();
+    title = "End of the recorded history";
+  } else {
+    auto n = parse_u32(arg);
+    if (!n) return usage("goto: expected a checkpoint number, \"start\" or \"end\": " + n.error().message);
+    ev = timeline_.goto_mark(*n);
+    if (ev && ev->reason != StopReason::Breakpoint && ev->reason != StopReason::Exception &&
+        ev->reason != StopReason::Assertion && ev->reason != StopReason::Watchdog)
+      title = "Checkpoint " + std::to_string(*n);
+  }
+  if (ev && arg == "start") title = "Start of launch " + std::to_string(ev->launch);
+  report_move(ev, title);
+}
+
+void Debugger::cmd_checkpoint(Args a) {
+  if (!a.args.empty()) return usage("\"checkpoint\" takes no arguments");
+  if (!s_.store()) return err("Checkpoints need the recording: this session runs with --no-db.");
+  if (!ensure_stopped()) return;
+  if (auto r = s_.mark("checkpoint"); !r) return err(r.error().message);
+  auto marks = s_.marks();
+  if (!marks) return err(marks.error().message);
+  const engine::TimePoint now = s_.now();
+  for (size_t i = 0; i < marks->size(); ++i)
+    if ((*marks)[i].when == now)
+      return out("Checkpoint " + std::to_string(i + 1) + " at launch " + std::to_string(now.launch) + ", instruction " +
+                     std::to_string(now.instret) + ".",
+                 {{"checkpoint", i + 1}, {"launch", now.launch}, {"instret", now.instret}});
+  err("internal error: the mark was not listed");
+}
+
+void Debugger::cmd_when(Args a) {
+  if (!a.args.empty()) return usage("\"when\" takes no arguments");
+  if (state_ == State::NotStarted) return err("The kernel is not running: \"continue\" starts it.");
+  const engine::TimePoint now = s_.now();
+  std::string text = "launch " + std::to_string(now.launch) + ", instruction " + std::to_string(now.instret);
+  nlohmann::json data = {{"launch", now.launch}, {"instret", now.instret}};
+  if (const WarpState* w = focus_warp()) {
+    text += "; core " + std::to_string(focus_.core) + " warp " + std::to_string(focus_.slot) + " has retired " +
+            std::to_string(w->instret) + " instructions";
+    data["core"] = focus_.core;
+    data["warp"] = focus_.slot;
+    data["warp_instret"] = w->instret;
+  }
+  if (!s_.stopped()) text += " (the launch has ended)";
+  out(text, data);
+}
+
+// --- Checkpoints ------------------------------------------------------------------------------------------
+
+void Debugger::info_checkpoints(bool all) {
+  if (!s_.store()) return out("No recording (the session runs with --no-db).", {{"checkpoints", nlohmann::json::array()}});
+  auto marks = s_.marks();
+  if (!marks) return err("cannot list the checkpoints: " + marks.error().message);
+  const engine::TimePoint now = s_.now();
+  const bool at_stop = s_.stopped();
+  nlohmann::json list = nlohmann::json::array();
+  std::string text;
+  if (marks->empty()) {
+    text = "No checkpoints yet in " + s_.store()->dir() + ".\n";
+  } else {
+    text = "   Num  Launch  Instruction   Stop\n";
+    for (size_t i = 0; i < marks->size(); ++i) {
+      const engine::Mark& m = (*marks)[i];
+      const bool here = at_stop && m.when == now;
+      text += std::string(here ? " * " : "   ") + pad(std::to_string(i + 1), 5) + pad(std::to_string(m.when.launch), 8) +
+              pad(std::to_string(m.when.instret), 14) + (m.text == "checkpoint" ? "checkpoint" : mark_text(m.reason)) + "\n";
+      list.push_back({{"number", i + 1}, {"launch", m.when.launch}, {"instret", m.when.instret},
+                      {"stop", m.text == "checkpoint" ? "checkpoint" : mark_text(m.reason)}, {"current", here}});
+    }
+  }
+  nlohmann::json data = {{"checkpoints", list}};
+  if (all) {
+    auto keys = s_.checkpoint_keys();
+    if (!keys) return err("cannot list the checkpoints: " + keys.error().message);
+    text += "All " + std::to_string(keys->size()) + " checkpoints (automatic ones included):\n";
+    nlohmann::json every = nlohmann::json::array();
+    for (const auto& k : *keys) {
+      text += "  launch " + std::to_string(k.launch) + ", instruction " + std::to_string(k.instret) + "\n";
+      every.push_back({{"launch", k.launch}, {"instret", k.instret}});
+    }
+    data["all"] = every;
+  }
+  out(text, data);
+}
+
+// --- Watchpoints ------------------------------------------------------------------------------------------
+
+Result<void> Debugger::sync_engine_watchpoints() {
+  for (auto& [id, b] : bps_) {
+    if (!b.watch_kind) continue;
+    if (!b.engine_watch) {
+      auto w = s_.add_watchpoint(b.watch);
+      if (!w) return w.error();
+      b.engine_watch = *w;
+    }
+    if (auto r = s_.enable_watchpoint(b.engine_watch, b.enabled); !r) return r;
+  }
+  // Engine watchpoints whose user watchpoint was deleted.
+  std::set<int> live;
+  for (const auto& [id, b] : bps_)
+    if (b.watch_kind) live.insert(b.engine_watch);
+  for (int id : engine_watches_)
+    if (!live.count(id)) (void)s_.remove_watchpoint(id);
+  engine_watches_ = std::vector<int>(live.begin(), live.end());
+  return {};
+}
+
+void Debugger::cmd_watch(const std::string& name, Args a) {
+  if (state_ == State::Exited || state_ == State::Killed) return err("The kernel has ended; watchpoints have no effect.");
+  // LOCATION [if COND]: the location may hold blanks ("*(unsigned int *) &bins").
+  std::string loc(trim(a.args)), cond;
+  for (size_t i = 0; i + 2 <= loc.size(); ++i) {
+    const bool start = i == 0 || loc[i - 1] == ' ' || loc[i - 1] == '\t';
+    const bool end = i + 2 == loc.size() || loc[i + 2] == ' ' || loc[i + 2] == '\t';
+    if (start && end && loc.compare(i, 2, "if") == 0) {
+      cond = std::string(trim(std::string_view(loc).substr(i + 2)));
+      loc = std::string(trim(std::string_view(loc).substr(0, i)));
+      if (cond.empty()) return usage(name + ": \"if\" without a condition");
+      break;
+    }
+  }
+  if (loc.empty()) return usage(name + ": expected an address or *(TYPE *)ADDRESS");
+  UserBreakpoint b;
+  b.watch_command = name;
+  b.watch_kind = name == "watch" ? kWatchWrite : name == "rwatch" ? kWatchRead : (kWatchRead | kWatchWrite);
+  uint32_t len = 0;
+  if (loc.rfind("-l ", 0) == 0 || loc.rfind("-len ", 0) == 0) {
+    std::string rest = loc.substr(loc.find(' ') + 1);
+    size_t sp = rest.find_first_of(" \t");
+    auto n = parse_u32(rest.substr(0, sp));
+    if (!n || *n == 0 || *n > 4096) return usage(name + ": -l takes a length of 1 to 4096 bytes");
+    len = *n;
+    loc = sp == std::string::npos ? "" : std::string(trim(rest.substr(sp)));
+    if (loc.empty()) return usage(name + ": expected an address after -l " + std::to_string(len));
+  }
+  std::string addr_text = loc;
+  if (loc.rfind("*(", 0) == 0) {
+    size_t close = loc.find(')');
+    if (close == std::string::npos) return usage(name + ": missing ')' in " + loc);
+    std::string inside(trim(std::string_view(loc).substr(2, close - 2)));
+    if (inside.empty() || inside.back() != '*') return usage(name + ": expected *(TYPE *)ADDRESS, got " + loc);
+    inside.pop_back();
+    const CType* t = find_type(inside);
+    if (!t) return usage(name + ": unknown type \"" + std::string(trim(inside)) + "\" (int, unsigned, float, char, short, long long, ...)");
+    b.watch_type = t->name;
+    if (!len) len = t->size;
+    addr_text = std::string(trim(std::string_view(loc).substr(close + 1)));
+  } else if (loc[0] == '*') {
+    addr_text = loc.substr(1);
+  }
+  auto e = Expr::parse(addr_text);
+  if (!e) return usage(name + ": bad address: " + e.error().message);
+  auto v = evaluate(*e, focus_.core, focus_.slot, focus_.lane);
+  if (!v) return err(name + ": " + v.error().message);
+  if (*v < 0 || *v > int64_t(UINT32_MAX)) return err(name + ": address " + std::to_string(*v) + " is not 32-bit");
+  if (!len) len = 4;
+  const uint32_t addr = uint32_t(*v);
+  if (uint64_t(addr) + len > (1ull << 32)) return err(name + ": the range runs past the end of the address space");
+  b.watch.addr = addr;
+  b.watch.len = len;
+  b.watch.kind = b.watch_kind;
+  if (addr >= memmap::kLocalMemBase) {
+    b.watch.local = true;
+    b.watch.core = focus_.valid ? int32_t(focus_.core) : -1;
+  } else if (uint64_t(addr) + len > memmap::kLocalMemBase) {
+    return err(name + ": the range crosses the start of local memory at " + hex32(memmap::kLocalMemBase));
+  }
+  b.location = b.watch_type.empty() ? (len == 4 ? "*" + hex32(addr) : "-l " + std::to_string(len) + " " + hex32(addr))
+                                    : "*(" + b.watch_type + " *)" + hex32(addr);
+  if (!cond.empty()) {
+    auto c = Expr::parse(cond);
+    if (!c) return usage("bad condition: " + c.error().message);
+    b.condition = *c;
+  }
+  b.id = next_bp_;
+  bps_[b.id] = b;
+  if (auto r = sync_engine_watchpoints(); !r) {
+    bps_.erase(b.id);
+    (void)sync_engine_watchpoints();
+    return err(r.error().message);
+  }
+  ++next_bp_;
+  std::string what = name == "watch" ? "Hardware watchpoint " : name == "rwatch" ? "Hardware read watchpoint "
+                                                                                  : "Hardware access (read/write) watchpoint ";
+  std::string where = b.watch.local ? (b.watch.core >= 0 ? " (local memory of core " + std::to_string(b.watch.core) + ")"
+                                                         : " (local memory of every core)")
+                                    : "";
+  out(what + std::to_string(b.id) + ": " + b.location + where,
+      {{"watchpoint", b.id}, {"kind", name}, {"address", addr}, {"length", len}, {"local", b.watch.local}});
+}
+
+void Debugger::info_watchpoints() {
+  nlohmann::json list = nlohmann::json::array();
+  std::string text;
+  for (const auto& [id, b] : bps_) {
+    if (!b.watch_kind) continue;
+    if (text.empty()) text = "Num  Type             Enb  What\n";
+    text += pad(std::to_string(id), 5) +
+            pad(b.watch_command == "rwatch" ? "read watchpoint" : b.watch_command == "awatch" ? "acc watchpoint" : "hw watchpoint", 17) +
+            pad(b.enabled ? "y" : "n", 5) + b.location + "\n";
+    if (b.condition) text += "\tstop only if " + b.condition->text() + "\n";
+    if (b.hits) text += "\twatchpoint already hit " + std::to_string(b.hits) + (b.hits == 1 ? " time\n" : " times\n");
+    list.push_back({{"id", id}, {"type", b.watch_command}, {"location", b.location}, {"address", b.watch.addr},
+                    {"length", b.watch.len}, {"enabled", b.enabled}, {"hits", b.hits}});
+  }
+  if (text.empty()) text = "No watchpoints.";
+  out(text, {{"watchpoints", list}});
+}
+
+std::string Debugger::format_watch_value(const UserBreakpoint& b, const std::vector<uint8_t>& bytes) const {
+  const CType* t = b.watch_type.empty() ? nullptr : find_type(b.watch_type);
+  char kind = t ? t->kind : 'i';
+  if (bytes.size() == 1 || bytes.size() == 2 || bytes.size() == 4 || bytes.size() == 8) {
+    uint64_t u = 0;
+    for (size_t i = 0; i < bytes.size(); ++i) u |= uint64_t(bytes[i]) << (8 * i);
+    char buf[64];
+    if (kind == 'f' && bytes.size() == 4) {
+      float f;
+      uint32_t bits = uint32_t(u);
+      std::memcpy(&f, &bits, 4);
+      std::snprintf(buf, sizeof buf, "%g", double(f));
+    } else if (kind == 'f' && bytes.size() == 8) {
+      double d;
+      std::memcpy(&d, &u, 8);
+      std::snprintf(buf, sizeof buf, "%g", d);
+    } else if (kind == 'u') {
+      std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(u));
+    } else {
+      const unsigned bits = unsigned(bytes.size() * 8);
+      int64_t sv = bits == 64 ? int64_t(u) : int64_t(u << (64 - bits)) >> (64 - bits);
+      std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(sv));
+    }
+    return buf;
+  }
+  std::string s = "{";
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "%s0x%02x", i ? ", " : "", bytes[i]);
+    s += buf;
+  }
+  return s + "}";
+}
+
+std::vector<StopView::Watch> Debugger::watch_views(const StopEvent& ev, bool count) {
+  std::vector<StopView::Watch> out;
+  for (const engine::WatchEvent& w : ev.watches) {
+    UserBreakpoint* ub = nullptr;
+    for (auto& [id, b] : bps_)
+      if (b.watch_kind && b.engine_watch == w.watchpoint) ub = &b;
+    if (!ub || !ub->enabled) continue;
+    // The value now (after the access), in the accessing warp's view (its core's local memory).
+    const Focus saved = focus_;
+    focus_ = {true, w.warp.core, w.warp.slot, w.lanes ? uint32_t(std::countr_zero(w.lanes)) : 0u};
+    auto now = read_bytes(ub->watch.addr, ub->watch.len);
+    focus_ = saved;
+    if (!now) continue;
+    const bool wrote = (w.kind & kWatchWrite) != 0;
+    const bool changed = wrote && w.old_bytes != *now;
+    // gdb's rules: watch stops when the value changed; rwatch on reads; awatch on any access.
+    if (ub->watch_command == "watch" && !changed) continue;
+    if (ub->watch_command == "rwatch" && !(w.kind & kWatchRead)) continue;
+    if (ub->condition) {
+      bool any = false;
+      for (uint32_t lane : lanes_of(w.lanes)) {
+        auto v = evaluate(*ub->condition, w.warp.core, w.warp.slot, lane);
+        if (!v || *v) {
+          any = true;
+          break;
+        }
+      }
+      if (!any) continue;
+    }
+    if (count) ++ub->hits;
+    StopView::Watch v;
+    v.number = ub->id;
+    v.kind = ub->watch_command;
+    v.expression = ub->location;
+    v.address = w.addr;
+    v.core = w.warp.core;
+    v.warp = w.warp.slot;
+    v.pc = w.pc;
+    v.lanes = lanes_of(w.lanes);
+    if (wrote && w.old_bytes.size() == now->size()) v.old_value = format_watch_value(*ub, w.old_bytes);
+    v.new_value = format_watch_value(*ub, *now);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+}  // namespace vx::cli

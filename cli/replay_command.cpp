@@ -1,0 +1,267 @@
+#include "cli/replay_command.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+#include "checkpoint/store.hpp"
+#include "cli/debug_command.hpp"
+#include "cli/debugger.hpp"
+#include "device/host_runtime.hpp"
+#include "device/image.hpp"
+#include "engine/session.hpp"
+#include "engine/symbols.hpp"
+
+namespace vx::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A temporary file holding the recorded image, for libdw (which reads files); removed on exit.
+class TempFile {
+ public:
+  Result<std::string> write(const std::vector<uint8_t>& bytes, const std::string& name) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/vxreplay-symbols-XXXXXX";
+    std::vector<char> path(pattern.begin(), pattern.end());
+    path.push_back('\0');
+    int fd = mkstemp(path.data());
+    if (fd < 0) return make_error("cannot create a temporary file for the symbols of " + name);
+    path_ = path.data();
+    size_t done = 0;
+    while (done < bytes.size()) {
+      ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n <= 0) {
+        ::close(fd);
+        return make_error("cannot write the symbols of " + name + " to " + path_);
+      }
+      done += size_t(n);
+    }
+    ::close(fd);
+    return path_;
+  }
+  ~TempFile() {
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+
+ private:
+  std::string path_;
+};
+
+uint64_t dir_bytes(const fs::path& dir) {
+  uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_regular_file(ec)) total += e.file_size(ec);
+  return total;
+}
+
+std::string when_text(const fs::path& file) {
+  std::error_code ec;
+  auto t = fs::last_write_time(file, ec);
+  if (ec) return "?";
+  auto sys = std::chrono::time_point_cast<std::chrono::system_clock::duration>(t - fs::file_time_type::clock::now() +
+                                                                               std::chrono::system_clock::now());
+  std::time_t tt = std::chrono::system_clock::to_time_t(sys);
+  char buf[32];
+  std::tm tm{};
+  localtime_r(&tt, &tm);
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+}  // namespace
+
+std::optional<std::string> latest_recording(const std::string& root, std::string* error) {
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) {
+    *error = "no recordings: " + root + " is not a directory";
+    return std::nullopt;
+  }
+  std::optional<fs::path> best;
+  fs::file_time_type best_time{};
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    fs::path data = e.path() / "data.mdb";
+    if (!fs::is_regular_file(data, ec)) continue;
+    auto t = fs::last_write_time(data, ec);
+    if (ec) continue;
+    if (!best || t > best_time) {
+      best = e.path();
+      best_time = t;
+    }
+  }
+  if (!best) {
+    *error = "no recordings in " + root + " (a debugging session records into it; see vxreplay ls)";
+    return std::nullopt;
+  }
+  return best->string();
+}
+
+int replay_command(const ReplayArgs& a) {
+  std::unique_ptr<Sink> sink = make_sink(a.json, a.quiet);
+  auto scripts = read_scripts(a.scripts);
+  if (!scripts) return fail(*sink, kExitUsage, scripts.error().message);
+
+  std::string dir = a.dir;
+  if (dir.empty()) {
+    std::string error;
+    auto latest = latest_recording(a.root, &error);
+    if (!latest) return fail(*sink, kExitBadInput, error);
+    dir = *latest;
+  }
+  // The header first: the device and the schedule the recording needs.
+  checkpoint::StoreHeader header;
+  {
+    auto st = checkpoint::Store::open_existing(dir, checkpoint::OpenMode::ReadOnly);
+    if (!st) return fail(*sink, kExitBadInput, "cannot open the recording: " + st.error().message);
+    header = st->header();
+  }
+  if (header.scheduler_version != kSchedulerVersion)
+    return fail(*sink, kExitBadInput,
+                "the recording " + dir + " was made with warp scheduler version " +
+                    std::to_string(header.scheduler_version) + "; this build schedules with version " +
+                    std::to_string(kSchedulerVersion) + ", so the same seed would give another run");
+  DeviceConfig cfg;
+  cfg.clusters = header.config.clusters;
+  cfg.cores_per_cluster = header.config.cores_per_cluster;
+  cfg.warps = header.config.warps;
+  cfg.threads = header.config.threads;
+  cfg.local_mem_bytes = header.config.local_mem_bytes;
+  RunOptions ro;
+  ro.seed = header.seed;
+  ro.watchdog_instructions = header.watchdog;
+  auto opened = open_model_device(cfg, ro);
+  if (!opened) return fail(*sink, kExitBadInput, "the recording's device: " + opened.error().message);
+  Driver& dev = **opened;
+
+  engine::SessionOptions so;
+  so.store_dir = dir;
+  so.replay = true;
+  so.seed = header.seed;
+  so.watchdog = header.watchdog;
+  auto session = engine::Session::create(dev, so);
+  if (!session) {
+    // A recording we may not write to still replays: its checkpoints are enough.
+    so.read_only = true;
+    session = engine::Session::create(dev, so);
+  }
+  if (!session) return fail(*sink, kExitBadInput, "cannot open the recording: " + session.error().message);
+  engine::Session& s = **session;
+  if (auto r = s.load_recording(); !r) return fail(*sink, kExitBadInput, "the recording " + dir + ": " + r.error().message);
+
+  // Symbols: the image the recording kept, checked against the hash in its header.
+  std::optional<engine::Symbols> symbols;
+  TempFile tmp;
+  GridLaunch launch;
+  std::string kernel_name = header.workload;
+  auto images = s.recorded_symbols();
+  if (!images) return fail(*sink, kExitBadInput, "the recording " + dir + ": " + images.error().message);
+  if (!images->empty()) {
+    const auto& [name, bytes] = images->front();
+    auto img = parse_kernel_image(bytes, name);
+    if (!img) return fail(*sink, kExitBadInput, "the recording's kernel image " + name + ": " + img.error().message);
+    if (img->hash != header.kernel_hash)
+      return fail(*sink, kExitBadInput,
+                  "the recording's kernel image " + name + " does not match its header (hash " +
+                      checkpoint::PageHash{0, img->hash}.to_string().substr(16) + ", the header says " +
+                      checkpoint::PageHash{0, header.kernel_hash}.to_string().substr(16) + "): the recording is corrupt");
+    auto path = tmp.write(bytes, name);
+    if (!path) return fail(*sink, kExitInternal, path.error().message);
+    auto sy = engine::Symbols::load(*path);
+    if (sy) symbols.emplace(std::move(sy).value());
+    auto g = resolve_grid_launch(*img, cfg, LaunchOverrides{});
+    if (g) launch = *g;
+    kernel_name = name;
+  }
+  // The launch's shape as the first checkpoint holds it (a launch file may have changed it).
+  if (auto keys = s.checkpoint_keys(); keys && !keys->empty()) {
+    if (auto rec = s.store()->get(keys->front())) {
+      launch.grid = rec->launch.grid;
+      launch.block = rec->launch.block;
+      launch.lmem_bytes = rec->launch.lmem_bytes;
+      if (rec->launch.entry_pc) launch.entry_pc = rec->launch.entry_pc;
+    }
+  }
+
+  Debugger dbg(s, symbols ? &*symbols : nullptr, launch, *sink);
+  StartView sv;
+  sv.kernel = kernel_name;
+  sv.config = cfg.to_string();
+  sv.store = dir;
+  sv.grid = launch.grid;
+  sv.block = launch.block;
+  sv.lmem = launch.lmem_bytes;
+  sv.seed = header.seed;
+  sv.symbols = symbols.has_value();
+  sv.replay = true;
+  sink->start(sv);
+
+  for (const std::string& loc : a.breaks) {
+    int before = dbg.errors();
+    dbg.execute("break " + loc);
+    if (dbg.errors() != before) return dbg.finish_session(dir, kExitUsage);
+  }
+  // Open at the first stop of the recording (or checkpoint N).
+  auto marks = s.marks();
+  if (!marks) return fail(*sink, kExitBadInput, "the recording " + dir + ": " + marks.error().message);
+  if (a.at) {
+    int before = dbg.errors();
+    dbg.execute("goto " + std::to_string(*a.at));
+    if (dbg.errors() != before) return dbg.finish_session(dir, kExitUsage);
+  } else if (!marks->empty()) {
+    dbg.execute("goto 1");
+  }
+  run_commands(dbg, *scripts, a.commands, a.batch, a.json);
+  return dbg.finish_session(dir);
+}
+
+int ls_command(const std::string& root, bool json) {
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) {
+    std::fprintf(stderr, "vxreplay: %s is not a directory (recordings are made under .vxreplay by default)\n",
+                 root.c_str());
+    return kExitBadInput;
+  }
+  std::vector<fs::path> dirs;
+  for (const auto& e : fs::directory_iterator(root, ec))
+    if (fs::is_regular_file(e.path() / "data.mdb", ec)) dirs.push_back(e.path());
+  std::sort(dirs.begin(), dirs.end(), [](const fs::path& x, const fs::path& y) {
+    std::error_code e1, e2;
+    return fs::last_write_time(x / "data.mdb", e1) < fs::last_write_time(y / "data.mdb", e2);
+  });
+  nlohmann::json list = nlohmann::json::array();
+  if (!json) std::printf("%-28s %-19s %6s %12s %10s  %s\n", "RECORDING", "DATE", "STOPS", "CHECKPOINTS", "SIZE", "WORKLOAD");
+  for (const fs::path& d : dirs) {
+    auto st = checkpoint::Store::open_existing(d.string(), checkpoint::OpenMode::ReadOnly);
+    const std::string date = when_text(d / "data.mdb");
+    const uint64_t bytes = dir_bytes(d);
+    if (!st) {
+      if (json) list.push_back({{"recording", d.string()}, {"date", date}, {"size", bytes}, {"error", st.error().message}});
+      else std::printf("%-28s %-19s %6s %12s %10llu  (unreadable: %s)\n", d.string().c_str(), date.c_str(), "-", "-",
+                       static_cast<unsigned long long>(bytes), st.error().message.c_str());
+      continue;
+    }
+    auto marks = st->marks();
+    const uint64_t stops = marks ? marks->size() : 0;
+    const uint64_t checkpoints = st->stats().records;
+    if (json) {
+      list.push_back({{"recording", d.string()}, {"date", date}, {"stops", stops}, {"checkpoints", checkpoints},
+                      {"size", bytes}, {"workload", st->header().workload}, {"config", st->header().config.to_string()},
+                      {"seed", st->header().seed}});
+    } else {
+      std::printf("%-28s %-19s %6llu %12llu %10llu  %s\n", d.string().c_str(), date.c_str(),
+                  static_cast<unsigned long long>(stops), static_cast<unsigned long long>(checkpoints),
+                  static_cast<unsigned long long>(bytes), st->header().workload.c_str());
+    }
+  }
+  if (json) std::printf("%s\n", nlohmann::json({{"recordings", list}}).dump().c_str());
+  else if (dirs.empty()) std::printf("(no recordings in %s)\n", root.c_str());
+  return kExitOk;
+}
+
+}  // namespace vx::cli

@@ -1,0 +1,29 @@
+// `vxreplay replay [DIR]` (a recording reopened without the kernel file or the host program) and
+// `vxreplay ls` (the recordings under a directory). docs/cli.md, "Recordings".
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace vx::cli {
+
+struct ReplayArgs {
+  std::string dir;                    // the recording; "" = the latest under root
+  std::string root = ".vxreplay";     // where `ls` and the default look
+  std::optional<uint32_t> at;         // --at N: open at checkpoint N
+  std::vector<std::string> breaks;
+  std::vector<std::string> scripts;
+  std::vector<std::string> commands;
+  bool batch = false;
+  bool json = false;
+  bool quiet = false;
+};
+
+int replay_command(const ReplayArgs& args);
+int ls_command(const std::string& root, bool json);
+
+// The recording under root whose data.mdb was written last; error when there is none.
+std::optional<std::string> latest_recording(const std::string& root, std::string* error);
+
+}  // namespace vx::cli

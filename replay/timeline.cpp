@@ -1,0 +1,324 @@
+#include "replay/timeline.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "checkpoint/store.hpp"
+
+namespace vx::replay {
+
+using engine::StopEvent;
+using engine::StopReason;
+using engine::TimePoint;
+using engine::TraceEntry;
+using engine::WarpId;
+
+namespace {
+
+bool is_call(uint32_t word) {
+  uint32_t opcode = word & 0x7f, rd = (word >> 7) & 31;
+  return (opcode == 0x6f || opcode == 0x67) && rd == 1;
+}
+bool is_return(uint32_t word) { return word == 0x00008067; }  // jalr x0, 0(ra)
+
+}  // namespace
+
+Timeline::Timeline(engine::Session& session, const engine::Symbols* symbols) : s_(session), sym_(symbols) {}
+
+Result<StopEvent> Timeline::at_history_start(WarpId warp) {
+  return s_.seek(s_.now(), StopReason::HistoryStart, warp);
+}
+
+Result<StopEvent> Timeline::reverse_stepi(WarpId warp, uint32_t) {
+  if (!s_.stopped()) return make_error("The kernel is not stopped.");
+  if (!s_.store()) return make_error("time travel needs the recording (the session runs without --db)");
+  const TimePoint now = s_.now();
+  const WarpState& ws = s_.context().cores.at(warp.core).warps.at(warp.slot);
+  if (!ws.active) return make_error("the focus warp has no work");
+  const uint32_t cta = ws.cta_linear;
+  const uint64_t n = ws.instret;  // the instruction to undo
+  if (n == 0) return at_history_start(warp);
+  auto keys = s_.checkpoint_keys();
+  if (!keys) return keys.error();
+  // The latest checkpoint before now where the warp had not retired instruction n yet.
+  for (auto it = keys->rbegin(); it != keys->rend(); ++it) {
+    if (it->launch != now.launch || it->instret >= now.instret) continue;
+    auto rec = s_.store()->get(*it);
+    if (!rec) return rec.error();
+    bool usable = true;
+    for (const auto& w : rec->warps)
+      if (w.core == warp.core && w.slot == warp.slot && w.active && w.cta_linear == cta && w.instret >= n) usable = false;
+    if (!usable) continue;
+    if (auto r = s_.seek(TimePoint{it->launch, it->instret}); !r) return r.error();
+    auto ev = s_.run_until_warp(warp, cta, n, now.instret);
+    if (!ev) return ev.error();
+    if (!*ev) break;
+    return **ev;
+  }
+  // Not found (cannot happen with a checkpoint at the launch's start): back where we were.
+  if (auto r = s_.seek(now); !r) return r.error();
+  return make_error("internal error: no checkpoint before the focus warp's instruction " + std::to_string(n));
+}
+
+Result<std::vector<TraceEntry>> Timeline::trace_back(
+    WarpId warp, uint32_t lane, const std::function<bool(const std::vector<TraceEntry>&)>& enough) {
+  const TimePoint now = s_.now();
+  const WarpState& ws = s_.context().cores.at(warp.core).warps.at(warp.slot);
+  const uint32_t cta = ws.cta_linear;
+  auto keys = s_.checkpoint_keys();
+  if (!keys) return keys.error();
+  std::vector<TraceEntry> trace;
+  for (auto it = keys->rbegin(); it != keys->rend(); ++it) {
+    if (it->launch != now.launch || it->instret >= now.instret) continue;
+    if (auto r = s_.seek(TimePoint{it->launch, it->instret}); !r) return r.error();
+    engine::ScanRequest req;
+    req.until = now.instret;
+    req.trace = true;
+    req.trace_warp = warp;
+    req.trace_cta = cta;
+    req.trace_lane = lane;
+    auto res = s_.scan(req);
+    if (!res) return res.error();
+    trace = std::move(res->trace);
+    if (enough(trace) || (!trace.empty() && trace.front().warp_instret == 0)) break;
+  }
+  return trace;
+}
+
+std::vector<int> Timeline::depths(const std::vector<TraceEntry>& trace, uint32_t) {
+  std::vector<int> d(trace.size(), 0);
+  std::map<uint32_t, uint32_t> words;
+  auto word_at = [&](uint32_t pc) -> uint32_t {
+    auto it = words.find(pc);
+    if (it != words.end()) return it->second;
+    uint32_t w = 0;
+    if (auto bytes = s_.read_memory(pc, 4); bytes && bytes->size() == 4)
+      w = uint32_t((*bytes)[0]) | uint32_t((*bytes)[1]) << 8 | uint32_t((*bytes)[2]) << 16 | uint32_t((*bytes)[3]) << 24;
+    words[pc] = w;
+    return w;
+  };
+  int depth = 0;  // of the point after entry k
+  for (size_t k = trace.size(); k-- > 0;) {
+    uint32_t w = word_at(trace[k].pc);
+    if (is_call(w)) --depth;
+    else if (is_return(w)) ++depth;
+    d[k] = depth;
+  }
+  return d;
+}
+
+Result<StopEvent> Timeline::reverse_nexti(WarpId warp, uint32_t lane) {
+  if (!s_.stopped()) return make_error("The kernel is not stopped.");
+  const TimePoint now = s_.now();
+  const WarpState& ws = s_.context().cores.at(warp.core).warps.at(warp.slot);
+  if (!ws.active) return make_error("the focus warp has no work");
+  if (ws.instret == 0) return at_history_start(warp);
+  const uint32_t pc_now = ws.pc;
+  std::vector<int> d;
+  auto trace = trace_back(warp, lane, [&](const std::vector<TraceEntry>& t) {
+    d = depths(t, pc_now);
+    for (size_t k = t.size(); k-- > 0;)
+      if (d[k] <= 0) return true;
+    return false;
+  });
+  if (!trace) return trace.error();
+  d = depths(*trace, pc_now);
+  for (size_t k = trace->size(); k-- > 0;)
+    if (d[k] <= 0) return s_.seek(TimePoint{now.launch, (*trace)[k].instret}, StopReason::Step, warp);
+  if (!trace->empty()) return s_.seek(TimePoint{now.launch, trace->front().instret}, StopReason::HistoryStart, warp);
+  if (auto r = s_.seek(now); !r) return r.error();
+  return at_history_start(warp);
+}
+
+Result<StopEvent> Timeline::line_move(WarpId warp, uint32_t lane, bool over_calls) {
+  if (!s_.stopped()) return make_error("The kernel is not stopped.");
+  if (!sym_ || !sym_->has_debug_info())
+    return make_error("The kernel has no line information; use \"reverse-stepi\" and \"reverse-nexti\".");
+  const TimePoint now = s_.now();
+  const WarpState& ws = s_.context().cores.at(warp.core).warps.at(warp.slot);
+  if (!ws.active) return make_error("the focus warp has no work");
+  if (ws.instret == 0) return at_history_start(warp);
+  const uint32_t pc_now = ws.pc;
+  const auto loc0 = sym_->locate(pc_now);
+  struct Key {
+    std::string file, function;
+    uint32_t line = 0;
+    bool operator==(const Key&) const = default;
+  };
+  auto key_of = [&](uint32_t pc) -> std::optional<Key> {
+    auto l = sym_->locate(pc);
+    if (!l || l->line == 0) return std::nullopt;
+    return Key{l->file, l->function, l->line};
+  };
+  const std::optional<Key> k0 = loc0 && loc0->line ? std::optional<Key>(Key{loc0->file, loc0->function, loc0->line})
+                                                    : std::nullopt;
+  // Finds the target index in a trace, or nullopt when the trace does not reach back far enough.
+  auto find = [&](const std::vector<TraceEntry>& t, const std::vector<int>& d) -> std::optional<size_t> {
+    auto lane_on = [&](size_t k) { return (t[k].tmask >> lane & 1) != 0; };
+    size_t k = t.size();
+    // 1. Back over the rest of the current line (and calls made from it).
+    while (k > 0) {
+      size_t j = k - 1;
+      if (!lane_on(j) || d[j] > 0) {
+        if (d[j] > 0 && !over_calls) break;
+        k = j;
+        continue;
+      }
+      if (d[j] < 0) break;
+      auto kj = key_of(t[j].pc);
+      if (kj && k0 && !(*kj == *k0)) break;
+      k = j;
+    }
+    if (k == 0) return std::nullopt;
+    // 2. The previous line: its first instruction in this run.
+    const size_t first = k - 1;
+    const int depth = d[first];
+    std::optional<Key> line = key_of(t[first].pc);
+    size_t target = first;
+    size_t j = first;
+    while (j > 0) {
+      size_t i = j - 1;
+      if (d[i] > depth) {
+        if (!over_calls) break;
+        j = i;
+        continue;
+      }
+      if (d[i] < depth) break;
+      if (!lane_on(i)) {
+        j = i;
+        continue;
+      }
+      auto ki = key_of(t[i].pc);
+      if (ki && line && !(*ki == *line)) break;
+      if (!line && ki) line = ki;
+      target = i;
+      j = i;
+    }
+    if (j == 0 && t.front().warp_instret != 0) return std::nullopt;  // the line may start earlier
+    return target;
+  };
+  std::vector<int> d;
+  std::optional<size_t> at;
+  auto trace = trace_back(warp, lane, [&](const std::vector<TraceEntry>& t) {
+    d = depths(t, pc_now);
+    at = find(t, d);
+    return at.has_value();
+  });
+  if (!trace) return trace.error();
+  d = depths(*trace, pc_now);
+  at = find(*trace, d);
+  if (at) return s_.seek(TimePoint{now.launch, (*trace)[*at].instret}, StopReason::Step, warp);
+  if (!trace->empty()) return s_.seek(TimePoint{now.launch, trace->front().instret}, StopReason::HistoryStart, warp);
+  if (auto r = s_.seek(now); !r) return r.error();
+  return at_history_start(warp);
+}
+
+Result<StopEvent> Timeline::reverse_step(WarpId warp, uint32_t lane) { return line_move(warp, lane, false); }
+Result<StopEvent> Timeline::reverse_next(WarpId warp, uint32_t lane) { return line_move(warp, lane, true); }
+
+Result<StopEvent> Timeline::reverse_finish(WarpId warp, uint32_t lane) {
+  if (!s_.stopped()) return make_error("The kernel is not stopped.");
+  const TimePoint now = s_.now();
+  const WarpState& ws = s_.context().cores.at(warp.core).warps.at(warp.slot);
+  if (!ws.active) return make_error("the focus warp has no work");
+  if (ws.instret == 0) return at_history_start(warp);
+  const uint32_t pc_now = ws.pc;
+  std::vector<int> d;
+  auto last_call = [&](const std::vector<TraceEntry>& t) -> std::optional<size_t> {
+    d = depths(t, pc_now);
+    for (size_t k = t.size(); k-- > 0;)
+      if (d[k] < 0) return k;
+    return std::nullopt;
+  };
+  auto trace = trace_back(warp, lane, [&](const std::vector<TraceEntry>& t) { return last_call(t).has_value(); });
+  if (!trace) return trace.error();
+  if (auto k = last_call(*trace)) return s_.seek(TimePoint{now.launch, (*trace)[*k].instret}, StopReason::Step, warp);
+  if (auto r = s_.seek(now); !r) return r.error();
+  return make_error("\"reverse-finish\" is not meaningful in the outermost frame.");
+}
+
+Result<StopEvent> Timeline::reverse_continue(const HitFilter& accept) {
+  if (!s_.stopped() && !s_.frontier(s_.now().launch))
+    return make_error("The kernel is not running: \"continue\" starts it.");
+  if (!s_.store()) return make_error("time travel needs the recording (the session runs without --db)");
+  TimePoint now = s_.now();
+  if (!s_.stopped()) {
+    // After the workload exited: from the end of the last launch.
+    auto end = s_.frontier(now.launch);
+    if (!end) return make_error("nothing has run yet");
+    now = *end;
+    now.instret += 1;
+  }
+  auto keys = s_.checkpoint_keys();
+  if (!keys) return keys.error();
+  std::vector<checkpoint::TimeKey> before;
+  for (const auto& k : *keys)
+    if (TimePoint{k.launch, k.instret} < now) before.push_back(k);
+  // Interval by interval, backwards: [key, next key or the launch's end, or now).
+  TimePoint upper = now;
+  for (auto it = before.rbegin(); it != before.rend(); ++it) {
+    const TimePoint from{it->launch, it->instret};
+    const uint64_t until = upper.launch == from.launch ? upper.instret : UINT64_MAX;
+    if (auto r = s_.seek(from); !r) return r.error();
+    engine::ScanRequest req;
+    req.until = until;
+    req.breakpoints = true;
+    req.watchpoints = true;
+    req.accept = accept;
+    auto res = s_.scan(req);
+    if (!res) return res.error();
+    std::optional<StopEvent> best;
+    for (const StopEvent& h : res->hits)
+      if (h.when() < now && (!best || best->when() <= h.when())) best = h;
+    if (best) {
+      if (best->reason == StopReason::Watchpoint)
+        return s_.seek(best->when(), StopReason::Watchpoint, std::nullopt, best->watches);
+      return s_.seek(best->when(), StopReason::Breakpoint);
+    }
+    upper = from;
+  }
+  if (before.empty()) {
+    if (s_.stopped()) return s_.seek(s_.now(), StopReason::HistoryStart);
+    return make_error("no recorded history before this point");
+  }
+  const TimePoint start{before.front().launch, before.front().instret};
+  auto ev = s_.seek(start, StopReason::HistoryStart);
+  return ev;
+}
+
+Result<std::vector<engine::Mark>> Timeline::marks() { return s_.marks(); }
+
+Result<StopEvent> Timeline::goto_mark(size_t number) {
+  auto m = s_.marks();
+  if (!m) return m.error();
+  if (number == 0 || number > m->size())
+    return make_error("no checkpoint number " + std::to_string(number) + " (\"info checkpoints\" lists " +
+                      std::to_string(m->size()) + ")");
+  const engine::Mark& mk = (*m)[number - 1];
+  StopReason as = mk.reason;
+  if (as == StopReason::Step || as == StopReason::Watchpoint) as = StopReason::InstructionCount;
+  return s_.seek(mk.when, as);
+}
+
+Result<StopEvent> Timeline::goto_start() {
+  if (!s_.store()) return make_error("time travel needs the recording (the session runs without --db)");
+  TimePoint now = s_.now();
+  if (now.launch == 0) return make_error("The kernel is not running: \"continue\" starts it.");
+  auto ev = s_.seek(TimePoint{now.launch, 0}, StopReason::HistoryStart);
+  return ev;
+}
+
+Result<StopEvent> Timeline::goto_end() {
+  if (!s_.store()) return make_error("time travel needs the recording (the session runs without --db)");
+  TimePoint now = s_.now();
+  if (now.launch == 0) return make_error("The kernel is not running: \"continue\" starts it.");
+  auto end = s_.frontier(now.launch);
+  if (!end) return make_error("launch " + std::to_string(now.launch) + " has no recorded history");
+  TimePoint t = *end;
+  // A launch that ran to its end: its last instruction is the last point a stop can stand at.
+  auto last = s_.seek(t);
+  if (!last && t.instret > 0) last = s_.seek(TimePoint{t.launch, t.instret - 1});
+  return last;
+}
+
+}  // namespace vx::replay

@@ -21,6 +21,14 @@ bool is_call(uint32_t word) {
 }
 bool is_return(uint32_t word) { return word == 0x00008067; }  // jalr x0, 0(ra)
 
+// The latest checkpoint strictly before t, nullopt when there is none.
+Result<std::optional<checkpoint::TimeKey>> key_before(checkpoint::Store& store, TimePoint t) {
+  if (t.launch == 0 || (t.launch == 1 && t.instret == 0)) return std::optional<checkpoint::TimeKey>();
+  checkpoint::TimeKey probe = t.instret ? checkpoint::TimeKey{t.launch, t.instret - 1}
+                                        : checkpoint::TimeKey{t.launch - 1, UINT64_MAX};
+  return store.at_or_before(probe);
+}
+
 }  // namespace
 
 Timeline::Timeline(engine::Session& session, const engine::Symbols* symbols) : s_(session), sym_(symbols) {}
@@ -38,39 +46,51 @@ Result<StopEvent> Timeline::reverse_stepi(WarpId warp, uint32_t) {
   const uint32_t cta = ws.cta_linear;
   const uint64_t n = ws.instret;  // the instruction to undo
   if (n == 0) return at_history_start(warp);
-  auto keys = s_.checkpoint_keys();
-  if (!keys) return keys.error();
   // The latest checkpoint before now where the warp had not retired instruction n yet.
-  for (auto it = keys->rbegin(); it != keys->rend(); ++it) {
-    if (it->launch != now.launch || it->instret >= now.instret) continue;
-    auto rec = s_.store()->get(*it);
+  TimePoint probe = now;
+  for (;;) {
+    auto key = key_before(*s_.store(), probe);
+    if (!key) return key.error();
+    if (!*key || (*key)->launch != now.launch) break;
+    probe = TimePoint{(*key)->launch, (*key)->instret};
+    auto rec = s_.store()->get(**key);
     if (!rec) return rec.error();
     bool usable = true;
     for (const auto& w : rec->warps)
       if (w.core == warp.core && w.slot == warp.slot && w.active && w.cta_linear == cta && w.instret >= n) usable = false;
     if (!usable) continue;
-    if (auto r = s_.seek(TimePoint{it->launch, it->instret}); !r) return r.error();
+    if (auto r = s_.seek(probe); !r) return r.error();
     auto ev = s_.run_until_warp(warp, cta, n, now.instret);
     if (!ev) return ev.error();
-    if (!*ev) break;
+    // Not before now: instruction n was another CTA's (this warp's history starts here).
+    if (!*ev || !((*ev)->when() < now)) break;
     return **ev;
   }
-  // Not found (cannot happen with a checkpoint at the launch's start): back where we were.
+  // The warp's CTA started here (or nothing is recorded before): the beginning of its history.
   if (auto r = s_.seek(now); !r) return r.error();
-  return make_error("internal error: no checkpoint before the focus warp's instruction " + std::to_string(n));
+  return at_history_start(warp);
 }
 
 Result<std::vector<TraceEntry>> Timeline::trace_back(
-    WarpId warp, uint32_t lane, const std::function<bool(const std::vector<TraceEntry>&)>& enough) {
+    WarpId warp, uint32_t lane, const std::function<bool(const std::vector<TraceEntry>&)>& enough, bool* complete) {
+  *complete = false;
   const TimePoint now = s_.now();
   const WarpState& ws = s_.context().cores.at(warp.core).warps.at(warp.slot);
   const uint32_t cta = ws.cta_linear;
-  auto keys = s_.checkpoint_keys();
-  if (!keys) return keys.error();
   std::vector<TraceEntry> trace;
-  for (auto it = keys->rbegin(); it != keys->rend(); ++it) {
-    if (it->launch != now.launch || it->instret >= now.instret) continue;
-    if (auto r = s_.seek(TimePoint{it->launch, it->instret}); !r) return r.error();
+  TimePoint probe = now;
+  for (;;) {
+    auto key = key_before(*s_.store(), probe);
+    if (!key) return key.error();
+    if (!*key || (*key)->launch != now.launch) break;
+    probe = TimePoint{(*key)->launch, (*key)->instret};
+    // Whether the warp's CTA was already in the slot there: if not, the trace holds all its history.
+    auto rec = s_.store()->get(**key);
+    if (!rec) return rec.error();
+    bool held = false;
+    for (const auto& w : rec->warps)
+      if (w.core == warp.core && w.slot == warp.slot && w.active && w.cta_linear == cta) held = true;
+    if (auto r = s_.seek(probe); !r) return r.error();
     engine::ScanRequest req;
     req.until = now.instret;
     req.trace = true;
@@ -80,8 +100,13 @@ Result<std::vector<TraceEntry>> Timeline::trace_back(
     auto res = s_.scan(req);
     if (!res) return res.error();
     trace = std::move(res->trace);
-    if (enough(trace) || (!trace.empty() && trace.front().warp_instret == 0)) break;
+    if (!held) {
+      *complete = true;
+      break;
+    }
+    if (enough(trace)) break;
   }
+  if (!*complete && probe.launch == now.launch && probe.instret == 0) *complete = true;
   return trace;
 }
 
@@ -115,12 +140,13 @@ Result<StopEvent> Timeline::reverse_nexti(WarpId warp, uint32_t lane) {
   if (ws.instret == 0) return at_history_start(warp);
   const uint32_t pc_now = ws.pc;
   std::vector<int> d;
+  bool complete = false;
   auto trace = trace_back(warp, lane, [&](const std::vector<TraceEntry>& t) {
     d = depths(t, pc_now);
     for (size_t k = t.size(); k-- > 0;)
       if (d[k] <= 0) return true;
     return false;
-  });
+  }, &complete);
   if (!trace) return trace.error();
   d = depths(*trace, pc_now);
   for (size_t k = trace->size(); k-- > 0;)
@@ -148,62 +174,50 @@ Result<StopEvent> Timeline::line_move(WarpId warp, uint32_t lane, bool over_call
   auto key_of = [&](uint32_t pc) -> std::optional<Key> {
     auto l = sym_->locate(pc);
     if (!l || l->line == 0) return std::nullopt;
+    if (over_calls) {
+      // Code inlined from another function is part of the line that called it (as `next` does).
+      auto f = sym_->function_at(pc);
+      if (f && !l->function.empty() && l->function != f->name) return std::nullopt;
+    }
     return Key{l->file, l->function, l->line};
   };
   const std::optional<Key> k0 = loc0 && loc0->line ? std::optional<Key>(Key{loc0->file, loc0->function, loc0->line})
                                                     : std::nullopt;
+  // Whether the trace holds the warp's whole history (set once the trace is final).
+  bool complete = false;
   // Finds the target index in a trace, or nullopt when the trace does not reach back far enough.
+  // The line starts a forward `step` (or `next`) would stop at, in the trace: an entry whose line
+  // differs from the previous counted entry's. Counted: the focus lane active, a source line, and in
+  // the current frame or a caller (`next`), or any frame (`step`). The target is the start of the
+  // line before the one the current point is in.
   auto find = [&](const std::vector<TraceEntry>& t, const std::vector<int>& d) -> std::optional<size_t> {
-    auto lane_on = [&](size_t k) { return (t[k].tmask >> lane & 1) != 0; };
-    size_t k = t.size();
-    // 1. Back over the rest of the current line (and calls made from it).
-    while (k > 0) {
-      size_t j = k - 1;
-      if (!lane_on(j) || d[j] > 0) {
-        if (d[j] > 0 && !over_calls) break;
-        k = j;
-        continue;
-      }
-      if (d[j] < 0) break;
-      auto kj = key_of(t[j].pc);
-      if (kj && k0 && !(*kj == *k0)) break;
-      k = j;
+    std::vector<size_t> starts;
+    std::optional<Key> prev;
+    for (size_t k = 0; k < t.size(); ++k) {
+      if (!(t[k].tmask >> lane & 1)) continue;
+      if (over_calls && d[k] > 0) continue;
+      auto key = key_of(t[k].pc);
+      if (!key) continue;
+      // The first counted entry starts a line only when nothing before it is missing.
+      if (prev ? !(*key == *prev) : complete) starts.push_back(k);
+      prev = key;
     }
-    if (k == 0) return std::nullopt;
-    // 2. The previous line: its first instruction in this run.
-    const size_t first = k - 1;
-    const int depth = d[first];
-    std::optional<Key> line = key_of(t[first].pc);
-    size_t target = first;
-    size_t j = first;
-    while (j > 0) {
-      size_t i = j - 1;
-      if (d[i] > depth) {
-        if (!over_calls) break;
-        j = i;
-        continue;
-      }
-      if (d[i] < depth) break;
-      if (!lane_on(i)) {
-        j = i;
-        continue;
-      }
-      auto ki = key_of(t[i].pc);
-      if (ki && line && !(*ki == *line)) break;
-      if (!line && ki) line = ki;
-      target = i;
-      j = i;
-    }
-    if (j == 0 && t.front().warp_instret != 0) return std::nullopt;  // the line may start earlier
-    return target;
+    // The current point: in the last counted entry's line (its start is not a target), or at the
+    // start of a line of its own.
+    const bool in_last = prev && k0 && *prev == *k0;
+    const size_t skip = in_last ? 2 : 1;
+    if (starts.size() < skip) return std::nullopt;
+    return starts[starts.size() - skip];
   };
   std::vector<int> d;
   std::optional<size_t> at;
+  bool done = false;
   auto trace = trace_back(warp, lane, [&](const std::vector<TraceEntry>& t) {
     d = depths(t, pc_now);
     at = find(t, d);
     return at.has_value();
-  });
+  }, &done);
+  complete = done;
   if (!trace) return trace.error();
   d = depths(*trace, pc_now);
   at = find(*trace, d);
@@ -230,7 +244,9 @@ Result<StopEvent> Timeline::reverse_finish(WarpId warp, uint32_t lane) {
       if (d[k] < 0) return k;
     return std::nullopt;
   };
-  auto trace = trace_back(warp, lane, [&](const std::vector<TraceEntry>& t) { return last_call(t).has_value(); });
+  bool complete = false;
+  auto trace = trace_back(warp, lane, [&](const std::vector<TraceEntry>& t) { return last_call(t).has_value(); },
+                          &complete);
   if (!trace) return trace.error();
   if (auto k = last_call(*trace)) return s_.seek(TimePoint{now.launch, (*trace)[*k].instret}, StopReason::Step, warp);
   if (auto r = s_.seek(now); !r) return r.error();

@@ -67,13 +67,16 @@ struct ResumeRequest {
 // leaves it with instret >= min_instret, a PC outside [pc_lo, pc_hi), and at least one lane of
 // lane_mask active; or when the warp finishes. Stepping uses it.
 //
-// before: stops right BEFORE the warp would execute the instruction that makes its instret reach
-// min_instret (instret + 1 >= min_instret, a lane of lane_mask active; the PC range is not looked
-// at). That instruction does not execute; the state is the one a Budget stop at the same count
-// leaves, and wait() goes on with that very instruction. A before-trigger fires once: it is cleared
-// when it fires (time travel finds "the point before a warp's instruction N" with it).
-// cta_linear: the trigger only concerns the slot while it holds that CTA's warp (UINT32_MAX: any);
-// another CTA finishing in the slot does not fire it.
+// before = true: the trigger fires right BEFORE the warp would execute the instruction that makes its
+// instret reach min_instret (ws.instret + 1 >= min_instret, at least one lane of lane_mask active; the
+// PC range is ignored). That instruction has not executed: the state is bit-identical to a Budget stop
+// at the same instruction count, and the next wait() executes it. A before-trigger is cleared when it
+// fires (also when the warp finishes first), so it never fires twice for one instruction; the caller
+// re-arms. An after-trigger (before = false) stays armed as before.
+//
+// cta_linear != UINT32_MAX: the trigger only matches while the slot holds a warp of that CTA
+// (WarpState::cta_linear); "the warp finishes" then means that CTA's warp, not another CTA's warp
+// that later runs in the same slot.
 struct WarpTrigger {
   uint32_t core = 0;
   uint32_t slot = 0;
@@ -82,29 +85,35 @@ struct WarpTrigger {
   uint32_t pc_hi = 0;  // pc_lo == pc_hi: any PC
   uint32_t lane_mask = 0xffffffffu;
   bool before = false;
-  uint32_t cta_linear = 0xffffffffu;
+  uint32_t cta_linear = UINT32_MAX;  // UINT32_MAX: any CTA
 };
 
-// Watchpoints (Driver::set_watchpoints): after an instruction that accessed a watched range retires,
-// the device stops (EventKind::Watch) before any other instruction, with a WatchHit per range.
+// --- Watchpoints on device data memory (Driver::set_watchpoints) -------------------------------
 enum : uint8_t { kWatchRead = 1, kWatchWrite = 2 };
+
+// One watched range. A load matches kWatchRead, a store kWatchWrite, an AMO both (it reads and
+// writes), LR.W a read, a successful SC.W a write; a failed SC.W accesses no memory (it neither
+// reads nor writes: the reservation it checks is the warp's, not memory's) and matches nothing.
 struct WatchRange {
-  uint32_t id = 0;      // the debugger's, reported in hits
-  uint32_t addr = 0;    // the address the kernel uses (after memory windows for global memory)
-  uint32_t len = 4;     // 1..4096 bytes
-  uint8_t kind = kWatchWrite;
-  bool local = false;   // addr is in the local-memory range (0xFFFF0000..): only local accesses match
-  int32_t core = -1;    // local: the core whose local memory (-1: every core)
+  uint32_t id = 0;    // the caller's; reported in each hit
+  uint32_t addr = 0;  // local: an address in the local-memory range (memmap::kLocalMemBase + offset)
+  uint32_t len = 4;   // 1..4096 bytes
+  uint8_t kind = kWatchWrite;  // kWatchRead, kWatchWrite or both
+  bool local = false;  // local memory (each core has its own); false: global memory (after the windows)
+  int32_t core = -1;   // only accesses from this core; -1: any core
   bool operator==(const WatchRange&) const = default;
 };
+
+// One watched range touched by one retired instruction.
 struct WatchHit {
-  uint32_t id = 0;
+  uint32_t id = 0;  // WatchRange::id
   uint32_t core = 0, slot = 0;
-  uint32_t pc = 0;                 // the accessing instruction
-  uint32_t lanes = 0;              // every lane whose access overlapped the range
-  uint8_t kind = 0;                // what it did: kWatchRead | kWatchWrite (an AMO both)
-  uint32_t addr = 0;               // the lowest overlapping access address
-  std::vector<uint8_t> old_bytes;  // the range before the instruction
+  uint32_t pc = 0;     // the instruction's
+  uint32_t lanes = 0;  // every lane whose access overlapped the range (and matched its kind)
+  uint8_t kind = 0;    // what those accesses did: kWatchRead, kWatchWrite, both for an AMO
+  uint32_t addr = 0;   // the lowest start address of those accesses (translated; local addresses as such)
+  std::vector<uint8_t> old_bytes;  // the whole range as it was before the instruction
+  bool operator==(const WatchHit&) const = default;
 };
 
 }  // namespace vx

@@ -24,7 +24,7 @@ enum class EventKind : uint8_t {
   Halted,        // Debug Module: a warp halted on EBREAK (ebreak-halt on), or every runnable warp is halted
   Trigger,       // the warp trigger fired (set_warp_trigger); wait() again to go on
   Drained,       // a resume without new units: the warps in progress finished, the launch waits (save_context)
-  Watch,         // an instruction accessed a watched range (set_watchpoints); take_watch_hits(), wait() again to go on
+  Watch,         // an instruction touched a watched range (set_watchpoints); take_watch_hits(), wait() to go on
 };
 const char* event_kind_name(EventKind k);
 
@@ -69,26 +69,35 @@ class Driver {
   virtual Result<uint64_t> resume(const ResumeRequest& request) = 0;
   // Pages (address >> 12) written since the last call, by anyone, in first-written order.
   virtual std::vector<uint32_t> take_dirty_pages() = 0;
-  // At most one trigger; setting one replaces the last. It stays until cleared or abort().
+  // At most one trigger; setting one replaces the last. It stays until cleared or abort(); a
+  // before-trigger (WarpTrigger::before) is also cleared when it fires. Fires as EventKind::Trigger.
   virtual Result<void> set_warp_trigger(const WarpTrigger& trigger) = 0;
   virtual void clear_warp_trigger() = 0;
-  // A copy of one warp slot's state between wait() calls while a launch is in flight (cheaper than
-  // save_context). Fails when no launch is in flight or the slot does not exist.
-  virtual Result<WarpState> peek_warp(uint32_t core, uint32_t slot) = 0;
 
-  // --- Debugger support: watchpoints and breakpoints in place (docs/device.md) ---------------------
-  // Replaces the watched ranges (empty: none). They stay set across wait(), abort() and re-launches
-  // (the debugger's, like its planted breakpoints). Accesses of the debugger's own copies, of the
-  // thread-entry routine and instruction fetches never hit. Errors: a length of 0 or over 4096, a
-  // range past 4 GiB.
+  // --- Debugger support (docs/device.md, "Debugger support") ----------------------
+  // Watchpoints on device data memory (WatchRange, device/context.hpp). Replaces every range; empty:
+  // none. Fails, changing nothing, for a length of 0 or above 4096, a range past 4 GiB, a kind that is
+  // not read/write, a core that does not exist, or a local range outside local memory. When a retired
+  // instruction's load, store or atomic touched a range the way it is watched, wait() returns
+  // EventKind::Watch right after that instruction, before any other instruction anywhere (the state
+  // equals a Budget stop at that count); a faulting instruction is no hit. Global ranges see the
+  // address after the memory windows; local ranges only local-memory accesses (of `core`, or any core).
+  // Instruction fetch, copy_to_device/copy_from_device, the thread-entry routine and Debug Module
+  // injection never hit. The ranges stay across wait(), abort() and resume(): they are the debugger's.
   virtual Result<void> set_watchpoints(const std::vector<WatchRange>& ranges) = 0;
-  // The hits of the last EventKind::Watch (each once).
+  // The hits of the last EventKind::Watch (one per range and instruction), handed over once.
   virtual std::vector<WatchHit> take_watch_hits() = 0;
-  // Valid right after wait() returned an Exception with Cause::Breakpoint: each warp in `overrides`
-  // executes overrides[i].word instead of the word in memory the first time it runs at
-  // overrides[i].pc (as ResumeRequest::overrides), and the next wait() goes on from the very state of
-  // the stop, without a re-launch.
+  // Valid right after wait() returned EventKind::Exception with Cause::Breakpoint (before abort() or
+  // another submit): each warp in `overrides` executes overrides[i].word instead of the word in memory
+  // the first time it runs at overrides[i].pc (exactly like ResumeRequest::overrides), and the next
+  // wait() goes on from the very state of the stop: no re-launch. Fails, changing nothing, when the
+  // last event was not a breakpoint exception or an override names a slot without a warp.
   virtual Result<void> continue_past_breakpoint(const std::vector<FetchOverride>& overrides) = 0;
+  // A copy of one warp slot (pc, tmask, instret, cta_linear, registers, ...), read between wait()
+  // calls while a launch is in flight (after Budget, Trigger, Watch, Exception events); much cheaper
+  // than save_context(). Fails when no launch is in flight, during a re-launch's routine, or for a
+  // slot that does not exist.
+  virtual Result<WarpState> peek_warp(uint32_t core, uint32_t slot) = 0;
 
   // Console bytes drained since the last call, per hart ring, in drain order.
   virtual std::vector<ConsoleChunk> read_console() = 0;

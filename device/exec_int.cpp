@@ -279,6 +279,8 @@ Outcome exec_sc(ExecCtx& c, const Decoded& d) {
       // lanes in an LR/SC loop on one address, only the lowest succeeds.
       for (uint32_t& r : res)
         if (r == tag) r = 0;
+    } else {
+      c.m.note_sc_failed(l);  // no store happened: not a write a watchpoint sees
     }
     if (d.rd != 0) c.X(d.rd, l) = success ? 0u : 1u;
   });

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <cassert>
 #include <string_view>
 
@@ -89,6 +90,7 @@ void Machine::state_replaced() {
   code_generation_seen_ = mem_.code_generation();
   ++icache_generation_;
   windows_changed();
+  arm_before_trigger();
 }
 
 void Machine::update_ready(uint32_t c, uint32_t w) {
@@ -142,7 +144,7 @@ uint8_t* Machine::data_pointer(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_
     uint32_t off = a - memmap::kLocalMemBase;
     if (off + size <= c.core.local_mem.size()) {
       if (watch_active_) [[unlikely]]
-        note_access(c, lane, a, size, kWrite, true);
+        watch_access(c, lane, a, size, kWrite ? kWatchWrite : kWatchRead, true);
       return c.core.local_mem.data() + off;
     }
   }
@@ -150,40 +152,12 @@ uint8_t* Machine::data_pointer(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_
   if (!windows_active_ || translate(c.core_id, hart_id(c.core_id, c.warp_id, lane), &a, size, kWrite ? 2 : 1))
     // A load may get the shared zero page: load paths only read through it.
     p = kWrite ? mem_.writable(a) : const_cast<uint8_t*>(mem_.readable(a));
-  if (!p) *fault = Outcome::fault(kWrite ? Cause::StoreFault : Cause::LoadFault, lane, addr);
-  else if (watch_active_) [[unlikely]]
-    note_access(c, lane, a, size, kWrite, false);
-  return p;
-}
-
-// An access the executor is about to make (nothing is written yet: executors check every lane
-// first), so the watched range's old bytes are still in memory.
-void Machine::note_access(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, bool write, bool local) {
-  if (restore_phase_) return;  // the thread-entry routine is the debugger's, not the kernel's
-  const uint8_t kind = write ? kWatchWrite : kWatchRead;
-  for (const WatchRange& w : watches_) {
-    if (w.local != local || !(w.kind & kind)) continue;
-    if (local && w.core >= 0 && uint32_t(w.core) != c.core_id) continue;
-    if (uint64_t(addr) + size <= w.addr || uint64_t(w.addr) + w.len <= addr) continue;
-    WatchHit* hit = nullptr;
-    for (WatchHit& h : watch_step_hits_)
-      if (h.id == w.id) hit = &h;
-    if (!hit) {
-      watch_step_hits_.push_back(WatchHit{w.id, c.core_id, c.warp_id, c.pc, 0, 0, addr, {}});
-      hit = &watch_step_hits_.back();
-      hit->old_bytes.assign(w.len, 0);
-      if (local) {
-        const uint64_t off = uint64_t(w.addr) - memmap::kLocalMemBase;
-        for (uint32_t i = 0; i < w.len; ++i)
-          if (off + i < c.core.local_mem.size()) hit->old_bytes[i] = c.core.local_mem[off + i];
-      } else {
-        (void)mem_.read(w.addr, hit->old_bytes.data(), w.len);
-      }
-    }
-    hit->lanes |= 1u << lane;
-    hit->kind |= kind;
-    hit->addr = std::min(hit->addr, addr);
+  if (!p) {
+    *fault = Outcome::fault(kWrite ? Cause::StoreFault : Cause::LoadFault, lane, addr);
+  } else if (watch_active_) [[unlikely]] {
+    watch_access(c, lane, a, size, kWrite ? kWatchWrite : kWatchRead, false);
   }
+  return p;
 }
 
 const uint8_t* Machine::data_for_load(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault) {
@@ -242,17 +216,7 @@ Outcome Machine::step(uint32_t c, uint32_t w, DeviceException* exc) {
     return Outcome::fault(fetch_cause, exc->lane, ws.pc);
   }
   ExecCtx ctx{*this, c, w, core, ws, cfg_.threads, ws.x.data(), ws.f.data(), ws.pc, ws.tmask, ws.pc + 4, ws.tmask};
-  if (watch_active_) [[unlikely]]
-    watch_step_hits_.clear();
   Outcome o = d->exec(ctx, *d);
-  if (watch_active_ && !watch_step_hits_.empty()) [[unlikely]] {
-    // Only an instruction that retires accessed memory; a faulting one changed nothing.
-    if (o.step == Step::Retire) {
-      for (WatchHit& h : watch_step_hits_) watch_hits_.push_back(std::move(h));
-      watch_pending_ = true;
-    }
-    watch_step_hits_.clear();
-  }
   if (override_index < overrides_.size() && (o.step == Step::Retire || o.step == Step::Trap))
     overrides_.erase(overrides_.begin() + ptrdiff_t(override_index));
   switch (o.step) {
@@ -291,13 +255,17 @@ Outcome Machine::step(uint32_t c, uint32_t w, DeviceException* exc) {
       }
       *exc = DeviceException{o.cause, ws.pc, c, w, ctx.last_lane(), ws.pc};
       o.step = Step::Exception;
+      if (watch_fired_) watch_discard_instruction();
       break;
     }
     case Step::Stall:
       update_ready(c, w);
+      if (watch_fired_) watch_discard_instruction();
       break;
     case Step::Exception:
       *exc = DeviceException{o.cause, ws.pc, c, w, o.lane, o.tval};
+      // A faulting instruction did not happen: its accesses are no hits.
+      if (watch_fired_) watch_discard_instruction();
       break;
   }
   return o;
@@ -352,28 +320,189 @@ uint32_t Machine::pick_warp(uint32_t c) {
   return unsigned(std::countr_zero(ready));
 }
 
-bool Machine::trigger_before_fires(uint32_t c, uint32_t w) const {
+void Machine::check_trigger_after(uint32_t c, uint32_t w) {
   const WarpTrigger& t = *trigger_;
-  if (t.core != c || t.slot != w) return false;
+  if (t.core != c || t.slot != w) return;
   const WarpState& ws = cores_[c].warps[w];
-  if (!ws.active || (t.cta_linear != 0xffffffffu && ws.cta_linear != t.cta_linear)) return false;
-  return ws.instret + 1 >= t.min_instret && (ws.tmask & t.lane_mask) != 0;
+  if (t.cta_linear != UINT32_MAX && ws.cta_linear != t.cta_linear) return;
+  if (!ws.active) {  // the warp finished
+    trigger_pending_ = stop_pending_ = true;
+    return;
+  }
+  if (t.before) {
+    // Its next instruction may be the one: checked when the warp is about to run it.
+    if (ws.instret + 1 >= t.min_instret) before_armed_ = stop_pending_ = true;
+    return;
+  }
+  if (ws.instret < t.min_instret) return;
+  if (t.pc_lo != t.pc_hi && ws.pc >= t.pc_lo && ws.pc < t.pc_hi) return;
+  if (ws.tmask & t.lane_mask) trigger_pending_ = stop_pending_ = true;
 }
 
-bool Machine::trigger_fired(uint32_t c, uint32_t w) const {
-  const WarpTrigger& t = *trigger_;
-  if (t.core != c || t.slot != w || t.before) return false;
-  const WarpState& ws = cores_[c].warps[w];
-  if (t.cta_linear != 0xffffffffu && ws.cta_linear != t.cta_linear) return false;
-  if (!ws.active) return true;  // the warp finished
-  if (ws.instret < t.min_instret) return false;
-  if (t.pc_lo != t.pc_hi && ws.pc >= t.pc_lo && ws.pc < t.pc_hi) return false;
-  return (ws.tmask & t.lane_mask) != 0;
+RunStop Machine::pending_stop(uint32_t c, uint32_t w) {
+  if (watch_fired_) {
+    watch_end_instruction();  // accesses of a DM step not yet turned into hits
+    watch_fired_ = false;
+    if (!watch_pending_.empty()) {
+      watch_hits_ = std::move(watch_pending_);
+      watch_pending_.clear();
+      refresh_stop_pending();
+      return RunStop::Watch;
+    }
+  }
+  if (trigger_pending_) {
+    trigger_pending_ = false;
+    if (trigger_ && trigger_->before) trigger_.reset();  // a before-trigger fires once
+    arm_before_trigger();
+    return RunStop::Trigger;
+  }
+  if (before_armed_ && trigger_) {
+    const WarpTrigger& t = *trigger_;
+    const WarpState& tw = cores_[t.core].warps[t.slot];
+    if (!tw.active || tw.instret + 1 < t.min_instret ||
+        (t.cta_linear != UINT32_MAX && tw.cta_linear != t.cta_linear)) {
+      // Not due before the slot's warp retires an instruction or a new warp is dispatched into it,
+      // both of which arm the check again.
+      before_armed_ = false;
+    } else if (t.core == c && t.slot == w && (tw.tmask & t.lane_mask)) {
+      trigger_.reset();
+      before_armed_ = false;
+      refresh_stop_pending();
+      return RunStop::Trigger;
+    }
+  }
+  refresh_stop_pending();
+  return RunStop::Idle;
+}
+
+void Machine::set_trigger(const WarpTrigger& t) {
+  trigger_ = t;
+  arm_before_trigger();
+}
+
+void Machine::clear_trigger() {
+  trigger_.reset();
+  arm_before_trigger();
+}
+
+void Machine::add_overrides(const std::vector<FetchOverride>& overrides) {
+  for (const FetchOverride& o : overrides) {
+    auto same = std::find_if(overrides_.begin(), overrides_.end(), [&](const FetchOverride& e) {
+      return e.core == o.core && e.slot == o.slot && e.pc == o.pc;
+    });
+    if (same != overrides_.end())
+      *same = o;
+    else
+      overrides_.push_back(o);
+  }
+}
+
+// --- Watchpoints -----------------------------------------------------------------
+
+Result<void> Machine::set_watchpoints(const std::vector<WatchRange>& ranges) {
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const WatchRange& r = ranges[i];
+    const std::string which = "watch range " + std::to_string(i) + " (id " + std::to_string(r.id) + ")";
+    if (r.len == 0 || r.len > 4096)
+      return make_error(which + ": length " + std::to_string(r.len) + " is not between 1 and 4096 bytes");
+    if (uint64_t(r.addr) + r.len > (1ull << 32))
+      return make_error(which + ": 0x" + [&] {
+        char b[16];
+        snprintf(b, sizeof b, "%08x", r.addr);
+        return std::string(b);
+      }() + " + " + std::to_string(r.len) + " runs past the 4 GiB address space");
+    if (r.kind == 0 || (r.kind & ~(kWatchRead | kWatchWrite)))
+      return make_error(which + ": kind " + std::to_string(r.kind) + " is not kWatchRead, kWatchWrite or both");
+    if (r.core < -1 || (r.core >= 0 && uint32_t(r.core) >= num_cores()))
+      return make_error(which + ": core " + std::to_string(r.core) + " does not exist (-1 means any core)");
+    if (r.local && (r.addr < memmap::kLocalMemBase ||
+                    uint64_t(r.addr - memmap::kLocalMemBase) + r.len > cfg_.local_mem_bytes))
+      return make_error(which + ": a local range must lie in the local memory, 0xffff0000 + " +
+                        std::to_string(cfg_.local_mem_bytes) + " bytes");
+  }
+  watch_discard_pending();
+  watches_ = ranges;
+  watch_active_ = !watches_.empty();
+  return {};
+}
+
+std::vector<WatchHit> Machine::take_watch_hits() {
+  std::vector<WatchHit> out;
+  out.swap(watch_hits_);
+  return out;
+}
+
+void Machine::watch_access(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, uint8_t kind, bool local) {
+  for (uint32_t i = 0; i < watches_.size(); ++i) {
+    const WatchRange& r = watches_[i];
+    if (r.local != local || (r.core >= 0 && uint32_t(r.core) != c.core_id)) continue;
+    if (uint64_t(addr) + size <= r.addr || uint64_t(addr) >= uint64_t(r.addr) + r.len) continue;
+    if (watch_accesses_.empty()) {
+      watch_core_ = c.core_id;
+      watch_slot_ = c.warp_id;
+      watch_pc_ = c.pc;
+    }
+    // Executors check every lane before writing anything, so memory still holds what it held before the
+    // instruction: capture the range once, at its first access.
+    if (std::none_of(watch_old_.begin(), watch_old_.end(), [&](const auto& o) { return o.first == i; })) {
+      std::vector<uint8_t> old(r.len, 0);
+      if (local) {
+        std::memcpy(old.data(), c.core.local_mem.data() + (r.addr - memmap::kLocalMemBase), r.len);
+      } else {
+        for (uint32_t k = 0; k < r.len; ++k)
+          if (const uint8_t* p = mem_.readable(r.addr + k)) old[k] = *p;  // unmapped bytes read as 0
+      }
+      watch_old_.emplace_back(i, std::move(old));
+    }
+    watch_accesses_.push_back(WatchAccess{i, lane, addr, kind});
+    watch_fired_ = stop_pending_ = true;
+  }
+}
+
+void Machine::watch_drop_lane(uint32_t lane) {
+  std::erase_if(watch_accesses_, [&](const WatchAccess& a) { return a.lane == lane; });
+}
+
+void Machine::watch_end_instruction() {
+  for (auto& [i, old] : watch_old_) {
+    const WatchRange& r = watches_[i];
+    WatchHit h;
+    h.addr = UINT32_MAX;
+    for (const WatchAccess& a : watch_accesses_)
+      if (a.range == i && (a.kind & r.kind)) {
+        h.lanes |= 1u << a.lane;
+        h.addr = std::min(h.addr, a.addr);
+      }
+    if (h.lanes == 0) continue;  // touched, but not the way the range is watched
+    for (const WatchAccess& a : watch_accesses_)
+      if (a.range == i && (h.lanes & (1u << a.lane))) h.kind |= a.kind;  // an AMO: read and write
+    h.id = r.id;
+    h.core = watch_core_;
+    h.slot = watch_slot_;
+    h.pc = watch_pc_;
+    h.old_bytes = std::move(old);
+    watch_pending_.push_back(std::move(h));
+  }
+  watch_accesses_.clear();
+  watch_old_.clear();
+}
+
+void Machine::watch_discard_instruction() {
+  watch_accesses_.clear();
+  watch_old_.clear();
+  watch_fired_ = !watch_pending_.empty();
+  refresh_stop_pending();
+}
+
+void Machine::watch_discard_pending() {
+  watch_pending_.clear();
+  watch_discard_instruction();
 }
 
 RunResult Machine::run(uint64_t max_instructions) {
   if (restore_phase_) {
     RunResult r = run_restore_phase();
+    watch_discard_pending();  // the thread-entry routine is the debugger's code
     if (r.stop != RunStop::Idle) return r;
   }
   const uint64_t start = stats_.instructions;
@@ -395,6 +524,7 @@ RunResult Machine::run(uint64_t max_instructions) {
         drain_console();
         launch_ = LaunchState{};
         trigger_pending_ = false;
+        watch_discard_pending();
         return {RunStop::LaunchDone, {}};
       }
       if (!any_active && !dispatch_new_units_) return {RunStop::Drained, {}};
@@ -428,19 +558,11 @@ RunResult Machine::run(uint64_t max_instructions) {
         q = 1 + uint32_t(next_random() % kMaxQuantum);
       }
       while (q > 0) {
-        if (trigger_pending_) {
-          trigger_pending_ = false;
-          return {RunStop::Trigger, {}};
-        }
-        if (watch_pending_) [[unlikely]] {
-          watch_pending_ = false;
-          return {RunStop::Watch, {}};
+        if (stop_pending_) [[unlikely]] {
+          RunStop s = pending_stop(c, uint32_t(cur));
+          if (s != RunStop::Idle) return {s, {}};
         }
         if (stats_.instructions >= budget_end) return {RunStop::Budget, {}};
-        if (trigger_before_ && trigger_before_fires(c, uint32_t(cur))) [[unlikely]] {
-          clear_trigger();
-          return {RunStop::Trigger, {}};
-        }
         if (stats_.instructions >= watchdog_end) {
           const WarpState& ws = cores_[c].warps[uint32_t(cur)];
           return {RunStop::Exception,
@@ -458,8 +580,9 @@ RunResult Machine::run(uint64_t max_instructions) {
         --q;
         if (!(ready_[c] & (1u << cur))) q = 0;
         // Reported before the next instruction anywhere, so a trigger stop and a budget stop after the
-        // same instruction leave the same state.
-        if (trigger_ && trigger_fired(c, uint32_t(cur))) trigger_pending_ = true;
+        // same instruction leave the same state (watch hits likewise, flagged by the data path).
+        if (trigger_) [[unlikely]]
+          check_trigger_after(c, uint32_t(cur));
       }
       cur = -1;
     }
@@ -494,10 +617,8 @@ void Machine::abort_launch() {
   dispatch_new_units_ = true;
   overrides_.clear();
   trigger_.reset();
-  trigger_before_ = false;
   trigger_pending_ = false;
-  watch_pending_ = false;
-  watch_hits_.clear();
+  watch_discard_pending();  // the watched ranges stay: they are the debugger's
   state_replaced();
 }
 
@@ -536,6 +657,9 @@ Outcome Machine::debug_step(uint32_t c, uint32_t w, DeviceException* exc) {
   // step() keeps the warp halted: the flag is only cleared by a resume or a retire (TMC 0).
   Outcome o = step(c, w, exc);
   if ((o.step == Step::Retire || o.step == Step::Trap) && ws.active) ws.halt_cause = HaltCause::Step;
+  // The stepped instruction's watch hits are reported by the next run(), before anything else runs.
+  if (watch_fired_) watch_end_instruction();
+  arm_before_trigger();
   return o;
 }
 
@@ -565,6 +689,8 @@ Outcome Machine::inject(uint32_t c, uint32_t w, uint32_t lane, uint32_t word, De
   // next_pc / next_tmask are dropped: the warp's control state never changes and nothing is counted.
   Outcome o = d.exec(ctx, d);
   if (o.step == Step::Exception) *exc = DeviceException{o.cause, ws.pc, c, w, o.lane, o.tval};
+  // The debugger's own instruction, like its copies: never a watch hit.
+  if (watch_fired_) watch_discard_instruction();
   return o;
 }
 
@@ -682,7 +808,8 @@ Result<void> Machine::start_resume(const ResumeRequest& req) {
   dispatch_new_units_ = req.dispatch_new_units;
   overrides_.clear();
   trigger_pending_ = false;
-  watch_pending_ = false;
+  watch_discard_pending();
+  arm_before_trigger();
   return {};
 }
 
@@ -830,7 +957,8 @@ Result<void> Machine::start_launch(const LaunchState& in) {
   dispatch_new_units_ = true;
   overrides_.clear();
   trigger_pending_ = false;
-  watch_pending_ = false;
+  watch_discard_pending();
+  arm_before_trigger();
   reset_watchdog();
   return {};
 }
@@ -845,6 +973,7 @@ void Machine::init_warp_for_dispatch(WarpState& w) {
   w.halt_cause = w.reset_halt ? HaltCause::ResetHaltReq : HaltCause::None;
   w.reset_halt = false;
   ++stats_.warps_dispatched;
+  arm_before_trigger();  // a new warp in the trigger's slot may be the one
 }
 
 bool Machine::dispatch_cta(uint32_t c) {

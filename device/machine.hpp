@@ -29,7 +29,7 @@ enum class RunStop : uint8_t {
   Exception,   // a device exception; the faulting instruction did not execute
   Halted,      // Debug Module: a warp halted on EBREAK, or nothing can run and some active warp is halted
   Trigger,     // the warp trigger fired (set_trigger)
-  Watch,       // an instruction accessed a watched range (set_watchpoints); take_watch_hits()
+  Watch,       // an instruction that retired touched a watched range (set_watchpoints, take_watch_hits)
   Drained,     // ResumeRequest::dispatch_new_units was false and no warp is left; the launch stays in flight
 };
 
@@ -81,26 +81,24 @@ class Machine {
   // the start of the next run()). Fails without changing anything when a launch is in flight or
   // the request does not fit this device.
   Result<void> start_resume(const ResumeRequest& request);
-  void set_trigger(const WarpTrigger& t) {
-    trigger_ = t;
-    trigger_before_ = t.before;
+  void set_trigger(const WarpTrigger& t);
+  void clear_trigger();
+  // Going on past a breakpoint stop without a re-launch: each warp executes its override's word
+  // instead of memory's the first time it runs at the override's pc (replacing an override of the
+  // same warp and pc).
+  void add_overrides(const std::vector<FetchOverride>& overrides);
+  bool restoring() const { return restore_phase_; }
+
+  // --- Watchpoints (docs/device.md) -----------------------------------------
+  // Replaces every watched range; fails, changing nothing, on a range that cannot be watched.
+  Result<void> set_watchpoints(const std::vector<WatchRange>& ranges);
+  // The hits of the last RunStop::Watch, handed over once.
+  std::vector<WatchHit> take_watch_hits();
+  // SC.W (exec_int.cpp): lane `lane` failed, so its store did not happen.
+  void note_sc_failed(uint32_t lane) {
+    if (watch_active_) [[unlikely]]
+      watch_drop_lane(lane);
   }
-  void clear_trigger() {
-    trigger_.reset();
-    trigger_before_ = false;
-  }
-  // Watchpoints (driver.hpp). Hits are collected in the data path and reported after the instruction.
-  void set_watchpoints(std::vector<WatchRange> ranges) {
-    watches_ = std::move(ranges);
-    watch_active_ = !watches_.empty();
-  }
-  std::vector<WatchHit> take_watch_hits() {
-    std::vector<WatchHit> out;
-    out.swap(watch_hits_);
-    return out;
-  }
-  // Warps that run a given word instead of the one in memory once (continuing past a breakpoint).
-  void add_overrides(const std::vector<FetchOverride>& o) { overrides_.insert(overrides_.end(), o.begin(), o.end()); }
   // VXR.RESUME (exec_vortex.cpp): the routine of an in-progress warp is done.
   Outcome resume_request(ExecCtx& c);
   // mcycle: warp instructions the launch in flight has retired, over every pass.
@@ -193,9 +191,23 @@ class Machine {
   void init_warp_for_dispatch(WarpState& w);
   RunResult run_restore_phase();
   std::string finish_restore();
-  bool trigger_fired(uint32_t c, uint32_t w) const;
-  bool trigger_before_fires(uint32_t c, uint32_t w) const;
-  void note_access(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, bool write, bool local);
+  // After warp (c, w) retired an instruction: an after-trigger fires, a before-trigger arms.
+  void check_trigger_after(uint32_t c, uint32_t w);
+  // Before warp (c, w) executes its next instruction, when stop_pending_: what to report, or Idle.
+  RunStop pending_stop(uint32_t c, uint32_t w);
+  void refresh_stop_pending() { stop_pending_ = trigger_pending_ || before_armed_ || watch_fired_; }
+  void arm_before_trigger() {
+    before_armed_ = trigger_ && trigger_->before;
+    refresh_stop_pending();
+  }
+  void watch_access(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, uint8_t kind, bool local);
+  void watch_drop_lane(uint32_t lane);
+  // The current instruction retired: its accesses become hits (pending until the next stop check).
+  void watch_end_instruction();
+  // The current instruction did not retire (or was the debugger's): its accesses are forgotten.
+  void watch_discard_instruction();
+  // Forgets everything not yet reported.
+  void watch_discard_pending();
 
   DeviceConfig cfg_;
   RunOptions opts_;
@@ -226,12 +238,25 @@ class Machine {
   std::vector<FetchOverride> overrides_;
   std::optional<WarpTrigger> trigger_;
   bool trigger_pending_ = false;  // fired; run() returns before the next instruction
-  bool trigger_before_ = false;   // trigger_ is a before-trigger
+  bool before_armed_ = false;     // a before-trigger may fire before some next instruction
+  // Something to report or check before the next instruction: the one flag run() tests per instruction.
+  bool stop_pending_ = false;
+
+  // Watchpoints. watch_active_ is the data path's one test when nothing is watched.
+  struct WatchAccess {
+    uint32_t range;  // index into watches_
+    uint32_t lane;
+    uint32_t addr;
+    uint8_t kind;
+  };
   std::vector<WatchRange> watches_;
   bool watch_active_ = false;
-  std::vector<WatchHit> watch_step_hits_;  // the instruction being executed
-  std::vector<WatchHit> watch_hits_;       // reported by the last Watch stop
-  bool watch_pending_ = false;             // run() returns Watch before the next instruction
+  bool watch_fired_ = false;                    // accesses or hits wait for the next stop check
+  std::vector<WatchAccess> watch_accesses_;     // the current instruction's accesses to watched ranges
+  std::vector<std::pair<uint32_t, std::vector<uint8_t>>> watch_old_;  // range index, bytes before it
+  uint32_t watch_core_ = 0, watch_slot_ = 0, watch_pc_ = 0;
+  std::vector<WatchHit> watch_pending_;  // hits of retired instructions, not yet reported
+  std::vector<WatchHit> watch_hits_;     // reported by the last RunStop::Watch
 
   // Derived, never persisted.
   std::vector<uint32_t> ready_;        // per core: warps that are active, not waiting and not halted

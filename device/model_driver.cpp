@@ -21,8 +21,8 @@ const char* event_kind_name(EventKind k) {
     case EventKind::CommandError: return "command error";
     case EventKind::Halted: return "halted";
     case EventKind::Trigger: return "trigger";
-    case EventKind::Watch: return "watch";
     case EventKind::Drained: return "drained";
+    case EventKind::Watch: return "watch";
   }
   return "unknown";
 }
@@ -130,8 +130,8 @@ class ModelDevice final : public Driver {
         }
         if (r.stop == RunStop::Halted) return DeviceEvent{EventKind::Halted, s.id, {}, {}};
         if (r.stop == RunStop::Trigger) return DeviceEvent{EventKind::Trigger, s.id, {}, {}};
-        if (r.stop == RunStop::Watch) return DeviceEvent{EventKind::Watch, s.id, {}, {}};
         if (r.stop == RunStop::Drained) return DeviceEvent{EventKind::Drained, s.id, {}, {}};
+        if (r.stop == RunStop::Watch) return DeviceEvent{EventKind::Watch, s.id, {}, {}};
         continue;  // LaunchDone: the buffer goes on
       }
       std::string error;
@@ -179,40 +179,41 @@ class ModelDevice final : public Driver {
   }
   void clear_warp_trigger() override { m_.clear_trigger(); }
 
-  Result<WarpState> peek_warp(uint32_t core, uint32_t slot) override {
-    if (!m_.launch_active()) return make_error("peek_warp: no launch is in flight");
-    if (core >= m_.num_cores() || slot >= m_.config().warps)
-      return make_error("peek_warp: core " + std::to_string(core) + " slot " + std::to_string(slot) + " does not exist");
-    return m_.core(core).warps[slot];
-  }
-
   Result<void> set_watchpoints(const std::vector<WatchRange>& ranges) override {
-    for (const WatchRange& w : ranges) {
-      if (w.len == 0 || w.len > 4096)
-        return make_error("set_watchpoints: a watched range is 1 to 4096 bytes (range " + std::to_string(w.id) + " has " +
-                          std::to_string(w.len) + ")");
-      if (uint64_t(w.addr) + w.len > (1ull << 32))
-        return make_error("set_watchpoints: range " + std::to_string(w.id) + " at " + hex(w.addr) +
-                          " runs past the end of the address space");
-      if (!(w.kind & (kWatchRead | kWatchWrite)))
-        return make_error("set_watchpoints: range " + std::to_string(w.id) + " watches neither reads nor writes");
-    }
-    m_.set_watchpoints(ranges);
+    if (auto r = m_.set_watchpoints(ranges); !r) return make_error("set_watchpoints: " + r.error().message);
     return {};
   }
   std::vector<WatchHit> take_watch_hits() override { return m_.take_watch_hits(); }
 
   Result<void> continue_past_breakpoint(const std::vector<FetchOverride>& overrides) override {
-    if (!halted_ || halted_event_.kind != EventKind::Exception || halted_event_.exception.cause != Cause::Breakpoint ||
-        !m_.launch_active())
-      return make_error("continue_past_breakpoint: the device is not stopped at a breakpoint");
-    for (const FetchOverride& o : overrides)
-      if (o.core >= m_.num_cores() || o.slot >= m_.config().warps)
-        return make_error("continue_past_breakpoint: core " + std::to_string(o.core) + " slot " +
-                          std::to_string(o.slot) + " does not exist");
+    if (!halted_ || halted_event_.kind != EventKind::Exception || halted_event_.exception.cause != Cause::Breakpoint)
+      return make_error(
+          "continue_past_breakpoint: the last event was not a breakpoint exception (EBREAK); it is only valid "
+          "right after wait() returned one, before abort() or another submit");
+    if (!m_.launch_active())
+      return make_error("continue_past_breakpoint: no launch is in flight");
+    for (const FetchOverride& o : overrides) {
+      if (o.core >= m_.num_cores() || o.slot >= m_.config().warps || !m_.core(o.core).warps[o.slot].active)
+        return make_error("continue_past_breakpoint: an override names core " + std::to_string(o.core) + " slot " +
+                          std::to_string(o.slot) + ", which holds no warp");
+      if (o.pc & 3)
+        return make_error("continue_past_breakpoint: override pc " + hex(o.pc) + " is not word aligned");
+    }
+    // The workload only latched the stop (halted_): the faulting EBREAK did not execute and nothing of the
+    // launch or the scheduler moved, so clearing the latch goes on exactly where it stopped.
     m_.add_overrides(overrides);
     halted_ = false;
     return {};
+  }
+
+  Result<WarpState> peek_warp(uint32_t core, uint32_t slot) override {
+    if (!m_.launch_active()) return make_error("peek_warp: no launch is in flight");
+    if (m_.restoring()) return make_error("peek_warp: the re-launch's thread-entry routine has not finished");
+    if (core >= m_.num_cores() || slot >= m_.config().warps)
+      return make_error("peek_warp: core " + std::to_string(core) + " slot " + std::to_string(slot) +
+                        " does not exist (the device has " + std::to_string(m_.num_cores()) + " cores of " +
+                        std::to_string(m_.config().warps) + " warp slots)");
+    return m_.core(core).warps[slot];
   }
 
   std::vector<ConsoleChunk> read_console() override { return m_.take_console(); }

@@ -642,3 +642,41 @@ TEST_CASE("the debugger's copies and instruction fetch never hit a watchpoint", 
   CHECK(hits[0].old_bytes == std::vector<uint8_t>(16, uint8_t(4)));
   CHECK(r.d->wait().kind == EventKind::Completed);
 }
+
+TEST_CASE("a global watch sees accesses through a memory window at their translated address", "[watch]") {
+  Setup s;
+  constexpr uint32_t kVirtual = 0x40000000;  // unmapped: only the window makes it reachable
+  s.kernel = with_prologue({rv::lui(t2, kVirtual >> 12), rv::sw(t0, t2, 8), rv::ret()});
+  auto opened = open_model_device(s.cfg, RunOptions{s.seed, 0});
+  REQUIRE(opened.ok());
+  auto d = std::move(opened).value();
+  REQUIRE(d->mem_reserve(kImage, 0x1000).ok());
+  auto words = windowed_image(s.kernel, kKernelOffset);
+  REQUIRE(d->copy_to_device(kImage, {reinterpret_cast<const uint8_t*>(words.data()), words.size() * 4}).ok());
+  auto buf = d->mem_alloc(kBufBytes);
+  REQUIRE(buf.ok());
+  const uint32_t target = *buf + 2048;
+  REQUIRE(d->set_watchpoints({WatchRange{1, target + 8, 4}, WatchRange{2, kVirtual + 8, 4}}).ok());
+  CommandBufferBuilder b;
+  b.write_reg64(kCmpWindowBase0, kVirtual);
+  b.write_reg64(kCmpWindowTarget0, target);
+  b.write_reg64(kCmpWindowMode0, cmp_window_mode(true, WindowMode::Shared, kWindowRead | kWindowWrite, 0x1000));
+  GridLaunch l;
+  l.start_pc = kImage;
+  l.entry_pc = kKernel;
+  l.block = {4, 1, 1};
+  b.launch_grid(l).finish();
+  REQUIRE(d->submit(b.bytes()).ok());
+  DeviceEvent ev = d->wait();
+  INFO(describe(ev));
+  REQUIRE(ev.kind == EventKind::Watch);
+  auto hits = d->take_watch_hits();
+  REQUIRE(hits.size() == 1);
+  CHECK(hits[0].id == 1);
+  CHECK(hits[0].addr == target + 8);
+  CHECK(hits[0].lanes == 0xfu);
+  CHECK(d->wait().kind == EventKind::Completed);
+  uint32_t v = 0;
+  REQUIRE(d->copy_from_device(target + 8, {reinterpret_cast<uint8_t*>(&v), 4}).ok());
+  CHECK(v == 3);  // the highest lane's index
+}

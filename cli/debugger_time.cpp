@@ -211,8 +211,8 @@ void Debugger::cmd_goto(Args a) {
     auto n = parse_u32(arg);
     if (!n) return usage("goto: expected a checkpoint number, \"start\" or \"end\": " + n.error().message);
     ev = timeline_.goto_mark(*n);
-    if (ev && ev->reason != StopReason::Breakpoint && ev->reason != StopReason::Exception &&
-        ev->reason != StopReason::Assertion && ev->reason != StopReason::Watchdog)
+    if (ev && ev->reason != StopReason::Exception && ev->reason != StopReason::Assertion &&
+        ev->reason != StopReason::Watchdog)
       title = "Checkpoint " + std::to_string(*n);
   }
   if (ev && arg == "start") title = "Start of launch " + std::to_string(ev->launch);

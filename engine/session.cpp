@@ -710,7 +710,8 @@ struct Session::Impl {
   void describe(StopEvent& ev, const DeviceException& exc, bool count_hits) {
     const uint32_t nc = uint32_t(ctx.cores.size());
     if (ev.reason == StopReason::Breakpoint) {
-      if (exc.core < nc && exc.warp < ctx.cores[exc.core].warps.size() && ctx.cores[exc.core].warps[exc.warp].active)
+      if (exc.cause == Cause::Breakpoint && exc.core < nc && exc.warp < ctx.cores[exc.core].warps.size() &&
+          ctx.cores[exc.core].warps[exc.warp].active)
         add_hit(ev, exc.core, exc.warp);
       for (uint32_t c = 0; c < nc; ++c)
         for (uint32_t w = 0; w < ctx.cores[c].warps.size(); ++w) {
@@ -790,6 +791,12 @@ struct Session::Impl {
     stop_rec.text = stop_reason_name(ev.reason);
     stop_rec.exception = checkpoint::ExceptionRecord{uint8_t(ev.exception.cause), ev.exception.pc, ev.exception.core,
                                                      ev.exception.warp, ev.exception.lane, ev.exception.addr};
+    if (ev.exception.cause == Cause::None && !ev.hits.empty()) {
+      // The warp that stopped (a breakpoint, step or watchpoint): goto N shows it again.
+      const WarpHit& h = ev.hits.front();
+      stop_rec.exception = checkpoint::ExceptionRecord{0, h.pc, h.warp.core, h.warp.slot,
+                                                       h.lanes ? uint32_t(std::countr_zero(h.lanes)) : 0u, 0};
+    }
     auto exists = store->has(key);
     if (!exists) return make_error("could not save the checkpoint " + key.to_string() + ": " + exists.error().message);
     if (*exists) {
@@ -1289,11 +1296,16 @@ struct Session::Impl {
     ev.pass = pass;
     ev.instructions = ctx.kernel_instructions;
     ev.watches = std::move(watch);
-    if (as == StopReason::Step && focus) add_hit(ev, focus->core, focus->slot);
+    if ((as == StopReason::Step || as == StopReason::Breakpoint) && focus && focus->core < ctx.cores.size() &&
+        focus->slot < ctx.cores[focus->core].warps.size() && ctx.cores[focus->core].warps[focus->slot].active)
+      add_hit(ev, focus->core, focus->slot);
     if (as == StopReason::HistoryStart && focus) add_hit(ev, focus->core, focus->slot);
     if (as == StopReason::Exception || as == StopReason::Assertion || as == StopReason::Watchdog)
       ev.exception = last.exception;
     describe(ev, ev.exception, false);
+    if (ev.hits.empty() && focus && focus->core < ctx.cores.size() && focus->slot < ctx.cores[focus->core].warps.size() &&
+        ctx.cores[focus->core].warps[focus->slot].active)
+      add_hit(ev, focus->core, focus->slot);
     last = ev;
     return ev;
   }
@@ -1668,6 +1680,7 @@ Result<std::vector<Mark>> Session::marks() {
     mk.when = TimePoint{key.launch, key.instret};
     mk.reason = reason_of(rec);
     mk.text = rec.text;
+    mk.warp = WarpId{rec.exception.core, rec.exception.warp};
     out.push_back(std::move(mk));
   }
   return out;
@@ -1693,9 +1706,16 @@ Result<void> Session::mark(const std::string& text) {
 }
 
 std::optional<TimePoint> Session::frontier(uint32_t launch) const {
+  std::optional<TimePoint> out;
   auto it = impl_->reached.find(launch);
-  if (it == impl_->reached.end()) return std::nullopt;
-  return TimePoint{launch, it->second};
+  if (it != impl_->reached.end()) out = TimePoint{launch, it->second};
+  // A recording reopened: the furthest point its checkpoints reach.
+  if (impl_->store && launch) {
+    auto last = impl_->store->at_or_before(checkpoint::TimeKey{launch, UINT64_MAX});
+    if (last && *last && (*last)->launch == launch && (!out || out->instret < (*last)->instret))
+      out = TimePoint{launch, (*last)->instret};
+  }
+  return out;
 }
 
 uint32_t Session::launches_started() const { return uint32_t(impl_->launch_entry.size()); }

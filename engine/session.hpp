@@ -156,6 +156,7 @@ struct Mark {
   TimePoint when;
   StopReason reason = StopReason::InstructionCount;
   std::string text;
+  WarpId warp;  // the warp that stopped (or faulted) there
 };
 
 struct WatchSpec {

@@ -312,8 +312,8 @@ Result<StopEvent> Timeline::goto_mark(size_t number) {
                       std::to_string(m->size()) + ")");
   const engine::Mark& mk = (*m)[number - 1];
   StopReason as = mk.reason;
-  if (as == StopReason::Step || as == StopReason::Watchpoint) as = StopReason::InstructionCount;
-  return s_.seek(mk.when, as);
+  if (as == StopReason::Watchpoint) as = StopReason::Step;
+  return s_.seek(mk.when, as, mk.warp);
 }
 
 Result<StopEvent> Timeline::goto_start() {

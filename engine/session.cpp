@@ -170,12 +170,16 @@ struct Session::Impl {
 
   // One entry of the workload's plan: the host's operations in the order the device saw them. The
   // session applies them in order; a move back in time sets the cursor back and applies them again.
+  // Once recorded, an entry's data lives in the store, not in memory: `resident` says whether data
+  // (a copy's bytes) or seg.commands (a piece's) are here; blobs name them in the store.
   struct PlanEntry {
     checkpoint::HostOpKind kind = checkpoint::HostOpKind::Copy;
     uint32_t addr = 0;
     uint64_t size = 0;
     std::vector<uint8_t> data;  // Copy
-    Segment seg;                // Submit: one piece
+    Segment seg;                // Submit: one piece (seg.launches stays when the commands go)
+    std::vector<checkpoint::PageHash> blobs;
+    bool resident = true;
   };
 
   Impl(Driver& d, const SessionOptions& o) : dev(d), opts(o), host_driver(*this) {}
@@ -248,8 +252,46 @@ struct Session::Impl {
   void insert_applied(PlanEntry e) {
     plan.insert(plan.begin() + std::ptrdiff_t(cursor), std::move(e));
     record(plan[cursor]);
+    if (!store) drop(plan[cursor]);  // nothing can go back to it
     ++cursor;
     applied = cursor;
+  }
+
+  void drop(PlanEntry& e) {
+    if (e.kind != checkpoint::HostOpKind::Copy && e.kind != checkpoint::HostOpKind::Submit) return;
+    std::vector<uint8_t>().swap(e.data);
+    std::vector<Command>().swap(e.seg.commands);
+    e.resident = false;
+  }
+
+  // Brings a recorded entry's data back from the store (a move back in time applies it again).
+  Result<void> make_resident(PlanEntry& e) {
+    if (e.resident) return {};
+    if (!store || e.blobs.empty()) return make_error("internal error: a host operation's data is neither kept nor recorded");
+    std::vector<uint8_t> bytes;
+    for (const checkpoint::PageHash& h : e.blobs) {
+      // Not written yet (it goes with the next checkpoint), or in the store.
+      auto pending = std::find_if(unrecorded_blobs.begin(), unrecorded_blobs.end(),
+                                  [&](const checkpoint::PageData& p) { return p.hash == h; });
+      if (pending != unrecorded_blobs.end()) {
+        bytes.insert(bytes.end(), pending->bytes.begin(), pending->bytes.end());
+        continue;
+      }
+      auto b = store->read_page(h);
+      if (!b) return make_error("reading a recorded host operation: " + b.error().message);
+      bytes.insert(bytes.end(), b->begin(), b->end());
+    }
+    if (e.kind == checkpoint::HostOpKind::Copy) {
+      e.data = std::move(bytes);
+    } else {
+      auto pieces = split(bytes);
+      if (!pieces || pieces->size() != 1)
+        return make_error("a recorded command buffer is not one piece this build accepts" +
+                          (pieces ? std::string() : ": " + pieces.error().message));
+      e.seg.commands = std::move(pieces->front().commands);
+    }
+    e.resident = true;
+    return {};
   }
 
   Result<uint32_t> host_alloc(uint64_t size) {
@@ -327,7 +369,8 @@ struct Session::Impl {
   }
 
   // --- Recording ------------------------------------------------------------------------------
-  void add_blob_op(checkpoint::HostOpKind kind, uint64_t addr, std::span<const uint8_t> data, std::string name = {}) {
+  checkpoint::PageHash add_blob_op(checkpoint::HostOpKind kind, uint64_t addr, std::span<const uint8_t> data,
+                                   std::string name = {}) {
     checkpoint::PageData pd = checkpoint::make_page(std::vector<uint8_t>(data.begin(), data.end()));
     checkpoint::HostOpRecord op;
     op.kind = kind;
@@ -336,23 +379,25 @@ struct Session::Impl {
     op.data = checkpoint::BlobRef{uint32_t(data.size()), pd.hash};
     op.name = std::move(name);
     unrecorded.push_back(std::move(op));
+    const checkpoint::PageHash hash = pd.hash;
     if (!stored_pages.count(pd.hash)) unrecorded_blobs.push_back(std::move(pd));
+    return hash;
   }
 
   // Records an entry applied for the first time (the recording is the plan in the order it ran).
-  void record(const PlanEntry& e) {
+  void record(PlanEntry& e) {
     if (!store || opts.replay || opts.read_only) return;
     using K = checkpoint::HostOpKind;
     switch (e.kind) {
       case K::Copy:
         for (uint64_t off = 0; off < e.data.size(); off += kMaxOpData) {
           uint64_t n = std::min<uint64_t>(kMaxOpData, e.data.size() - off);
-          add_blob_op(K::Copy, e.addr + off, std::span<const uint8_t>(e.data).subspan(off, n));
+          e.blobs.push_back(add_blob_op(K::Copy, e.addr + off, std::span<const uint8_t>(e.data).subspan(off, n)));
         }
         break;
       case K::Submit: {
         auto bytes = encode(e.seg.commands);
-        add_blob_op(K::Submit, 0, bytes);
+        e.blobs.push_back(add_blob_op(K::Submit, 0, bytes));
         break;
       }
       default: {
@@ -372,6 +417,9 @@ struct Session::Impl {
     for (const auto& b : unrecorded_blobs) stored_pages.insert(b.hash);
     unrecorded.clear();
     unrecorded_blobs.clear();
+    // What is recorded need not stay in memory: a move back reads it from the store.
+    for (size_t i = 0; i < cursor && i < plan.size(); ++i)
+      if (plan[i].resident && !plan[i].blobs.empty()) drop(plan[i]);
     return {};
   }
 
@@ -390,12 +438,11 @@ struct Session::Impl {
       switch (op.kind) {
         case K::Symbols: continue;
         case K::HostEnd: host_done = true; continue;
-        case K::Copy: {
-          auto bytes = store->read_page(op.data.hash);
-          if (!bytes) return make_error(what + ": " + bytes.error().message);
-          e.data = std::move(*bytes);
+        case K::Copy:
+          // Read when it is applied.
+          e.blobs = {op.data.hash};
+          e.resident = false;
           break;
-        }
         case K::Submit: {
           auto bytes = store->read_page(op.data.hash);
           if (!bytes) return make_error(what + ": " + bytes.error().message);
@@ -403,6 +450,7 @@ struct Session::Impl {
           if (!pieces) return make_error(what + " is not a command buffer this build accepts: " + pieces.error().message);
           if (pieces->size() != 1) return make_error(what + " holds " + std::to_string(pieces->size()) + " pieces, not one");
           e.seg = std::move(pieces->front());
+          e.blobs = {op.data.hash};
           break;
         }
         default: break;
@@ -419,6 +467,7 @@ struct Session::Impl {
         launch_entry.push_back(i);
         launch_regs.push_back(regs);
       }
+      drop(plan[i]);
     }
     return {};
   }
@@ -436,8 +485,10 @@ struct Session::Impl {
   }
 
   // Applies plan entry `cursor` (not a piece: those are submitted by run()).
-  Result<void> apply_memory_entry(const PlanEntry& e, bool first) {
+  Result<void> apply_memory_entry(PlanEntry& e, bool first) {
     using K = checkpoint::HostOpKind;
+    if (e.kind == K::Copy)
+      if (auto r = make_resident(e); !r) return r;
     switch (e.kind) {
       case K::Alloc:
         if (first) {
@@ -943,15 +994,18 @@ struct Session::Impl {
       if (e.kind != checkpoint::HostOpKind::Submit) {
         if (auto r = apply_memory_entry(e, first); !r) return r.error();
         if (first) record(e);
+        if (!store || !e.blobs.empty()) drop(e);
         ++cursor;
         applied = std::max(applied, cursor);
         continue;
       }
+      if (auto r = make_resident(e); !r) return r.error();
       for (const Command& c : e.seg.commands)
         if (c.op == CmdOp::WriteReg64) cmp_registers[c.inline_value] = c.payload.at(0);
       auto id = dev.submit(encode(e.seg.commands));
       if (!id) return make_error("the device rejected a command buffer: " + id.error().message);
       if (first) record(e);
+      if (!store || !e.blobs.empty()) drop(e);  // recorded (or nothing can go back to it)
       const size_t index = cursor++;
       applied = std::max(applied, cursor);
       if (e.seg.launches) {

@@ -506,3 +506,84 @@ TEST_CASE("property: stopping never changes the result", "[session][property]") 
   };
   vx::test::check_property("stopping never changes the result", kSeed, 12, 40, property);
 }
+
+TEST_CASE("time travel across launches: the host's operations between them are applied again", "[session][timetravel]") {
+  // A workload of two launches of sgemm with a host copy between them, as a host program runs it.
+  auto dir = std::filesystem::temp_directory_path() / ("vx-session-tt-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::vector<uint8_t> marker(64, 0x5a);
+  auto two_launches = [&](Driver& d, bool wait_between) -> std::pair<KernelImage, uint32_t> {
+    auto image = load_kernel_image(kExamples + "/sgemm.elf");
+    REQUIRE(image);
+    HostRuntime rt(d);
+    auto launch = resolve_grid_launch(*image, d.config(), {});
+    REQUIRE(launch);
+    REQUIRE(rt.load_image(*image));
+    auto scratch = d.mem_alloc(4096);
+    REQUIRE(scratch);
+    REQUIRE(rt.launch_grid(*launch));
+    if (wait_between) {
+      DeviceEvent e = d.wait();
+      REQUIRE(e.kind == EventKind::Completed);
+    }
+    REQUIRE(d.copy_to_device(*scratch, marker));
+    REQUIRE(rt.launch_grid(*launch));
+    return {*image, *scratch};
+  };
+  // The undisturbed run.
+  auto ref = open(k1x1x4x4, 4);
+  auto [img, scratch] = two_launches(*ref, true);
+  REQUIRE(ref->wait().kind == EventKind::Completed);
+  const uint64_t per_launch = ref->stats().instructions / 2;
+  std::vector<uint8_t> want_scratch(64);
+  REQUIRE(ref->copy_from_device(scratch, want_scratch));
+  auto want = memory_of(
+      [&](uint32_t a, uint32_t n) {
+        std::vector<uint8_t> b(n);
+        REQUIRE(ref->copy_from_device(a, b));
+        return b;
+      },
+      img, ref->config(), false);
+
+  auto dev = open(k1x1x4x4, 4);
+  SessionOptions so;
+  so.store_dir = dir.string();
+  so.store_sync = false;
+  so.checkpoint_interval = 4096;
+  auto made = Session::create(*dev, so);
+  REQUIRE(made);
+  Session& s = **made;
+  // The host waits for launch 1 (the session runs it), then copies and launches again.
+  auto [img2, scratch2] = two_launches(s.host(), true);
+  REQUIRE(scratch2 == scratch);
+  auto stop = s.run_to(per_launch / 2);
+  REQUIRE(stop);
+  REQUIRE(stop->launch == 2);
+  // Back into launch 1, then forward again through the copy and all of launch 2.
+  auto back = s.seek(TimePoint{1, per_launch / 3});
+  REQUIRE(back);
+  CHECK(back->launch == 1);
+  CHECK(back->instructions == per_launch / 3);
+  CHECK(s.now() == TimePoint{1, per_launch / 3});
+  auto end = s.resume();
+  REQUIRE(end);
+  REQUIRE(end->reason == StopReason::Exited);
+  auto got = memory_of(
+      [&](uint32_t a, uint32_t n) {
+        auto b = s.read_memory(a, n);
+        REQUIRE(b);
+        return *b;
+      },
+      img, dev->config(), false);
+  CHECK(got == want);
+  auto got_scratch = s.read_memory(scratch, 64);
+  REQUIRE(got_scratch);
+  CHECK(*got_scratch == want_scratch);
+  // Launch 2's start is a checkpoint; every key is in time order, once.
+  auto keys = s.store()->list();
+  REQUIRE(keys);
+  CHECK(std::is_sorted(keys->begin(), keys->end()));
+  CHECK(std::adjacent_find(keys->begin(), keys->end()) == keys->end());
+  CHECK(std::find(keys->begin(), keys->end(), checkpoint::TimeKey{2, 0}) != keys->end());
+  std::filesystem::remove_all(dir);
+}

@@ -991,14 +991,7 @@ void Debugger::info_breakpoints() {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& [id, b] : bps_) {
     if (b.watch_kind) {
-      text += pad(std::to_string(id), 5) +
-              pad(b.watch_command == "rwatch" ? "read watchpoint" : b.watch_command == "awatch" ? "acc watchpoint" : "hw watchpoint", 17) +
-              pad(b.enabled ? "y" : "n", 5) + b.location + "\n";
-      if (b.condition) text += "\tstop only if " + b.condition->text() + "\n";
-      if (b.hits) text += "\twatchpoint already hit " + std::to_string(b.hits) + (b.hits == 1 ? " time\n" : " times\n");
-      list.push_back({{"id", id}, {"type", b.watch_command}, {"location", b.location}, {"address", b.watch.addr},
-                      {"length", b.watch.len}, {"enabled", b.enabled}, {"hits", b.hits},
-                      {"condition", b.condition ? nlohmann::json(b.condition->text()) : nlohmann::json(nullptr)}});
+      describe_watchpoint(b, &text, &list);
       continue;
     }
     std::string what = b.location;

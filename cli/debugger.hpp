@@ -92,6 +92,7 @@ class Debugger {
   void cmd_when(Args a);
   void cmd_watch(const std::string& name, Args a);
   void info_watchpoints();
+  void describe_watchpoint(const UserBreakpoint& b, std::string* text, nlohmann::json* list) const;
   // Reports the stop a time move reached (or its error).
   void report_move(Result<engine::StopEvent> ev, const std::string& title = "");
   // Whether a breakpoint or watchpoint hit found going backwards counts (conditions, changed values).

@@ -402,16 +402,21 @@ void Debugger::info_watchpoints() {
   for (const auto& [id, b] : bps_) {
     if (!b.watch_kind) continue;
     if (text.empty()) text = "Num  Type             Enb  What\n";
-    text += pad(std::to_string(id), 5) +
-            pad(b.watch_command == "rwatch" ? "read watchpoint" : b.watch_command == "awatch" ? "acc watchpoint" : "hw watchpoint", 17) +
-            pad(b.enabled ? "y" : "n", 5) + b.location + "\n";
-    if (b.condition) text += "\tstop only if " + b.condition->text() + "\n";
-    if (b.hits) text += "\twatchpoint already hit " + std::to_string(b.hits) + (b.hits == 1 ? " time\n" : " times\n");
-    list.push_back({{"id", id}, {"type", b.watch_command}, {"location", b.location}, {"address", b.watch.addr},
-                    {"length", b.watch.len}, {"enabled", b.enabled}, {"hits", b.hits}});
+    describe_watchpoint(b, &text, &list);
   }
   if (text.empty()) text = "No watchpoints.";
   out(text, {{"watchpoints", list}});
+}
+
+void Debugger::describe_watchpoint(const UserBreakpoint& b, std::string* text, nlohmann::json* list) const {
+  *text += pad(std::to_string(b.id), 5) +
+           pad(b.watch_command == "rwatch" ? "read watchpoint" : b.watch_command == "awatch" ? "acc watchpoint" : "hw watchpoint", 17) +
+           pad(b.enabled ? "y" : "n", 5) + b.location + "\n";
+  if (b.condition) *text += "\tstop only if " + b.condition->text() + "\n";
+  if (b.hits) *text += "\twatchpoint already hit " + std::to_string(b.hits) + (b.hits == 1 ? " time\n" : " times\n");
+  list->push_back({{"id", b.id}, {"type", b.watch_command}, {"location", b.location}, {"address", b.watch.addr},
+                   {"length", b.watch.len}, {"enabled", b.enabled}, {"hits", b.hits},
+                   {"condition", b.condition ? nlohmann::json(b.condition->text()) : nlohmann::json(nullptr)}});
 }
 
 std::string Debugger::format_watch_value(const UserBreakpoint& b, const std::vector<uint8_t>& bytes) const {

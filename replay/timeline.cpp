@@ -29,6 +29,25 @@ Result<std::optional<checkpoint::TimeKey>> key_before(checkpoint::Store& store, 
   return store.at_or_before(probe);
 }
 
+// The checkpoint record's warp in `warp`'s slot when it holds CTA `cta` (else nullptr).
+const checkpoint::WarpRecord* warp_in(const checkpoint::CheckpointRecord& rec, WarpId warp, uint32_t cta) {
+  for (const auto& w : rec.warps)
+    if (w.core == warp.core && w.slot == warp.slot && w.active && w.cta_linear == cta) return &w;
+  return nullptr;
+}
+
+// The checkpoint before `probe` in the same launch, read; nullopt when there is none.
+Result<std::optional<std::pair<TimePoint, checkpoint::CheckpointRecord>>> earlier(checkpoint::Store& store,
+                                                                                   TimePoint probe) {
+  using Out = std::optional<std::pair<TimePoint, checkpoint::CheckpointRecord>>;
+  auto key = key_before(store, probe);
+  if (!key) return key.error();
+  if (!*key || (*key)->launch != probe.launch) return Out();
+  auto rec = store.get(**key);
+  if (!rec) return rec.error();
+  return Out(std::pair{TimePoint{(*key)->launch, (*key)->instret}, std::move(*rec)});
+}
+
 }  // namespace
 
 Timeline::Timeline(engine::Session& session, const engine::Symbols* symbols) : s_(session), sym_(symbols) {}
@@ -49,16 +68,12 @@ Result<StopEvent> Timeline::reverse_stepi(WarpId warp, uint32_t) {
   // The latest checkpoint before now where the warp had not retired instruction n yet.
   TimePoint probe = now;
   for (;;) {
-    auto key = key_before(*s_.store(), probe);
-    if (!key) return key.error();
-    if (!*key || (*key)->launch != now.launch) break;
-    probe = TimePoint{(*key)->launch, (*key)->instret};
-    auto rec = s_.store()->get(**key);
-    if (!rec) return rec.error();
-    bool usable = true;
-    for (const auto& w : rec->warps)
-      if (w.core == warp.core && w.slot == warp.slot && w.active && w.cta_linear == cta && w.instret >= n) usable = false;
-    if (!usable) continue;
+    auto prev = earlier(*s_.store(), probe);
+    if (!prev) return prev.error();
+    if (!*prev) break;
+    probe = (*prev)->first;
+    const checkpoint::WarpRecord* w = warp_in((*prev)->second, warp, cta);
+    if (w && w->instret >= n) continue;
     if (auto r = s_.seek(probe); !r) return r.error();
     auto ev = s_.run_until_warp(warp, cta, n, now.instret);
     if (!ev) return ev.error();
@@ -80,16 +95,12 @@ Result<std::vector<TraceEntry>> Timeline::trace_back(
   std::vector<TraceEntry> trace;
   TimePoint probe = now;
   for (;;) {
-    auto key = key_before(*s_.store(), probe);
-    if (!key) return key.error();
-    if (!*key || (*key)->launch != now.launch) break;
-    probe = TimePoint{(*key)->launch, (*key)->instret};
+    auto prev = earlier(*s_.store(), probe);
+    if (!prev) return prev.error();
+    if (!*prev) break;
+    probe = (*prev)->first;
     // Whether the warp's CTA was already in the slot there: if not, the trace holds all its history.
-    auto rec = s_.store()->get(**key);
-    if (!rec) return rec.error();
-    bool held = false;
-    for (const auto& w : rec->warps)
-      if (w.core == warp.core && w.slot == warp.slot && w.active && w.cta_linear == cta) held = true;
+    const bool held = warp_in((*prev)->second, warp, cta) != nullptr;
     if (auto r = s_.seek(probe); !r) return r.error();
     engine::ScanRequest req;
     req.until = now.instret;

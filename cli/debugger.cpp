@@ -187,9 +187,17 @@ class Debugger::LaneEnv final : public ExprEnv {
 // --- Construction and dispatch ----------------------------------------------------------------------
 
 Debugger::Debugger(engine::Session& session, const engine::Symbols* symbols, const GridLaunch& launch, Sink& sink)
-    : s_(session), sym_(symbols), timeline_(session, symbols), launch_(launch), sink_(sink) {}
+    : s_(session), sym_(symbols), timeline_(session, symbols), launch_(launch), sink_(sink) {
+  // Breakpoint conditions are decided where the hit happens: a false one costs no stop.
+  s_.set_breakpoint_filter([this](const StopEvent& hit) {
+    scanning_ = true;
+    pending_bps_ = filter_breakpoint_stop(hit, true);
+    scanning_ = false;
+    return !pending_bps_.empty();
+  });
+}
 
-Debugger::~Debugger() = default;
+Debugger::~Debugger() { s_.set_breakpoint_filter(nullptr); }
 
 void Debugger::out(const std::string& text, const nlohmann::json& data) { sink_.output(command_, text, data); }
 void Debugger::err(const std::string& message) {
@@ -618,9 +626,9 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
         continue;  // no watched value changed, or every condition is false: go on
       }
       if (ev->reason != StopReason::Breakpoint) break;
-      bps = filter_breakpoint_stop(*ev);
+      // The engine asked the breakpoint filter at the hit (the constructor's): its answer stands.
+      bps = pending_bps_;
       if (!bps.empty()) break;
-      // Every hit breakpoint's condition is false in every lane: go on with the same request.
     }
     if (!ev) {
       err(ev.error().message);

@@ -157,6 +157,7 @@ class Debugger {
   const engine::Symbols* sym_;
   replay::Timeline timeline_;
   bool scanning_ = false;  // a reverse move is looking at a hit: the context is the hit's, not a stop's
+  std::vector<int> pending_bps_;  // the breakpoints the last hit stops for (the engine's filter)
   std::vector<StopView::Watch> last_watches_;  // the current stop's watch report
   GridLaunch launch_;
   Sink& sink_;

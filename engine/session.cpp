@@ -190,6 +190,7 @@ struct Session::Impl {
   std::optional<checkpoint::Store> store;
   std::atomic<bool> interrupted{false};
   std::function<void(uint32_t, uint64_t)> progress;
+  std::function<bool(const StopEvent&)> breakpoint_filter;  // false: the hit does not stop
 
   // The workload.
   std::map<uint32_t, uint64_t> regions;  // memory the host allocated or reserved
@@ -1187,7 +1188,32 @@ struct Session::Impl {
           if (mode.quiet()) continue;  // scans read hits themselves
           return stop(StopReason::Watchpoint, {}, std::move(w));
         }
-        case EventKind::Exception: return on_exception(e);
+        case EventKind::Exception: {
+          // A breakpoint hit the front end does not want (a false condition) costs no stop: the
+          // device goes on in place.
+          if (breakpoint_filter && !quiet && e.exception.cause == Cause::Breakpoint && planted.count(e.exception.pc)) {
+            auto saved = dev.save_context();
+            if (!saved) return saved.error();
+            ctx = std::move(saved).value();
+            StopEvent hit;
+            hit.reason = StopReason::Breakpoint;
+            hit.launch = launch;
+            hit.pass = pass;
+            hit.instructions = ctx.kernel_instructions;
+            hit.exception = e.exception;
+            describe(hit, e.exception, false);
+            if (!breakpoint_filter(hit)) {
+              std::vector<FetchOverride> ov;
+              for (const WarpHit& h : hit.hits)
+                if (auto p = planted.find(h.pc); p != planted.end())
+                  ov.push_back(FetchOverride{h.warp.core, h.warp.slot, h.pc, p->second});
+              if (auto r = dev.continue_past_breakpoint(ov); !r) return r.error();
+              ++st.filtered_hits;
+              continue;
+            }
+          }
+          return on_exception(e);
+        }
         case EventKind::Drained: {
           // The patent's variant: the warps in progress are done; now the rest of the launch.
           account_pass();
@@ -1679,6 +1705,10 @@ Result<StopEvent> Session::run_to(uint64_t count) {
 
 void Session::interrupt() { impl_->interrupted = true; }
 void Session::set_progress(std::function<void(uint32_t, uint64_t)> hook) { impl_->progress = std::move(hook); }
+void Session::set_breakpoint_filter(std::function<bool(const StopEvent&)> filter) {
+  impl_->breakpoint_filter = std::move(filter);
+}
+bool Session::evaluating_hit() const { return impl_->phase == Impl::Phase::Running; }
 bool Session::stopped() const { return impl_->phase == Impl::Phase::Stopped; }
 const StopEvent& Session::last_stop() const { return impl_->last; }
 const DeviceContext& Session::context() const { return impl_->ctx; }

@@ -174,6 +174,7 @@ struct SessionStats {
   uint64_t launch_instructions = 0;    // instructions the launches have retired (their own count)
   uint32_t passes = 0;                 // every launch's first pass included
   uint32_t stops = 0;
+  uint64_t filtered_hits = 0;          // breakpoint hits a filter dropped without stopping
   uint64_t checkpoints = 0;
   uint64_t bytes_stored = 0;           // bytes written to the store (pages and records, compressed)
   // instructions / launch_instructions: 1.0 when nothing ran twice.
@@ -223,6 +224,11 @@ class Session {
   // with the pass and the launch's instruction count: front ends print console output as it comes
   // (take_console) and progress. Empty: none.
   void set_progress(std::function<void(uint32_t pass, uint64_t instructions)> hook);
+  // Decides, during a run, whether a breakpoint hit stops (true) or the run goes on in place with
+  // no stop, no checkpoint and no re-launch (false): breakpoint conditions. context() holds the state
+  // at the hit while it runs (evaluating_hit() is true then). Empty: every hit stops.
+  void set_breakpoint_filter(std::function<bool(const StopEvent&)> filter);
+  bool evaluating_hit() const;
 
   // --- State at the current stop ------------------------------------------------------------
   bool stopped() const;                // a launch is stopped (its state is readable)

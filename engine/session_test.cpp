@@ -587,3 +587,33 @@ TEST_CASE("time travel across launches: the host's operations between them are a
   CHECK(std::find(keys->begin(), keys->end(), checkpoint::TimeKey{2, 0}) != keys->end());
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a breakpoint filter that drops hits costs no stop, and the kept hit is the undisturbed state", "[session]") {
+  const std::string kernel = "reduce";
+  Undisturbed u = undisturbed(k1x1x4x4, 1, kernel);
+  Debugged d(k1x1x4x4, 1, kernel);
+  REQUIRE(d.img.launch);
+  REQUIRE(d.s->add_breakpoint(d.img.launch->entry));
+  // Keep only the third hit; the filter sees the hit's state in context().
+  uint32_t seen = 0;
+  std::vector<uint64_t> at;
+  d.s->set_breakpoint_filter([&](const StopEvent& hit) {
+    CHECK(d.s->evaluating_hit());
+    CHECK(d.s->context().kernel_instructions == hit.instructions);
+    at.push_back(hit.instructions);
+    return ++seen == 3;
+  });
+  StopEvent ev = d.go(d.s->resume());
+  REQUIRE(ev.reason == StopReason::Breakpoint);
+  REQUIRE(seen == 3);
+  CHECK(ev.instructions == at.back());
+  Reference ref(k1x1x4x4, 1, kernel);
+  check_same_state(d.s->context(), ref.state_at(ev.instructions));
+  CHECK(d.s->stats().filtered_hits == 2);
+  CHECK(d.s->stats().passes == 1);
+  StopEvent end = d.go(d.s->resume());
+  REQUIRE(end.reason == StopReason::Exited);
+  CHECK(d.memory(false) == u.memory);
+  CHECK(d.console == u.console);
+  CHECK(d.s->stats().instructions == u.instructions);
+}

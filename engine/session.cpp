@@ -1034,10 +1034,10 @@ struct Session::Impl {
     bool step_armed = false;
     if (phase == Phase::Stopped) {
       if (fatal) {
+        // The stop stays as it is: inspectable, and a point time travel can leave and reach again.
         if (mode.quiet()) return make_error("the launch cannot go on past this point (it stopped on a fault)");
-        phase = Phase::Dead;
-        return killed("the kernel stopped on " + std::string(cause_name(last.exception.cause)) +
-                      " and cannot go on");
+        return make_error("The kernel stopped on " + std::string(cause_name(last.exception.cause)) +
+                          " and cannot go on; the stop stays inspectable (reverse commands go back in time).");
       }
       if (last.reason == StopReason::Assertion || last.reason == StopReason::Exception) {
         // Go past the kernel's own EBREAK (the only exception that is not fatal).

@@ -409,9 +409,13 @@ TEST_CASE("faults, assertions and the watchdog stop the session with the state i
     CHECK(ev.exception.cause != Cause::None);
     REQUIRE(!ev.hits.empty());
     CHECK(d.s->context().cores[0].warps[ev.hits[0].warp.slot].pc == ev.exception.pc);
-    StopEvent after = d.go(d.s->resume());
-    CHECK(after.reason == StopReason::Killed);
-    CHECK(!d.s->resume());
+    // Continuing is refused; the fault stays a stop whose state can be read.
+    auto after = d.s->resume();
+    REQUIRE_FALSE(after);
+    CHECK_THAT(after.error().message, Catch::Contains("cannot go on"));
+    CHECK(d.s->stopped());
+    CHECK(d.s->last_stop().reason == StopReason::Exception);
+    CHECK(d.s->context().cores[0].warps[ev.hits[0].warp.slot].pc == ev.exception.pc);
   }
   SECTION("assertion") {
     Debugged d(k1x1x4x4, 1, "assert");

@@ -723,11 +723,56 @@ Result<Debugger::RunFn> Debugger::make_stepi(bool over_calls) {
   return RunFn([this, id, lanes, policy]() { return s_.step(id, lanes, policy); });
 }
 
+// stepi N / nexti N: one run to the count (one stop, one checkpoint), interruptible like continue.
+Result<Debugger::RunFn> Debugger::make_stepi_count(bool over_calls, uint32_t count) {
+  if (!s_.stopped()) return make_error("The kernel is not stopped.");
+  const WarpState* w = focus_warp();
+  if (!w) return make_error("No focus warp to step.");
+  const engine::WarpId id{focus_.core, focus_.slot};
+  const uint32_t lanes = 1u << focus_.lane;
+  struct Count {
+    uint32_t left;
+    uint32_t prev_pc;
+    bool in_call = false;
+    uint32_t ret = 0, sp0 = 0;
+  };
+  auto st = std::make_shared<Count>(Count{count, w->pc});
+  const engine::Symbols* sym = sym_;
+  auto fn_range = [sym](uint32_t pc) {
+    std::pair<uint32_t, uint32_t> r{pc, pc + 4};
+    if (sym)
+      if (auto f = sym->function_at(pc)) r = {f->lo, f->hi};
+    return r;
+  };
+  // Called after each instruction the focus lane retires: count it, or (nexti) run a call through.
+  engine::StepPolicy policy = [this, st, over_calls, fn_range](uint32_t pc,
+                                                               uint32_t sp) -> std::optional<std::pair<uint32_t, uint32_t>> {
+    if (st->in_call) {
+      if (!(pc == st->ret && sp >= st->sp0)) return range_avoiding(fn_range(pc), pc, st->ret);
+      st->in_call = false;
+    } else if (over_calls) {
+      auto word = read_word(st->prev_pc);
+      if (word && is_call(*word) && pc != st->prev_pc + 4) {
+        st->in_call = true;
+        st->ret = st->prev_pc + 4;
+        st->sp0 = sp;
+        return range_avoiding(fn_range(pc), pc, st->ret);
+      }
+    }
+    st->prev_pc = pc;
+    if (--st->left == 0) return std::nullopt;
+    return std::pair<uint32_t, uint32_t>{pc, pc};  // any pc: the next instruction asks again
+  };
+  return RunFn([this, id, lanes, policy]() { return s_.step(id, lanes, policy); });
+}
+
 void Debugger::cmd_stepi(Args a, bool over_calls) {
   auto n = parse_count(a.args);
   if (!n) return usage(std::string(over_calls ? "nexti" : "stepi") + ": " + n.error().message);
   if (!ensure_can_run() || !ensure_focus()) return;
-  run_and_report([this, over_calls]() { return make_stepi(over_calls); }, *n, true);
+  if (*n == 1) return run_and_report([this, over_calls]() { return make_stepi(over_calls); }, 1, true);
+  const uint32_t count = *n;
+  run_and_report([this, over_calls, count]() { return make_stepi_count(over_calls, count); }, 1, true);
 }
 
 Result<Debugger::RunFn> Debugger::make_step(bool over_calls) {

@@ -118,6 +118,7 @@ class Debugger {
   using RunFn = std::function<Result<engine::StopEvent>()>;
   void run_and_report(const std::function<Result<RunFn>()>& make, uint32_t count, bool show_disassembly);
   Result<RunFn> make_stepi(bool over_calls);
+  Result<RunFn> make_stepi_count(bool over_calls, uint32_t count);
   Result<RunFn> make_step(bool over_calls);
   bool ensure_stopped();           // reports an error when the kernel is not stopped at a live stop
   bool ensure_focus();             // ... or when there is no focus lane

@@ -187,6 +187,17 @@ def check_breakpoints(vx, ex, src):
 def check_stepping(vx, ex, src):
     reduce_elf = os.path.join(ex, "reduce.elf")
     line = source_line(src, "reduce", "const uint32_t odd = v & 1u;")
+    # stepi N and nexti N are one run to the count: the same stop as N single steps, in one pass.
+    for cmd in ("stepi", "nexti"):
+        one = Session(vx, reduce_elf, [f"break reduce.c:{line}", "continue", "delete", f"{cmd} 9"])
+        many = Session(vx, reduce_elf, [f"break reduce.c:{line}", "continue", "delete"] + [cmd] * 9)
+        a, b = one.stops(), many.stops()
+        t = one.tag()
+        if check(len(a) == 2 and len(b) == 10, f"{t}: {len(a)} and {len(b)} stops"):
+            check((a[1]["pc"], a[1]["instructions"]) == (b[9]["pc"], b[9]["instructions"]),
+                  f"{t}: {cmd} 9 ended at {a[1]['pc']:#x}/{a[1]['instructions']}, 9 x {cmd} at "
+                  f"{b[9]['pc']:#x}/{b[9]['instructions']}")
+            check(one.exit()["stats"]["passes"] == 2, f"{t}: {cmd} 9 took {one.exit()['stats']['passes']} passes")
     s = Session(vx, reduce_elf, [f"break reduce.c:{line}", "continue", "delete", "stepi", "stepi 3", "step", "next"])
     t = s.tag()
     stops = s.stops()

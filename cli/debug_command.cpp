@@ -77,7 +77,10 @@ std::string dims(const std::array<uint32_t, 3>& d) {
 }  // namespace
 
 bool wants_session(const DebugArgs& a, bool interactive_terminal) {
-  return !a.breaks.empty() || !a.scripts.empty() || !a.commands.empty() || a.batch || a.json || interactive_terminal;
+  // Any debugging flag makes a session (which reads commands from stdin, terminal or not); a plain
+  // run never reads stdin.
+  return !a.breaks.empty() || !a.scripts.empty() || !a.commands.empty() || a.batch || a.json || !a.db.empty() ||
+         a.no_db || a.checkpoint_interval || interactive_terminal;
 }
 
 Result<std::string> pick_store_dir(const std::string& root, const std::string& kernel_path) {
@@ -119,6 +122,8 @@ void run_commands(Debugger& dbg, const std::vector<std::string>& script_lines, c
         if (trim(line).empty()) {
           if (last.empty() || !repeatable(last)) continue;
           line = last;
+          // As in gdb, `x ADDR` and `list LOC` repeated go on after what they showed.
+          if (auto cl = parse_command_line(line); cl && (cl->name == "x" || cl->name == "list")) last = line = cl->name;
         } else {
           add_history(line.c_str());
           last = line;

@@ -568,8 +568,10 @@ StopView Debugger::make_stop_view(const StopEvent& ev, const std::vector<int>& b
       v.message = "core " + std::to_string(h.core) + " warp " + std::to_string(h.slot) +
                   " finished: the stepped thread is done (the focus moved to another warp)";
   }
+  const WarpState* fw = focus_warp();
   for (const engine::WarpHit& h : ev.hits)
-    v.hits.push_back(StopView::Hit{h.warp.core, h.warp.slot, h.pc, lanes_of(h.lanes)});
+    v.hits.push_back(StopView::Hit{h.warp.core, h.warp.slot, h.pc, lanes_of(h.lanes),
+                                   fw && fw->pc != h.pc ? location_text(h.pc) : std::string()});
   const WarpState* w = focus_warp();
   if (w && ev.reason != StopReason::Exited && ev.reason != StopReason::Killed) {
     v.has_focus = true;
@@ -878,6 +880,12 @@ void Debugger::cmd_finish(Args) {
   run_and_report([this, id, lanes, policy]() -> Result<RunFn> {
     return RunFn([this, id, lanes, policy]() { return s_.step(id, lanes, policy); });
   }, 1, false);
+  // Back in the caller: the return value is in a0 (the RISC-V calling convention).
+  if (state_ == State::Stopped && s_.last_stop().reason == StopReason::Step && focus_.core == id.core &&
+      focus_.slot == id.slot)
+    if (auto a0 = read_reg(id.core, id.slot, lane, 10))
+      out("Value returned in $a0: " + std::to_string(int32_t(*a0)) + " (" + hex32(*a0) + ")",
+          {{"returned", *a0}});
 }
 
 // --- Breakpoints -----------------------------------------------------------------------------------------
@@ -1237,9 +1245,11 @@ void Debugger::cmd_print(Args a) {
   std::string text = e->text() + " = ";
   auto var = e->as_variable();
   switch (*fmt) {
-    case 'x': text += hex(uint64_t(x)); break;
+    case 'x': text += hex(x >= INT32_MIN && x <= int64_t(UINT32_MAX) ? uint64_t(uint32_t(x)) : uint64_t(x)); break;
     case 'd': text += std::to_string(x); break;
-    case 'u': text += std::to_string(uint64_t(x)); break;
+    // The target is 32-bit: /u and /x show the value's low 32 bits when it fits them as a signed or
+    // unsigned 32-bit number (p/u -1 is 4294967295), all 64 bits otherwise.
+    case 'u': text += std::to_string(x >= INT32_MIN && x <= int64_t(UINT32_MAX) ? uint64_t(uint32_t(x)) : uint64_t(x)); break;
     case 'c': {
       char c = char(x & 0xff);
       text += std::to_string(x & 0xff) + " '" + (c >= 32 && c < 127 ? std::string(1, c) : std::string("?")) + "'";

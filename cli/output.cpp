@@ -74,6 +74,7 @@ std::string HumanSink::format_stop(const StopView& v, bool color) {
       if (h.core == v.core && h.warp == v.warp) continue;
       also += (also.empty() ? "" : ", ") + std::string("core ") + std::to_string(h.core) + " warp " +
               std::to_string(h.warp) + " lanes " + format_lanes(h.lanes);
+      if (h.pc != v.pc) also += " at " + hex32(h.pc) + (h.where.empty() ? "" : " in " + h.where);
     }
     if (!also.empty()) s += "  also here: " + also + "\n";
   }
@@ -129,7 +130,7 @@ void HumanSink::exit(const ExitView& v) {
   if (v.exit_code) s += "exit code: " + std::to_string(*v.exit_code) + "\n";
   s += std::string(color_ ? kGreen : "") + "session: " + v.state + "; " + std::to_string(v.instructions) + " warp, " +
        std::to_string(v.lane_instructions) + " lane instructions over " + std::to_string(v.passes) +
-       " passes (re-execution ratio " + ratio + ", " + std::to_string(v.restore_instructions) +
+       (v.passes == 1 ? " pass" : " passes") + " (re-execution ratio " + ratio + ", " + std::to_string(v.restore_instructions) +
        " restore instructions); " + std::to_string(v.checkpoints) + " checkpoints, " +
        std::to_string(v.bytes_stored) + " bytes stored" + (v.store.empty() ? "" : " in " + v.store) +
        (color_ ? kReset : "") + "\n";

@@ -35,6 +35,7 @@ struct StopView {
   struct Hit {
     uint32_t core = 0, warp = 0, pc = 0;
     std::vector<uint32_t> lanes;
+    std::string where;  // its own location ("reduce (reduce.c:79)"), when it is not the focus warp's
   };
   std::vector<Hit> hits;       // every warp concerned (breakpoints hit in the same pass, the stepped warp, ...)
   // Exception, assertion, watchdog.

@@ -137,9 +137,17 @@ int run_command(const RunArgs& args) {
   }
   if (!args.quiet) {
     MachineStats s = dev.stats();
-    if (ev.kind == EventKind::Exception)
-      std::printf("stopped: %s at pc 0x%08x\n", cause_name(ev.exception.cause), ev.exception.pc);
-    std::printf("exit code: %u\n", code);
+    // The outcome: the stop when the kernel did not complete (its exit word is not an exit code then).
+    if (ev.kind == EventKind::Exception) {
+      uint32_t next = 0;
+      const bool assertion = ev.exception.cause == Cause::Breakpoint &&
+                             dev.copy_from_device(ev.exception.pc + 4, {reinterpret_cast<uint8_t*>(&next), 4}).ok() &&
+                             next == kAssertMarker;
+      std::printf("stopped: %s at pc 0x%08x\n", assertion ? "assertion failed" : cause_name(ev.exception.cause),
+                  ev.exception.pc);
+    } else {
+      std::printf("exit code: %u\n", code);
+    }
     std::printf("instructions: %llu warp, %llu lane; warps dispatched: %llu; CTAs: %llu; divergent branches: %llu\n",
                 static_cast<unsigned long long>(s.instructions), static_cast<unsigned long long>(s.lane_instructions),
                 static_cast<unsigned long long>(s.warps_dispatched), static_cast<unsigned long long>(s.units_dispatched),

@@ -1279,11 +1279,14 @@ struct Session::Impl {
     dev.clear_warp_trigger();
     if (auto r = prepare_launch(key.launch); !r) return r;
     // Memory: the checkpoint's pages; pages the workload wrote since then that it did not have are zero.
+    // Pages written since the last checkpoint differ from what `pages` says: they are rewritten too.
+    std::set<uint32_t> dirty;
+    for (uint32_t page : dev.take_dirty_pages()) dirty.insert(page);
     std::map<uint32_t, checkpoint::PageHash> target;
     for (const auto& r : rec->memory) target[r.number] = r.hash;
     for (const auto& [page, hash] : target) {
       auto it = pages.find(page);
-      if (it != pages.end() && it->second == hash) continue;
+      if (it != pages.end() && it->second == hash && !dirty.count(page)) continue;
       auto bytes = store->read_page(hash);
       if (!bytes) return bytes.error();
       if (auto r = dev.copy_to_device(page * kPageSize, *bytes); !r) {
@@ -1299,9 +1302,8 @@ struct Session::Impl {
         (void)dev.copy_to_device(page * kPageSize, zero);
         replant(page * kPageSize, kPageSize);
       }
-    // Dirty pages not checkpointed yet (written since the last checkpoint) are overwritten too.
-    for (uint32_t page : dev.take_dirty_pages()) {
-      if (!in_regions(page) || target.count(page)) continue;
+    for (uint32_t page : dirty) {
+      if (!in_regions(page) || target.count(page) || pages.count(page)) continue;
       if (dev.copy_to_device(page * kPageSize, zero)) replant(page * kPageSize, kPageSize);
     }
     (void)dev.take_dirty_pages();

@@ -1,0 +1,315 @@
+// Time travel against undisturbed runs: whatever moves a user makes, forward or backward, every stop
+// is the undisturbed run's state at the same point in time (invariant 3: the same checkpoint leads
+// to the same future), and the store holds one checkpoint per point, in time order.
+#include "replay/timeline.hpp"
+
+#include <rapidcheck.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "checkpoint/store.hpp"
+#include "engine/symbols.hpp"
+#include "tests/property.hpp"
+#include "tests/session_support.hpp"
+
+using namespace vx;
+using namespace vx::engine;
+using namespace vx::test;
+
+namespace {
+
+constexpr uint64_t kSeed = 20261124;
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    static int n = 0;
+    path = (std::filesystem::temp_directory_path() / ("vx-timeline-" + std::to_string(::getpid()) + "-" +
+                                                      std::to_string(n++)))
+               .string();
+    std::filesystem::remove_all(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+// The undisturbed run's state at any count: a reference run goes forward only, so an earlier count
+// starts a new one.
+struct AnyPoint {
+  DeviceConfig cfg;
+  uint64_t seed;
+  std::string kernel;
+  std::unique_ptr<Reference> ref;
+  DeviceContext at(uint64_t count) {
+    if (!ref || ref->at > count) ref = std::make_unique<Reference>(cfg, seed, kernel);
+    return ref->state_at(count);
+  }
+  std::vector<uint8_t> memory() { return ref->memory(true); }
+};
+
+// A recorded session of one example kernel, with its timeline.
+struct Recorded {
+  TempDir dir;
+  std::unique_ptr<Driver> dev;
+  std::unique_ptr<Session> s;
+  KernelImage img;
+  std::optional<Symbols> sym;
+  std::unique_ptr<replay::Timeline> tl;
+  Recorded(const DeviceConfig& cfg, uint64_t seed, const std::string& kernel, uint64_t interval) : dev(open(cfg, seed)) {
+    SessionOptions so;
+    so.store_dir = dir.path;
+    so.store_sync = false;
+    so.checkpoint_interval = interval;
+    auto made = Session::create(*dev, so);
+    REQUIRE(made);
+    s = std::move(made).value();
+    img = launch_kernel(s->host(), kernel);
+    auto loaded = Symbols::load(kExamples + "/" + kernel + ".elf");
+    REQUIRE(loaded);
+    sym.emplace(std::move(loaded).value());
+    tl = std::make_unique<replay::Timeline>(*s, &*sym);
+  }
+  std::vector<uint8_t> memory() {
+    return memory_of(
+        [&](uint32_t a, uint32_t n) {
+          auto b = s->read_memory(a, n);
+          REQUIRE(b);
+          return *b;
+        },
+        img, dev->config(), true);
+  }
+  // The warp a user would have in focus: the stop's first hit, else the first active warp.
+  std::optional<WarpId> focus(const StopEvent& ev) const {
+    const DeviceContext& ctx = s->context();
+    auto active = [&](WarpId w) { return ctx.cores.at(w.core).warps.at(w.slot).active; };
+    if (!ev.hits.empty() && active(ev.hits[0].warp)) return ev.hits[0].warp;
+    for (uint32_t c = 0; c < ctx.cores.size(); ++c)
+      for (uint32_t w = 0; w < ctx.cores[c].warps.size(); ++w)
+        if (ctx.cores[c].warps[w].active) return WarpId{c, w};
+    return std::nullopt;
+  }
+};
+
+// Checks the session's stop against the undisturbed run at the same point.
+void check_stop(Recorded& r, AnyPoint& ref, const StopEvent& ev, const std::string& what) {
+  INFO(what << " -> " << stop_reason_name(ev.reason) << " at " << ev.instructions);
+  if (!r.s->stopped()) return;
+  REQUIRE(ev.launch == 1);
+  REQUIRE(r.s->now() == TimePoint{1, ev.instructions});
+  check_same_state(r.s->context(), ref.at(ev.instructions));
+  const auto got = r.memory(), want = ref.memory();
+  REQUIRE(got.size() == want.size());
+  auto diff = std::mismatch(got.begin(), got.end(), want.begin());
+  INFO("memory differs at byte " << (diff.first - got.begin()) << " of the I/O region, image and stacks");
+  CHECK(diff.first == got.end());
+}
+
+void check_store(Recorded& r) {
+  auto keys = r.s->store()->list();
+  REQUIRE(keys);
+  CHECK(std::adjacent_find(keys->begin(), keys->end(), [](const auto& a, const auto& b) { return !(a < b); }) ==
+        keys->end());
+}
+
+}  // namespace
+
+TEST_CASE("property: any sequence of forward and backward moves stops where the undisturbed run is", "[timeline][property]") {
+  const std::vector<std::string> kernels = {"vecadd", "sgemm", "reduce", "diverge", "histogram", "racy", "hello"};
+  vx::test::check_property("time travel", kSeed, 14, 30, [&] {
+    using namespace rc;
+    const std::string kernel = *gen::elementOf(kernels);
+    const DeviceConfig cfg = *gen::element(k1x1x4x4, k1x2x8x8);
+    const uint64_t seed = *gen::inRange<uint64_t>(1, 1000);
+    const uint64_t interval = *gen::inRange<uint64_t>(500, 5000);
+    RC_TAG(kernel);
+    Recorded r(cfg, seed, kernel, interval);
+    AnyPoint ref{cfg, seed, kernel, nullptr};
+    const uint64_t total = undisturbed(cfg, seed, kernel).instructions;
+    // Breakpoints at two instructions of the kernel's own function (reverse-continue needs hits).
+    auto fn = r.sym->function_at(r.img.launch ? r.img.launch->entry : r.img.start_pc);
+    RC_ASSERT(fn.has_value());
+    for (int i = 0; i < 2; ++i) {
+      uint32_t pc = fn->lo + 4 * *gen::inRange<uint32_t>(0, (fn->hi - fn->lo) / 4);
+      RC_ASSERT(r.s->add_breakpoint(pc).ok());
+    }
+    auto first = r.s->run_to(1 + *gen::inRange<uint64_t>(0, total / 2));
+    RC_ASSERT(first.ok());
+    StopEvent ev = *first;
+    check_stop(r, ref, ev, "first run_to");
+    const int moves = *gen::elementOf(std::vector<int>{6, 8, 10, 12});
+    for (int m = 0; m < moves; ++m) {
+      const int kind = *gen::elementOf(std::vector<int>{0, 1, 2, 2, 3, 3, 4, 5});
+      Result<StopEvent> next = make_error("");
+      std::string what;
+      const auto focus = r.s->stopped() ? r.focus(ev) : std::nullopt;
+      if (kind == 0 && r.s->stopped()) {
+        const uint64_t to = r.s->now().instret + 1 + *gen::inRange<uint64_t>(0, total / 4 + 1);
+        if (to >= total) continue;
+        what = "run_to " + std::to_string(to);
+        next = r.s->run_to(to);
+      } else if (kind == 1 && focus) {
+        what = "stepi";
+        next = r.s->step(*focus, 0);
+      } else if (kind == 2 && focus) {
+        what = "reverse-stepi";
+        next = r.tl->reverse_stepi(*focus, 0);
+      } else if (kind == 3 && (r.s->stopped() || r.s->frontier(1))) {
+        what = "reverse-continue";
+        next = r.tl->reverse_continue(nullptr);
+      } else if (kind == 4 && (r.s->stopped() || r.s->frontier(1))) {
+        const uint64_t end = r.s->stopped() ? r.s->now().instret : total - 1;
+        const uint64_t to = *gen::inRange<uint64_t>(0, end + 1);
+        what = "seek " + std::to_string(to);
+        next = r.s->seek(TimePoint{1, to});
+      } else if (kind == 5 && r.s->stopped()) {
+        what = "continue";
+        next = r.s->resume();
+      } else {
+        continue;
+      }
+      INFO(what);
+      RC_ASSERT(next.ok());
+      ev = *next;
+      check_stop(r, ref, ev, what);
+      if (ev.reason == StopReason::Exited) CHECK(ev.exit_code == undisturbed(cfg, seed, kernel).exit_code);
+    }
+    check_store(r);
+  });
+}
+
+TEST_CASE("reverse-stepi after N stepi gives back the N previous pcs and registers", "[timeline]") {
+  Recorded r(k1x1x4x4, 3, "diverge", 1000);
+  auto first = r.s->run_to(400);
+  REQUIRE(first);
+  StopEvent ev = *first;
+  const WarpId w = *r.focus(ev);
+  std::vector<WarpState> seen{r.s->context().cores[w.core].warps[w.slot]};
+  for (int i = 0; i < 12; ++i) {
+    auto st = r.s->step(w, 0);
+    REQUIRE(st);
+    REQUIRE(st->reason == StopReason::Step);
+    seen.push_back(r.s->context().cores[w.core].warps[w.slot]);
+  }
+  for (int i = 11; i >= 0; --i) {
+    auto back = r.tl->reverse_stepi(w, 0);
+    REQUIRE(back);
+    REQUIRE(back->reason == StopReason::Step);
+    const WarpState& now = r.s->context().cores[w.core].warps[w.slot];
+    INFO("back to step " << i);
+    CHECK(now.pc == seen[size_t(i)].pc);
+    CHECK(now.x == seen[size_t(i)].x);
+    CHECK(now.instret == seen[size_t(i)].instret);
+    CHECK(now.tmask == seen[size_t(i)].tmask);
+  }
+}
+
+TEST_CASE("reverse-continue visits a loop breakpoint's hits backwards, then the start of history", "[timeline]") {
+  Recorded r(k1x1x4x4, 1, "sgemm", 3000);
+  auto loop = r.sym->resolve("sgemm.c:49");
+  REQUIRE(loop);
+  REQUIRE(r.s->add_breakpoint(loop->addresses.at(0)));
+  std::vector<uint64_t> forward;
+  for (int i = 0; i < 6; ++i) {
+    auto ev = r.s->resume();
+    REQUIRE(ev);
+    REQUIRE(ev->reason == StopReason::Breakpoint);
+    forward.push_back(ev->instructions);
+  }
+  for (int i = 4; i >= 0; --i) {
+    auto back = r.tl->reverse_continue(nullptr);
+    REQUIRE(back);
+    REQUIRE(back->reason == StopReason::Breakpoint);
+    CHECK(back->instructions == forward[size_t(i)]);
+  }
+  auto start = r.tl->reverse_continue(nullptr);
+  REQUIRE(start);
+  CHECK(start->reason == StopReason::HistoryStart);
+  CHECK(start->instructions == 0);
+  // The same future again: forward from the start reaches the same hits.
+  for (int i = 0; i < 6; ++i) {
+    auto ev = r.s->resume();
+    REQUIRE(ev);
+    CHECK(ev->instructions == forward[size_t(i)]);
+  }
+}
+
+TEST_CASE("a watchpoint on a histogram bin stops at every atomic increment, forward and backward", "[timeline]") {
+  Recorded r(k1x1x4x4, 1, "histogram", 2000);
+  auto bins = r.sym->symbol_address("bins");
+  REQUIRE(bins);
+  WatchSpec spec;
+  spec.addr = *bins;
+  spec.len = 4;
+  spec.kind = kWatchWrite;
+  REQUIRE(r.s->add_watchpoint(spec));
+  std::vector<uint64_t> at;
+  std::vector<uint32_t> old;
+  for (;;) {
+    auto ev = r.s->resume();
+    REQUIRE(ev);
+    if (ev->reason == StopReason::Exited) break;
+    REQUIRE(ev->reason == StopReason::Watchpoint);
+    REQUIRE(ev->watches.size() == 1);
+    uint32_t before = 0, after = 0;
+    std::memcpy(&before, ev->watches[0].old_bytes.data(), 4);
+    auto now = r.s->read_memory(*bins, 4);
+    REQUIRE(now);
+    std::memcpy(&after, now->data(), 4);
+    CHECK(after > before);  // an atomic add of the CTA's count
+    if (!old.empty()) CHECK(before == old.back());
+    old.push_back(after);
+    at.push_back(ev->instructions);
+  }
+  REQUIRE(at.size() >= 4);
+  // Backwards from the end: every increment again, latest first, with the same old values.
+  for (size_t i = at.size(); i-- > 0;) {
+    auto back = r.tl->reverse_continue(nullptr);
+    REQUIRE(back);
+    REQUIRE(back->reason == StopReason::Watchpoint);
+    CHECK(back->instructions == at[i]);
+    uint32_t before = 0;
+    std::memcpy(&before, back->watches.at(0).old_bytes.data(), 4);
+    CHECK(before == (i ? old[i - 1] : 0u));
+  }
+}
+
+TEST_CASE("a recording reopened without the host reaches the same stops", "[timeline]") {
+  Recorded r(k1x1x4x4, 5, "reduce", 1500);
+  auto bp = r.sym->resolve("reduce.c:108");
+  REQUIRE(bp);
+  REQUIRE(r.s->add_breakpoint(bp->addresses.at(0)));
+  std::vector<uint64_t> stops;
+  std::vector<DeviceContext> states;
+  for (int i = 0; i < 3; ++i) {
+    auto ev = r.s->resume();
+    REQUIRE(ev);
+    REQUIRE(ev->reason == StopReason::Breakpoint);
+    stops.push_back(ev->instructions);
+    states.push_back(r.s->context());
+  }
+  REQUIRE(r.s->host_finished());
+  REQUIRE(r.s->flush());
+  const std::string dir = r.dir.path;
+  r.s.reset();  // the store is closed: the recording is all there is
+  auto dev = open(k1x1x4x4, 5);
+  SessionOptions so;
+  so.store_dir = dir;
+  so.replay = true;
+  auto s = Session::create(*dev, so);
+  REQUIRE(s);
+  REQUIRE((*s)->load_recording());
+  auto marks = (*s)->marks();
+  REQUIRE(marks);
+  REQUIRE(marks->size() == 3);
+  for (size_t i = 0; i < 3; ++i) {
+    CHECK(marks->at(i).when == TimePoint{1, stops[i]});
+    auto ev = (*s)->seek(marks->at(i).when, StopReason::Breakpoint);
+    REQUIRE(ev);
+    check_same_state((*s)->context(), states[i]);
+  }
+  auto end = (*s)->resume();
+  REQUIRE(end);
+  CHECK(end->reason == StopReason::Exited);
+  CHECK(end->exit_code == undisturbed(k1x1x4x4, 5, "reduce").exit_code);
+}

@@ -27,6 +27,9 @@ constexpr char kPageDb[] = "pages";
 constexpr char kMarkDb[] = "marks";
 constexpr char kOpDb[] = "ops";
 constexpr char kHeaderKey[] = "header";
+// Present while a recording session has the store open for writing: a store that still has it was
+// left by a process that did not end cleanly (killed).
+constexpr char kOpenKey[] = "writer-open";
 // An LMDB file holds at least its two meta pages.
 constexpr uint64_t kMinFileBytes = 2 * 4096;
 
@@ -507,6 +510,38 @@ Result<bool> Store::has(const TimeKey& key) {
     MDB_val v;
     bool found = false;
     if (auto r = txn->get(I.checkpoints, key_val(k), &v, &found, "checkpoint"); !r) return I.err(what, r.error());
+    return found;
+  });
+}
+
+Result<void> Store::set_writer_open(bool open) {
+  Impl& I = *impl_;
+  return guarded<void>(I.err("writer flag").message, [&]() -> Result<void> {
+    if (I.read_only) return I.err("the store is open read-only");
+    auto txn = lmdb::Txn::begin(I.env.get(), false);
+    if (!txn) return I.err("writer flag", txn.error());
+    MDB_val k = lmdb::val(kOpenKey, sizeof kOpenKey - 1);
+    if (open) {
+      const uint8_t one = 1;
+      if (auto r = txn->put(I.meta, k, lmdb::val(&one, 1), 0, nullptr, "writer flag"); !r) return I.err("", r.error());
+    } else {
+      int rc = mdb_del(txn->get(), I.meta, &k, nullptr);
+      if (rc != 0 && rc != MDB_NOTFOUND) return I.err("", lmdb::error(rc, "mdb_del writer flag"));
+    }
+    if (auto r = txn->commit(); !r) return I.err("writer flag", r.error());
+    return {};
+  });
+}
+
+Result<bool> Store::writer_left_open() {
+  Impl& I = *impl_;
+  return guarded<bool>(I.err("writer flag").message, [&]() -> Result<bool> {
+    auto txn = lmdb::Txn::begin(I.env.get(), true);
+    if (!txn) return I.err("writer flag", txn.error());
+    MDB_val v;
+    bool found = false;
+    if (auto r = txn->get(I.meta, lmdb::val(kOpenKey, sizeof kOpenKey - 1), &v, &found, "writer flag"); !r)
+      return I.err("", r.error());
     return found;
   });
 }

@@ -76,6 +76,11 @@ class Store {
   // mark: also list the checkpoint as a stop the user saw (marks()), in the same transaction.
   Result<void> put(const TimeKey& key, const CheckpointRecord& rec, const std::vector<PageData>& pages,
                    const StopRecord* mark = nullptr);
+  // A recording session marks the store while it writes, and clears the mark when it ends cleanly:
+  // writer_left_open() says the last writer was killed (its recording ends at its last commit).
+  Result<void> set_writer_open(bool open);
+  Result<bool> writer_left_open();
+
   // Whether a checkpoint exists at key (nothing is decoded).
   Result<bool> has(const TimeKey& key);
 

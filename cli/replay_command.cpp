@@ -116,10 +116,13 @@ int replay_command(const ReplayArgs& a) {
   }
   // The header first: the device and the schedule the recording needs.
   checkpoint::StoreHeader header;
+  bool killed = false;
   {
     auto st = checkpoint::Store::open_existing(dir, checkpoint::OpenMode::ReadOnly);
     if (!st) return fail(*sink, kExitBadInput, "cannot open the recording: " + st.error().message);
     header = st->header();
+    auto open = st->writer_left_open();
+    killed = open && *open;
   }
   if (header.scheduler_version != kSchedulerVersion)
     return fail(*sink, kExitBadInput,
@@ -213,6 +216,11 @@ int replay_command(const ReplayArgs& a) {
     int before = dbg.errors();
     dbg.execute("goto " + std::to_string(*a.at));
     if (dbg.errors() != before) return dbg.finish_session(dir, kExitUsage);
+  } else if (killed && !marks->empty()) {
+    // The recording's process did not end cleanly: where it was when it died is where to look.
+    if (sink->json()) sink->error("", "the recording's session did not end cleanly (killed?): opening at its last committed stop");
+    else std::fprintf(stderr, "vxreplay: the recording's session did not end cleanly (killed?): opening at its last committed stop\n");
+    dbg.execute("goto " + std::to_string(marks->size()));
   } else if (!marks->empty()) {
     dbg.execute("goto 1");
   }

@@ -1583,7 +1583,9 @@ struct Session::Impl {
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() {
-  if (impl_) (void)impl_->flush();
+  if (!impl_) return;
+  (void)impl_->flush();
+  if (impl_->store && !impl_->opts.replay && !impl_->opts.read_only) (void)impl_->store->set_writer_open(false);
 }
 
 Result<std::unique_ptr<Session>> Session::create(Driver& device, const SessionOptions& options) {
@@ -1611,6 +1613,7 @@ Result<std::unique_ptr<Session>> Session::create(Driver& device, const SessionOp
       h.watchdog = options.watchdog;
       auto s = checkpoint::Store::open(options.store_dir, h, checkpoint::OpenMode::Create, oo);
       if (!s) return s.error();
+      if (auto r = s->set_writer_open(true); !r) return r.error();
       impl->store.emplace(std::move(s).value());
     }
   }

@@ -15,6 +15,7 @@
 #include "device/image.hpp"
 #include "engine/session.hpp"
 #include "engine/symbols.hpp"
+#include "replay/recording.hpp"
 
 namespace vx::cli {
 
@@ -114,31 +115,12 @@ int replay_command(const ReplayArgs& a) {
     if (!latest) return fail(*sink, kExitBadInput, error);
     dir = *latest;
   }
-  // The header first: the device and the schedule the recording needs.
-  checkpoint::StoreHeader header;
-  bool killed = false;
-  {
-    auto st = checkpoint::Store::open_existing(dir, checkpoint::OpenMode::ReadOnly);
-    if (!st) return fail(*sink, kExitBadInput, "cannot open the recording: " + st.error().message);
-    header = st->header();
-    auto open = st->writer_left_open();
-    killed = open && *open;
-  }
-  if (header.scheduler_version != kSchedulerVersion)
-    return fail(*sink, kExitBadInput,
-                "the recording " + dir + " was made with warp scheduler version " +
-                    std::to_string(header.scheduler_version) + "; this build schedules with version " +
-                    std::to_string(kSchedulerVersion) + ", so the same seed would give another run");
-  DeviceConfig cfg;
-  cfg.clusters = header.config.clusters;
-  cfg.cores_per_cluster = header.config.cores_per_cluster;
-  cfg.warps = header.config.warps;
-  cfg.threads = header.config.threads;
-  cfg.local_mem_bytes = header.config.local_mem_bytes;
-  RunOptions ro;
-  ro.seed = header.seed;
-  ro.watchdog_instructions = header.watchdog;
-  auto opened = open_model_device(cfg, ro);
+  // The header, checked: the device, the schedule and the kernel image the recording needs.
+  auto info = replay::inspect_recording(dir);
+  if (!info) return fail(*sink, kExitBadInput, info.error().message);
+  const checkpoint::StoreHeader& header = info->header;
+  const DeviceConfig& cfg = info->config;
+  auto opened = open_model_device(cfg, info->options);
   if (!opened) return fail(*sink, kExitBadInput, "the recording's device: " + opened.error().message);
   Driver& dev = **opened;
 
@@ -162,24 +144,14 @@ int replay_command(const ReplayArgs& a) {
   TempFile tmp;
   GridLaunch launch;
   std::string kernel_name = header.workload;
-  auto images = s.recorded_symbols();
-  if (!images) return fail(*sink, kExitBadInput, "the recording " + dir + ": " + images.error().message);
-  if (!images->empty()) {
-    const auto& [name, bytes] = images->front();
-    auto img = parse_kernel_image(bytes, name);
-    if (!img) return fail(*sink, kExitBadInput, "the recording's kernel image " + name + ": " + img.error().message);
-    if (img->hash != header.kernel_hash)
-      return fail(*sink, kExitBadInput,
-                  "the recording's kernel image " + name + " does not match its header (hash " +
-                      checkpoint::PageHash{0, img->hash}.to_string().substr(16) + ", the header says " +
-                      checkpoint::PageHash{0, header.kernel_hash}.to_string().substr(16) + "): the recording is corrupt");
-    auto path = tmp.write(bytes, name);
+  if (info->image) {
+    auto path = tmp.write(info->image_bytes, *info->image_name);
     if (!path) return fail(*sink, kExitInternal, path.error().message);
     auto sy = engine::Symbols::load(*path);
     if (sy) symbols.emplace(std::move(sy).value());
-    auto g = resolve_grid_launch(*img, cfg, LaunchOverrides{});
+    auto g = resolve_grid_launch(*info->image, cfg, LaunchOverrides{});
     if (g) launch = *g;
-    kernel_name = name;
+    kernel_name = *info->image_name;
   }
   // The launch's shape as the first checkpoint holds it (a launch file may have changed it).
   if (auto keys = s.checkpoint_keys(); keys && !keys->empty()) {
@@ -216,7 +188,7 @@ int replay_command(const ReplayArgs& a) {
     int before = dbg.errors();
     dbg.execute("goto " + std::to_string(*a.at));
     if (dbg.errors() != before) return dbg.finish_session(dir, kExitUsage);
-  } else if (killed && !marks->empty()) {
+  } else if (info->writer_killed && !marks->empty()) {
     // The recording's process did not end cleanly: where it was when it died is where to look.
     if (sink->json()) sink->error("", "the recording's session did not end cleanly (killed?): opening at its last committed stop");
     else std::fprintf(stderr, "vxreplay: the recording's session did not end cleanly (killed?): opening at its last committed stop\n");

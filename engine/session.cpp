@@ -1833,18 +1833,4 @@ Result<void> Session::record_symbols(const std::string& name, std::span<const ui
 
 Result<void> Session::load_recording() { return impl_->load_recording(); }
 
-Result<std::vector<std::pair<std::string, std::vector<uint8_t>>>> Session::recorded_symbols() {
-  if (auto r = impl_->need_store(); !r) return r.error();
-  auto ops = impl_->store->ops();
-  if (!ops) return ops.error();
-  std::vector<std::pair<std::string, std::vector<uint8_t>>> out;
-  for (const auto& op : *ops)
-    if (op.kind == checkpoint::HostOpKind::Symbols) {
-      auto bytes = impl_->store->read_page(op.data.hash);
-      if (!bytes) return bytes.error();
-      out.emplace_back(op.name, std::move(*bytes));
-    }
-  return out;
-}
-
 }  // namespace vx::engine

@@ -284,8 +284,6 @@ class Session {
   Result<void> record_symbols(const std::string& name, std::span<const uint8_t> elf);
   // Replay: loads the store's host operations as the workload (SessionOptions::replay).
   Result<void> load_recording();
-  // Symbol files recorded (name, bytes), in order.
-  Result<std::vector<std::pair<std::string, std::vector<uint8_t>>>> recorded_symbols();
 
  private:
   struct Impl;

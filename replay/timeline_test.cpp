@@ -8,9 +8,12 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "checkpoint/store.hpp"
 #include "engine/symbols.hpp"
+#include "replay/recording.hpp"
 #include "tests/property.hpp"
 #include "tests/session_support.hpp"
 
@@ -312,4 +315,60 @@ TEST_CASE("a recording reopened without the host reaches the same stops", "[time
   REQUIRE(end);
   CHECK(end->reason == StopReason::Exited);
   CHECK(end->exit_code == undisturbed(k1x1x4x4, 5, "reduce").exit_code);
+}
+
+TEST_CASE("a recording is refused when its kept image, its scheduler or its format does not fit this build", "[timeline]") {
+  const std::string elf = kExamples + "/reduce.elf";
+  std::ifstream in(elf, std::ios::binary);
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto image = load_kernel_image(elf);
+  REQUIRE(image);
+  auto record = [&](const std::string& dir, uint64_t kernel_hash) {
+    auto dev = open(k1x1x4x4, 1);
+    SessionOptions so;
+    so.store_dir = dir;
+    so.store_sync = false;
+    so.kernel_hash = kernel_hash;
+    so.seed = 1;
+    auto s = Session::create(*dev, so);
+    REQUIRE(s);
+    REQUIRE((*s)->record_symbols("reduce.elf", bytes));
+    launch_kernel((*s)->host(), "reduce");
+    REQUIRE((*s)->run_to(100));
+  };
+  SECTION("good") {
+    TempDir dir;
+    record(dir.path, image->hash);
+    auto info = replay::inspect_recording(dir.path);
+    REQUIRE(info);
+    CHECK(info->image_name == "reduce.elf");
+    CHECK(info->image_bytes == bytes);
+    CHECK(info->config == k1x1x4x4);
+    CHECK(info->options.seed == 1);
+    CHECK_FALSE(info->writer_killed);
+  }
+  SECTION("another image") {
+    TempDir dir;
+    record(dir.path, image->hash ^ 1);
+    auto info = replay::inspect_recording(dir.path);
+    REQUIRE_FALSE(info);
+    CHECK_THAT(info.error().message, Catch::Contains("does not match its header"));
+  }
+  SECTION("another scheduler version") {
+    TempDir dir;
+    checkpoint::StoreHeader h;
+    h.config = checkpoint::ConfigRecord{1, 1, 4, 4, 16 * 1024};
+    h.scheduler_version = kSchedulerVersion + 1;
+    REQUIRE(checkpoint::Store::open(dir.path, h, checkpoint::OpenMode::Create));
+    auto info = replay::inspect_recording(dir.path);
+    REQUIRE_FALSE(info);
+    CHECK_THAT(info.error().message, Catch::Contains("scheduler version " + std::to_string(kSchedulerVersion + 1)));
+    CHECK_THAT(info.error().message, Catch::Contains("version " + std::to_string(kSchedulerVersion)));
+  }
+  SECTION("not a recording") {
+    TempDir dir;
+    auto info = replay::inspect_recording(dir.path);
+    REQUIRE_FALSE(info);
+    CHECK_THAT(info.error().message, Catch::Contains("cannot open the recording"));
+  }
 }

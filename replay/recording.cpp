@@ -1,0 +1,46 @@
+#include "replay/recording.hpp"
+
+#include "checkpoint/store.hpp"
+
+namespace vx::replay {
+
+Result<RecordingInfo> inspect_recording(const std::string& dir) {
+  RecordingInfo info;
+  info.dir = dir;
+  auto st = checkpoint::Store::open_existing(dir, checkpoint::OpenMode::ReadOnly);
+  if (!st) return make_error("cannot open the recording: " + st.error().message);
+  info.header = st->header();
+  const checkpoint::StoreHeader& h = info.header;
+  if (h.scheduler_version != kSchedulerVersion)
+    return make_error("the recording " + dir + " was made with warp scheduler version " +
+                      std::to_string(h.scheduler_version) + "; this build schedules with version " +
+                      std::to_string(kSchedulerVersion) + ", so the same seed would give another run");
+  info.config = DeviceConfig{h.config.clusters, h.config.cores_per_cluster, h.config.warps, h.config.threads,
+                             h.config.local_mem_bytes};
+  if (auto e = info.config.validate()) return make_error("the recording " + dir + " names an unusable device: " + *e);
+  info.options.seed = h.seed;
+  info.options.watchdog_instructions = h.watchdog;
+  auto open = st->writer_left_open();
+  if (!open) return open.error();
+  info.writer_killed = *open;
+  auto ops = st->ops();
+  if (!ops) return make_error("the recording " + dir + ": " + ops.error().message);
+  for (const auto& op : *ops) {
+    if (op.kind != checkpoint::HostOpKind::Symbols) continue;
+    auto bytes = st->read_page(op.data.hash);
+    if (!bytes) return make_error("the recording " + dir + ": " + bytes.error().message);
+    auto img = parse_kernel_image(*bytes, op.name);
+    if (!img) return make_error("the recording's kernel image " + op.name + ": " + img.error().message);
+    if (img->hash != h.kernel_hash)
+      return make_error("the recording's kernel image " + op.name + " does not match its header (hash " +
+                        checkpoint::PageHash{0, img->hash}.to_string().substr(16) + ", the header says " +
+                        checkpoint::PageHash{0, h.kernel_hash}.to_string().substr(16) + "): the recording is corrupt");
+    info.image_name = op.name;
+    info.image_bytes = std::move(*bytes);
+    info.image = std::move(*img);
+    break;
+  }
+  return info;
+}
+
+}  // namespace vx::replay

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Time travel and recordings through the real binary (docs/time-travel.md):
+
+    reverse       reverse-stepi gives back the previous pcs and registers; reverse-continue visits a
+                  loop breakpoint's hits backwards; goto, when, checkpoint, info checkpoints
+    watch         a watchpoint on a histogram bin stops at every atomic increment, both ways
+    recordings    vxreplay replay of a killed session opens at its last committed stop; a corrupt
+                  recording and a tampered image are refused; vxreplay ls
+    words         every word that named a command before time travel still does
+
+Usage: e2e_timetravel.py VXREPLAY EXAMPLES_DIR SOURCE_DIR CHECK
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from e2e_common import EXIT_BAD_INPUT, check, failures
+from e2e_debug import Session, source_line
+
+
+def info_registers(s, command):
+    return [o.get("registers", {}) for o in s.outputs(command)]
+
+
+def check_reverse(vx, ex, src, tmp):
+    reduce_elf = os.path.join(ex, "reduce.elf")
+    line = source_line(src, "reduce", "uint32_t expect = prefix_sum(g + B) - prefix_sum(g);")
+    n = 6
+    cmds = [f"break reduce.c:{line}", "continue", "delete", "info registers"]
+    for _ in range(n):
+        cmds += ["stepi", "info registers"]
+    for _ in range(n):
+        cmds += ["reverse-stepi", "info registers"]
+    s = Session(vx, reduce_elf, cmds, db=os.path.join(tmp, "rev"))
+    t = s.tag()
+    stops = s.stops()
+    regs = info_registers(s, "info registers")
+    if check(len(stops) == 1 + 2 * n and len(regs) == 1 + 2 * n, f"{t}: {len(stops)} stops, {len(regs)} register dumps; "
+                                                                 f"errors {s.errors()}"):
+        forward = [(st["pc"], st["instructions"]) for st in stops[:n + 1]]
+        backward = [(st["pc"], st["instructions"]) for st in stops[n + 1:]]
+        # Each reverse-stepi stands where the warp was before its last instruction: the pcs of the
+        # forward steps in reverse order, and the same registers.
+        check([p for p, _ in backward] == [p for p, _ in reversed(forward[:-1])],
+              f"{t}: reverse-stepi pcs {[hex(p) for p, _ in backward]}, forward {[hex(p) for p, _ in forward]}")
+        check(regs[n + 1:] == list(reversed(regs[:n])), f"{t}: registers going back differ from going forward")
+        check(all(st["reason"] == "step" for st in stops[n + 1:]), f"{t}: reverse stops {[st['reason'] for st in stops]}")
+
+    # reverse-continue in an inner loop: the same hits as forward, backwards, then the start.
+    sgemm = os.path.join(ex, "sgemm.elf")
+    loop = source_line(src, "sgemm", "for (uint32_t k = 0; k < T; k++) acc +=")
+    cmds = [f"break sgemm.c:{loop}"] + ["continue"] * 5 + ["info breakpoints"] + ["reverse-continue"] * 5 + \
+        ["info breakpoints", "when"]
+    s = Session(vx, sgemm, cmds, db=os.path.join(tmp, "rc"))
+    t = s.tag()
+    stops = s.stops()
+    if check(len(stops) == 10, f"{t}: {len(stops)} stops; errors {s.errors()}"):
+        fwd = [st["instructions"] for st in stops[:5]]
+        back = [st["instructions"] for st in stops[5:9]]
+        check(back == list(reversed(fwd[:4])), f"{t}: reverse-continue hits {back}, forward {fwd}")
+        check(all(st["reason"] == "breakpoint" and st.get("breakpoints") == [1] for st in stops[5:9]),
+              f"{t}: reverse stops {stops[5:9]}")
+        check(stops[9]["reason"] == "history-start", f"{t}: the last reverse-continue: {stops[9]}")
+        # Hit counts are the forward runs': going back does not change them.
+        hits = [o.get("breakpoints", [{}])[0].get("hits") for o in s.outputs("info breakpoints")]
+        check(len(hits) == 2 and hits[0] == hits[1] and hits[0] >= 5, f"{t}: hit counts before and after {hits}")
+
+    # goto, checkpoint, when, info checkpoints.
+    cmds = [f"break reduce.c:{line}", "continue", "stepi 3", "checkpoint", "continue", "info checkpoints", "goto 1",
+            "when", "goto 2", "when", "goto start", "when", "goto end", "when"]
+    s = Session(vx, reduce_elf, cmds, db=os.path.join(tmp, "goto"))
+    t = s.tag()
+    cps = s.output("info checkpoints").get("checkpoints", [])
+    whens = [o.get("instret") for o in s.outputs("when")]
+    if check(len(cps) == 3 and len(whens) == 4, f"{t}: checkpoints {cps}, when {whens}; errors {s.errors()}"):
+        check([c["stop"] for c in cps] == ["breakpoint", "checkpoint", "breakpoint"], f"{t}: checkpoint kinds {cps}")
+        check(whens[0] == cps[0]["instret"] and whens[1] == cps[1]["instret"], f"{t}: goto 1/2 went to {whens[:2]}")
+        check(whens[2] == 0, f"{t}: goto start went to {whens[2]}")
+        check(whens[3] >= cps[2]["instret"], f"{t}: goto end went to {whens[3]}, before the last stop {cps[2]}")
+        check(s.outputs("checkpoint")[0].get("checkpoint") == 2, f"{t}: checkpoint said {s.outputs('checkpoint')}")
+
+
+def check_watch(vx, ex, src, tmp):
+    hist = os.path.join(ex, "histogram.elf")
+    cmds = ["watch *(unsigned *)&bins"] + ["continue"] * 4 + ["reverse-continue"] * 3
+    s = Session(vx, hist, cmds, db=os.path.join(tmp, "w"))
+    t = s.tag()
+    stops = s.stops()
+    if check(len(stops) == 7, f"{t}: {len(stops)} stops; errors {s.errors()}"):
+        w = [st.get("watchpoints", [{}])[0] for st in stops]
+        check(all(st["reason"] == "watchpoint" for st in stops), f"{t}: reasons {[st['reason'] for st in stops]}")
+        olds = [int(x.get("old") or -1) for x in w]
+        news = [int(x.get("new") or -1) for x in w]
+        # Every CTA adds its count of keys in bin 0 atomically: each old value is the last new one.
+        check(olds[0] == 0 and all(olds[i + 1] == news[i] for i in range(3)) and all(n > o for o, n in zip(olds, news)),
+              f"{t}: forward old/new values {list(zip(olds[:4], news[:4]))}")
+        # Backwards: the 3rd, 2nd, 1st increments again, with the same values and instruction counts.
+        check([(olds[i], news[i]) for i in (4, 5, 6)] == [(olds[i], news[i]) for i in (2, 1, 0)],
+              f"{t}: reverse old/new {list(zip(olds, news))}")
+        check([stops[i]["instructions"] for i in (4, 5, 6)] == [stops[i]["instructions"] for i in (2, 1, 0)],
+              f"{t}: reverse instruction counts {[st['instructions'] for st in stops]}")
+        check(all(x.get("lanes") for x in w) and all(x.get("pc") for x in w), f"{t}: watch reports {w}")
+
+
+def check_recordings(vx, ex, src, tmp):
+    reduce_elf = os.path.join(ex, "reduce.elf")
+    line = source_line(src, "reduce", "uint32_t expect = prefix_sum(g + B) - prefix_sum(g);")
+    db = os.path.join(tmp, "kill")
+    # A session fed stepi commands one by one, SIGKILLed after its 10th step was printed.
+    p = subprocess.Popen([vx, "run", reduce_elf, "--db", db, "--json", "-ex", f"break reduce.c:{line}", "-ex", "continue"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    steps = []
+    p.stdin.write("stepi\n" * 40)
+    p.stdin.flush()
+    for raw in p.stdout:
+        ev = json.loads(raw)
+        if ev.get("event") == "stop" and ev.get("reason") == "step":
+            steps.append(ev["instructions"])
+            if len(steps) == 10:
+                break
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    rec = os.path.join(db, "reduce-1")
+    args = [vx, "replay", rec, "--batch", "--json", "-ex", "info checkpoints"]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    events = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+    stops = [e for e in events if e.get("event") == "stop"]
+    cps = [e for e in events if e.get("event") == "output" and e.get("command") == "info checkpoints"]
+    t = "replay of a killed session"
+    if check(r.returncode == 0 and stops and cps, f"{t}: status {r.returncode}, {r.stderr[-300:]}"):
+        listed = [c["instret"] for c in cps[0]["checkpoints"]]
+        # Every step announced before the kill is there (one more may have committed).
+        check(all(i in listed for i in steps), f"{t}: announced {steps}, listed {listed}")
+        check(stops[0]["instructions"] == listed[-1], f"{t}: opened at {stops[0]['instructions']}, last is {listed[-1]}")
+
+    # A whole recording replays to the kernel's end without the kernel file.
+    db2 = os.path.join(tmp, "whole")
+    s = Session(vx, reduce_elf, [f"break reduce.c:{line}", "continue", "continue"], db=db2)
+    rec2 = os.path.join(db2, "reduce-1")
+    r = subprocess.run([vx, "replay", rec2, "--batch", "--json", "-ex", "delete", "-ex", "continue"],
+                       capture_output=True, text=True, timeout=120)
+    events = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+    console = [e["text"] for e in events if e.get("event") == "output" and "command" not in e]
+    check(r.returncode == 0 and any("total 507 (expected 507)" in c for c in console),
+          f"replay to the end: status {r.returncode}, console {console}, {r.stderr[-300:]}")
+
+    # vxreplay ls lists both.
+    r = subprocess.run([vx, "ls", db2, "--json"], capture_output=True, text=True, timeout=60)
+    listed = json.loads(r.stdout).get("recordings", []) if r.returncode == 0 else []
+    check(len(listed) == 1 and listed[0].get("stops") == 2 and "reduce.elf" in listed[0].get("workload", ""),
+          f"ls: {r.stdout[:400]} {r.stderr[-200:]}")
+
+    # A recording whose kept kernel image was tampered with, and one with corrupt bytes: refused, 65.
+    def damaged(name, edit):
+        d = os.path.join(tmp, name)
+        Session(vx, reduce_elf, [f"break reduce.c:{line}", "continue"], db=d)
+        path = os.path.join(d, "reduce-1", "data.mdb")
+        data = bytearray(open(path, "rb").read())
+        edit(data)
+        open(path, "wb").write(bytes(data))
+        return subprocess.run([vx, "replay", os.path.join(d, "reduce-1"), "--batch"], capture_output=True, text=True,
+                              timeout=60)
+
+    def flip_middle(data):
+        for off in range(8192, min(len(data), 8192 + 4096 * 8), 97):
+            data[off] ^= 0x5A
+
+    # (A kept image that does not match the header's hash is refused too: replay/timeline_test.cpp.)
+    r = damaged("corrupt", flip_middle)
+    check(r.returncode == EXIT_BAD_INPUT and "corrupt" in r.stderr and len(r.stderr.strip().splitlines()) == 1,
+          f"corrupt recording: status {r.returncode}, stderr {r.stderr[-300:]!r}")
+
+
+def check_words(vx, ex, src, tmp):
+    reduce_elf = os.path.join(ex, "reduce.elf")
+    line = source_line(src, "reduce", "uint32_t expect = prefix_sum(g + B) - prefix_sum(g);")
+    s = Session(vx, reduce_elf, [f"break reduce.c:{line}", "continue", "w 0", "wa 0", "info l", "info w"])
+    t = s.tag()
+    check(not s.errors(), f"{t}: errors {s.errors()}")
+    check(len(s.outputs("w 0")) == 1 and s.outputs("w 0")[0].get("warp") == 0, f"{t}: w 0 -> {s.outputs('w 0')}")
+    check("lanes" in s.output("info l"), f"{t}: info l is not info lanes")
+    check("warps" in s.output("info w"), f"{t}: info w is not info warps")
+
+
+def main():
+    vx, ex, src, what = sys.argv[1:5]
+    checks = {"reverse": check_reverse, "watch": check_watch, "recordings": check_recordings, "words": check_words}
+    if what not in checks:
+        print("unknown check", what, file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        checks[what](vx, ex, src, tmp)
+    if failures:
+        print(f"{len(failures)} failure(s)", file=sys.stderr)
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -208,6 +208,7 @@ void Debugger::usage(const std::string& message) { err(message + " (try \"help\"
 
 bool Debugger::execute(const std::string& line) {
   command_ = std::string(trim(line));
+  command_start_ = std::chrono::steady_clock::now();
   auto cl = parse_command_line(line);
   if (!cl) {
     usage(cl.error().message);
@@ -510,6 +511,7 @@ std::vector<int> Debugger::filter_breakpoint_stop(const StopEvent& ev, bool coun
 
 StopView Debugger::make_stop_view(const StopEvent& ev, const std::vector<int>& bps, bool show_disasm) {
   StopView v;
+  v.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - command_start_).count();
   v.reason = engine::stop_reason_name(ev.reason);
   v.launch = ev.launch;
   v.pass = ev.pass;
@@ -966,7 +968,9 @@ Result<int> Debugger::add_breakpoint(const std::string& location, const std::str
 void Debugger::cmd_break(Args a, bool temporary) {
   auto spec = parse_break_spec(a.args);
   if (!spec) return usage(spec.error().message);
-  if (state_ == State::Exited || state_ == State::Killed) return err("The kernel has ended; breakpoints have no effect.");
+  // After the end, breakpoints still serve reverse moves when the session records.
+  if ((state_ == State::Exited || state_ == State::Killed) && !s_.store())
+    return err("The kernel has ended; breakpoints have no effect (no recording to go back in).");
   auto id = add_breakpoint(spec->location, spec->condition, temporary);
   if (!id) return err(id.error().message);
   const UserBreakpoint& b = bps_.at(*id);

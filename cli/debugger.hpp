@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -164,6 +165,7 @@ class Debugger {
   Sink& sink_;
   ConsoleLines console_;
   std::string command_;  // the command being run (for JSON events)
+  std::chrono::steady_clock::time_point command_start_;  // when it started (stop events say how long it took)
   int errors_ = 0;
 
   State state_ = State::NotStarted;

@@ -313,7 +313,8 @@ Result<void> Debugger::sync_engine_watchpoints() {
 }
 
 void Debugger::cmd_watch(const std::string& name, Args a) {
-  if (state_ == State::Exited || state_ == State::Killed) return err("The kernel has ended; watchpoints have no effect.");
+  if ((state_ == State::Exited || state_ == State::Killed) && !s_.store())
+    return err("The kernel has ended; watchpoints have no effect (no recording to go back in).");
   // LOCATION [if COND]: the location may hold blanks ("*(unsigned int *) &bins").
   std::string loc(trim(a.args)), cond;
   for (size_t i = 0; i + 2 <= loc.size(); ++i) {

@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   uint64_t interval = 0;
   auto* interval_opt = run_cmd->add_option("--checkpoint-interval", interval,
                                            "Debug: an automatic checkpoint every N warp instructions of a launch "
-                                           "(0: none; default 524288), bounding what a reverse move replays");
+                                           "(0: none; default 262144), bounding what a reverse move replays");
 
   vx::cli::ReplayArgs rp;
   auto* replay_cmd = app.add_subcommand("replay", "Reopen a recording (default: the latest under .vxreplay) and debug it "

@@ -211,6 +211,7 @@ nlohmann::ordered_json JsonSink::stop_json(const StopView& v) {
                       {"core", v.exception_core}, {"warp", v.exception_warp}, {"lane", v.exception_lane}};
   if (!v.message.empty()) j["message"] = v.message;
   if (v.exit_code) j["exit_code"] = *v.exit_code;
+  j["elapsed_ms"] = v.elapsed_ms;
   return j;
 }
 

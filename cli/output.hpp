@@ -56,6 +56,7 @@ struct StopView {
     std::string new_value;                 // the value now
   };
   std::vector<Watch> watches;
+  double elapsed_ms = 0;  // how long the command that stopped here took (JSON only)
 };
 
 struct ExitView {

@@ -112,7 +112,7 @@ struct SessionOptions {
   uint64_t slice = 1u << 20;      // instructions per wait(): how often an interrupt is noticed
   // Automatic checkpoints (docs/time-travel.md): one at every launch's start and every N warp
   // instructions of a launch, taken without a re-launch, so a backward move replays at most N. 0: none.
-  uint64_t checkpoint_interval = 1u << 19;
+  uint64_t checkpoint_interval = 1u << 18;
   uint64_t seed = 0;               // recorded in the store header (RunOptions::seed)
   uint64_t watchdog = 0;           // recorded in the store header
   // Replay a recording: store_dir is an existing store, and its host operations drive the session

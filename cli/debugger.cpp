@@ -983,6 +983,7 @@ void Debugger::cmd_info(Args a) {
   else if (*sub == "warps") info_warps();
   else if (*sub == "lanes") info_lanes();
   else if (*sub == "watchpoints") info_watchpoints();
+  else if (*sub == "session") info_session();
 }
 
 void Debugger::info_breakpoints() {

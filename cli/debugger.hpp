@@ -109,6 +109,7 @@ class Debugger {
   void info_lanes();
   void info_registers(const std::string& args);
   void info_checkpoints(bool all);
+  void info_session();  // debugger_live.cpp
 
   // Running. `run` starts one resume or step; stops that only hit breakpoints whose condition is
   // false everywhere are counted and the same request is issued again.

@@ -129,7 +129,11 @@ class ModelDevice final : public Driver {
           halted_event_ = DeviceEvent{EventKind::Exception, s.id, r.exception, r.message};
           return halted_event_;
         }
-        if (r.stop == RunStop::Halted) return DeviceEvent{EventKind::Halted, s.id, {}, {}};
+        if (r.stop == RunStop::Halted) {
+          // As at an exception: what the kernel printed before the halt (an assertion message) is shown.
+          m_.drain_console();
+          return DeviceEvent{EventKind::Halted, s.id, {}, {}};
+        }
         if (r.stop == RunStop::Trigger) return DeviceEvent{EventKind::Trigger, s.id, {}, {}};
         if (r.stop == RunStop::Drained) return DeviceEvent{EventKind::Drained, s.id, {}, {}};
         if (r.stop == RunStop::Watch) return DeviceEvent{EventKind::Watch, s.id, {}, {}};

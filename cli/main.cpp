@@ -115,6 +115,9 @@ int main(int argc, char** argv) {
       ->take_all()->expected(1)->allow_extra_args(false);
   replay_cmd->add_flag("--batch", rp.batch, "Exit after the commands instead of reading more");
   replay_cmd->add_flag("--json", rp.json, "One JSON object per line for every event on stdout");
+  replay_cmd->add_option("--mode", rp.mode, "Debug method: relaunch (default), live or auto (docs/live.md)")
+      ->check(CLI::IsMember({"relaunch", "live", "auto"}));
+  replay_cmd->add_flag("--no-debug-module", rp.no_debug_module, "Model a device without the Debug Module");
 
   std::string ls_root = ".vxreplay";
   bool ls_json = false;

@@ -135,6 +135,7 @@ int replay_command(const ReplayArgs& a) {
   RunOptions ro;
   ro.seed = header.seed;
   ro.watchdog_instructions = header.watchdog;
+  ro.debug_module = !a.no_debug_module;
   auto opened = open_model_device(cfg, ro);
   if (!opened) return fail(*sink, kExitBadInput, "the recording's device: " + opened.error().message);
   Driver& dev = **opened;
@@ -144,6 +145,9 @@ int replay_command(const ReplayArgs& a) {
   so.replay = true;
   so.seed = header.seed;
   so.watchdog = header.watchdog;
+  so.mode = engine::parse_session_mode(a.mode.empty() ? "relaunch" : a.mode).value_or(engine::SessionMode::Relaunch);
+  if (so.mode == engine::SessionMode::Live && !engine::probe_debug_module(dev))
+    return fail(*sink, kExitUnavailable, engine::kNoDebugModule);
   auto session = engine::Session::create(dev, so);
   if (!session) {
     // A recording we may not write to still replays: its checkpoints are enough.
@@ -199,6 +203,8 @@ int replay_command(const ReplayArgs& a) {
   sv.seed = header.seed;
   sv.symbols = symbols.has_value();
   sv.replay = true;
+  sv.mode = s.info().live ? "live" : "relaunch";
+  if (!a.mode.empty()) sv.mode_why = s.info().why;
   sink->start(sv);
 
   for (const std::string& loc : a.breaks) {

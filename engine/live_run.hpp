@@ -341,6 +341,15 @@ Result<StopEvent> run(S& s, const Mode& mode) {
         s.drain_console();
         s.phase = S::Phase::Exited;
         StopEvent ev;
+        if (s.opts.replay && !s.host_done) {
+          ev.reason = StopReason::EndOfRecording;
+          ev.launch = s.launch;
+          ev.pass = s.pass;
+          ev.instructions = s.finished_instructions;
+          ev.message = "end of recording: the recorded run ended here";
+          s.last = ev;
+          return ev;
+        }
         ev.reason = StopReason::Exited;
         ev.launch = s.launch;
         ev.pass = s.pass;

@@ -1542,7 +1542,7 @@ Result<std::unique_ptr<Session>> Session::create(Driver& device, const SessionOp
   lv.info.requested = options.mode;
   lv.attach_after = options.attach_after;
   lv.reset_halt = options.reset_halt;
-  if (options.mode != SessionMode::Relaunch && !options.replay) {
+  if (options.mode != SessionMode::Relaunch) {
     lv.dev = std::make_unique<LiveDevice>(device);
     auto p = lv.dev->connect();
     lv.info.has_dm = p.ok();
@@ -1553,9 +1553,14 @@ Result<std::unique_ptr<Session>> Session::create(Driver& device, const SessionOp
                   : p ? "--mode auto: the device has a Debug Module, so warps are halted in place through it"
                       : "--mode auto: the device has no Debug Module, so every stop saves, kills and re-launches";
   } else {
-    lv.info.has_dm = probe_debug_module(device);
-    lv.info.why = options.replay ? "a recording replays by re-launching from its checkpoints"
-                                 : "--mode relaunch: every stop saves, kills and re-launches (the device is never held)";
+    DmClient probe(device);
+    auto p = probe.connect();
+    lv.info.has_dm = p.ok();
+    if (p) {
+      lv.info.platform = *p;
+      (void)device.dm_write(0x6, 0);  // leave the DM inactive, as it was
+    }
+    lv.info.why = "--mode relaunch: every stop saves, kills and re-launches (the device is never held)";
   }
   if (auto r = impl->reserve_engine_area(); !r)
     return make_error("cannot reserve the engine's device memory at " + std::string("0xf0000000") + ": " +

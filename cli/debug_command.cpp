@@ -247,7 +247,7 @@ int debug_command(const DebugArgs& a) {
   sv.symbols = symbols.has_value();
   const engine::SessionInfo si = (*session)->info();
   sv.mode = si.live ? "live" : "relaunch";
-  if (!a.mode.empty()) sv.mode_why = si.why;
+  sv.mode_why = si.why;
   sink->start(sv);
 
   for (const std::string& loc : a.breaks) {

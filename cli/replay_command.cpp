@@ -204,7 +204,7 @@ int replay_command(const ReplayArgs& a) {
   sv.symbols = symbols.has_value();
   sv.replay = true;
   sv.mode = s.info().live ? "live" : "relaunch";
-  if (!a.mode.empty()) sv.mode_why = s.info().why;
+  sv.mode_why = s.info().why;
   sink->start(sv);
 
   for (const std::string& loc : a.breaks) {

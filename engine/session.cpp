@@ -1560,7 +1560,7 @@ Result<std::unique_ptr<Session>> Session::create(Driver& device, const SessionOp
       lv.info.platform = *p;
       (void)device.dm_write(0x6, 0);  // leave the DM inactive, as it was
     }
-    lv.info.why = "--mode relaunch: every stop saves, kills and re-launches (the device is never held)";
+    lv.info.why = "re-launch, the default: every stop saves, kills and re-launches, so the device is never held and the schedule is the undisturbed one (--mode live halts in place; docs/live.md)";
   }
   if (auto r = impl->reserve_engine_area(); !r)
     return make_error("cannot reserve the engine's device memory at " + std::string("0xf0000000") + ": " +

@@ -184,3 +184,82 @@ TEST_CASE("DM access counts of every live operation", "[live]") {
   CHECK(to_hit == 4175);
   CHECK(between == 4155);
 }
+
+TEST_CASE("DM access counts: halt after reset, stepping from the first instruction, a line step, attach", "[live]") {
+  Live l;
+  {
+    RunOptions o;
+    auto d = open_model_device({1, 1, 4, 4}, o);
+    REQUIRE(d);
+    l.dev = std::move(d).value();
+    SessionOptions so;
+    so.mode = SessionMode::Live;
+    so.reset_halt = true;
+    auto s = Session::create(*l.dev, so);
+    REQUIRE(s);
+    l.s = std::move(s).value();
+    auto image = load_kernel_image(kExamples + "/vecadd.elf");
+    REQUIRE(image);
+    HostRuntime rt(l.s->host());
+    auto launch = resolve_grid_launch(*image, l.s->config(), {});
+    REQUIRE(launch);
+    REQUIRE(rt.load_image(*image));
+    REQUIRE(rt.launch_grid(*launch));
+  }
+  uint64_t before = dm(l);
+  auto ev = l.s->resume();
+  REQUIRE(ev);
+  REQUIRE(ev->reason == StopReason::Step);
+  CHECK(ev->instructions == 0);  // every warp on its first instruction
+  CHECK(dm(l) - before == 4113);  // as the first stop of engine operations: reset-halt, read 4 warps
+  const WarpId w = ev->hits[0].warp;
+  const uint32_t pc0 = ev->hits[0].pc;
+  before = dm(l);
+  auto s1 = l.s->step(w, 0);
+  REQUIRE(s1);
+  CHECK(s1->instructions == 1);
+  CHECK(s1->hits[0].pc == pc0 + 4);
+  CHECK(dm(l) - before == 4116);
+  // A step over a 3-instruction range: 3 DM steps, the thread mask and sp read where the policy is asked.
+  int asked = 0;
+  before = dm(l);
+  auto s3 = l.s->step(w, 0, [&](uint32_t pc, uint32_t) -> std::optional<std::pair<uint32_t, uint32_t>> {
+    ++asked;
+    if (asked == 1) return std::make_pair(pc, pc + 8);
+    return std::nullopt;
+  });
+  REQUIRE(s3);
+  CHECK(s3->instructions == 4);
+  CHECK(asked == 2);
+  CHECK(dm(l) - before == 4156);  // 40 more than a stepi: two more steps, the masks and sp
+}
+
+TEST_CASE("attach: the first continue halts the launch after N instructions through haltreq", "[live]") {
+  Live l;
+  auto d = open_model_device({1, 1, 4, 4}, RunOptions{});
+  REQUIRE(d);
+  l.dev = std::move(d).value();
+  SessionOptions so;
+  so.mode = SessionMode::Live;
+  so.attach_after = 5000;
+  auto s = Session::create(*l.dev, so);
+  REQUIRE(s);
+  l.s = std::move(s).value();
+  auto image = load_kernel_image(kExamples + "/hang.elf");
+  REQUIRE(image);
+  HostRuntime rt(l.s->host());
+  auto launch = resolve_grid_launch(*image, l.s->config(), {});
+  REQUIRE(launch);
+  REQUIRE(rt.load_image(*image));
+  REQUIRE(rt.launch_grid(*launch));
+  const uint64_t before = dm(l);
+  auto ev = l.s->resume();
+  REQUIRE(ev);
+  CHECK(ev->reason == StopReason::Interrupt);
+  CHECK(ev->instructions == 5000);
+  CHECK(l.s->info().held);
+  CHECK(dm(l) - before == 4113);
+  int active = 0;
+  for (const WarpState& ws : l.s->context().cores[0].warps) active += ws.active;
+  CHECK(active == 4);  // hang's CTAs fill the 4 slots, every warp spinning
+}

@@ -30,17 +30,21 @@ def strip(stop):
 
 def check_compare(vx, ex, src):
     line = source_line(src, "reduce", "lm->odd[tid] = odd;")
-    scripts = {
-        "reduce.elf": [f"break reduce.c:{line}", "continue", "info registers", "stepi", "info registers",
-                       "step", "info registers", "x/8x $sp", "continue", "delete", "continue"],
-        "vecadd.elf": ["break vecadd", "continue", "info registers", "delete", "next", "info registers", "finish",
-                       "continue"],
-        "sgemm.elf": ["break sgemm", "continue", "continue", "info registers", "delete", "stepi 5",
-                      "info registers", "continue"],
-        "diverge.elf": ["break diverge", "continue", "info lanes", "delete", "step", "step", "info registers",
-                        "continue"],
-    }
-    for elf, cmds in scripts.items():
+    bar_line = source_line(src, "reduce", "vx_fail(vx_vote_uni(block) != 1u);")
+    scripts = [
+        # next over __syncthreads: live, the focus warp waits and the others run until it can step.
+        ("reduce.elf", [f"break reduce.c:{bar_line}", "continue", "delete", "next", "next", "next",
+                        "info registers", "continue"]),
+        ("reduce.elf", [f"break reduce.c:{line}", "continue", "info registers", "stepi", "info registers",
+                       "step", "info registers", "x/8x $sp", "continue", "delete", "continue"]),
+        ("vecadd.elf", ["break vecadd", "continue", "info registers", "delete", "next", "info registers", "finish",
+                       "continue"]),
+        ("sgemm.elf", ["break sgemm", "continue", "continue", "info registers", "delete", "stepi 5",
+                      "info registers", "continue"]),
+        ("diverge.elf", ["break diverge", "continue", "info lanes", "delete", "step", "step", "info registers",
+                        "continue"]),
+    ]
+    for elf, cmds in scripts:
         path = os.path.join(ex, elf)
         rl = Session(vx, path, cmds, extra=["--mode", "relaunch"])
         lv = Session(vx, path, cmds, extra=["--mode", "live"])

@@ -187,12 +187,13 @@ Result<uint32_t> read_tmask(S& s, uint32_t g) {
 }
 
 // The focus warp waits (barrier, spawn): the other warps run, in slices, until it can step.
+// `held`: warps that stay halted too (others waiting on a planted breakpoint's address).
 template <class S>
-Result<std::optional<StopEvent>> run_others(S& s, uint32_t g, LiveStep* out) {
+Result<std::optional<StopEvent>> run_others(S& s, uint32_t g, LiveStep* out, const std::set<uint32_t>& held = {}) {
   const uint32_t total = s.lv.dev->dm().platform().total_warps();
   std::vector<uint32_t> others;
   for (uint32_t o = 0; o < total; ++o)
-    if (o != g) others.push_back(o);
+    if (o != g && !held.count(o)) others.push_back(o);
   for (;;) {
     if (auto r = s.lv.dev->dm().resume_warps(others); !r) return r.error();
     s.lv.info.held = false;
@@ -313,18 +314,33 @@ Result<StopEvent> run(S& s, const Mode& mode) {
       if (ws.active && ws.pc == s.last.exception.pc)
         if (auto r = ld.write_pc(ld.gid(w.core, w.slot), ws.pc + 4); !r) return r.error();
     }
-    // Warps at a planted breakpoint execute the original instruction first (a DM step each).
+    // Warps at a planted breakpoint execute the original instruction first (a DM step each). One
+    // that waits there (a barrier) stays halted while the others run until it can step past it.
+    std::set<uint32_t> waiting;
     for (uint32_t c = 0; c < s.ctx.cores.size(); ++c)
       for (uint32_t w = 0; w < s.ctx.cores[c].warps.size(); ++w) {
         const WarpState& ws = s.ctx.cores[c].warps[w];
         if (!ws.active || !s.planted.count(ws.pc)) continue;
         auto st = ld.step(ld.gid(c, w));
         if (!st) return st.error();
+        if (st->kind == LiveStep::Waiting) waiting.insert(ld.gid(c, w));
         if (st->kind == LiveStep::Fault) {
           s.fatal = true;
           return stop(s, StopReason::Exception, at(st->cause, st->pc, WarpId{c, w}));
         }
       }
+    while (!waiting.empty()) {
+      const uint32_t g = *waiting.begin();
+      waiting.erase(waiting.begin());
+      LiveStep past;
+      auto o = run_others(s, g, &past, waiting);
+      if (!o) return o.error();
+      if (*o) return **o;
+      if (past.kind == LiveStep::Fault) {
+        s.fatal = true;
+        return stop(s, StopReason::Exception, at(past.cause, past.pc, warp_of(s, g)));
+      }
+    }
     if (auto r = ld.resume_all(); !r) return r.error();
     s.lv.info.held = false;
   } else if (mode.kind == Mode::Step) {

@@ -62,6 +62,24 @@ def check_compare(vx, ex, src):
         # Inherent, documented: a live launch is one pass and re-launches nothing.
         check(lv.exit().get("stats", {}).get("passes") == 1, f"{t}: live passes {lv.exit().get('stats')}")
 
+    # Breakpoints on a BAR and right after it: at a stop, warps wait on a planted address; going on
+    # steps them past it once released, never reporting the same stop twice.
+    bl = source_line(src, "reduce", "vx_fail(vx_vote_uni(block) != 1u);")
+    d = Session(vx, os.path.join(ex, "reduce.elf"), [f"break reduce.c:{bl}", "continue", "disassemble"])
+    bar = [i["address"] for i in d.output("disassemble").get("instructions", []) if i["text"].startswith("vx_bar")]
+    if check(bar, "reduce: no vx_bar in the disassembly"):
+        cmds = [f"break *{bar[0]:#x}", f"break *{bar[0] + 4:#x}"] + ["continue"] * 5 + ["delete", "continue"]
+        rl = Session(vx, os.path.join(ex, "reduce.elf"), cmds, extra=["--mode", "relaunch"])
+        lv = Session(vx, os.path.join(ex, "reduce.elf"), cmds, extra=["--mode", "live"])
+        t = "reduce: breakpoints on and after a barrier"
+        a, b = rl.stops(), lv.stops()
+        check(len(a) == len(b), f"{t}: {len(a)} / {len(b)} stops")
+        # A warp that waited on a planted address is stepped past it: it never stops there twice in a row.
+        seen = [(x.get("warp"), x.get("pc")) for x in b]
+        check(all(seen[i] != seen[i + 1] for i in range(len(seen) - 1)), f"{t}: the same warp stopped twice: {seen}")
+        check(lv.rc == 0 and lv.exit().get("exit_code") == 0, f"{t}: status {lv.rc}")
+        check(lv.console() == rl.console(), f"{t}: console")
+
     # Inherent, documented: live steps the focus warp alone. A re-launch step lets the other warps run
     # and ends at a breakpoint another warp reaches; the live step ends as a step of the focus warp.
     cmds = ["break vecadd", "continue", "next"]

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "checkpoint/store.hpp"
+#include "device/debug_module.hpp"
 #include "engine/live.hpp"
 #include "engine/session.hpp"
 
@@ -434,11 +435,43 @@ Result<StopEvent> run(S& s, const Mode& mode) {
   }
 }
 
+// Session::create: the method (SessionOptions::mode) and what info session reports. A re-launch
+// session probes the DM too (for info session) and leaves it inactive.
+template <class S>
+Result<void> setup(S& s, Driver& device, const SessionOptions& options) {
+  LiveState& lv = s.lv;
+  lv.info.requested = options.mode;
+  lv.attach_after = options.attach_after;
+  lv.reset_halt = options.reset_halt;
+  if (options.mode == SessionMode::Relaunch) {
+    DmClient probe(device);
+    auto p = probe.connect();
+    lv.info.has_dm = p.ok();
+    if (p) {
+      lv.info.platform = *p;
+      (void)device.dm_write(dm::kDctrl, 0);  // dmactive = 0, as it was
+    }
+    lv.info.why = "re-launch, the default: every stop saves, kills and re-launches, so the device is never held "
+                  "and the schedule is the undisturbed one (--mode live halts in place; docs/live.md)";
+    return {};
+  }
+  lv.dev = std::make_unique<LiveDevice>(device);
+  auto p = lv.dev->connect();
+  lv.info.has_dm = p.ok();
+  if (p) lv.info.platform = *p;
+  if (!p && options.mode == SessionMode::Live) return make_error(kNoDebugModule);
+  lv.on = lv.info.live = p.ok();
+  lv.info.why = options.mode == SessionMode::Live ? "--mode live: warps halted in place through the Debug Module"
+                : p ? "--mode auto: the device has a Debug Module, so warps are halted in place through it"
+                    : "--mode auto: the device has no Debug Module, so every stop saves, kills and re-launches";
+  return {};
+}
+
 // Time travel re-launches from checkpoints: the session leaves live mode for good (docs/live.md).
 template <class S>
 void leave(S& s, const std::string& why) {
   if (!s.lv.on) return;
-  (void)s.dev.dm_write(0x6, 0);  // DCTRL.dmactive = 0: the DM resets, ebreak-halt off, every warp resumes
+  (void)s.dev.dm_write(dm::kDctrl, 0);  // DCTRL.dmactive = 0: the DM resets, ebreak-halt off, every warp resumes
   s.lv.on = false;
   s.lv.info.live = false;
   s.lv.info.held = false;

@@ -1538,30 +1538,7 @@ Result<std::unique_ptr<Session>> Session::create(Driver& device, const SessionOp
       impl->store.emplace(std::move(s).value());
     }
   }
-  LiveState& lv = impl->lv;
-  lv.info.requested = options.mode;
-  lv.attach_after = options.attach_after;
-  lv.reset_halt = options.reset_halt;
-  if (options.mode != SessionMode::Relaunch) {
-    lv.dev = std::make_unique<LiveDevice>(device);
-    auto p = lv.dev->connect();
-    lv.info.has_dm = p.ok();
-    if (p) lv.info.platform = *p;
-    if (!p && options.mode == SessionMode::Live) return make_error(kNoDebugModule);
-    lv.on = lv.info.live = p.ok();
-    lv.info.why = options.mode == SessionMode::Live ? "--mode live: warps halted in place through the Debug Module"
-                  : p ? "--mode auto: the device has a Debug Module, so warps are halted in place through it"
-                      : "--mode auto: the device has no Debug Module, so every stop saves, kills and re-launches";
-  } else {
-    DmClient probe(device);
-    auto p = probe.connect();
-    lv.info.has_dm = p.ok();
-    if (p) {
-      lv.info.platform = *p;
-      (void)device.dm_write(0x6, 0);  // leave the DM inactive, as it was
-    }
-    lv.info.why = "re-launch, the default: every stop saves, kills and re-launches, so the device is never held and the schedule is the undisturbed one (--mode live halts in place; docs/live.md)";
-  }
+  if (auto r = live::setup(*impl, device, options); !r) return r.error();
   if (auto r = impl->reserve_engine_area(); !r)
     return make_error("cannot reserve the engine's device memory at " + std::string("0xf0000000") + ": " +
                       r.error().message);

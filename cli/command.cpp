@@ -60,6 +60,7 @@ const std::vector<CommandInfo>& info_table() {
       // "l" and "w" keep meaning lanes and warps whatever info subcommands come later.
       {"lanes", {"l"}, "", "lanes of the focus warp"},
       {"registers", {"r", "reg"}, "[REG...|f]", "the focus lane's registers (f: float registers)"},
+      {"session", {}, "", "live or re-launch, why, the Debug Module, whether the device is held"},
       {"warps", {"w", "wa"}, "", "every active warp"},
       {"watchpoints", {}, "", "watchpoints with their conditions and hit counts"},
   };
@@ -133,7 +134,7 @@ Result<CommandLine> parse_command_line(std::string_view line) {
 
 Result<std::string> parse_info_subcommand(std::string_view word) {
   if (word.empty())
-    return make_error("\"info\" needs what to show: breakpoints, checkpoints, ctas, lanes, registers, warps, watchpoints");
+    return make_error("\"info\" needs what to show: breakpoints, checkpoints, ctas, lanes, registers, session, warps, watchpoints");
   return resolve(word, info_table(), "info command");
 }
 

@@ -208,6 +208,13 @@ int debug_command(const DebugArgs& a) {
   so.workload = a.run.kernel + " grid " + dims(launch->grid) + " block " + dims(launch->block) + " on " +
                 a.run.config.to_string() + " seed " + std::to_string(a.run.options.seed) +
                 (lf ? " launch " + a.run.launch_file : "");
+  so.mode = engine::parse_session_mode(a.mode.empty() ? "relaunch" : a.mode).value_or(engine::SessionMode::Relaunch);
+  so.attach_after = a.attach_after;
+  so.reset_halt = a.reset_halt;
+  if (so.mode == engine::SessionMode::Live && !engine::probe_debug_module(dev)) {
+    if (!store_dir.empty()) std::filesystem::remove_all(store_dir);
+    return fail(*sink, kExitUnavailable, engine::kNoDebugModule);
+  }
   auto session = engine::Session::create(dev, so);
   if (!session) return fail(*sink, kExitUsage, "--db " + store_dir + ": " + session.error().message);
 
@@ -243,6 +250,9 @@ int debug_command(const DebugArgs& a) {
   sv.lmem = launch->lmem_bytes;
   sv.seed = a.run.options.seed;
   sv.symbols = symbols.has_value();
+  const engine::SessionInfo si = (*session)->info();
+  sv.mode = si.live ? "live" : "relaunch";
+  sv.mode_why = si.why;
   sink->start(sv);
 
   for (const std::string& loc : a.breaks) {
@@ -253,6 +263,12 @@ int debug_command(const DebugArgs& a) {
     }
   }
 
+  // Attach (a running kernel halted after N instructions) or halt after reset: the session starts
+  // at that stop and shows where every warp is.
+  if (si.live && (a.attach_after || a.reset_halt)) {
+    dbg.execute("continue");
+    dbg.execute("info warps");
+  }
   run_commands(dbg, script_lines, a.commands, a.batch, a.json);
   std::optional<int> status;
   if (lf && has_checks(*lf)) {

@@ -192,6 +192,7 @@ Debugger::Debugger(engine::Session& session, const engine::Symbols* symbols, con
   s_.set_breakpoint_filter([this](const StopEvent& hit) {
     scanning_ = true;
     pending_bps_ = filter_breakpoint_stop(hit, true);
+    pending_valid_ = true;
     scanning_ = false;
     return !pending_bps_.empty();
   });
@@ -620,6 +621,7 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
       {
         InterruptGuard guard(s_);
         ProgressLine progress(s_, [this] { drain_console(); });
+        pending_valid_ = false;
         ev = (*request)();
       }
       drain_console();
@@ -631,7 +633,8 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
       }
       if (ev->reason != StopReason::Breakpoint) break;
       // The engine asked the breakpoint filter at the hit (the constructor's): its answer stands.
-      bps = pending_bps_;
+      // (A live session decides at its own stops.)
+      bps = pending_valid_ ? pending_bps_ : filter_breakpoint_stop(*ev);
       if (!bps.empty()) break;
     }
     if (!ev) {
@@ -1048,6 +1051,7 @@ void Debugger::cmd_info(Args a) {
   else if (*sub == "warps") info_warps();
   else if (*sub == "lanes") info_lanes();
   else if (*sub == "watchpoints") info_watchpoints();
+  else if (*sub == "session") info_session();
 }
 
 void Debugger::info_breakpoints() {

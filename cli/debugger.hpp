@@ -111,6 +111,7 @@ class Debugger {
   void info_lanes();
   void info_registers(const std::string& args);
   void info_checkpoints(bool all);
+  void info_session();  // debugger_live.cpp
 
   // Running. `run` starts one resume or step; stops that only hit breakpoints whose condition is
   // false everywhere are counted and the same request is issued again.
@@ -160,6 +161,7 @@ class Debugger {
   replay::Timeline timeline_;
   bool scanning_ = false;  // a reverse move is looking at a hit: the context is the hit's, not a stop's
   std::vector<int> pending_bps_;  // the breakpoints the last hit stops for (the engine's filter)
+  bool pending_valid_ = false;    // the engine's filter decided the current request's last hit
   std::vector<StopView::Watch> last_watches_;  // the current stop's watch report
   GridLaunch launch_;
   Sink& sink_;

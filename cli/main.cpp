@@ -70,7 +70,16 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--launch", run.launch_file,
                       "Launch file (JSON): dimensions, entry, buffers and arguments (docs/cli.md, \"Launch files\")");
   bool live = false;
-  run_cmd->add_flag("--live", live, "Debug on the device's Debug Module live (not supported yet)");
+  run_cmd->add_option("--mode", dbg.mode,
+                      "Debug method: relaunch (default: save, kill, re-launch at every stop), live (halt in place "
+                      "through the Debug Module), auto (live when the device has one); docs/live.md")
+      ->check(CLI::IsMember({"relaunch", "live", "auto"}));
+  run_cmd->add_flag("--live", live, "Short for --mode live");
+  bool no_dm = false;
+  run_cmd->add_flag("--no-debug-module", no_dm, "Model a device without the Debug Module");
+  run_cmd->add_option("--attach-after", dbg.attach_after,
+                      "Live: halt the running kernel after N warp instructions (haltreq) and start there");
+  run_cmd->add_flag("--reset-halt", dbg.reset_halt, "Live: start at the first instruction (resethaltreq)");
   run_cmd->add_flag("--quiet", run.quiet, "Print only the kernel's console output");
   run_cmd->add_option("--break", dbg.breaks, "Debug: set a breakpoint at FUNC, FILE:LINE or *ADDR (repeatable)")
       ->take_all()
@@ -106,6 +115,9 @@ int main(int argc, char** argv) {
       ->take_all()->expected(1)->allow_extra_args(false);
   replay_cmd->add_flag("--batch", rp.batch, "Exit after the commands instead of reading more");
   replay_cmd->add_flag("--json", rp.json, "One JSON object per line for every event on stdout");
+  replay_cmd->add_option("--mode", rp.mode, "Debug method: relaunch (default), live or auto (docs/live.md)")
+      ->check(CLI::IsMember({"relaunch", "live", "auto"}));
+  replay_cmd->add_flag("--no-debug-module", rp.no_debug_module, "Model a device without the Debug Module");
 
   std::string ls_root = ".vxreplay";
   bool ls_json = false;
@@ -122,11 +134,17 @@ int main(int argc, char** argv) {
 
   if (run_cmd->parsed()) {
     if (live) {
-      std::fprintf(stderr,
-                   "vxreplay: --live is not supported yet: sessions re-launch the kernel on the model and cannot "
-                   "drive the Debug Module live\n");
+      if (!dbg.mode.empty() && dbg.mode != "live") {
+        std::fprintf(stderr, "vxreplay: --live is --mode live; it contradicts --mode %s\n", dbg.mode.c_str());
+        return vx::cli::kExitUsage;
+      }
+      dbg.mode = "live";
+    }
+    if ((dbg.attach_after || dbg.reset_halt) && dbg.mode != "live" && dbg.mode != "auto") {
+      std::fprintf(stderr, "vxreplay: --attach-after and --reset-halt need --mode live\n");
       return vx::cli::kExitUsage;
     }
+    run.options.debug_module = !no_dm;
     std::string error;
     auto cfg = vx::DeviceConfig::parse(config_text, &error);
     if (!cfg) {
@@ -150,7 +168,8 @@ int main(int argc, char** argv) {
       run.block = dims;
     }
     if (interval_opt->count()) dbg.checkpoint_interval = interval;
-    if (vx::cli::wants_session(dbg, isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)))
+    // A chosen debug method makes the run a debugger session.
+    if (!dbg.mode.empty() || vx::cli::wants_session(dbg, isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)))
       return vx::cli::debug_command(dbg);
     return vx::cli::run_command(run);
   }

@@ -102,6 +102,7 @@ void HumanSink::start(const StartView& v) {
                            : "Kernel " + v.kernel + " launched on " + v.config + " (grid " + coords(v.grid) +
                                  ", block " + coords(v.block) + ", seed " + std::to_string(v.seed) +
                                  "), not started: \"continue\" runs it.";
+  if (!v.mode_why.empty()) s += "\nMode: " + v.mode + " (" + v.mode_why + ").";
   if (!v.symbols) s += "\n(no symbols: locations are addresses only)";
   std::cout << s << "\n" << std::flush;
 }
@@ -153,6 +154,7 @@ void JsonSink::start(const StartView& v) {
         {"seed", v.seed},
         {"symbols", v.symbols},
         {"replay", v.replay},
+        {"mode", v.mode},
         {"store", v.store.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v.store)}});
 }
 

@@ -76,6 +76,8 @@ struct StartView {
   uint64_t seed = 0;
   bool symbols = false;
   bool replay = false;  // a recording reopened (vxreplay replay): store is the recording
+  std::string mode = "relaunch";  // the session's method: "live" or "relaunch" (docs/live.md)
+  std::string mode_why;           // why that method
 };
 
 class Sink {

@@ -120,7 +120,9 @@ int replay_command(const ReplayArgs& a) {
   if (!info) return fail(*sink, kExitBadInput, info.error().message);
   const checkpoint::StoreHeader& header = info->header;
   const DeviceConfig& cfg = info->config;
-  auto opened = open_model_device(cfg, info->options);
+  RunOptions ro = info->options;
+  ro.debug_module = !a.no_debug_module;
+  auto opened = open_model_device(cfg, ro);
   if (!opened) return fail(*sink, kExitBadInput, "the recording's device: " + opened.error().message);
   Driver& dev = **opened;
 
@@ -129,6 +131,9 @@ int replay_command(const ReplayArgs& a) {
   so.replay = true;
   so.seed = header.seed;
   so.watchdog = header.watchdog;
+  so.mode = engine::parse_session_mode(a.mode.empty() ? "relaunch" : a.mode).value_or(engine::SessionMode::Relaunch);
+  if (so.mode == engine::SessionMode::Live && !engine::probe_debug_module(dev))
+    return fail(*sink, kExitUnavailable, engine::kNoDebugModule);
   auto session = engine::Session::create(dev, so);
   if (!session) {
     // A recording we may not write to still replays: its checkpoints are enough.
@@ -174,6 +179,8 @@ int replay_command(const ReplayArgs& a) {
   sv.seed = header.seed;
   sv.symbols = symbols.has_value();
   sv.replay = true;
+  sv.mode = s.info().live ? "live" : "relaunch";
+  sv.mode_why = s.info().why;
   sink->start(sv);
 
   for (const std::string& loc : a.breaks) {

@@ -18,6 +18,8 @@ struct ReplayArgs {
   bool batch = false;
   bool json = false;
   bool quiet = false;
+  std::string mode;            // --mode relaunch|live|auto (docs/live.md); "" = relaunch
+  bool no_debug_module = false;  // --no-debug-module
 };
 
 int replay_command(const ReplayArgs& args);

@@ -17,6 +17,7 @@ enum ExitStatus : int {
   kExitUsage = 64,          // bad command-line arguments
   kExitBadInput = 65,       // unreadable or malformed kernel image, bad launch parameters
   kExitDeviceStop = 66,     // the kernel stopped on a device exception, assertion, watchdog or deadlock
+  kExitUnavailable = 69,    // EX_UNAVAILABLE: --mode live on a device without a Debug Module
   kExitInternal = 70,
 };
 

@@ -43,6 +43,9 @@ struct RunOptions {
   // Decoded instructions are cached per PC. Turning the cache off decodes every
   // instruction from the table again: the baseline the benchmarks compare with.
   bool decode_cache = true;
+  // A device without the Debug Module (vxreplay run --no-debug-module): dm_read and dm_write
+  // fail ("this device has no Debug Module"), so PLATFORM reads as absent (docs/live.md).
+  bool debug_module = true;
 };
 
 // Fixed facts of the Vortex 3.0 memory map (shared/spec/vortex-v3.md).

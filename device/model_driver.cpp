@@ -37,7 +37,8 @@ std::string hex(uint64_t v) {
 
 class ModelDevice final : public Driver {
  public:
-  ModelDevice(const DeviceConfig& cfg, const RunOptions& opts) : m_(cfg, opts), cp_(m_), dm_(m_) {
+  ModelDevice(const DeviceConfig& cfg, const RunOptions& opts)
+      : m_(cfg, opts), cp_(m_), dm_(m_), has_dm_(opts.debug_module) {
     uint64_t stack_bytes = uint64_t(cfg.total_harts()) * memmap::kStackPerHart;
     reserved_floor_ = memmap::kStackBase - stack_bytes;
   }
@@ -128,7 +129,11 @@ class ModelDevice final : public Driver {
           halted_event_ = DeviceEvent{EventKind::Exception, s.id, r.exception, r.message};
           return halted_event_;
         }
-        if (r.stop == RunStop::Halted) return DeviceEvent{EventKind::Halted, s.id, {}, {}};
+        if (r.stop == RunStop::Halted) {
+          // As at an exception: what the kernel printed before the halt (an assertion message) is shown.
+          m_.drain_console();
+          return DeviceEvent{EventKind::Halted, s.id, {}, {}};
+        }
         if (r.stop == RunStop::Trigger) return DeviceEvent{EventKind::Trigger, s.id, {}, {}};
         if (r.stop == RunStop::Drained) return DeviceEvent{EventKind::Drained, s.id, {}, {}};
         if (r.stop == RunStop::Watch) return DeviceEvent{EventKind::Watch, s.id, {}, {}};
@@ -221,9 +226,13 @@ class ModelDevice final : public Driver {
   MachineStats stats() const override { return m_.stats(); }
   const Machine& machine() const { return m_; }
 
-  Result<uint32_t> dm_read(uint32_t addr) override { return dm_.read(addr); }
+  Result<uint32_t> dm_read(uint32_t addr) override {
+    if (!has_dm_) return make_error("this device has no Debug Module");
+    return dm_.read(addr);
+  }
 
   Result<void> dm_write(uint32_t addr, uint32_t value) override {
+    if (!has_dm_) return make_error("this device has no Debug Module");
     // ndmreset restarts the launch in flight, so a device exception that stopped it no longer holds.
     const bool restarts =
         addr == dm::kDctrl && (value & dm::kNdmReset) && (value & dm::kDmActive) && dm_.state().dmactive;
@@ -241,6 +250,7 @@ class ModelDevice final : public Driver {
   Machine m_;
   CommandProcessor cp_;
   DebugModule dm_;
+  bool has_dm_ = true;
   std::deque<Submission> queue_;
   uint64_t last_id_ = 0;
   bool halted_ = false;

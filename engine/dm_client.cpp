@@ -243,6 +243,32 @@ Result<void> DmClient::reset_and_halt() {
   return {};
 }
 
+Result<void> DmClient::resume_warps(const std::vector<uint32_t>& gwarps) {
+  if (!connected_) return make_error("resume_warps: not connected to the Debug Module");
+  std::vector<uint32_t> want(masks_.size(), 0);
+  for (uint32_t g : gwarps)
+    if (g < platform_.total_warps()) want[g / 32] |= 1u << (g % 32);
+  for (uint32_t w = 0; w < masks_.size(); ++w) {
+    if (masks_[w] == want[w]) continue;
+    if (auto r = select_window(w); !r) return r;
+    if (auto r = wr(kWmask, want[w]); !r) return r;
+    masks_[w] = want[w];
+  }
+  if (auto r = write_dctrl(kResumeReq); !r) return r;
+  for (uint32_t g : gwarps)
+    if (g < halted_.size()) halted_[g] = 0;
+  return {};
+}
+
+Result<void> DmClient::set_ebreak_halt() {
+  if (!connected_) return make_error("set_ebreak_halt: not connected to the Debug Module");
+  keep_ebreakh_ = true;
+  if (dconfig_ & kEbreakHalt) return {};
+  if (auto r = wr(kDconfig, dconfig_ | kEbreakHalt); !r) return r;
+  dconfig_ |= kEbreakHalt;
+  return {};
+}
+
 Result<std::vector<uint32_t>> DmClient::halted_warps() {
   if (!connected_) return make_error("halted_warps: not connected to the Debug Module");
   std::vector<uint32_t> out;
@@ -534,7 +560,7 @@ Result<void> DmClient::clear_breakpoint(uint32_t addr) {
   if (auto r = write_memory(*w, 0, addr, {&it->second, 1}); !r)
     return make_error("clear_breakpoint " + hex(addr) + ": " + r.error().message);
   breakpoints_.erase(it);
-  if (breakpoints_.empty() && (dconfig_ & kEbreakHalt)) {
+  if (breakpoints_.empty() && !keep_ebreakh_ && (dconfig_ & kEbreakHalt)) {
     if (auto r = wr(kDconfig, dconfig_ & ~kEbreakHalt); !r) return r;
     dconfig_ &= ~kEbreakHalt;
   }

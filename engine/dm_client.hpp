@@ -68,6 +68,11 @@ class DmClient {
   // ndmreset with resethaltreq: the cores restart the launch in flight and
   // every warp dispatched first into a slot starts halted before its first instruction.
   Result<void> reset_and_halt();
+  // Resumes only the given warps (the mask array selects exactly them; halt_all and resume_all
+  // select every warp again).
+  Result<void> resume_warps(const std::vector<uint32_t>& gwarps);
+  // Keeps DCONFIG.ebreakh set even with no breakpoint (a live session: the kernel's own EBREAK halts too).
+  Result<void> set_ebreak_halt();
   // Global ids of the halted warps (the WSTATUS windows).
   Result<std::vector<uint32_t>> halted_warps();
   Result<HaltCause> halt_cause(uint32_t gwarp);
@@ -122,6 +127,7 @@ class DmClient {
   Driver& d_;
   Platform platform_{};
   bool connected_ = false;
+  bool keep_ebreakh_ = false;
   uint64_t accesses_ = 0;
   uint32_t dselect_ = 0;
   uint32_t inject_ = 0;

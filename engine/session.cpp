@@ -11,6 +11,7 @@
 #include "device/cmdproc.hpp"
 #include "engine/context_record.hpp"
 #include "engine/entry_routine.hpp"
+#include "engine/live_run.hpp"
 
 namespace vx::engine {
 
@@ -125,6 +126,7 @@ struct Session::Impl {
     }
     void abort() override {
       s_.dev.abort();
+      s_.lv.info.held = false;
       s_.drop_pending();
       s_.phase = Phase::Idle;
     }
@@ -239,6 +241,18 @@ struct Session::Impl {
   uint64_t next_auto = 0;  // the launch count of the next automatic checkpoint
 
   SessionStats st;
+  LiveState lv;  // live mode (engine/live_run.hpp)
+
+  // Device memory for checkpoints: through the Debug Module while a live launch is held.
+  Result<void> read_device(uint32_t addr, std::span<uint8_t> bytes) {
+    if (lv.on && lv.info.held && phase == Phase::Stopped) {
+      auto r = live::read_memory(*this, addr, uint32_t(bytes.size()));
+      if (!r) return r.error();
+      std::copy(r->begin(), r->end(), bytes.begin());
+      return {};
+    }
+    return dev.copy_from_device(addr, bytes);
+  }
 
   // --- Host side ------------------------------------------------------------------------
   // The host may change the device only at the end of the recorded history (not after a move back).
@@ -549,6 +563,7 @@ struct Session::Impl {
   }
 
   Result<void> plant(uint32_t addr) {
+    if (lv.on) return {};  // live: written through the DM when the warps are halted
     if (planted.count(addr)) return {};
     uint32_t word = 0;
     if (auto r = dev.copy_from_device(addr, {reinterpret_cast<uint8_t*>(&word), 4}); !r)
@@ -560,6 +575,7 @@ struct Session::Impl {
   }
 
   void unplant(uint32_t addr) {
+    if (lv.on) return;
     auto it = planted.find(addr);
     if (it == planted.end()) return;
     uint32_t w = it->second;
@@ -828,7 +844,7 @@ struct Session::Impl {
     for (uint32_t page : dev.take_dirty_pages()) {
       if (!in_regions(page)) continue;
       std::vector<uint8_t> bytes(kPageSize);
-      if (!dev.copy_from_device(page * kPageSize, bytes)) {
+      if (!read_device(page * kPageSize, bytes)) {
         pages.erase(page);  // freed since
         continue;
       }
@@ -1028,6 +1044,7 @@ struct Session::Impl {
 
   // Runs until the next stop.
   Result<StopEvent> run(const Mode& mode) {
+    if (lv.on) return live::run(*this, mode);
     interrupted = false;
     if (phase == Phase::Exited) return make_error("the workload has exited; there is nothing to run");
     if (phase == Phase::Dead) return make_error("the workload was killed: " + last.message);
@@ -1268,6 +1285,7 @@ struct Session::Impl {
 
   // Restores the checkpoint at key exactly: memory, state, the plan's cursor and the launch.
   Result<void> restore(const checkpoint::TimeKey& key) {
+    live::leave(*this, "a move in time re-launches from a checkpoint: the session went on in re-launch mode");
     if (key.launch == 0 || key.launch > launch_entry.size())
       return make_error("checkpoint " + key.to_string() + " belongs to a launch this session has not run");
     auto rec = store->get(key);
@@ -1617,6 +1635,7 @@ Result<std::unique_ptr<Session>> Session::create(Driver& device, const SessionOp
       impl->store.emplace(std::move(s).value());
     }
   }
+  if (auto r = live::setup(*impl, device, options); !r) return r.error();
   if (auto r = impl->reserve_engine_area(); !r)
     return make_error("cannot reserve the engine's device memory at " + std::string("0xf0000000") + ": " +
                       r.error().message);
@@ -1719,7 +1738,14 @@ const StopEvent& Session::last_stop() const { return impl_->last; }
 const DeviceContext& Session::context() const { return impl_->ctx; }
 ThreadLists Session::lists() const { return impl_->lists(); }
 
+SessionInfo Session::info() const {
+  SessionInfo i = impl_->lv.info;
+  if (impl_->lv.dev) i.dm_accesses = impl_->lv.dev->accesses();
+  return i;
+}
+
 Result<std::vector<uint8_t>> Session::read_memory(uint32_t addr, uint32_t size) {
+  if (impl_->lv.on && impl_->lv.info.held && stopped()) return live::read_memory(*impl_, addr, size);
   std::vector<uint8_t> bytes(size);
   if (auto r = impl_->dev.copy_from_device(addr, bytes); !r) return r.error();
   impl_->unplant_view(addr, bytes);

@@ -22,6 +22,7 @@
 #include "device/context.hpp"
 #include "device/driver.hpp"
 #include "device/result.hpp"
+#include "engine/live.hpp"
 
 namespace vx::checkpoint {
 class Store;
@@ -119,6 +120,11 @@ struct SessionOptions {
   // (load_recording) instead of a host program. read_only: write nothing to it.
   bool replay = false;
   bool read_only = false;
+  // Live debugging through the Debug Module (docs/live.md). Live fails to create the session on a
+  // device without a DM (kNoDebugModule); Auto picks Live when the device has one.
+  SessionMode mode = SessionMode::Relaunch;
+  uint64_t attach_after = 0;  // live: the first continue halts the launch after this many instructions
+  bool reset_halt = false;    // live: the first continue stops at the first instruction (resethaltreq)
 };
 
 // One retirement of a traced warp (Session::scan): the state right before the warp executes its
@@ -232,6 +238,7 @@ class Session {
 
   // --- State at the current stop ------------------------------------------------------------
   bool stopped() const;                // a launch is stopped (its state is readable)
+  SessionInfo info() const;            // the mode, the Debug Module, whether the device is held
   const StopEvent& last_stop() const;
   const DeviceContext& context() const;  // valid while stopped()
   ThreadLists lists() const;

@@ -8,7 +8,7 @@ Usage: e2e_launch.py VXREPLAY EXAMPLES_DIR SOURCE_ROOT CHECK
                flags override the file
     session    the same through a debugger session (--batch -ex continue)
     malformed  bad launch files give one-line errors naming the file and the JSON path, status 65;
-               --live is refused with status 64
+               --live runs a live session; without a Debug Module it exits 69
 """
 import json
 import os
@@ -157,10 +157,12 @@ def check_malformed(vx, ex):
                 check(rc == EXIT_BAD_INPUT, f"{tag}: status {rc}, expected {EXIT_BAD_INPUT}: {err.strip()[:200]}")
                 check(want in err, f"{tag}: stderr lacks '{want}': {err.strip()[:300]}")
                 check(len(err.strip().splitlines()) == 1, f"{tag}: not a one-line error: {err.strip()[:300]}")
-        rc, out, err = run(vx, ["run", elf, "--live"], timeout=60)
-        check(rc == EXIT_USAGE, f"--live: status {rc}, expected {EXIT_USAGE}")
-        check("not supported yet" in err and len(err.strip().splitlines()) == 1,
-              f"--live: expected a one-line 'not supported yet': {err.strip()[:300]}")
+        rc, out, err = run(vx, ["run", elf, "--live", "--batch", "--no-db"], timeout=60)
+        check(rc == 0, f"--live: status {rc}, expected 0: {err.strip()[:300]}")
+        rc, out, err = run(vx, ["run", elf, "--live", "--no-debug-module", "--batch", "--no-db"], timeout=60)
+        check(rc == 69, f"--live on a device without a DM: status {rc}, expected 69")
+        check("this device has no Debug Module; use --mode relaunch" in err and len(err.strip().splitlines()) == 1,
+              f"--live without a DM: expected one line: {err.strip()[:300]}")
 
 
 def main():

@@ -1,0 +1,494 @@
+// The live run loop (docs/live.md): Session's run control when the session is live. Templates
+// over the session's implementation (S = Session::Impl, which includes this file), so the
+// re-launch code in session.cpp stays as it is: session.cpp only dispatches here.
+//
+// Every stop halts every warp (haltreq over all); the state at a stop is read through the Debug
+// Module (LiveDevice::read_warps: PC, thread mask, registers by instruction injection) over the
+// context the DM cannot see (launch and KMU progress, barriers, scheduler, local memory), and
+// written as a checkpoint; the device stays held until the user goes on.
+#pragma once
+
+#include <bit>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "checkpoint/store.hpp"
+#include "device/debug_module.hpp"
+#include "engine/live.hpp"
+#include "engine/session.hpp"
+
+namespace vx::engine {
+
+struct LiveState {
+  std::unique_ptr<LiveDevice> dev;
+  SessionInfo info;
+  bool on = false;            // run control goes through the DM
+  uint64_t attach_after = 0;  // stop the first launch after this many instructions (haltreq)
+  bool reset_halt = false;    // stop the first launch at its first instruction (resethaltreq)
+  bool attach_done = false;
+};
+
+namespace live {
+
+inline Result<std::optional<StopEvent>> some(Result<StopEvent> r) {
+  if (!r) return r.error();
+  return std::optional<StopEvent>{std::move(r).value()};
+}
+
+inline DeviceException at(Cause c, uint32_t pc, WarpId w) { return DeviceException{c, pc, w.core, w.slot, 0, 0}; }
+
+template <class S>
+WarpId warp_of(const S& s, uint32_t g) {
+  const uint32_t nw = s.dev.config().warps;
+  return WarpId{g / nw, g % nw};
+}
+
+template <class S>
+std::set<uint32_t> wanted_addresses(const S& s) {
+  std::set<uint32_t> out;
+  for (const auto& [id, b] : s.bps)
+    if (b.enabled) out.insert(b.addr);
+  return out;
+}
+
+template <class S>
+Result<void> sync_breakpoints(S& s) {
+  auto r = s.lv.dev->sync_breakpoints(wanted_addresses(s));
+  s.planted = s.lv.dev->planted();
+  return r;
+}
+
+// The state at a halt: the context the DM cannot reach, then every warp's PC, mask and
+// registers read through the DM. The DM's own marks (halted, causes) are the debugger's, not the
+// kernel's: the checkpoint holds the kernel as if nobody had halted it.
+template <class S>
+Result<void> capture(S& s) {
+  if (auto r = s.capture(); !r) return r;
+  if (auto r = s.lv.dev->read_warps(s.ctx, s.dev.config().threads); !r) return r;
+  for (CoreState& c : s.ctx.cores)
+    for (WarpState& w : c.warps) {
+      w.halted = false;
+      w.halt_cause = HaltCause::None;
+      w.reset_halt = false;
+    }
+  return {};
+}
+
+template <class S>
+Result<StopEvent> stop(S& s, StopReason reason, const DeviceException& exc, std::vector<WatchEvent> watch = {}) {
+  s.account_pass();
+  if (auto r = s.lv.dev->halt_all(); !r) return r.error();
+  s.lv.info.held = true;
+  if (auto r = capture(s); !r) return r.error();
+  StopEvent ev;
+  ev.reason = reason;
+  ev.launch = s.launch;
+  ev.pass = s.pass;
+  ev.instructions = s.ctx.kernel_instructions;
+  ev.exception = exc;
+  ev.watches = std::move(watch);
+  s.describe(ev, exc, !s.quiet);
+  s.phase = S::Phase::Stopped;
+  if (!s.quiet) ++s.st.stops;
+  s.last = ev;
+  if (auto r = s.save_checkpoint(ev, !s.quiet); !r) return r.error();
+  return ev;
+}
+
+// A checkpoint while the launch runs (every N instructions): halt, read, write, resume.
+template <class S>
+Result<void> auto_checkpoint(S& s, bool resume) {
+  if (!s.store || s.opts.read_only) return {};
+  const uint64_t now = s.launch_progress();
+  s.note_reached(now);
+  auto exists = s.store->has(checkpoint::TimeKey{s.launch, now});
+  if (!exists) return exists.error();
+  if (*exists) return {};
+  s.account_pass();
+  if (auto r = s.lv.dev->halt_all(); !r) return r;
+  if (auto r = capture(s); !r) return r;
+  StopEvent ev;
+  ev.reason = StopReason::InstructionCount;
+  ev.launch = s.launch;
+  ev.instructions = s.ctx.kernel_instructions;
+  if (auto r = s.save_checkpoint(ev, false); !r) return r;
+  if (resume) return s.lv.dev->resume_all();
+  return {};
+}
+
+template <class S>
+bool is_assertion(S& s, uint32_t through, uint32_t pc) {
+  uint32_t next = 0;
+  return s.lv.dev->read_bytes(through, pc + 4, {reinterpret_cast<uint8_t*>(&next), 4}).ok() && next == kAssertMarker;
+}
+
+// After a Halted event: a breakpoint or the kernel's own EBREAK stops; warps that a reset-halt
+// caught in a slot dispatched later are resumed (nullopt: go on).
+template <class S>
+Result<std::optional<StopEvent>> on_halted(S& s) {
+  DmClient& dm = s.lv.dev->dm();
+  auto halted = dm.halted_warps();
+  if (!halted) return halted.error();
+  std::vector<uint32_t> again;
+  for (uint32_t g : *halted) {
+    auto cause = dm.halt_cause(g);
+    if (!cause) return cause.error();
+    if (*cause == HaltCause::Ebreak) {
+      auto pc = dm.read_pc(g);
+      if (!pc) return pc.error();
+      const WarpId w = warp_of(s, g);
+      if (s.planted.count(*pc)) return some(stop(s, StopReason::Breakpoint, at(Cause::Breakpoint, *pc, w)));
+      // The kernel's own EBREAK (ebreak-halt is always on live): continuing goes past it.
+      const bool assertion = is_assertion(s, g, *pc);
+      return some(stop(s, assertion ? StopReason::Assertion : StopReason::Exception, at(Cause::Breakpoint, *pc, w)));
+    }
+    if (*cause == HaltCause::ResetHaltReq) again.push_back(g);
+  }
+  if (again.empty()) return std::optional<StopEvent>{};
+  if (auto r = dm.resume_warps(again); !r) return r.error();
+  return std::optional<StopEvent>{};
+}
+
+// A launch was just submitted: every warp starts halted at its first instruction (ndmreset with
+// resethaltreq), the breakpoints are written through a halted warp, then everything resumes.
+template <class S>
+Result<std::optional<StopEvent>> start_launch(S& s) {
+  DeviceEvent e0 = s.dev.wait(0);
+  if (e0.kind == EventKind::CommandError) {
+    s.account_pass();
+    s.phase = S::Phase::Dead;
+    return std::optional<StopEvent>{s.killed("a command failed: " + e0.message)};
+  }
+  if (e0.kind != EventKind::Budget) return std::optional<StopEvent>{};  // nothing launched (yet)
+  DmClient& dm = s.lv.dev->dm();
+  if (auto r = dm.reset_and_halt(); !r) return r.error();
+  auto halted = dm.halted_warps();
+  if (!halted) return halted.error();
+  if (halted->empty()) return std::optional<StopEvent>{};
+  s.lv.info.held = true;
+  if (auto r = sync_breakpoints(s); !r) return r.error();
+  if (s.store && s.opts.checkpoint_interval && !s.opts.read_only)
+    if (auto r = auto_checkpoint(s, false); !r) return r.error();
+  if (s.lv.reset_halt && !s.lv.attach_done) {
+    s.lv.attach_done = true;
+    const WarpId w = warp_of(s, halted->front());
+    auto pc = dm.read_pc(halted->front());
+    if (!pc) return pc.error();
+    return some(stop(s, StopReason::Step, at(Cause::None, *pc, w)));
+  }
+  if (auto r = s.lv.dev->resume_all(); !r) return r.error();
+  s.lv.info.held = false;
+  return std::optional<StopEvent>{};
+}
+
+template <class S>
+Result<uint32_t> read_tmask(S& s, uint32_t g) {
+  return s.lv.dev->dm().read_csr(g, 0, 0xCC4);
+}
+
+// The focus warp waits (barrier, spawn): the other warps run, in slices, until it can step.
+// `held`: warps that stay halted too (others waiting on a planted breakpoint's address).
+template <class S>
+Result<std::optional<StopEvent>> run_others(S& s, uint32_t g, LiveStep* out, const std::set<uint32_t>& held = {}) {
+  const uint32_t total = s.lv.dev->dm().platform().total_warps();
+  std::vector<uint32_t> others;
+  for (uint32_t o = 0; o < total; ++o)
+    if (o != g && !held.count(o)) others.push_back(o);
+  for (;;) {
+    if (auto r = s.lv.dev->dm().resume_warps(others); !r) return r.error();
+    s.lv.info.held = false;
+    DeviceEvent e = s.dev.wait(256);
+    s.drain_console();
+    if (e.kind == EventKind::Exception) {
+      s.fatal = true;
+      return some(stop(s, e.exception.cause == Cause::Watchdog ? StopReason::Watchdog
+                                                                                  : StopReason::Exception,
+                                           e.exception));
+    }
+    if (e.kind == EventKind::Halted) {
+      auto h = on_halted(s);
+      if (!h) return h.error();
+      if (*h) return h;
+    }
+    if (auto r = s.lv.dev->halt_all(); !r) return r.error();
+    s.lv.info.held = true;
+    auto st = s.lv.dev->step(g);
+    if (!st) return st.error();
+    if (st->kind != LiveStep::Waiting) {
+      *out = *st;
+      return std::optional<StopEvent>{};
+    }
+    if (s.interrupted) return some(stop(s, StopReason::Interrupt, {}));
+  }
+}
+
+// stepi / step / next / finish: DM steps of the focus warp, every other warp halted.
+template <class S, class Mode>
+Result<StopEvent> step(S& s, const Mode& mode) {
+  const WarpState& ws0 = s.ctx.cores[mode.warp.core].warps[mode.warp.slot];
+  if (!ws0.active) return make_error("the focus warp has no work to step");
+  if (auto r = sync_breakpoints(s); !r) return r.error();
+  const uint32_t g = s.lv.dev->gid(mode.warp.core, mode.warp.slot);
+  const uint32_t nt = s.dev.config().threads;
+  const uint32_t all = nt >= 32 ? ~0u : (1u << nt) - 1u;
+  const uint32_t lanes = mode.lanes ? mode.lanes : ~0u;
+  const bool track = (lanes & all) != all;  // a focus lane: only its retirements count
+  uint32_t tmask = ws0.tmask, pc = ws0.pc;
+  std::optional<std::pair<uint32_t, uint32_t>> range;
+  bool first = true;
+  for (;;) {
+    if (!first && s.planted.count(pc)) return stop(s, StopReason::Breakpoint, at(Cause::Breakpoint, pc, mode.warp));
+    first = false;
+    if (s.interrupted) return stop(s, StopReason::Interrupt, {});
+    auto r = s.lv.dev->step(g);
+    if (!r) return r.error();
+    LiveStep st = *r;
+    if (st.kind == LiveStep::Waiting) {
+      auto o = run_others(s, g, &st);
+      if (!o) return o.error();
+      if (*o) return **o;
+    }
+    if (st.kind == LiveStep::Fault) {
+      s.fatal = true;
+      return stop(s, StopReason::Exception, at(st.cause, st.pc, mode.warp));
+    }
+    if (st.kind == LiveStep::Exited) return stop(s, StopReason::Step, at(Cause::None, pc, mode.warp));
+    const bool counted = !track || (tmask & lanes) != 0;
+    pc = st.pc;
+    if (track || mode.policy) {
+      auto t = read_tmask(s, g);
+      if (!t) return t.error();
+      tmask = *t;
+    }
+    if (!counted) continue;
+    if (range && pc >= range->first && pc < range->second) continue;
+    if (!mode.policy) return stop(s, StopReason::Step, at(Cause::None, pc, mode.warp));
+    const uint32_t lane = mode.lanes ? uint32_t(std::countr_zero(mode.lanes & tmask ? mode.lanes & tmask : mode.lanes))
+                                     : uint32_t(std::countr_zero(tmask ? tmask : 1u));
+    auto sp = s.lv.dev->dm().read_gpr(g, lane, 2);
+    if (!sp) return sp.error();
+    range = mode.policy(pc, *sp);
+    if (!range) return stop(s, StopReason::Step, at(Cause::None, pc, mode.warp));
+  }
+}
+
+// A launch (or the plan) ended.
+template <class S>
+void launch_done(S& s) {
+  s.account_pass();
+  s.finished_instructions = s.launch_progress();
+  s.note_reached(s.finished_instructions);
+  s.completed.insert(s.launch);
+  if (!s.quiet) s.st.launch_instructions += s.finished_instructions;
+  s.dev_at_pass_start = s.dev.stats().instructions;
+  s.progress_at_pass_start = 0;
+  s.phase = S::Phase::Idle;
+  s.lv.info.held = false;
+  s.lv.dev->dm().forget_halts();
+}
+
+template <class S, class Mode>
+Result<StopEvent> run(S& s, const Mode& mode) {
+  s.interrupted = false;
+  if (s.phase == S::Phase::Exited) return make_error("the workload has exited; there is nothing to run");
+  if (s.phase == S::Phase::Dead) return make_error("the workload was killed: " + s.last.message);
+  if (mode.quiet()) return make_error("internal error: a quiet run while live");
+  if (s.phase == S::Phase::Stopped) {
+    if (s.fatal)  // as in re-launch mode: refused, and the stop stays inspectable
+      return make_error("The kernel stopped on " + std::string(cause_name(s.last.exception.cause)) +
+                        " and cannot go on; the stop stays inspectable (reverse commands go back in time).");
+    if (mode.kind == Mode::Step) return step(s, mode);
+    if (mode.kind == Mode::RunTo && s.ctx.kernel_instructions >= mode.target)
+      return make_error("internal error: a run to instruction " + std::to_string(mode.target) + " from " +
+                        std::to_string(s.ctx.kernel_instructions));
+    if (auto r = sync_breakpoints(s); !r) return r.error();
+    LiveDevice& ld = *s.lv.dev;
+    if (s.last.reason == StopReason::Assertion || s.last.reason == StopReason::Exception) {
+      // Past the kernel's own EBREAK (the only exception that is not fatal).
+      const WarpId w{s.last.exception.core, s.last.exception.warp};
+      const WarpState& ws = s.ctx.cores[w.core].warps[w.slot];
+      if (ws.active && ws.pc == s.last.exception.pc)
+        if (auto r = ld.write_pc(ld.gid(w.core, w.slot), ws.pc + 4); !r) return r.error();
+    }
+    // Warps at a planted breakpoint execute the original instruction first (a DM step each). One
+    // that waits there (a barrier) stays halted while the others run until it can step past it.
+    std::set<uint32_t> waiting;
+    for (uint32_t c = 0; c < s.ctx.cores.size(); ++c)
+      for (uint32_t w = 0; w < s.ctx.cores[c].warps.size(); ++w) {
+        const WarpState& ws = s.ctx.cores[c].warps[w];
+        if (!ws.active || !s.planted.count(ws.pc)) continue;
+        auto st = ld.step(ld.gid(c, w));
+        if (!st) return st.error();
+        if (st->kind == LiveStep::Waiting) waiting.insert(ld.gid(c, w));
+        if (st->kind == LiveStep::Fault) {
+          s.fatal = true;
+          return stop(s, StopReason::Exception, at(st->cause, st->pc, WarpId{c, w}));
+        }
+      }
+    while (!waiting.empty()) {
+      const uint32_t g = *waiting.begin();
+      waiting.erase(waiting.begin());
+      LiveStep past;
+      auto o = run_others(s, g, &past, waiting);
+      if (!o) return o.error();
+      if (*o) return **o;
+      if (past.kind == LiveStep::Fault) {
+        s.fatal = true;
+        return stop(s, StopReason::Exception, at(past.cause, past.pc, warp_of(s, g)));
+      }
+    }
+    if (auto r = ld.resume_all(); !r) return r.error();
+    s.lv.info.held = false;
+  } else if (mode.kind == Mode::Step) {
+    return make_error("no warp to step: the kernel is not stopped");
+  }
+  for (;;) {
+    if (s.phase == S::Phase::Idle) {
+      auto started = s.start_next_piece();
+      if (!started) {
+        s.phase = S::Phase::Dead;
+        return s.killed(started.error().message);
+      }
+      if (!*started) {
+        s.drain_console();
+        s.phase = S::Phase::Exited;
+        StopEvent ev;
+        if (s.opts.replay && !s.host_done) {
+          ev.reason = StopReason::EndOfRecording;
+          ev.launch = s.launch;
+          ev.pass = s.pass;
+          ev.instructions = s.finished_instructions;
+          ev.message = "end of recording: the recorded run ended here";
+          s.last = ev;
+          return ev;
+        }
+        ev.reason = StopReason::Exited;
+        ev.launch = s.launch;
+        ev.pass = s.pass;
+        ev.exit_code = s.dev.exit_code();
+        ev.instructions = s.finished_instructions;
+        s.last = ev;
+        if (auto r = s.flush(); !r) return r.error();
+        return ev;
+      }
+      auto first = start_launch(s);
+      if (!first) return first.error();
+      if (*first) return **first;
+    }
+    uint64_t budget = s.opts.slice;
+    const uint64_t now = s.launch_progress();
+    std::optional<uint64_t> target;
+    if (mode.kind == Mode::RunTo) target = mode.target;
+    if (s.lv.attach_after && !s.lv.attach_done) target = s.lv.attach_after;
+    if (target) {
+      if (now >= *target) {
+        const bool attach = mode.kind != Mode::RunTo;
+        s.lv.attach_done = true;
+        return stop(s, attach ? StopReason::Interrupt : StopReason::InstructionCount, {});
+      }
+      budget = std::min(budget, *target - now);
+    }
+    if (s.next_auto > now) budget = std::min(budget, s.next_auto - now);
+    DeviceEvent e = s.dev.wait(budget);
+    s.drain_console();
+    switch (e.kind) {
+      case EventKind::Budget: {
+        const uint64_t at_count = s.launch_progress();
+        s.note_reached(at_count);
+        if (at_count >= s.next_auto && s.opts.checkpoint_interval) {
+          if (auto r = auto_checkpoint(s, true); !r) return r.error();
+          s.next_auto = (at_count / s.opts.checkpoint_interval + 1) * s.opts.checkpoint_interval;
+        }
+        if (s.progress && !s.quiet) s.progress(s.pass, at_count);
+        if (s.interrupted) return stop(s, StopReason::Interrupt, {});
+        continue;
+      }
+      case EventKind::Halted: {
+        auto h = on_halted(s);
+        if (!h) return h.error();
+        if (*h) return **h;
+        continue;
+      }
+      case EventKind::Exception:
+        s.fatal = true;
+        return stop(s, e.exception.cause == Cause::Watchdog ? StopReason::Watchdog : StopReason::Exception,
+                    e.exception);
+      case EventKind::Watch: {
+        auto w = s.watch_events();
+        return stop(s, StopReason::Watchpoint, {}, std::move(w));
+      }
+      case EventKind::Completed:
+      case EventKind::Idle: launch_done(s); continue;
+      case EventKind::CommandError:
+        s.account_pass();
+        s.phase = S::Phase::Dead;
+        s.lv.info.held = false;
+        return s.killed("a command failed: " + e.message);
+      case EventKind::Trigger:
+      case EventKind::Drained: return make_error("internal error: a live run got a re-launch event");
+    }
+  }
+}
+
+// Session::create: the method (SessionOptions::mode) and what info session reports. A re-launch
+// session probes the DM too (for info session) and leaves it inactive.
+template <class S>
+Result<void> setup(S& s, Driver& device, const SessionOptions& options) {
+  LiveState& lv = s.lv;
+  lv.info.requested = options.mode;
+  lv.attach_after = options.attach_after;
+  lv.reset_halt = options.reset_halt;
+  if (options.mode == SessionMode::Relaunch) {
+    DmClient probe(device);
+    auto p = probe.connect();
+    lv.info.has_dm = p.ok();
+    if (p) {
+      lv.info.platform = *p;
+      (void)device.dm_write(dm::kDctrl, 0);  // dmactive = 0, as it was
+    }
+    lv.info.why = "re-launch, the default: every stop saves, kills and re-launches, so the device is never held "
+                  "and the schedule is the undisturbed one (--mode live halts in place; docs/live.md)";
+    return {};
+  }
+  lv.dev = std::make_unique<LiveDevice>(device);
+  auto p = lv.dev->connect();
+  lv.info.has_dm = p.ok();
+  if (p) lv.info.platform = *p;
+  if (!p && options.mode == SessionMode::Live) return make_error(kNoDebugModule);
+  lv.on = lv.info.live = p.ok();
+  lv.info.why = options.mode == SessionMode::Live ? "--mode live: warps halted in place through the Debug Module"
+                : p ? "--mode auto: the device has a Debug Module, so warps are halted in place through it"
+                    : "--mode auto: the device has no Debug Module, so every stop saves, kills and re-launches";
+  return {};
+}
+
+// Time travel re-launches from checkpoints: the session leaves live mode for good (docs/live.md).
+template <class S>
+void leave(S& s, const std::string& why) {
+  if (!s.lv.on) return;
+  (void)s.dev.dm_write(dm::kDctrl, 0);  // DCTRL.dmactive = 0: the DM resets, ebreak-halt off, every warp resumes
+  s.lv.on = false;
+  s.lv.info.live = false;
+  s.lv.info.held = false;
+  s.lv.info.why = why;
+}
+
+template <class S>
+Result<std::vector<uint8_t>> read_memory(S& s, uint32_t addr, uint32_t size) {
+  std::vector<uint8_t> bytes(size);
+  uint32_t through = UINT32_MAX;
+  for (uint32_t c = 0; c < s.ctx.cores.size() && through == UINT32_MAX; ++c)
+    for (uint32_t w = 0; w < s.ctx.cores[c].warps.size(); ++w)
+      if (s.ctx.cores[c].warps[w].active) {
+        through = s.lv.dev->gid(c, w);
+        break;
+      }
+  if (through == UINT32_MAX) return make_error("no halted warp to read memory through");
+  if (auto r = s.lv.dev->read_bytes(through, addr, bytes); !r) return r.error();
+  s.unplant_view(addr, bytes);
+  return bytes;
+}
+
+}  // namespace live
+}  // namespace vx::engine

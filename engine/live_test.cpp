@@ -1,0 +1,267 @@
+// Live sessions (docs/live.md): the engine's run control through the Debug Module against the
+// re-launch method on the same kernels, devices without a DM, and the DM access count of every
+// live operation (a regression in batching changes a count and fails here).
+#include <catch2/catch.hpp>
+
+#include "device/host_runtime.hpp"
+#include "engine/session.hpp"
+
+using namespace vx;
+using namespace vx::engine;
+
+namespace {
+
+const std::string kExamples = VX_EXAMPLES_DIR;
+
+struct Live {
+  std::unique_ptr<Driver> dev;
+  std::unique_ptr<Session> s;
+};
+
+Live open_session(const std::string& kernel, SessionMode mode, bool dm = true, const DeviceConfig& cfg = {1, 1, 4, 4}) {
+  Live l;
+  RunOptions o;
+  o.debug_module = dm;
+  auto d = open_model_device(cfg, o);
+  REQUIRE(d);
+  l.dev = std::move(d).value();
+  SessionOptions so;
+  so.mode = mode;
+  auto s = Session::create(*l.dev, so);
+  REQUIRE(s);
+  l.s = std::move(s).value();
+  auto image = load_kernel_image(kExamples + "/" + kernel + ".elf");
+  REQUIRE(image);
+  HostRuntime rt(l.s->host());
+  auto launch = resolve_grid_launch(*image, cfg, {});
+  REQUIRE(launch);
+  REQUIRE(rt.load_image(*image));
+  REQUIRE(rt.launch_grid(*launch));
+  return l;
+}
+
+uint64_t dm(const Live& l) { return l.s->info().dm_accesses; }
+
+WarpId first_active(const Session& s) {
+  const DeviceContext& c = s.context();
+  for (uint32_t core = 0; core < c.cores.size(); ++core)
+    for (uint32_t w = 0; w < c.cores[core].warps.size(); ++w)
+      if (c.cores[core].warps[w].active) return WarpId{core, w};
+  FAIL("no active warp");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("the mode: live needs a Debug Module, auto picks it when there is one, relaunch works everywhere", "[live]") {
+  {
+    auto d = open_model_device({1, 1, 4, 4}, RunOptions{1, 0, true, false});
+    REQUIRE(d);
+    CHECK_FALSE(probe_debug_module(**d));
+    CHECK_FALSE((*d)->dm_read(0));
+    SessionOptions so;
+    so.mode = SessionMode::Live;
+    auto s = Session::create(**d, so);
+    REQUIRE_FALSE(s);
+    CHECK(s.error().message == kNoDebugModule);
+  }
+  Live a = open_session("vecadd", SessionMode::Auto, false);
+  CHECK_FALSE(a.s->info().live);
+  CHECK_FALSE(a.s->info().has_dm);
+  auto ev = a.s->resume();
+  REQUIRE(ev);
+  CHECK(ev->reason == StopReason::Exited);
+  Live b = open_session("vecadd", SessionMode::Auto);
+  CHECK(b.s->info().live);
+  CHECK(b.s->info().has_dm);
+  Live r = open_session("vecadd", SessionMode::Relaunch);
+  CHECK_FALSE(r.s->info().live);
+  CHECK(r.s->info().has_dm);
+}
+
+TEST_CASE("a live breakpoint stop holds the same warps, registers and memory as the re-launch stop", "[live]") {
+  Live lv = open_session("reduce", SessionMode::Live);
+  Live rl = open_session("reduce", SessionMode::Relaunch);
+  auto image = load_kernel_image(kExamples + "/reduce.elf");
+  REQUIRE(image);
+  auto launch = resolve_grid_launch(*image, lv.s->config(), {});
+  REQUIRE(launch);
+  for (Live* l : {&lv, &rl}) REQUIRE(l->s->add_breakpoint(launch->entry_pc));
+  for (int i = 0; i < 3; ++i) {
+    auto a = lv.s->resume();
+    auto b = rl.s->resume();
+    REQUIRE(a);
+    REQUIRE(b);
+    REQUIRE(a->reason == b->reason);
+    if (a->reason != StopReason::Breakpoint) break;
+    REQUIRE(a->hits.size() == b->hits.size());
+    CHECK(a->hits[0].warp == b->hits[0].warp);
+    CHECK(a->hits[0].pc == b->hits[0].pc);
+    const WarpState& x = lv.s->context().cores[a->hits[0].warp.core].warps[a->hits[0].warp.slot];
+    const WarpState& y = rl.s->context().cores[b->hits[0].warp.core].warps[b->hits[0].warp.slot];
+    CHECK(x.x == y.x);
+    CHECK(x.f == y.f);
+    CHECK(x.tmask == y.tmask);
+    const uint32_t sp = x.x[2 * 4];
+    auto m1 = lv.s->read_memory(sp, 64);
+    auto m2 = rl.s->read_memory(sp, 64);
+    REQUIRE(m1);
+    REQUIRE(m2);
+    CHECK(*m1 == *m2);
+  }
+  for (Live* l : {&lv, &rl})
+    for (const Breakpoint& b : l->s->breakpoints()) REQUIRE(l->s->remove_breakpoint(b.id));
+  auto a = lv.s->resume();
+  auto b = rl.s->resume();
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(a->reason == StopReason::Exited);
+  CHECK(a->exit_code == b->exit_code);
+  CHECK(lv.s->stats().instructions == rl.s->stats().instructions);
+  CHECK(lv.s->stats().passes == 1);  // inherent: nothing re-launched
+}
+
+TEST_CASE("a fault while live stops with the state readable through the DM; continuing is refused", "[live]") {
+  Live l = open_session("fault", SessionMode::Live);
+  auto ev = l.s->resume();
+  REQUIRE(ev);
+  REQUIRE(ev->reason == StopReason::Exception);
+  CHECK(l.s->info().held);
+  CHECK(l.s->context().cores[ev->exception.core].warps[ev->exception.warp].pc == ev->exception.pc);
+  // As in re-launch mode: refused, and the fault stays a stop (the device stays held).
+  auto k = l.s->resume();
+  REQUIRE_FALSE(k);
+  CHECK_THAT(k.error().message, Catch::Contains("cannot go on"));
+  CHECK(l.s->stopped());
+  CHECK(l.s->info().held);
+}
+
+// The counts below are exact on 1x1x4x4 (4 warps of 4 threads), without a store. DmClient's
+// per-operation counts (engine/dm_client.hpp) add up to them; a change in batching changes them.
+TEST_CASE("DM access counts of every live operation", "[live]") {
+  Live l = open_session("sgemm", SessionMode::Live);
+  const uint64_t connect = dm(l);
+  CHECK(connect == 4);  // connect: DCTRL read, activate, PLATFORM, DCONFIG.ebreakh
+
+  // run_to: the launch starts halted (reset-halt), nothing to plant, every warp resumed; then the
+  // stop: haltreq over all, WSTATUS, and every register of the 4 warps read by injection.
+  auto ev = l.s->run_to(2000);
+  REQUIRE(ev);
+  REQUIRE(ev->reason == StopReason::InstructionCount);
+  const uint64_t first_stop = dm(l) - connect;
+  CHECK(first_stop == 4113);  // nearly all of it: read_warp of 4 warps of 4 threads
+
+  // Reading the stop's registers again costs nothing: they were read at the stop.
+  uint64_t before = dm(l);
+  (void)l.s->context();
+  CHECK(dm(l) - before == 0);
+
+  // stepi: one DM step (PC before and after, the step, WACTIVE), then the stop's reads.
+  const WarpId w = first_active(*l.s);
+  before = dm(l);
+  auto st = l.s->step(w, 0);
+  REQUIRE(st);
+  REQUIRE(st->reason == StopReason::Step);
+  const uint64_t stepi = dm(l) - before;
+  CHECK(stepi == 4116);
+
+  // Memory: 16 words through a halted warp, 6n + 7 (engine/dm_client.hpp).
+  before = dm(l);
+  auto m = l.s->read_memory(st->hits[0].pc, 64);
+  REQUIRE(m);
+  CHECK(dm(l) - before == 1 + 6 * 16 + 7);  // DSELECT onto the reading warp, then 6n + 7
+
+  // continue to a breakpoint at the focus warp's PC and between two hits.
+  REQUIRE(l.s->add_breakpoint(st->hits[0].pc));
+  before = dm(l);
+  auto h1 = l.s->resume();
+  REQUIRE(h1);
+  REQUIRE(h1->reason == StopReason::Breakpoint);
+  const uint64_t to_hit = dm(l) - before;
+  before = dm(l);
+  auto h2 = l.s->resume();
+  REQUIRE(h2);
+  REQUIRE(h2->reason == StopReason::Breakpoint);
+  const uint64_t between = dm(l) - before;
+  CHECK(to_hit == 4175);
+  CHECK(between == 4155);
+}
+
+TEST_CASE("DM access counts: halt after reset, stepping from the first instruction, a line step, attach", "[live]") {
+  Live l;
+  {
+    RunOptions o;
+    auto d = open_model_device({1, 1, 4, 4}, o);
+    REQUIRE(d);
+    l.dev = std::move(d).value();
+    SessionOptions so;
+    so.mode = SessionMode::Live;
+    so.reset_halt = true;
+    auto s = Session::create(*l.dev, so);
+    REQUIRE(s);
+    l.s = std::move(s).value();
+    auto image = load_kernel_image(kExamples + "/vecadd.elf");
+    REQUIRE(image);
+    HostRuntime rt(l.s->host());
+    auto launch = resolve_grid_launch(*image, l.s->config(), {});
+    REQUIRE(launch);
+    REQUIRE(rt.load_image(*image));
+    REQUIRE(rt.launch_grid(*launch));
+  }
+  uint64_t before = dm(l);
+  auto ev = l.s->resume();
+  REQUIRE(ev);
+  REQUIRE(ev->reason == StopReason::Step);
+  CHECK(ev->instructions == 0);  // every warp on its first instruction
+  CHECK(dm(l) - before == 4113);  // as the first stop of engine operations: reset-halt, read 4 warps
+  const WarpId w = ev->hits[0].warp;
+  const uint32_t pc0 = ev->hits[0].pc;
+  before = dm(l);
+  auto s1 = l.s->step(w, 0);
+  REQUIRE(s1);
+  CHECK(s1->instructions == 1);
+  CHECK(s1->hits[0].pc == pc0 + 4);
+  CHECK(dm(l) - before == 4116);
+  // A step over a 3-instruction range: 3 DM steps, the thread mask and sp read where the policy is asked.
+  int asked = 0;
+  before = dm(l);
+  auto s3 = l.s->step(w, 0, [&](uint32_t pc, uint32_t) -> std::optional<std::pair<uint32_t, uint32_t>> {
+    ++asked;
+    if (asked == 1) return std::make_pair(pc, pc + 8);
+    return std::nullopt;
+  });
+  REQUIRE(s3);
+  CHECK(s3->instructions == 4);
+  CHECK(asked == 2);
+  CHECK(dm(l) - before == 4156);  // 40 more than a stepi: two more steps, the masks and sp
+}
+
+TEST_CASE("attach: the first continue halts the launch after N instructions through haltreq", "[live]") {
+  Live l;
+  auto d = open_model_device({1, 1, 4, 4}, RunOptions{});
+  REQUIRE(d);
+  l.dev = std::move(d).value();
+  SessionOptions so;
+  so.mode = SessionMode::Live;
+  so.attach_after = 5000;
+  auto s = Session::create(*l.dev, so);
+  REQUIRE(s);
+  l.s = std::move(s).value();
+  auto image = load_kernel_image(kExamples + "/hang.elf");
+  REQUIRE(image);
+  HostRuntime rt(l.s->host());
+  auto launch = resolve_grid_launch(*image, l.s->config(), {});
+  REQUIRE(launch);
+  REQUIRE(rt.load_image(*image));
+  REQUIRE(rt.launch_grid(*launch));
+  const uint64_t before = dm(l);
+  auto ev = l.s->resume();
+  REQUIRE(ev);
+  CHECK(ev->reason == StopReason::Interrupt);
+  CHECK(ev->instructions == 5000);
+  CHECK(l.s->info().held);
+  CHECK(dm(l) - before == 4113);
+  int active = 0;
+  for (const WarpState& ws : l.s->context().cores[0].warps) active += ws.active;
+  CHECK(active == 4);  // hang's CTAs fill the 4 slots, every warp spinning
+}

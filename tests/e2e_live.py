@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""End-to-end tests of live sessions (docs/live.md): `vxreplay run KERNEL --mode live`.
+Usage: e2e_live.py VXREPLAY EXAMPLES_DIR SOURCE_DIR CHECK
+  CHECK is one of:
+    compare     the same scripts in live and re-launch mode: same stops, registers, memory, result
+    no-dm       a device without a Debug Module: --mode live exits 69 with one line; relaunch and the default work
+    attach      --attach-after N halts hang mid-run and shows every warp; --reset-halt starts at the first instruction
+    divergent   a breakpoint inside a divergent region stops live with one lane active
+    fault       a kernel that faults while live: an exception stop, state readable, continue ends it
+    session     info session and the start event's mode
+The re-launch scripts of e2e_debug.py run in live mode as the meson tests live-debug-* (VXREPLAY_E2E_MODE).
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_common import EXIT_DEVICE_STOP, check, failures, run  # noqa: E402
+import e2e_debug  # noqa: E402
+from e2e_debug import Session, source_line  # noqa: E402
+
+EXIT_UNAVAILABLE = 69
+
+
+def strip(stop):
+    """A stop without what differs by design between the methods (docs/live.md, "What differs"): the
+    pass, and the launch's instruction count, which live can be ahead by the instructions warps
+    executed by DM steps out of the schedule (going past a breakpoint, stepping)."""
+    return {k: v for k, v in stop.items() if k not in ("pass", "elapsed", "elapsed_ms", "time", "checkpoint", "instructions")}
+
+
+def check_compare(vx, ex, src):
+    line = source_line(src, "reduce", "lm->odd[tid] = odd;")
+    bar_line = source_line(src, "reduce", "vx_fail(vx_vote_uni(block) != 1u);")
+    scripts = [
+        # next over __syncthreads: live, the focus warp waits and the others run until it can step.
+        ("reduce.elf", [f"break reduce.c:{bar_line}", "continue", "delete", "next", "next", "next",
+                        "info registers", "continue"]),
+        ("reduce.elf", [f"break reduce.c:{line}", "continue", "info registers", "stepi", "info registers",
+                       "step", "info registers", "x/8x $sp", "continue", "delete", "continue"]),
+        ("vecadd.elf", ["break vecadd", "continue", "info registers", "delete", "next", "info registers", "finish",
+                       "continue"]),
+        ("sgemm.elf", ["break sgemm", "continue", "continue", "info registers", "delete", "stepi 5",
+                      "info registers", "continue"]),
+        ("diverge.elf", ["break diverge", "continue", "info lanes", "delete", "step", "step", "info registers",
+                        "continue"]),
+    ]
+    for elf, cmds in scripts:
+        path = os.path.join(ex, elf)
+        rl = Session(vx, path, cmds, extra=["--mode", "relaunch"])
+        lv = Session(vx, path, cmds, extra=["--mode", "live"])
+        t = f"{elf} live vs relaunch"
+        a, b = [strip(s) for s in rl.stops()], [strip(s) for s in lv.stops()]
+        check(len(a) == len(b) and len(a) >= 2, f"{t}: {len(a)} vs {len(b)} stops; errors {lv.errors()}")
+        for i, (x, y) in enumerate(zip(a, b)):
+            check(x == y, f"{t}: stop {i} differs:\n  relaunch {x}\n  live     {y}")
+        for c in ("info registers", "x/8x $sp", "info lanes"):
+            ra, rb = rl.outputs(c), lv.outputs(c)
+            check([o.get("text") for o in ra] == [o.get("text") for o in rb], f"{t}: '{c}' differs")
+        check(rl.console() == lv.console(), f"{t}: console differs")
+        check(rl.rc == lv.rc == 0, f"{t}: status {rl.rc} / {lv.rc}")
+        check(rl.exit().get("exit_code") == lv.exit().get("exit_code"), f"{t}: exit code")
+        # Inherent, documented: a live launch is one pass and re-launches nothing.
+        check(lv.exit().get("stats", {}).get("passes") == 1, f"{t}: live passes {lv.exit().get('stats')}")
+
+    # Breakpoints on a BAR and right after it: at a stop, warps wait on a planted address; going on
+    # steps them past it once released, never reporting the same stop twice.
+    bl = source_line(src, "reduce", "vx_fail(vx_vote_uni(block) != 1u);")
+    d = Session(vx, os.path.join(ex, "reduce.elf"), [f"break reduce.c:{bl}", "continue", "disassemble"])
+    bar = [i["address"] for i in d.output("disassemble").get("instructions", []) if i["text"].startswith("vx_bar")]
+    if check(bar, "reduce: no vx_bar in the disassembly"):
+        cmds = [f"break *{bar[0]:#x}", f"break *{bar[0] + 4:#x}"] + ["continue"] * 5 + ["delete", "continue"]
+        rl = Session(vx, os.path.join(ex, "reduce.elf"), cmds, extra=["--mode", "relaunch"])
+        lv = Session(vx, os.path.join(ex, "reduce.elf"), cmds, extra=["--mode", "live"])
+        t = "reduce: breakpoints on and after a barrier"
+        a, b = rl.stops(), lv.stops()
+        check(len(a) == len(b), f"{t}: {len(a)} / {len(b)} stops")
+        # A warp that waited on a planted address is stepped past it: it never stops there twice in a row.
+        seen = [(x.get("warp"), x.get("pc")) for x in b]
+        check(all(seen[i] != seen[i + 1] for i in range(len(seen) - 1)), f"{t}: the same warp stopped twice: {seen}")
+        check(lv.rc == 0 and lv.exit().get("exit_code") == 0, f"{t}: status {lv.rc}")
+        check(lv.console() == rl.console(), f"{t}: console")
+
+    # Inherent, documented: live steps the focus warp alone. A re-launch step lets the other warps run
+    # and ends at a breakpoint another warp reaches; the live step ends as a step of the focus warp.
+    cmds = ["break vecadd", "continue", "next"]
+    path = os.path.join(ex, "vecadd.elf")
+    rl = Session(vx, path, cmds, extra=["--mode", "relaunch"])
+    lv = Session(vx, path, cmds, extra=["--mode", "live"])
+    t = "vecadd: next with the breakpoint set"
+    a, b = rl.stops(), lv.stops()
+    if check(len(a) == len(b) == 2, f"{t}: {len(a)} / {len(b)} stops"):
+        check(a[1]["reason"] == "breakpoint" and a[1]["warp"] != a[0]["warp"], f"{t}: relaunch {a[1]}")
+        check(b[1]["reason"] == "step" and b[1]["warp"] == b[0]["warp"], f"{t}: live {b[1]}")
+
+
+def check_no_dm(vx, ex, src):
+    elf = os.path.join(ex, "vecadd.elf")
+    for flag in (["--mode", "live"], ["--live"]):
+        rc, out, err = run(vx, ["run", elf, *flag, "--no-debug-module", "--batch", "--no-db", "-ex", "continue"],
+                           timeout=60)
+        check(rc == EXIT_UNAVAILABLE, f"{flag} without a DM: status {rc}")
+        check(err.strip() == "vxreplay: this device has no Debug Module; use --mode relaunch",
+              f"{flag} without a DM: stderr {err.strip()[:300]!r}")
+    for extra in (["--mode", "relaunch"], ["--mode", "auto"], []):
+        s = Session(vx, elf, ["break vecadd", "continue", "info session", "delete", "continue"],
+                    extra=["--no-debug-module", *extra])
+        t = s.tag()
+        check(s.rc == 0 and len(s.stops()) == 2, f"{t}: status {s.rc}, {len(s.stops())} stops {s.errors()}")
+        info = s.output("info session")
+        check(info.get("mode") == "relaunch" and info.get("debug_module") is False, f"{t}: info session {info}")
+        check(s.of("start")[0].get("mode") == "relaunch", f"{t}: start event {s.of('start')}")
+
+
+def check_attach(vx, ex, src):
+    elf = os.path.join(ex, "hang.elf")
+    s = Session(vx, elf, ["info session", "stepi", "info registers pc"],
+                extra=["--mode", "live", "--attach-after", "5000", "--watchdog", "100000"])
+    t = s.tag()
+    stops = s.stops()
+    if check(len(stops) >= 2, f"{t}: {len(stops)} stops {s.errors()}"):
+        check(stops[0]["reason"] == "interrupt" and stops[0]["instructions"] == 5000, f"{t}: attach stop {stops[0]}")
+        check(stops[0].get("function") == "hang", f"{t}: attached in {stops[0].get('function')}")
+        check(stops[1]["reason"] == "step", f"{t}: stepi {stops[1]}")
+    warps = s.output("info warps").get("warps", [])
+    check(len(warps) >= 2, f"{t}: info warps {warps}")
+    info = s.output("info session")
+    check(info.get("mode") == "live" and info.get("held") is True, f"{t}: info session {info}")
+
+    elf = os.path.join(ex, "vecadd.elf")
+    s = Session(vx, elf, ["stepi", "stepi", "info registers pc", "continue"], extra=["--mode", "live", "--reset-halt"])
+    t = s.tag()
+    stops = s.stops()
+    if check(len(stops) == 4, f"{t}: {len(stops)} stops {s.errors()}"):
+        check(stops[0]["reason"] == "step" and stops[0]["instructions"] == 0, f"{t}: first stop {stops[0]}")
+        check(stops[1]["instructions"] == 1 and stops[2]["instructions"] == 2, f"{t}: stepi {stops[1:3]}")
+        check(stops[3]["reason"] == "exited" and stops[3]["exit_code"] == 0, f"{t}: end {stops[3]}")
+
+
+def check_divergent(vx, ex, src):
+    diverge_src = os.path.join(src, "examples", "diverge.c")
+    elf = os.path.join(ex, "diverge.elf")
+    with open(diverge_src) as f:
+        lines = f.read().splitlines()
+    line = next(i + 1 for i, l in enumerate(lines) if "x % 3u == 0" in l) + 1
+    cmds = [f"break diverge.c:{line}", "continue", "info lanes", "next", "delete", "continue"]
+    lv = Session(vx, elf, cmds, extra=["--mode", "live"])
+    rl = Session(vx, elf, cmds, extra=["--mode", "relaunch"])
+    t = lv.tag()
+    stops = lv.stops()
+    if check(len(stops) >= 2, f"{t}: {len(stops)} stops {lv.errors()}"):
+        check(stops[0]["reason"] == "breakpoint" and stops[0]["line"] == line, f"{t}: {stops[0]}")
+        check(len(stops[0]["lanes"]) < 4, f"{t}: lanes {stops[0]['lanes']} (a divergent region)")
+    check([strip(x) for x in stops] == [strip(x) for x in rl.stops()], f"{t}: stops differ from relaunch")
+    check(lv.rc == 0, f"{t}: status {lv.rc}")
+
+
+def check_fault(vx, ex, src):
+    elf = os.path.join(ex, "fault.elf")
+    s = Session(vx, elf, ["continue", "info registers pc", "info session", "continue"], extra=["--mode", "live"])
+    t = s.tag()
+    stops = s.stops()
+    if check(len(stops) == 1, f"{t}: {len(stops)} stops {s.errors()}"):
+        check(stops[0]["reason"] == "exception", f"{t}: {stops[0]}")
+        # Continuing is refused, as in re-launch mode; the stop stays.
+        check(len(s.errors()) == 1 and "cannot go on" in s.errors()[0], f"{t}: errors {s.errors()}")
+    check("pc" in s.output("info registers pc").get("text", ""), f"{t}: registers at the fault")
+    check(s.rc == EXIT_DEVICE_STOP, f"{t}: status {s.rc}")
+    rl = Session(vx, elf, ["continue", "info registers pc", "continue"], extra=["--mode", "relaunch"])
+    check(strip(rl.stops()[0]) == strip(stops[0]) if stops and rl.stops() else False, f"{t}: fault stop differs")
+
+
+def check_session(vx, ex, src):
+    elf = os.path.join(ex, "vecadd.elf")
+    s = Session(vx, elf, ["info session", "break vecadd", "continue", "info session", "delete", "continue",
+                          "info session"], extra=["--mode", "live"])
+    t = s.tag()
+    infos = s.outputs("info session")
+    if check(len(infos) == 3, f"{t}: {len(infos)} info session outputs"):
+        check(all(i.get("mode") == "live" and i.get("debug_module") for i in infos), f"{t}: {infos}")
+        check([i.get("held") for i in infos] == [False, True, False], f"{t}: held {[i.get('held') for i in infos]}")
+        check(infos[1]["dm_accesses"] > infos[0]["dm_accesses"], f"{t}: DM accesses {infos}")
+    check(s.of("start")[0].get("mode") == "live", f"{t}: start {s.of('start')}")
+    d = Session(vx, elf, ["info session"])
+    check(d.output("info session").get("mode") == "relaunch", f"default: {d.output('info session')}")
+
+
+def main():
+    vx, ex, src, what = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3], sys.argv[4]
+    checks = {"compare": check_compare, "no-dm": check_no_dm, "attach": check_attach, "divergent": check_divergent,
+              "fault": check_fault, "session": check_session}
+    if what not in checks:
+        print("unknown check", what, file=sys.stderr)
+        return 2
+    checks[what](vx, ex, src)
+    if failures:
+        print(f"{len(failures)} failure(s)", file=sys.stderr)
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -387,7 +387,7 @@ Result<void> Symbols::Impl::read_elf(bool* has_debug_sections) {
       // Mapping symbols ($x, $d) and assembler-local labels name no code.
       if (!*sym_name || sym_name[0] == '$' || std::strncmp(sym_name, ".L", 2) == 0) continue;
       symbols.push_back(ElfSymbol{sym_name, uint32_t(sym.st_value), uint32_t(sym.st_size), type,
-                                  GELF_ST_BIND(sym.st_info), uint16_t(sym.st_shndx)});
+                                  uint8_t(GELF_ST_BIND(sym.st_info)), uint16_t(sym.st_shndx)});
     }
   }
   if (!have_symtab) return error("no symbol table (the file was stripped)");

@@ -1,5 +1,6 @@
 #include "cli/expr.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -95,11 +96,16 @@ struct Expr::Node {
   int64_t value = 0;
   Variable var;
   std::shared_ptr<const Node> a, b;
+  uint32_t depth = 1;  // of the tree below it: evaluation, printing and destruction recurse this deep
 };
 
 namespace {
 
 using NodePtr = std::shared_ptr<const Expr::Node>;
+
+// Expressions nest at most this deep (parentheses, unary operators, chains of binary operators):
+// parsing, evaluation and printing recurse, and user input must not overflow the stack.
+constexpr uint32_t kMaxDepth = 256;
 
 const char* op_text(Op op) {
   switch (op) {
@@ -154,8 +160,20 @@ class Parser {
 
  private:
   Error fail(const std::string& what, size_t pos) const {
-    return make_error(what + " at column " + std::to_string(pos + 1) + " in '" + std::string(s_) + "'");
+    // A long expression is named by its start: an error message stays one readable line.
+    std::string shown = s_.size() > 80 ? std::string(s_.substr(0, 80)) + "..." : std::string(s_);
+    return make_error(what + " at column " + std::to_string(pos + 1) + " in '" + shown + "'");
   }
+  Error too_deep(size_t pos) const {
+    return fail("expression too deeply nested (more than " + std::to_string(kMaxDepth) + " levels)", pos);
+  }
+  // Counts the parser's own recursion (parentheses and unary operators).
+  struct Nest {
+    Parser& p;
+    explicit Nest(Parser& parser) : p(parser) { ++p.nest_; }
+    ~Nest() { --p.nest_; }
+  };
+  uint32_t nest_ = 0;
 
   Result<void> lex() {
     size_t i = 0;
@@ -258,6 +276,7 @@ class Parser {
       for (const auto& [text, o] : levels()[level].ops)
         if (is_punct(text)) op = o;
       if (!op) return left;
+      const size_t at = peek().pos;
       ++pos_;
       auto rhs = parse_binary(level + 1);
       if (!rhs) return rhs;
@@ -265,6 +284,8 @@ class Parser {
       n->op = *op;
       n->a = left;
       n->b = *rhs;
+      n->depth = 1 + std::max(left->depth, (*rhs)->depth);
+      if (n->depth > kMaxDepth) return too_deep(at);
       left = n;
     }
   }
@@ -276,12 +297,16 @@ class Parser {
     else if (is_punct("-")) op = Op::Neg;
     else if (is_punct("*")) op = Op::Deref;
     if (op) {
+      Nest nest(*this);
+      if (nest_ > kMaxDepth) return too_deep(peek().pos);
       ++pos_;
       auto a = parse_unary();
       if (!a) return a;
       auto n = std::make_shared<Expr::Node>();
       n->op = *op;
       n->a = *a;
+      n->depth = 1 + (*a)->depth;
+      if (n->depth > kMaxDepth) return too_deep(peek().pos);
       return NodePtr(n);
     }
     if (is_punct("&")) {
@@ -310,6 +335,8 @@ class Parser {
     }
     if (is_punct("(")) {
       size_t open = t.pos;
+      Nest nest(*this);
+      if (nest_ > kMaxDepth) return too_deep(open);
       ++pos_;
       auto e = parse_binary(0);
       if (!e) return e;

@@ -176,3 +176,26 @@ TEST_CASE("register names", "[expr]") {
   CHECK_FALSE(parse_register("a8"));
   CHECK_FALSE(parse_register(""));
 }
+
+TEST_CASE("deeply nested expressions are an error, not a stack overflow", "[expr]") {
+  auto deep = [](const std::string& open, const std::string& mid, const std::string& close, size_t n) {
+    std::string s;
+    for (size_t i = 0; i < n; ++i) s += open;
+    s += mid;
+    for (size_t i = 0; i < n; ++i) s += close;
+    return s;
+  };
+  for (const std::string& text : {deep("(", "1", ")", 5000), deep("-", "1", "", 50000), deep("!", "1", "", 50000),
+                                  deep("", "1", "+1", 60000), deep("(1+", "1", ")", 3000), deep("*", "0", "", 40000)}) {
+    INFO(text.substr(0, 40));
+    auto e = vx::cli::Expr::parse(text);
+    REQUIRE_FALSE(e);
+    CHECK_THAT(e.error().message, Catch::Contains("too deeply nested"));
+    CHECK(e.error().message.size() < 300);
+  }
+  // 200 levels still work, and evaluate.
+  auto ok = vx::cli::Expr::parse(deep("(", "7", ")", 200));
+  REQUIRE(ok);
+  auto sum = vx::cli::Expr::parse(deep("", "1", "+1", 200));
+  REQUIRE(sum);
+}

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 // libedit's readline-compatible API.
 #include <editline/readline.h>
@@ -15,6 +16,7 @@
 #include "cli/debugger.hpp"
 #include "cli/launch_file.hpp"
 #include "device/host_runtime.hpp"
+#include "device/input_file.hpp"
 #include "engine/session.hpp"
 #include "engine/symbols.hpp"
 
@@ -141,9 +143,10 @@ void run_commands(Debugger& dbg, const std::vector<std::string>& script_lines, c
 Result<std::vector<std::string>> read_scripts(const std::vector<std::string>& paths) {
   std::vector<std::string> lines;
   for (const std::string& path : paths) {
-    std::ifstream in(path);
-    if (!in) return make_error("-x " + path + ": cannot open the script");
-    std::string line;
+    auto bytes = read_input_file(path, kMaxTextInputBytes);
+    if (!bytes) return make_error("-x " + bytes.error().message);
+    std::string text(bytes->begin(), bytes->end()), line;
+    std::istringstream in(text);
     while (std::getline(in, line)) lines.push_back(line);
   }
   return lines;
@@ -220,9 +223,9 @@ int debug_command(const DebugArgs& a) {
 
   // The recording keeps the image for its symbols: `vxreplay replay` needs no kernel file.
   if (image->is_elf && !store_dir.empty()) {
-    std::ifstream in(a.run.kernel, std::ios::binary);
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (auto r = (*session)->record_symbols(std::filesystem::path(a.run.kernel).filename().string(), bytes); !r)
+    auto bytes = read_input_file(a.run.kernel, kMaxKernelImageBytes);
+    if (!bytes) return fail(*sink, kExitBadInput, bytes.error().message);
+    if (auto r = (*session)->record_symbols(std::filesystem::path(a.run.kernel).filename().string(), *bytes); !r)
       return fail(*sink, kExitUsage, "--db " + store_dir + ": " + r.error().message);
   }
   HostRuntime rt((*session)->host());

@@ -1,5 +1,10 @@
 #include "cli/launch_file.hpp"
 
+#include <cctype>
+#include <tuple>
+
+#include "device/input_file.hpp"
+
 #include <bit>
 #include <cerrno>
 #include <cstdio>
@@ -7,7 +12,6 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <set>
 
 #include "engine/symbols.hpp"
@@ -95,19 +99,29 @@ std::string resolve_path(const std::string& base_dir, const std::string& p) {
   return (fs::path(base_dir) / fp).lexically_normal().string();
 }
 
-// Reads a whole file; errors read "cannot read PATH: REASON".
-Result<std::vector<uint8_t>> read_file(const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return make_error("cannot read " + path + ": " + std::strerror(errno));
-  std::vector<uint8_t> bytes;
-  uint8_t buf[65536];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.insert(bytes.end(), buf, buf + n);
-  bool bad = std::ferror(f);
-  int err = errno;
-  std::fclose(f);
-  if (bad) return make_error("cannot read " + path + ": " + std::strerror(err));
+// Reads a whole file (device/input_file.hpp: regular files only, size capped before reading).
+Result<std::vector<uint8_t>> read_file(const std::string& path, uint64_t max_bytes = kMaxDataInputBytes) {
+  auto bytes = read_input_file(path, max_bytes);
+  if (!bytes) return make_error("cannot read " + bytes.error().message);
   return bytes;
+}
+
+// "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error ..." -> (3, 5, "syntax
+// error ..."). A plain scan: a regex over a message holding a long token can exhaust the stack.
+std::optional<std::tuple<std::string, std::string, std::string>> split_json_error(const std::string& what) {
+  const size_t at = what.find("at line ");
+  if (at == std::string::npos) return std::nullopt;
+  size_t i = at + 8, j = i;
+  while (j < what.size() && std::isdigit(static_cast<unsigned char>(what[j]))) ++j;
+  if (j == i || what.compare(j, 9, ", column ") != 0) return std::nullopt;
+  const std::string line = what.substr(i, j - i);
+  i = j + 9;
+  j = i;
+  while (j < what.size() && std::isdigit(static_cast<unsigned char>(what[j]))) ++j;
+  if (j == i || what.compare(j, 2, ": ") != 0) return std::nullopt;
+  std::string rest = what.substr(j + 2);
+  if (rest.size() > 200) rest = rest.substr(0, 200) + "...";
+  return std::tuple{line, what.substr(i, j - i), rest};
 }
 
 void parse_init(const json& j, const std::string& path, const std::string& base_dir, LaunchBuffer& b) {
@@ -263,12 +277,13 @@ Result<LaunchFile> parse_launch_file(const std::string& text, const std::string&
   try {
     doc = json::parse(text, cb, /*allow_exceptions=*/true, /*ignore_comments=*/true);
   } catch (const json::parse_error& e) {
-    // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error ..."
     std::string what = e.what();
-    std::smatch m;
-    static const std::regex re(R"(at line (\d+), column (\d+): (.*)$)");
-    if (std::regex_search(what, m, re)) return make_error(name + ":" + m[1].str() + ":" + m[2].str() + ": " + m[3].str());
-    return make_error(name + ": byte " + std::to_string(e.byte) + ": " + what);
+    if (auto parts = split_json_error(what))
+      return make_error(name + ":" + std::get<0>(*parts) + ":" + std::get<1>(*parts) + ": " + std::get<2>(*parts));
+    return make_error(name + ": byte " + std::to_string(e.byte) + ": " + what.substr(0, 300));
+  } catch (const json::exception& e) {
+    // Every other JSON error (a number too large for a double, ...) in one place.
+    return make_error(name + ": " + std::string(e.what()).substr(0, 300));
   }
   if (!duplicate.empty()) return make_error(name + ": duplicate key " + json_quote(duplicate));
   try {
@@ -277,11 +292,13 @@ Result<LaunchFile> parse_launch_file(const std::string& text, const std::string&
     return lf;
   } catch (const LaunchError& e) {
     return make_error(name + ": " + e.path + ": " + e.message);
+  } catch (const json::exception& e) {
+    return make_error(name + ": " + std::string(e.what()).substr(0, 300));
   }
 }
 
 Result<LaunchFile> load_launch_file(const std::string& path) {
-  auto bytes = read_file(path);
+  auto bytes = read_file(path, kMaxTextInputBytes);
   if (!bytes) return make_error("--launch: " + bytes.error().message);
   std::string text(bytes->begin(), bytes->end());
   return parse_launch_file(text, path, fs::path(path).parent_path().string());

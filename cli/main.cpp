@@ -2,6 +2,8 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
@@ -37,6 +39,30 @@ bool parse_dims(const std::string& text, std::array<uint32_t, 3>* out, std::stri
   return true;
 }
 
+// A flag's non-negative integer (decimal or 0x hex) up to max: nothing else parses, so '-1', '',
+// '1e3' or a number past max is a usage error naming the flag instead of wrapping around.
+bool parse_number(const std::string& flag, const std::string& text, uint64_t max, uint64_t* out) {
+  std::string_view s = text, digits = s;
+  int base = 10;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    base = 16;
+    digits = s.substr(2);
+  }
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, base);
+  if (digits.empty() || ec == std::errc::invalid_argument || end != digits.data() + digits.size()) {
+    std::fprintf(stderr, "vxreplay: %s: '%s' is not a non-negative integer\n", flag.c_str(), text.c_str());
+    return false;
+  }
+  if (ec == std::errc::result_out_of_range || v > max) {
+    std::fprintf(stderr, "vxreplay: %s: %s is larger than %llu\n", flag.c_str(), text.c_str(),
+                 static_cast<unsigned long long>(max));
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -60,13 +86,14 @@ int main(int argc, char** argv) {
   run_cmd->add_option("kernel", run.kernel, "Kernel image: an ELF built for riscv32, or a .vxbin")->required();
   run_cmd->add_option("--config", config_text, "Device shape CLUSTERSxCORESxWARPSxTHREADS or CORESxWARPSxTHREADS")
       ->capture_default_str();
-  run_cmd->add_option("--seed", run.options.seed, "Warp scheduler seed (same seed, same run)")->capture_default_str();
-  run_cmd->add_option("--watchdog", run.options.watchdog_instructions,
-                      "Stop a run after this many warp instructions (0: never)")
-      ->capture_default_str();
-  run_cmd->add_option("--grid", grid_text, "Grid dimensions X[,Y[,Z]] (default: from the image)");
-  run_cmd->add_option("--block", block_text, "Block dimensions X[,Y[,Z]] (default: from the image)");
-  run_cmd->add_option("--lmem", run.lmem, "Local memory bytes per CTA (default: from the image)");
+  // Numbers are taken as text and parsed strictly (parse_number): CLI11 would wrap '-1' around.
+  std::string seed_text, watchdog_text, lmem_text, interval_text, at_text;
+  auto* seed_opt = run_cmd->add_option("--seed", seed_text, "Warp scheduler seed (same seed, same run; default 1)");
+  auto* watchdog_opt = run_cmd->add_option("--watchdog", watchdog_text,
+                                           "Stop a run after this many warp instructions (0: never; default 200000000)");
+  auto* grid_opt = run_cmd->add_option("--grid", grid_text, "Grid dimensions X[,Y[,Z]] (default: from the image)");
+  auto* block_opt = run_cmd->add_option("--block", block_text, "Block dimensions X[,Y[,Z]] (default: from the image)");
+  auto* lmem_opt = run_cmd->add_option("--lmem", lmem_text, "Local memory bytes per CTA (default: from the image)");
   run_cmd->add_option("--launch", run.launch_file,
                       "Launch file (JSON): dimensions, entry, buffers and arguments (docs/cli.md, \"Launch files\")");
   bool live = false;
@@ -97,8 +124,7 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--json", dbg.json, "Debug: one JSON object per line for every event on stdout");
   auto* db_opt = run_cmd->add_option("--db", dbg.db, "Debug: checkpoint store directory (default .vxreplay)");
   run_cmd->add_flag("--no-db", dbg.no_db, "Debug: keep no checkpoint store")->excludes(db_opt);
-  uint64_t interval = 0;
-  auto* interval_opt = run_cmd->add_option("--checkpoint-interval", interval,
+  auto* interval_opt = run_cmd->add_option("--checkpoint-interval", interval_text,
                                            "Debug: an automatic checkpoint every N warp instructions of a launch "
                                            "(0: none; default 262144), bounding what a reverse move replays");
 
@@ -106,7 +132,8 @@ int main(int argc, char** argv) {
   auto* replay_cmd = app.add_subcommand("replay", "Reopen a recording (default: the latest under .vxreplay) and debug it "
                                                   "without the kernel file or the host program");
   replay_cmd->add_option("dir", rp.dir, "The recording's directory");
-  replay_cmd->add_option("--at", rp.at, "Open at checkpoint N (info checkpoints) instead of the first stop");
+  auto* at_opt =
+      replay_cmd->add_option("--at", at_text, "Open at checkpoint N (info checkpoints) instead of the first stop");
   replay_cmd->add_option("--break", rp.breaks, "Set a breakpoint at FUNC, FILE:LINE or *ADDR (repeatable)")
       ->take_all()->expected(1)->allow_extra_args(false);
   replay_cmd->add_option("-x", rp.scripts, "Run the commands in SCRIPT (repeatable)")
@@ -152,28 +179,51 @@ int main(int argc, char** argv) {
       return vx::cli::kExitUsage;
     }
     run.config = *cfg;
+    uint64_t n = 0;
+    if (seed_opt->count()) {
+      if (!parse_number("--seed", seed_text, UINT64_MAX, &n)) return vx::cli::kExitUsage;
+      run.options.seed = n;
+    }
+    if (watchdog_opt->count()) {
+      if (!parse_number("--watchdog", watchdog_text, UINT64_MAX, &n)) return vx::cli::kExitUsage;
+      run.options.watchdog_instructions = n;
+    }
+    if (lmem_opt->count()) {
+      if (!parse_number("--lmem", lmem_text, UINT32_MAX, &n)) return vx::cli::kExitUsage;
+      run.lmem = uint32_t(n);
+    }
+    if (interval_opt->count()) {
+      if (!parse_number("--checkpoint-interval", interval_text, UINT64_MAX, &n)) return vx::cli::kExitUsage;
+      dbg.checkpoint_interval = n;
+    }
     std::array<uint32_t, 3> dims;
-    if (!grid_text.empty()) {
+    if (grid_opt->count()) {
       if (!parse_dims(grid_text, &dims, &error)) {
         std::fprintf(stderr, "vxreplay: --grid: %s\n", error.c_str());
         return vx::cli::kExitUsage;
       }
       run.grid = dims;
     }
-    if (!block_text.empty()) {
+    if (block_opt->count()) {
       if (!parse_dims(block_text, &dims, &error)) {
         std::fprintf(stderr, "vxreplay: --block: %s\n", error.c_str());
         return vx::cli::kExitUsage;
       }
       run.block = dims;
     }
-    if (interval_opt->count()) dbg.checkpoint_interval = interval;
     // A chosen debug method makes the run a debugger session.
     if (!dbg.mode.empty() || vx::cli::wants_session(dbg, isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)))
       return vx::cli::debug_command(dbg);
     return vx::cli::run_command(run);
   }
-  if (replay_cmd->parsed()) return vx::cli::replay_command(rp);
+  if (replay_cmd->parsed()) {
+    uint64_t n = 0;
+    if (at_opt->count()) {
+      if (!parse_number("--at", at_text, UINT32_MAX, &n)) return vx::cli::kExitUsage;
+      rp.at = uint32_t(n);
+    }
+    return vx::cli::replay_command(rp);
+  }
   if (ls_cmd->parsed()) return vx::cli::ls_command(ls_root, ls_json);
   return vx::cli::kExitUsage;
 }

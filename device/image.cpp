@@ -1,5 +1,7 @@
 #include "device/image.hpp"
 
+#include "device/input_file.hpp"
+
 #include <gelf.h>
 #include <libelf.h>
 
@@ -183,12 +185,10 @@ Result<KernelImage> parse_kernel_image(std::span<const uint8_t> bytes, const std
 }
 
 Result<KernelImage> load_kernel_image(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(path + ": cannot open the kernel image: " + std::strerror(errno));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return make_error(path + ": read error");
-  if (bytes.empty()) return make_error(path + ": the kernel image is empty");
-  return parse_kernel_image(bytes, path);
+  auto bytes = read_input_file(path, kMaxKernelImageBytes);
+  if (!bytes) return make_error("the kernel image " + bytes.error().message);
+  if (bytes->empty()) return make_error(path + ": the kernel image is empty");
+  return parse_kernel_image(*bytes, path);
 }
 
 }  // namespace vx

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Hostile inputs through the real binary (issue 24's list): each is a clear one-line error with the
+documented exit status, never a crash, a hang or an unbounded read.
+
+Usage: e2e_inputs.py VXREPLAY EXAMPLES_DIR
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+from e2e_common import EXIT_BAD_INPUT, EXIT_USAGE, check, failures
+
+
+def run(vx, args, timeout=30):
+    p = subprocess.run([vx, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return p.returncode, p.stdout, p.stderr
+
+
+def expect(vx, args, status, words):
+    rc, out, err = run(vx, args)
+    what = " ".join(args)[:120]
+    check(rc == status, f"{what}: status {rc}, want {status}; stderr {err[-300:]!r}")
+    check(all(w in err for w in words), f"{what}: stderr {err[-300:]!r} should say {words}")
+    check(0 < len(err.strip().splitlines()) <= 2 and len(err) < 600, f"{what}: not a short error: {err[-300:]!r}")
+
+
+def main():
+    vx, ex = sys.argv[1:3]
+    reduce_elf = os.path.join(ex, "reduce.elf")
+    with tempfile.TemporaryDirectory() as tmp:
+        # Kernel files: a directory, a device, a missing file.
+        expect(vx, ["run", tmp], EXIT_BAD_INPUT, [tmp, "directory"])
+        expect(vx, ["run", "/dev/zero"], EXIT_BAD_INPUT, ["/dev/zero", "not a regular file"])
+        # Launch files: a number too large for a double, a syntax error after a long token, a huge buffer file.
+        big = os.path.join(tmp, "big.json")
+        open(big, "w").write('{"lmem": 1e999}')
+        expect(vx, ["run", reduce_elf, "--launch", big], EXIT_BAD_INPUT, ["big.json", "1e999"])
+        long = os.path.join(tmp, "long.json")
+        open(long, "w").write('{"grid": [1], "x' + "a" * 60000 + '" : ]')
+        expect(vx, ["run", reduce_elf, "--launch", long], EXIT_BAD_INPUT, ["long.json:1:"])
+        zero = os.path.join(tmp, "zero.json")
+        open(zero, "w").write('{"buffers": [{"name": "z", "size": 16, "init": {"file": "/dev/zero"}}]}')
+        expect(vx, ["run", reduce_elf, "--launch", zero], EXIT_BAD_INPUT, ["/dev/zero", "not a regular file"])
+        # Scripts: a directory, a device.
+        expect(vx, ["run", reduce_elf, "-x", tmp, "--batch"], EXIT_USAGE, ["-x", "directory"])
+        expect(vx, ["run", reduce_elf, "-x", "/dev/zero", "--batch"], EXIT_USAGE, ["-x", "not a regular file"])
+        # Numbers that do not parse as what they mean.
+        for flag, value in (("--seed", "-1"), ("--seed", "99999999999999999999999"), ("--seed", ""),
+                            ("--watchdog", "-5"), ("--lmem", "1e3"), ("--checkpoint-interval", "x")):
+            expect(vx, ["run", reduce_elf, flag, value], EXIT_USAGE, [flag])
+        for flag in ("--grid", "--block"):
+            expect(vx, ["run", reduce_elf, flag, ""], EXIT_USAGE, [flag])
+        # Expressions nested past the limit.
+        rc, out, err = run(vx, ["run", reduce_elf, "--batch", "--no-db", "-ex", "print " + "(" * 5000 + "1" + ")" * 5000,
+                                "-ex", "print " + "-" * 60000 + "1", "-ex", "print " + "+".join(["1"] * 60000)])
+        check(rc == 0 and err.count("too deeply nested") == 3, f"deep expressions: status {rc}, stderr {err[-300:]!r}")
+    if failures:
+        print(f"{len(failures)} failure(s)", file=sys.stderr)
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -149,7 +149,7 @@ TEST_CASE("launch file file errors", "[launch]") {
   std::string base = dir.path.string();
   std::string missing = (dir.path / "input.bin").string();
   CHECK(error_of(R"({"buffers": [{"name": "d", "init": {"file": "input.bin"}}]})", base) ==
-        "launch.json: buffers[0].init.file: cannot read " + missing + ": No such file or directory");
+        "launch.json: buffers[0].init.file: cannot read " + missing + ": cannot open: No such file or directory");
   CHECK(error_of(R"({"buffers": [{"name": "d", "size": 8, "init": {"file": "big.bin"}}]})", base) ==
         "launch.json: buffers[0].init.file: " + (dir.path / "big.bin").string() +
             " has 12 bytes, more than the size 8");

@@ -2,8 +2,10 @@
 
 #include <kj/exception.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -187,6 +189,20 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
       page_size = shape->page_size;
     }
 
+    if (!I.read_only) {
+      // LMDB maps its lock file: on a filesystem with no room, touching that map is a SIGBUS. A probe
+      // write first turns a full disk (or a file-size limit) into an error.
+      const fs::path probe = fs::path(dir) / ".vxreplay-space-probe";
+      FILE* f = std::fopen(probe.c_str(), "wb");
+      if (!f) return I.err("cannot write here: " + std::string(std::strerror(errno)));
+      std::vector<char> zeros(64 * 1024, 0);
+      const bool wrote = std::fwrite(zeros.data(), 1, zeros.size(), f) == zeros.size() && std::fflush(f) == 0 &&
+                         fsync(fileno(f)) == 0;
+      const int err = errno;
+      std::fclose(f);
+      fs::remove(probe, ec);
+      if (!wrote) return I.err("cannot write here: " + std::string(std::strerror(err)));
+    }
     MDB_env* raw = nullptr;
     if (int rc = mdb_env_create(&raw)) return I.err("", lmdb::error(rc, "mdb_env_create"));
     I.env = lmdb::Env(raw);

@@ -70,6 +70,15 @@ int fail(Sink& sink, int status, const std::string& message) {
   return status;
 }
 
+// A store that could not be written (no room, a file-size limit, an I/O error) is exit status 74;
+// any other --db problem is a usage error.
+int store_status(const std::string& message) {
+  for (const char* w : {"No space left", "File too large", "Input/output error", "Disk quota", "MDB_MAP_FULL",
+                        "mapsize", "cannot write here"})
+    if (message.find(w) != std::string::npos) return kExitCantWrite;
+  return kExitUsage;
+}
+
 namespace {
 
 std::string dims(const std::array<uint32_t, 3>& d) {
@@ -82,7 +91,7 @@ bool wants_session(const DebugArgs& a, bool interactive_terminal) {
   // Any debugging flag makes a session (which reads commands from stdin, terminal or not); a plain
   // run never reads stdin.
   return !a.breaks.empty() || !a.scripts.empty() || !a.commands.empty() || a.batch || a.json || !a.db.empty() ||
-         a.no_db || a.checkpoint_interval || interactive_terminal;
+         a.no_db || a.checkpoint_interval || a.db_map_size || interactive_terminal;
 }
 
 Result<std::string> pick_store_dir(const std::string& root, const std::string& kernel_path) {
@@ -208,6 +217,7 @@ int debug_command(const DebugArgs& a) {
   so.seed = a.run.options.seed;
   so.watchdog = a.run.options.watchdog_instructions;
   if (a.checkpoint_interval) so.checkpoint_interval = *a.checkpoint_interval;
+  so.store_map_size = a.db_map_size;
   so.workload = a.run.kernel + " grid " + dims(launch->grid) + " block " + dims(launch->block) + " on " +
                 a.run.config.to_string() + " seed " + std::to_string(a.run.options.seed) +
                 (lf ? " launch " + a.run.launch_file : "");
@@ -219,14 +229,14 @@ int debug_command(const DebugArgs& a) {
     return fail(*sink, kExitUnavailable, engine::kNoDebugModule);
   }
   auto session = engine::Session::create(dev, so);
-  if (!session) return fail(*sink, kExitUsage, "--db " + store_dir + ": " + session.error().message);
+  if (!session) return fail(*sink, store_status(session.error().message), "--db " + store_dir + ": " + session.error().message);
 
   // The recording keeps the image for its symbols: `vxreplay replay` needs no kernel file.
   if (image->is_elf && !store_dir.empty()) {
     auto bytes = read_input_file(a.run.kernel, kMaxKernelImageBytes);
     if (!bytes) return fail(*sink, kExitBadInput, bytes.error().message);
     if (auto r = (*session)->record_symbols(std::filesystem::path(a.run.kernel).filename().string(), *bytes); !r)
-      return fail(*sink, kExitUsage, "--db " + store_dir + ": " + r.error().message);
+      return fail(*sink, store_status(r.error().message), "--db " + store_dir + ": " + r.error().message);
   }
   HostRuntime rt((*session)->host());
   if (auto r = rt.load_image(*image); !r) return fail(*sink, kExitBadInput, r.error().message);
@@ -241,7 +251,8 @@ int debug_command(const DebugArgs& a) {
   }
   if (auto r = rt.launch_grid(*launch); !r) return fail(*sink, kExitBadInput, r.error().message);
   // A kernel alone (or a launch file) is the whole workload: the recording replays to its end.
-  if (auto r = (*session)->host_finished(); !r) return fail(*sink, kExitUsage, "--db " + store_dir + ": " + r.error().message);
+  if (auto r = (*session)->host_finished(); !r)
+    return fail(*sink, store_status(r.error().message), "--db " + store_dir + ": " + r.error().message);
 
   Debugger dbg(**session, symbols ? &*symbols : nullptr, *launch, *sink);
   StartView sv;

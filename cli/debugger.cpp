@@ -685,6 +685,7 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
     if (!note.empty()) view.message = note;
     if (ev->reason == StopReason::Watchpoint) view.watches = last_watches_;
     sink_.stop(view);
+    note_store();
     // Temporary breakpoints go once they stopped.
     bool removed = false;
     for (int id : bps)
@@ -1670,8 +1671,14 @@ int Debugger::finish_session(const std::string& store_dir, std::optional<int> st
       state = "not started";
       break;
   }
-  if (status_override) status = *status_override;
   engine::SessionStats st = s_.stats();
+  if (st.unsaved_stops > 0 && !status_override) {
+    // Nothing recorded was lost, but the recording is incomplete: say so and exit 74.
+    err(std::to_string(st.unsaved_stops) + (st.unsaved_stops == 1 ? " stop was" : " stops were") +
+        " not recorded: " + s_.store_error());
+    status = 74;  // docs/cli.md: the recording could not be written
+  }
+  if (status_override) status = *status_override;
   ExitView v;
   v.status = status;
   if (state_ == State::Exited) v.exit_code = exit_code_;

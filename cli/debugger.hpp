@@ -104,6 +104,9 @@ class Debugger {
   std::string format_watch_value(const UserBreakpoint& b, const std::vector<uint8_t>& bytes) const;
   // The state a stop leaves (state_, device_stop_, focus) and its report.
   void settle(const engine::StopEvent& ev, const std::vector<int>& bps);
+  // Says once that the recording could not be written (a full disk); finish_session exits 74.
+  void note_store();
+  uint64_t announced_store_failures_ = 0;
 
   void info_breakpoints();
   void info_ctas();

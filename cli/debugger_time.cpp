@@ -131,6 +131,16 @@ void Debugger::report_move(Result<StopEvent> ev, const std::string& title) {
   if (!title.empty()) view.title = title;
   if (ev->reason == StopReason::Watchpoint) view.watches = last_watches_;
   sink_.stop(view);
+  note_store();
+}
+
+void Debugger::note_store() {
+  const uint64_t failures = s_.stats().store_failures;
+  if (failures == announced_store_failures_) return;
+  if (announced_store_failures_ == 0)
+    err("The recording could not be written (" + s_.store_error() +
+        "); the session goes on, and what was not written is retried at the next stop.");
+  announced_store_failures_ = failures;
 }
 
 // --- Reverse moves -------------------------------------------------------------------------------------

@@ -124,6 +124,10 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--json", dbg.json, "Debug: one JSON object per line for every event on stdout");
   auto* db_opt = run_cmd->add_option("--db", dbg.db, "Debug: checkpoint store directory (default .vxreplay)");
   run_cmd->add_flag("--no-db", dbg.no_db, "Debug: keep no checkpoint store")->excludes(db_opt);
+  std::string map_text;
+  auto* map_opt = run_cmd->add_option("--db-map-size", map_text,
+                                      "Debug: the store's LMDB map size in bytes (default 64 GiB, virtual); a store "
+                                      "that reaches it cannot record more (exit 74)");
   auto* interval_opt = run_cmd->add_option("--checkpoint-interval", interval_text,
                                            "Debug: an automatic checkpoint every N warp instructions of a launch "
                                            "(0: none; default 262144), bounding what a reverse move replays");
@@ -195,6 +199,14 @@ int main(int argc, char** argv) {
     if (interval_opt->count()) {
       if (!parse_number("--checkpoint-interval", interval_text, UINT64_MAX, &n)) return vx::cli::kExitUsage;
       dbg.checkpoint_interval = n;
+    }
+    if (map_opt->count()) {
+      if (!parse_number("--db-map-size", map_text, UINT64_MAX, &n) ) return vx::cli::kExitUsage;
+      if (n < 65536) {
+        std::fprintf(stderr, "vxreplay: --db-map-size: at least 65536 bytes\n");
+        return vx::cli::kExitUsage;
+      }
+      dbg.db_map_size = n;
     }
     std::array<uint32_t, 3> dims;
     if (grid_opt->count()) {

@@ -19,6 +19,7 @@ enum ExitStatus : int {
   kExitDeviceStop = 66,     // the kernel stopped on a device exception, assertion, watchdog or deadlock
   kExitUnavailable = 69,    // EX_UNAVAILABLE: --mode live on a device without a Debug Module
   kExitInternal = 70,
+  kExitCantWrite = 74,      // the recording could not be written (a full disk, the store's map full)
 };
 
 struct RunArgs {

@@ -235,6 +235,8 @@ struct Session::Impl {
   // Checkpoints.
   std::map<uint32_t, checkpoint::PageHash> pages;  // the workload's memory image as last checkpointed
   std::set<checkpoint::PageHash> stored_pages;     // pages known to be in the store (committed)
+  std::map<checkpoint::PageHash, checkpoint::PageData> unstored;  // pages a failed checkpoint could not write
+  std::string store_error;                          // the last write failure ("" none)
   std::string console_log;                          // this launch's console output
   std::vector<ConsoleChunk> console_out;
   checkpoint::TimeKey last_key;
@@ -835,8 +837,22 @@ struct Session::Impl {
 
   // A checkpoint of ctx (and the memory image) at the current point. A point already stored is
   // reused: the state reached must be the stored one (invariant 3), which is checked.
+  // A checkpoint that cannot be written (a full disk, LMDB's map full, a file-size limit) loses
+  // nothing already recorded and stops nothing: the session says so once and goes on; what was not
+  // written is retried with the next checkpoint (pages, host operations), and the end reports the
+  // stops not recorded. Only the engine's own invariant failing is an error.
   Result<void> save_checkpoint(const StopEvent& ev, bool mark) {
     if (!store || opts.read_only) return {};
+    auto r = write_checkpoint(ev, mark);
+    if (r) return {};
+    if (r.error().message.rfind("internal error", 0) == 0) return r;
+    store_error = r.error().message;
+    ++st.store_failures;
+    if (mark) ++st.unsaved_stops;
+    return {};
+  }
+
+  Result<void> write_checkpoint(const StopEvent& ev, bool mark) {
     if (auto r = flush(); !r) return r;
     const checkpoint::TimeKey key{launch, ctx.kernel_instructions};
     std::vector<checkpoint::PageData> new_pages;
@@ -911,9 +927,21 @@ struct Session::Impl {
     for (const auto& c : rec.cores)
       if (c.local_mem.size) named.insert(c.local_mem.hash);
     std::erase_if(new_pages, [&](const checkpoint::PageData& p) { return !named.count(p.hash); });
-    if (auto r = store->put(key, rec, new_pages, mark ? &stop_rec : nullptr); !r)
+    // Pages of a checkpoint that could not be written are given again while the record names them.
+    for (const auto& h : named)
+      if (!stored_pages.count(h))
+        if (auto u = unstored.find(h); u != unstored.end() &&
+                                       std::none_of(new_pages.begin(), new_pages.end(),
+                                                    [&](const checkpoint::PageData& p) { return p.hash == h; }))
+          new_pages.push_back(u->second);
+    if (auto r = store->put(key, rec, new_pages, mark ? &stop_rec : nullptr); !r) {
+      for (auto& p : new_pages) unstored.emplace(p.hash, std::move(p));
       return make_error("could not save the checkpoint " + key.to_string() + ": " + r.error().message);
-    for (const auto& p : new_pages) stored_pages.insert(p.hash);
+    }
+    for (const auto& p : new_pages) {
+      stored_pages.insert(p.hash);
+      unstored.erase(p.hash);
+    }
     last_key = key;
     ++st.checkpoints;
     checkpoint::StoreStats ss = store->stats();
@@ -1611,6 +1639,7 @@ Result<std::unique_ptr<Session>> Session::create(Driver& device, const SessionOp
   if (!options.store_dir.empty()) {
     checkpoint::OpenOptions oo;
     oo.sync = options.store_sync;
+    if (options.store_map_size) oo.map_size = options.store_map_size;
     if (options.replay) {
       auto s = checkpoint::Store::open_existing(options.store_dir,
                                                 options.read_only ? checkpoint::OpenMode::ReadOnly
@@ -1733,6 +1762,7 @@ void Session::set_breakpoint_filter(std::function<bool(const StopEvent&)> filter
   impl_->breakpoint_filter = std::move(filter);
 }
 bool Session::evaluating_hit() const { return impl_->phase == Impl::Phase::Running; }
+const std::string& Session::store_error() const { return impl_->store_error; }
 bool Session::stopped() const { return impl_->phase == Impl::Phase::Stopped; }
 const StopEvent& Session::last_stop() const { return impl_->last; }
 const DeviceContext& Session::context() const { return impl_->ctx; }

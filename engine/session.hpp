@@ -107,6 +107,7 @@ struct ThreadLists {
 struct SessionOptions {
   std::string store_dir;    // "" = no checkpoint store
   bool store_sync = true;   // fsync each checkpoint
+  uint64_t store_map_size = 0;  // LMDB's map size (0: the store's default); a small one makes the store fill up
   uint64_t kernel_hash = 0; // recorded in the store header
   std::string workload;     // recorded in the store header (e.g. the kernel path and launch)
   bool in_progress_only = false;  // the patent's variant: a re-launch first runs only the warps in progress
@@ -181,6 +182,8 @@ struct SessionStats {
   uint32_t passes = 0;                 // every launch's first pass included
   uint32_t stops = 0;
   uint64_t filtered_hits = 0;          // breakpoint hits a filter dropped without stopping
+  uint64_t store_failures = 0;         // checkpoints the store could not write (the session went on)
+  uint64_t unsaved_stops = 0;          // of those, stops the user saw
   uint64_t checkpoints = 0;
   uint64_t bytes_stored = 0;           // bytes written to the store (pages and records, compressed)
   // instructions / launch_instructions: 1.0 when nothing ran twice.
@@ -235,6 +238,8 @@ class Session {
   // at the hit while it runs (evaluating_hit() is true then). Empty: every hit stops.
   void set_breakpoint_filter(std::function<bool(const StopEvent&)> filter);
   bool evaluating_hit() const;
+  // The last checkpoint write failure ("" none); SessionStats counts them.
+  const std::string& store_error() const;
 
   // --- State at the current stop ------------------------------------------------------------
   bool stopped() const;                // a launch is stopped (its state is readable)

@@ -298,8 +298,17 @@ Result<FileShape> check_once(int fd, uint64_t file_bytes, uint64_t* walked_txnid
   if (!m0) return m0.error();
   auto m1 = read_meta(fd, 1, m0->page_size, file_bytes);
   if (!m1) return m1.error();
-  // LMDB reads the meta page with the larger transaction id (meta page 0 on a tie).
+  // LMDB takes the larger transaction id T (meta page 0 on a tie) as the current one, but its
+  // transactions then read meta page T & 1 (mdb_txn_renew0: me_metas[txnid & 1]). A store LMDB
+  // wrote always has T on page T & 1 (transaction T writes that page); anything else is damage, and
+  // checking the page with T would validate a tree LMDB does not read.
   const int newest = m1->txnid > m0->txnid ? 1 : 0;
+  const uint64_t current = newest ? m1->txnid : m0->txnid;
+  if ((current & 1) != uint64_t(newest))
+    return make_error("data.mdb's meta pages disagree: meta page " + std::to_string(newest) + " holds transaction " +
+                      std::to_string(current) + ", which LMDB would read from meta page " +
+                      std::to_string(current & 1) + " (transaction " +
+                      std::to_string(newest ? m0->txnid : m1->txnid) + "): the store is corrupt");
   const Meta& m = newest ? *m1 : *m0;
   *walked_txnid = m.txnid;
   Walker w(fd, m.page_size, m.last);

@@ -921,6 +921,37 @@ TEST_CASE("A record written before Checkpoint fields 11..14 existed reads back w
   CHECK_FALSE(codec::validate(got, ConfigRecord{1, 1, 4, 4, 0}));
 }
 
+TEST_CASE("A meta page whose transaction id LMDB would read from the other page is refused", "[malformed]") {
+  // LMDB 0.9 takes the larger transaction id T but reads meta page T & 1: a damaged id that makes them
+  // differ would have the check validate one tree while LMDB reads the other (fewer checkpoints, or
+  // a SIGBUS). Meta page 0's transaction id (byte 144 of page 0) is set odd and above page 1's.
+  TempDir dir;
+  fill(dir.path, {TimeKey{1, 10}, TimeKey{1, 20}, TimeKey{1, 30}});
+  const std::string data = dir.path + "/data.mdb";
+  {
+    auto store = must(Store::open_existing(dir.path, OpenMode::ReadOnly));
+    CHECK(must(store.list()).size() == 3);
+  }
+  std::fstream f(data, std::ios::in | std::ios::out | std::ios::binary);
+  REQUIRE(f);
+  uint64_t t0 = 0, t1 = 0;
+  uint32_t page_size = 0;
+  f.seekg(40);  // meta page 0's free-database record begins with the page size (pad field)
+  f.read(reinterpret_cast<char*>(&page_size), 4);
+  REQUIRE((page_size >= 512 && page_size <= 65536));
+  f.seekg(144);
+  f.read(reinterpret_cast<char*>(&t0), 8);
+  f.seekg(std::streamoff(page_size) + 144);
+  f.read(reinterpret_cast<char*>(&t1), 8);
+  const uint64_t forged = (std::max(t0, t1) | 1) + 2;  // odd and newest, on page 0
+  f.seekp(144);
+  f.write(reinterpret_cast<const char*>(&forged), 8);
+  f.close();
+  auto msg = error_of(Store::open_existing(dir.path, OpenMode::ReadOnly));
+  CHECK(contains(msg, "meta pages disagree"));
+  CHECK(contains(msg, std::to_string(forged)));
+}
+
 TEST_CASE("Any single flipped byte of data.mdb gives a clean error or a whole store, never a crash in LMDB",
           "[malformed]") {
   TempDir dir;

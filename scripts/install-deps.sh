@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages vxreplay builds and tests with, when missing.
 set -euo pipefail
-pkgs=(meson ninja-build pkg-config g++ clang lld python3 libelf-dev libdw-dev libcli11-dev catch2 libbenchmark-dev
+pkgs=(meson ninja-build pkg-config g++ clang libclang-rt-14-dev lld python3 libelf-dev libdw-dev libcli11-dev catch2 libbenchmark-dev
   capnproto libcapnp-dev liblmdb-dev libzstd-dev libxxhash-dev librapidcheck-dev libedit-dev nlohmann-json3-dev)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -12,7 +12,17 @@ meson test -C build --print-errorlogs --num-processes 2
   -Doptimization=1
 elfs=()
 for c in examples/*.c; do elfs+=("examples/$(basename "$c" .c).elf"); done
-ninja -C build-asan device/device_tests engine/engine_tests engine/session_tests engine/live_tests engine/symbols_tests replay/timeline_tests \
-  engine/context_record_tests checkpoint/checkpoint_tests checkpoint/crash_helper cli/cli_tests vxreplay "${elfs[@]}"
+ninja -C build-asan device/device_tests engine/engine_tests engine/session_tests engine/live_tests engine/symbols_tests \
+  replay/timeline_tests engine/context_record_tests checkpoint/checkpoint_tests checkpoint/crash_helper cli/cli_tests \
+  vxreplay "${elfs[@]}"
 ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 2 --suite unit --suite malformed
+
+# Hostile input, permanently: the libFuzzer targets, built with clang (so the project builds with
+# gcc and clang) under ASan and UBSan, each run for a fixed short time (docs/fuzzing.md).
+[ -f build-fuzz/build.ninja ] || CC=clang CXX=clang++ meson setup build-fuzz -Db_sanitize=address,undefined \
+  -Db_lundef=false -Doptimization=1 -Dfuzz=true
+fuzzers=()
+for t in cmdbuf image command launch store; do fuzzers+=("tests/fuzz/fuzz_$t"); done
+ninja -C build-fuzz "${fuzzers[@]}"
+FUZZ_SECONDS=${FUZZ_SECONDS:-10} scripts/fuzz.sh build-fuzz

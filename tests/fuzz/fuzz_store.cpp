@@ -1,0 +1,30 @@
+// libFuzzer target: a checkpoint store's data.mdb as an attacker could hand it over: the input is
+// written as data.mdb into a scratch directory, then opened, listed, read and verified.
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "checkpoint/store.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  namespace fs = std::filesystem;
+  static const std::string dir = (fs::temp_directory_path() / ("vxreplay-fuzz-store-" + std::to_string(::getpid()))).string();
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  {
+    std::ofstream out(dir + "/data.mdb", std::ios::binary);
+    out.write(reinterpret_cast<const char*>(data), std::streamsize(size));
+  }
+  auto store = vx::checkpoint::Store::open_existing(dir, vx::checkpoint::OpenMode::ReadOnly);
+  if (store) {
+    if (auto keys = store->list())
+      for (const auto& k : *keys) (void)store->verify(k);
+    (void)store->marks();
+    (void)store->ops();
+  }
+  return 0;
+}

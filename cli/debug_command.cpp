@@ -255,6 +255,7 @@ int debug_command(const DebugArgs& a) {
     return fail(*sink, store_status(r.error().message), "--db " + store_dir + ": " + r.error().message);
 
   Debugger dbg(**session, symbols ? &*symbols : nullptr, *launch, *sink);
+  dbg.set_stop_on_store_error(a.stop_on_store_error);
   StartView sv;
   sv.kernel = a.run.kernel;
   sv.config = a.run.config.to_string();

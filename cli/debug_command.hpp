@@ -24,6 +24,7 @@ struct DebugArgs {
   std::string db;                     // checkpoint store root ("" = .vxreplay)
   std::optional<uint64_t> checkpoint_interval;  // --checkpoint-interval (automatic checkpoints)
   uint64_t db_map_size = 0;                     // --db-map-size (0: the store's default)
+  bool stop_on_store_error = false;             // --stop-on-store-error
   std::string mode;                   // --mode relaunch|live|auto ("" = the default, relaunch; docs/live.md)
   uint64_t attach_after = 0;          // --attach-after N (live)
   bool reset_halt = false;            // --reset-halt (live)

@@ -253,7 +253,7 @@ bool Debugger::execute(const std::string& line) {
   else if (n == "quit") {
     if (no_args()) return false;
   } else err("internal error: the command table lists \"" + n + "\" but nothing handles it");
-  return true;
+  return !quit_;
 }
 
 // --- State at the stop ---------------------------------------------------------------------------------

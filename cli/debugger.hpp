@@ -39,6 +39,8 @@ class Debugger {
 
   // Errors reported so far (a failed --break makes the session a usage error).
   int errors() const { return errors_; }
+  // End the session (as quit does) when the recording cannot be written, instead of going on.
+  void set_stop_on_store_error(bool on) { stop_on_store_error_ = on; }
 
   // Drains what is left of the console and reports the end of the session; returns the process
   // exit status (docs/cli.md).
@@ -107,6 +109,8 @@ class Debugger {
   // Says once that the recording could not be written (a full disk); finish_session exits 74.
   void note_store();
   uint64_t announced_store_failures_ = 0;
+  bool stop_on_store_error_ = false;
+  bool quit_ = false;  // the session ends after the current command
 
   void info_breakpoints();
   void info_ctas();

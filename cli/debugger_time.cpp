@@ -137,9 +137,13 @@ void Debugger::report_move(Result<StopEvent> ev, const std::string& title) {
 void Debugger::note_store() {
   const uint64_t failures = s_.stats().store_failures;
   if (failures == announced_store_failures_) return;
-  if (announced_store_failures_ == 0)
+  if (stop_on_store_error_) {
+    err("The recording could not be written (" + s_.store_error() + "); the session ends (--stop-on-store-error).");
+    quit_ = true;
+  } else if (announced_store_failures_ == 0) {
     err("The recording could not be written (" + s_.store_error() +
         "); the session goes on, and what was not written is retried at the next stop.");
+  }
   announced_store_failures_ = failures;
 }
 

@@ -124,6 +124,8 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--json", dbg.json, "Debug: one JSON object per line for every event on stdout");
   auto* db_opt = run_cmd->add_option("--db", dbg.db, "Debug: checkpoint store directory (default .vxreplay)");
   run_cmd->add_flag("--no-db", dbg.no_db, "Debug: keep no checkpoint store")->excludes(db_opt);
+  run_cmd->add_flag("--stop-on-store-error", dbg.stop_on_store_error,
+                    "Debug: end the session when the recording cannot be written (default: go on without it)");
   std::string map_text;
   auto* map_opt = run_cmd->add_option("--db-map-size", map_text,
                                       "Debug: the store's LMDB map size in bytes (default 64 GiB, virtual); a store "

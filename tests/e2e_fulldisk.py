@@ -74,6 +74,14 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         check_form(vx, elf, line, tmp, "file-size-limit", [], limited(150))
         check_form(vx, elf, line, tmp, "map-full", ["--db-map-size", "200000"], None)
+        # --stop-on-store-error ends the session at the first failure instead (status 74 still).
+        db = os.path.join(tmp, "stop")
+        rc, events, err = session(vx, elf, db, [f"break sgemm.c:{line}"] + ["continue"] * 40,
+                                  ["--db-map-size", "200000", "--stop-on-store-error"])
+        stops = [e for e in events if e.get("event") == "stop"]
+        msgs = [e["message"] for e in events if e.get("event") == "error"]
+        check(rc == EXIT_CANT_WRITE and len(stops) < 40 and any("session ends" in m for m in msgs),
+              f"--stop-on-store-error: status {rc}, {len(stops)} stops, {msgs}")
         # Nothing can be written: a clear error at the start.
         rc, events, err = session(vx, elf, os.path.join(tmp, "none"), ["continue"], preexec=limited(16))
         msgs = [e["message"] for e in events if e.get("event") == "error"]

@@ -14,6 +14,7 @@
 #include <editline/readline.h>
 
 #include "cli/debugger.hpp"
+#include "cli/gdb_server.hpp"
 #include "cli/launch_file.hpp"
 #include "device/host_runtime.hpp"
 #include "device/input_file.hpp"
@@ -90,7 +91,7 @@ std::string dims(const std::array<uint32_t, 3>& d) {
 bool wants_session(const DebugArgs& a, bool interactive_terminal) {
   // Any debugging flag makes a session (which reads commands from stdin, terminal or not); a plain
   // run never reads stdin.
-  return !a.breaks.empty() || !a.scripts.empty() || !a.commands.empty() || a.batch || a.json || !a.db.empty() ||
+  return !a.gdb.empty() || !a.breaks.empty() || !a.scripts.empty() || !a.commands.empty() || a.batch || a.json || !a.db.empty() ||
          a.no_db || a.checkpoint_interval || a.db_map_size || interactive_terminal;
 }
 
@@ -254,6 +255,12 @@ int debug_command(const DebugArgs& a) {
   if (auto r = (*session)->host_finished(); !r)
     return fail(*sink, store_status(r.error().message), "--db " + store_dir + ": " + r.error().message);
 
+  if (!a.gdb.empty()) {
+    auto ep = parse_gdb_endpoint(a.gdb);
+    if (!ep) return fail(*sink, kExitUsage, ep.error().message);
+    return serve_gdb(**session, symbols ? &*symbols : nullptr, *launch, *ep, a.run.kernel, store_dir,
+                     GdbStart{false, launch->entry_pc});
+  }
   Debugger dbg(**session, symbols ? &*symbols : nullptr, *launch, *sink);
   dbg.set_stop_on_store_error(a.stop_on_store_error);
   StartView sv;

@@ -445,6 +445,9 @@ std::string GdbServer::extra_info(const Lane& l) const {
 // --- Stops -----------------------------------------------------------------------------------------------
 
 void GdbServer::settle(const StopEvent& ev, std::optional<Lane> stepped) {
+  std::optional<Lane> preferred = stepped;
+  if (!preferred) preferred = followed_;
+  if (!preferred) preferred = stop_lane_;
   stop_ = ev;
   stop_lane_.reset();
   auto lowest = [](uint32_t mask) { return mask ? uint32_t(std::countr_zero(mask)) : 0u; };
@@ -465,7 +468,15 @@ void GdbServer::settle(const StopEvent& ev, std::optional<Lane> stepped) {
         stop_lane_ = Lane{ev.watches[0].warp.core, ev.watches[0].warp.slot, lowest(ev.watches[0].lanes)};
       break;
     default:
-      if (!ev.hits.empty()) stop_lane_ = Lane{ev.hits[0].warp.core, ev.hits[0].warp.slot, lowest(ev.hits[0].lanes)};
+      // A hit is a whole warp: name the lane gdb is following when it is among them (a `finish`
+      // waits for that thread's own breakpoint hit), else the first hit warp's first lane.
+      for (const engine::WarpHit& h : ev.hits)
+        if (preferred && h.warp == engine::WarpId{preferred->core, preferred->slot} && (h.lanes >> preferred->lane & 1)) {
+          stop_lane_ = preferred;
+          break;
+        }
+      if (!stop_lane_ && !ev.hits.empty())
+        stop_lane_ = Lane{ev.hits[0].warp.core, ev.hits[0].warp.slot, lowest(ev.hits[0].lanes)};
       break;
   }
   if (stop_lane_ && !lane_of(thread_id(*stop_lane_))) stop_lane_.reset();
@@ -487,6 +498,10 @@ std::string GdbServer::stop_reply() const {
   std::string why;
   switch (ev.reason) {
     case StopReason::Breakpoint: why = "swbreak:;"; break;
+    case StopReason::Step:
+      if (stop_lane_ && breakpoints_.count(s_.context().cores.at(stop_lane_->core).warps.at(stop_lane_->slot).pc))
+        why = "swbreak:;";
+      break;
     case StopReason::Exception: sig = exception_signal(ev.exception.cause); break;
     case StopReason::Assertion: sig = kSigAbrt; break;
     case StopReason::Watchdog: sig = kSigXcpu; break;
@@ -515,7 +530,7 @@ void GdbServer::run(Move m, std::optional<Lane> lane) {
     send(stop_reply());
     return;
   }
-  if ((m == Move::Step || m == Move::ReverseStep) && !lane) {
+  if ((m == Move::Step || m == Move::ThreadToBreakpoint || m == Move::ReverseStep) && !lane) {
     send("E01");
     return;
   }
@@ -527,6 +542,21 @@ void GdbServer::run(Move m, std::optional<Lane> lane) {
   switch (m) {
     case Move::Continue: ev = s_.resume(); break;
     case Move::Step: ev = s_.step(engine::WarpId{lane->core, lane->slot}, 1u << lane->lane, nullptr); break;
+    case Move::ThreadToBreakpoint: {
+      // The other warps run as the engine's step lets them, and do not stop at breakpoints: gdb
+      // expects a stop of this thread only.
+      std::vector<int> disabled;
+      for (const auto& [addr, id] : breakpoints_)
+        if (s_.enable_breakpoint(id, false)) disabled.push_back(id);
+      std::map<uint32_t, int> targets = breakpoints_;
+      engine::StepPolicy policy = [targets](uint32_t pc, uint32_t) -> std::optional<std::pair<uint32_t, uint32_t>> {
+        if (targets.count(pc)) return std::nullopt;
+        return std::pair<uint32_t, uint32_t>{pc, pc};  // an empty range: the next instruction asks again
+      };
+      ev = s_.step(engine::WarpId{lane->core, lane->slot}, 1u << lane->lane, policy);
+      for (int id : disabled) (void)s_.enable_breakpoint(id, true);
+      break;
+    }
     case Move::ReverseStep: ev = timeline_.reverse_stepi(engine::WarpId{lane->core, lane->slot}, lane->lane); break;
     case Move::ReverseContinue: ev = timeline_.reverse_continue(nullptr); break;
   }
@@ -714,6 +744,7 @@ void GdbServer::handle(const gdb::CurrentThread&) {
 void GdbServer::handle(const gdb::SetThread& h) {
   if (h.thread.id > 0 && !lane_of(h.thread.id)) return send("E01");
   (h.op == 'g' ? g_thread_ : c_thread_) = h.thread.id;
+  if (h.thread.id > 0) followed_ = lane_of(h.thread.id);
   send("OK");
 }
 
@@ -737,6 +768,12 @@ void GdbServer::handle(const gdb::VCont& v) {
     else l = selected('c');
     if (!l) return send("E01");
     return run(Move::Step, l);
+  }
+  // One thread resumed alone, the others left stopped: gdb's software single step (or scheduler locking).
+  if (v.actions.size() == 1 && v.actions[0].action == 'c' && v.actions[0].thread && v.actions[0].thread->id > 0) {
+    auto l = lane_of(v.actions[0].thread->id);
+    if (!l) return send("E01");
+    return run(breakpoints_.empty() ? Move::Step : Move::ThreadToBreakpoint, l);
   }
   for (const gdb::VContAction& a : v.actions)
     if (a.action == 'c') return run(Move::Continue, std::nullopt);

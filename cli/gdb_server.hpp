@@ -103,7 +103,10 @@ class GdbServer {
   std::string extra_info(const Lane& l) const;
 
   // Running: the engine call, console as 'O' packets, the interrupt byte watched; then the stop reply.
-  enum class Move { Continue, Step, ReverseStep, ReverseContinue };
+  // ThreadToBreakpoint: gdb resumed one thread alone (`vCont;c:TID`, how it single-steps RISC-V in
+  // software: a breakpoint at each possible next pc): that lane's warp runs until the lane stands
+  // at one of gdb's breakpoints.
+  enum class Move { Continue, Step, ThreadToBreakpoint, ReverseStep, ReverseContinue };
   void run(Move m, std::optional<Lane> lane);
   void settle(const engine::StopEvent& ev, std::optional<Lane> stepped);
   std::string stop_reply() const;
@@ -130,6 +133,9 @@ class GdbServer {
 
   engine::StopEvent stop_;
   std::optional<Lane> stop_lane_;
+  // The thread gdb last selected itself (Hg/Hc): a breakpoint hit of its warp names it, so that a
+  // `finish` or `until` in it sees its own hit. gdb sends no thread with a breakpoint.
+  std::optional<Lane> followed_;
   int64_t g_thread_ = 0, c_thread_ = 0;  // 0 / -1: the stop's thread
   std::map<uint32_t, int> breakpoints_;  // address -> engine breakpoint
   struct Watch {

@@ -313,6 +313,7 @@ Request parse_request(std::string_view p) {
       if (p.size() < 2 || p[1] < '0' || p[1] > '4' || (p.size() > 2 && p[2] != ','))
         return Unknown{std::string(p)};
       b.type = p[1] - '0';
+      if (p.size() < 3) return Malformed{"Z/z expects TYPE,ADDR,KIND"};
       std::string_view rest = p.substr(3);
       rest = rest.substr(0, rest.find(';'));
       if (!parse_addr_len(rest, &b.addr, &b.kind)) return Malformed{"Z/z expects TYPE,ADDR,KIND"};

@@ -144,6 +144,7 @@ TEST_CASE("malformed arguments are Malformed (an error reply) and unknown packet
   CHECK(std::holds_alternative<Malformed>(parse_request("Hx1")));
   CHECK(std::holds_alternative<Malformed>(parse_request("qRcmd,6")));
   CHECK(std::holds_alternative<Malformed>(parse_request("Z0,80000000")));
+  CHECK(std::holds_alternative<Malformed>(parse_request("Z0")));
   CHECK(std::holds_alternative<Unknown>(parse_request("qTStatus")));
   CHECK(std::holds_alternative<Unknown>(parse_request("vMustReplyEmpty")));
   CHECK(std::holds_alternative<Unknown>(parse_request("Z9,0,0")));

@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
                                            "Debug: an automatic checkpoint every N warp instructions of a launch "
                                            "(0: none; default 262144), bounding what a reverse move replays");
 
-  run_cmd->add_option("--gdb", dbg.gdb,
+  auto* run_gdb_opt = run_cmd->add_option("--gdb", dbg.gdb,
                       "Serve the session to gdb over the remote protocol: [HOST:]PORT (host 127.0.0.1 unless given) "
                       "or - for stdin/stdout (docs/gdb.md)");
 
@@ -156,7 +156,7 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("--mode", rp.mode, "Debug method: relaunch (default), live or auto (docs/live.md)")
       ->check(CLI::IsMember({"relaunch", "live", "auto"}));
   replay_cmd->add_flag("--no-debug-module", rp.no_debug_module, "Model a device without the Debug Module");
-  replay_cmd->add_option("--gdb", rp.gdb, "Serve the recording to gdb: [HOST:]PORT or - for stdin/stdout (docs/gdb.md)");
+  auto* replay_gdb_opt = replay_cmd->add_option("--gdb", rp.gdb, "Serve the recording to gdb: [HOST:]PORT or - for stdin/stdout (docs/gdb.md)");
 
   std::string ls_root = ".vxreplay";
   bool ls_json = false;
@@ -189,6 +189,10 @@ int main(int argc, char** argv) {
                          "commands in gdb; `monitor CMD` runs a vxreplay command)\n", gdb.c_str(), flag);
     return true;
   };
+  if ((run_gdb_opt->count() && dbg.gdb.empty()) || (replay_gdb_opt->count() && rp.gdb.empty())) {
+    std::fprintf(stderr, "vxreplay: --gdb: give [HOST:]PORT, or - for stdin/stdout\n");
+    return vx::cli::kExitUsage;
+  }
   if (run_cmd->parsed()) {
     if (gdb_conflict(dbg.gdb, !dbg.breaks.empty(), !dbg.scripts.empty(), !dbg.commands.empty(), dbg.batch, dbg.json))
       return vx::cli::kExitUsage;

@@ -335,20 +335,29 @@ int64_t GdbServer::thread_id(const Lane& l) const {
   return 1 + (int64_t(l.core) * c.warps + l.slot) * c.threads + l.lane;
 }
 
+namespace {
+
+// A resident lane: its warp slot holds work, and the lane is a thread of the CTA (a block that is
+// not a multiple of the warp width leaves the last warp's upper lanes without one).
+bool resident_lane(const DeviceContext& ctx, uint32_t nt, uint32_t core, uint32_t slot, uint32_t lane) {
+  if (core >= ctx.cores.size() || slot >= ctx.cores[core].warps.size() || lane >= nt) return false;
+  const WarpState& w = ctx.cores[core].warps[slot];
+  const auto& b = ctx.launch.block;
+  const uint64_t block_threads = uint64_t(std::max(1u, b[0])) * std::max(1u, b[1]) * std::max(1u, b[2]);
+  return w.active && uint64_t(w.cta_rank) * nt + lane < block_threads;
+}
+
+}  // namespace
+
 std::vector<GdbServer::Lane> GdbServer::resident() const {
   std::vector<Lane> out;
   if (!s_.stopped()) return out;
   const DeviceContext& ctx = s_.context();
-  const auto& b = ctx.launch.block;
-  const uint64_t block_threads = uint64_t(std::max(1u, b[0])) * std::max(1u, b[1]) * std::max(1u, b[2]);
   const uint32_t nt = s_.config().threads;
   for (uint32_t c = 0; c < ctx.cores.size(); ++c)
-    for (uint32_t s = 0; s < ctx.cores[c].warps.size(); ++s) {
-      const WarpState& w = ctx.cores[c].warps[s];
-      if (!w.active) continue;
+    for (uint32_t s = 0; s < ctx.cores[c].warps.size(); ++s)
       for (uint32_t lane = 0; lane < nt; ++lane)
-        if (uint64_t(w.cta_rank) * nt + lane < block_threads) out.push_back({c, s, lane});
-    }
+        if (resident_lane(ctx, nt, c, s, lane)) out.push_back({c, s, lane});
   return out;
 }
 
@@ -356,11 +365,10 @@ std::optional<GdbServer::Lane> GdbServer::lane_of(int64_t tid) const {
   if (tid <= 0 || !s_.stopped()) return std::nullopt;
   const DeviceConfig& c = s_.config();
   const uint64_t i = uint64_t(tid - 1);
+  if (i / (uint64_t(c.warps) * c.threads) >= c.total_cores()) return std::nullopt;
   Lane l{uint32_t(i / (uint64_t(c.warps) * c.threads)), uint32_t(i / c.threads % c.warps), uint32_t(i % c.threads)};
-  if (l.core >= c.total_cores()) return std::nullopt;
-  for (const Lane& r : resident())
-    if (r.core == l.core && r.slot == l.slot && r.lane == l.lane) return l;
-  return std::nullopt;
+  if (!resident_lane(s_.context(), c.threads, l.core, l.slot, l.lane)) return std::nullopt;
+  return l;
 }
 
 std::optional<GdbServer::Lane> GdbServer::selected(char op) const {

@@ -83,6 +83,8 @@ def check_breakpoints(vx, ex, src):
     want = sorted((w["core"], w["warp"], l) for w in warps for l in w["lanes"])
     check(sorted((r[1], r[2], r[3]) for r in rows) == want,
           f"breakpoints: info threads lists {[(r[1], r[2], r[3]) for r in rows]}, the prompt's resident lanes {want}")
+    cta_of = {(w["core"], w["warp"]): ",".join(map(str, w["cta"])) for w in warps}
+    check(all(cta_of.get((r[1], r[2])) == r[4] for r in rows), f"breakpoints: info threads' CTAs differ from the prompt's")
     # Thread 6 is core 0 warp 1 lane 1 (ids from hardware coordinates: 1 + (core*W + warp)*T + lane).
     six = [r for r in rows if r[0] == 6]
     check(six and six[0][1:4] == (0, 1, 1), f"breakpoints: thread 6 is {six}")
@@ -162,6 +164,9 @@ def check_stops(vx, ex, src):
     elf = os.path.join(ex, "assert.elf")
     out = gdb_batch(served(vx, elf), elf, ["continue", "continue"])
     check("received signal SIGABRT" in out and "exited with code 01" in out, f"stops: assert:\n{out}")
+    elf = os.path.join(ex, "hang.elf")
+    out = gdb_batch(served(vx, elf, "--watchdog", "20000"), elf, ["continue"])
+    check("received signal SIGXCPU" in out, f"stops: the watchdog:\n{out}")
     for extra in (["--json"], ["--batch"], ["-ex", "info ctas"], ["-x", "/dev/null"]):
         p = subprocess.run([vx, "run", os.path.join(ex, "vecadd.elf"), "--gdb", "-", *extra], capture_output=True,
                            text=True, timeout=30, stdin=subprocess.DEVNULL)
@@ -318,6 +323,7 @@ CHECKS = {"breakpoints": check_breakpoints, "stepping": check_stepping, "watch-r
 
 if __name__ == "__main__":
     vx, ex, src, which = sys.argv[1:5]
+    vx, ex, src = (os.path.abspath(p) for p in (vx, ex, src))
     if not GDB:
         print("gdb-multiarch is not installed (scripts/install-deps.sh installs it)")
         sys.exit(77)  # meson: skipped

@@ -353,12 +353,15 @@ Request parse_request(std::string_view p) {
         if (!c) return Malformed{"qRcmd: the command is not hex"};
         return Monitor{*c};
       }
-      if (starts(p, "qXfer:features:read:")) {
-        std::string_view rest = p.substr(20);
+      for (const char* object : {"features", "exec-file"}) {
+        const std::string prefix = std::string("qXfer:") + object + ":read:";
+        if (!starts(p, prefix)) continue;
+        std::string_view rest = p.substr(prefix.size());
         size_t colon = rest.find(':');
-        XferFeatures x;
+        XferRead x;
+        x.object = object;
         if (colon == std::string_view::npos || !parse_addr_len(rest.substr(colon + 1), &x.offset, &x.length))
-          return Malformed{"qXfer:features:read expects ANNEX:OFFSET,LENGTH"};
+          return Malformed{prefix + " expects ANNEX:OFFSET,LENGTH"};
         x.annex = std::string(rest.substr(0, colon));
         return x;
       }

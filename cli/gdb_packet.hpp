@@ -93,7 +93,8 @@ struct Breakpoint {
   uint32_t kind = 0;  // breakpoint: instruction length; watchpoint: bytes watched
 };
 struct Monitor { std::string command; };
-struct XferFeatures { std::string annex; uint32_t offset = 0; uint32_t length = 0; };
+// qXfer:OBJECT:read:ANNEX:OFFSET,LENGTH for the objects we serve: "features" (target.xml), "exec-file".
+struct XferRead { std::string object, annex; uint32_t offset = 0; uint32_t length = 0; };
 struct Attached {};
 struct Kill {};
 struct VKill {};
@@ -105,7 +106,7 @@ struct Malformed { std::string what; };
 using Request = std::variant<QSupported, StartNoAck, HaltReason, ReadRegisters, WriteRegisters, ReadRegister,
                              WriteRegister, ReadMemory, WriteMemory, ThreadInfoFirst, ThreadInfoNext, CurrentThread,
                              SetThread, ThreadAlive, ThreadExtraInfo, VContQuery, VCont, Continue, Step, ReverseStep,
-                             ReverseContinue, Breakpoint, Monitor, XferFeatures, Attached, Kill, VKill, Detach, Unknown,
+                             ReverseContinue, Breakpoint, Monitor, XferRead, Attached, Kill, VKill, Detach, Unknown,
                              Malformed>;
 
 Request parse_request(std::string_view payload);

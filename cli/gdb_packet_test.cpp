@@ -112,8 +112,10 @@ TEST_CASE("requests are parsed into their typed forms") {
   CHECK(std::holds_alternative<ReverseStep>(parse_request("bs")));
   CHECK(std::holds_alternative<ReverseContinue>(parse_request("bc")));
   CHECK(std::get<Monitor>(parse_request("qRcmd,696e666f2063746173")).command == "info ctas");
-  auto x = std::get<XferFeatures>(parse_request("qXfer:features:read:target.xml:0,ffb"));
+  auto x = std::get<XferRead>(parse_request("qXfer:features:read:target.xml:0,ffb"));
+  CHECK(x.object == "features");
   CHECK(x.annex == "target.xml");
+  CHECK(std::get<XferRead>(parse_request("qXfer:exec-file:read::0,fff")).object == "exec-file");
   CHECK(x.length == 0xffb);
   auto q = std::get<QSupported>(parse_request("qSupported:multiprocess+;swbreak+;xmlRegisters=i386"));
   CHECK(q.features == std::vector<std::string>{"multiprocess+", "swbreak+", "xmlRegisters=i386"});

@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 
 #include "cli/command.hpp"
@@ -268,9 +269,9 @@ Result<GdbConnection> open_gdb_connection(const GdbEndpoint& ep, const std::stri
 // --- The server ------------------------------------------------------------------------------------------
 
 GdbServer::GdbServer(engine::Session& session, const engine::Symbols* symbols, Debugger& dbg, Sink& capture,
-                     GdbConnection conn)
+                     GdbConnection conn, std::string exec_file)
     : s_(session), sym_(symbols), timeline_(session, symbols), dbg_(dbg), capture_(capture), conn_(conn),
-      target_xml_(make_target_xml()) {}
+      target_xml_(make_target_xml()), exec_file_(std::move(exec_file)) {}
 
 GdbServer::~GdbServer() {
   if (conn_.owned) close(conn_.in);
@@ -659,7 +660,10 @@ int serve_gdb(engine::Session& session, const engine::Symbols* symbols, const Gr
     std::fprintf(stderr, "vxreplay: %s\n", conn.error().message.c_str());
     return 64;  // docs/cli.md: a usage error (the address cannot be used)
   }
-  GdbServer server(session, symbols, dbg, *capture, *conn);
+  std::error_code ec;
+  std::string exec_file = std::filesystem::absolute(kernel, ec).string();
+  if (ec || !symbols) exec_file.clear();
+  GdbServer server(session, symbols, dbg, *capture, *conn, exec_file);
   return server.serve(start, store_dir);
 }
 
@@ -667,6 +671,7 @@ int serve_gdb(engine::Session& session, const engine::Symbols* symbols, const Gr
 
 void GdbServer::handle(const gdb::QSupported&) {
   std::string r = "PacketSize=4000;QStartNoAckMode+;swbreak+;hwbreak+;qXfer:features:read+;vContSupported+";
+  if (!exec_file_.empty()) r += ";qXfer:exec-file:read+";
   if (s_.store() && !s_.info().live) r += ";ReverseStep+;ReverseContinue+";
   send(r);
 }
@@ -861,11 +866,15 @@ void GdbServer::handle(const gdb::Monitor& m) {
   send("OK");
 }
 
-void GdbServer::handle(const gdb::XferFeatures& x) {
-  if (x.annex != "target.xml") return send("E00");
-  if (x.offset >= target_xml_.size()) return send("l");
-  std::string chunk = target_xml_.substr(x.offset, x.length);
-  const bool last = x.offset + chunk.size() >= target_xml_.size();
+void GdbServer::handle(const gdb::XferRead& x) {
+  // exec-file: the kernel's path, so that gdb reads its symbols with no `file` command.
+  const std::string* text = nullptr;
+  if (x.object == "features" && x.annex == "target.xml") text = &target_xml_;
+  else if (x.object == "exec-file" && !exec_file_.empty()) text = &exec_file_;
+  if (!text) return send("E00");
+  if (x.offset >= text->size()) return send("l");
+  std::string chunk = text->substr(x.offset, x.length);
+  const bool last = x.offset + chunk.size() >= text->size();
   send((last ? "l" : "m") + chunk, true);
 }
 

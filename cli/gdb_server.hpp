@@ -49,8 +49,10 @@ struct GdbStart {
 
 class GdbServer {
  public:
-  // `monitor` runs on `dbg`, whose sink is `capture` (a Sink that keeps the text: monitor_sink()).
-  GdbServer(engine::Session& session, const engine::Symbols* symbols, Debugger& dbg, Sink& capture, GdbConnection conn);
+  // `monitor` runs on `dbg`, whose sink is `capture` (make_capture_sink()). exec_file: the kernel ELF's
+  // path for gdb to load ("" none).
+  GdbServer(engine::Session& session, const engine::Symbols* symbols, Debugger& dbg, Sink& capture, GdbConnection conn,
+            std::string exec_file = "");
   ~GdbServer();
 
   // Serves the client until it detaches, kills the kernel or disconnects. Returns the process exit
@@ -83,7 +85,7 @@ class GdbServer {
   void handle(const gdb::ReverseContinue&);
   void handle(const gdb::Breakpoint&);
   void handle(const gdb::Monitor&);
-  void handle(const gdb::XferFeatures&);
+  void handle(const gdb::XferRead&);
   void handle(const gdb::Attached&);
   void handle(const gdb::Kill&);
   void handle(const gdb::VKill&);
@@ -145,6 +147,7 @@ class GdbServer {
   };
   std::vector<Watch> watches_;
   std::string target_xml_;
+  std::string exec_file_;
 };
 
 // `--gdb`: a session served to gdb instead of the prompt (debug_command, replay_command). `kernel`

@@ -25,7 +25,8 @@ def gdb_batch(vx_cmd, elf, commands, timeout=60):
             "-ex", "target remote | " + " ".join(vx_cmd)]
     for c in commands:
         args += ["-ex", c]
-    args.append(elf)
+    if elf:
+        args.append(elf)
     p = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
     return p.stdout + p.stderr
 
@@ -313,8 +314,12 @@ def check_replay(vx, ex, src):
     p = subprocess.run([vx, "run", elf, "--db", db, "--batch", "-ex", "break vecadd.c:37", "-ex", "continue"],
                        capture_output=True, text=True, timeout=60)
     rec = os.path.join(db, sorted(os.listdir(db))[0]) if os.listdir(db) else ""
-    out = gdb_batch([vx, "replay", rec, "--gdb", "-"], elf, ["info threads", "stepi", "reverse-stepi", "monitor when"])
-    check(p.returncode == 0 and "Thread" in out and "instruction" in out, f"replay: {p.stderr}\n{out}")
+    # No ELF for gdb: it reads the recording's kept image, whose path the server gives (qXfer:exec-file).
+    out = gdb_batch([vx, "replay", rec, "--gdb", "-"], None, ["info threads", "p $pc", "stepi", "p $pc", "reverse-stepi",
+                                                             "p $pc", "monitor when"])
+    vals = values_after(out, "")
+    check(p.returncode == 0 and "Reading symbols from" in out and len(vals) == 3 and "<vecadd+" in vals[0] and
+          vals[0] != vals[1] and vals[2] == vals[0] and "instruction" in out, f"replay: {p.stderr}\n{out}")
     shutil.rmtree(db, ignore_errors=True)
 
 

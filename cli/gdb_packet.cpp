@@ -75,7 +75,8 @@ Request parse_vcont(std::string_view p) {
         if (!parse_addr_len(head.substr(1), &lo, &hi)) return Malformed{"vCont: bad range-step action"};
         break;
       }
-      default: return Malformed{"vCont: unknown action '" + std::string(head) + "'"};
+      default:
+        return Malformed{"vCont: unknown action '" + std::string(head) + "'"};
     }
     if (colon != std::string_view::npos) {
       auto t = parse_thread(item.substr(colon + 1));
@@ -204,8 +205,10 @@ void PacketReader::feed(std::string_view bytes, std::vector<PacketEvent>* out) {
           state_ = State::Check1;
         } else {
           sum_ = uint8_t(sum_ + uint8_t(c));
-          if (raw_.size() < kMaxPacket) raw_ += c;
-          else overflow_ = true;
+          if (raw_.size() < kMaxPacket)
+            raw_ += c;
+          else
+            overflow_ = true;
         }
         break;
       case State::Check1:
@@ -233,8 +236,10 @@ void PacketReader::feed(std::string_view bytes, std::vector<PacketEvent>* out) {
         }
         std::string error;
         auto p = decode_payload(raw_, &error);
-        if (!p) out->push_back({PacketEvent::BadPacket, error});
-        else out->push_back({PacketEvent::Packet, std::move(*p)});
+        if (!p)
+          out->push_back({PacketEvent::BadPacket, error});
+        else
+          out->push_back({PacketEvent::Packet, std::move(*p)});
         break;
       }
     }
@@ -244,8 +249,10 @@ void PacketReader::feed(std::string_view bytes, std::vector<PacketEvent>* out) {
 Request parse_request(std::string_view p) {
   if (p.empty()) return Unknown{""};
   switch (p[0]) {
-    case '?': return p.size() == 1 ? Request(HaltReason{}) : Request(Malformed{"'?' takes no arguments"});
-    case 'g': return p.size() == 1 ? Request(ReadRegisters{}) : Request(Malformed{"'g' takes no arguments"});
+    case '?':
+      return p.size() == 1 ? Request(HaltReason{}) : Request(Malformed{"'?' takes no arguments"});
+    case 'g':
+      return p.size() == 1 ? Request(ReadRegisters{}) : Request(Malformed{"'g' takes no arguments"});
     case 'G': {
       auto b = from_hex(p.substr(1));
       if (!b) return Malformed{"'G': the register data is not hex"};
@@ -297,10 +304,14 @@ Request parse_request(std::string_view p) {
       if (!t) return Malformed{"'T': bad thread id"};
       return ThreadAlive{*t};
     }
-    case 'c': return Continue{};  // "c ADDR" is accepted; the address is ignored (gdb never sends one)
-    case 's': return Step{};
-    case 'k': return Kill{};
-    case 'D': return Detach{};
+    case 'c':
+      return Continue{};  // "c ADDR" is accepted; the address is ignored (gdb never sends one)
+    case 's':
+      return Step{};
+    case 'k':
+      return Kill{};
+    case 'D':
+      return Detach{};
     case 'b':
       if (p == "bs") return ReverseStep{};
       if (p == "bc") return ReverseContinue{};
@@ -310,8 +321,7 @@ Request parse_request(std::string_view p) {
       // Ztype,addr,kind (conditions and commands after ';' are not supported: we do not say so in qSupported)
       Breakpoint b;
       b.insert = p[0] == 'Z';
-      if (p.size() < 2 || p[1] < '0' || p[1] > '4' || (p.size() > 2 && p[2] != ','))
-        return Unknown{std::string(p)};
+      if (p.size() < 2 || p[1] < '0' || p[1] > '4' || (p.size() > 2 && p[2] != ',')) return Unknown{std::string(p)};
       b.type = p[1] - '0';
       if (p.size() < 3) return Malformed{"Z/z expects TYPE,ADDR,KIND"};
       std::string_view rest = p.substr(3);
@@ -369,7 +379,8 @@ Request parse_request(std::string_view p) {
     case 'Q':
       if (p == "QStartNoAckMode") return StartNoAck{};
       return Unknown{std::string(p)};
-    default: return Unknown{std::string(p)};
+    default:
+      return Unknown{std::string(p)};
   }
 }
 

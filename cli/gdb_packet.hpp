@@ -60,28 +60,52 @@ struct ThreadRef {
   bool operator==(const ThreadRef&) const = default;
 };
 
-struct QSupported { std::vector<std::string> features; };
+struct QSupported {
+  std::vector<std::string> features;
+};
 struct StartNoAck {};
 struct HaltReason {};
 struct ReadRegisters {};
-struct WriteRegisters { std::string bytes; };
-struct ReadRegister { uint32_t reg = 0; };
-struct WriteRegister { uint32_t reg = 0; std::string bytes; };
-struct ReadMemory { uint32_t addr = 0; uint32_t len = 0; };
-struct WriteMemory { uint32_t addr = 0; std::string bytes; };
+struct WriteRegisters {
+  std::string bytes;
+};
+struct ReadRegister {
+  uint32_t reg = 0;
+};
+struct WriteRegister {
+  uint32_t reg = 0;
+  std::string bytes;
+};
+struct ReadMemory {
+  uint32_t addr = 0;
+  uint32_t len = 0;
+};
+struct WriteMemory {
+  uint32_t addr = 0;
+  std::string bytes;
+};
 struct ThreadInfoFirst {};
 struct ThreadInfoNext {};
 struct CurrentThread {};
-struct SetThread { char op = 'g'; ThreadRef thread; };
-struct ThreadAlive { ThreadRef thread; };
-struct ThreadExtraInfo { ThreadRef thread; };
+struct SetThread {
+  char op = 'g';
+  ThreadRef thread;
+};
+struct ThreadAlive {
+  ThreadRef thread;
+};
+struct ThreadExtraInfo {
+  ThreadRef thread;
+};
 struct VContQuery {};
 struct VContAction {
   char action = 'c';  // c, s (C and S with their signal ignored), t, r
   std::optional<ThreadRef> thread;
   bool operator==(const VContAction&) const = default;
 };
-struct VCont { std::vector<VContAction> actions; };
+struct VCont {
+  std::vector<VContAction> actions;
+};
 struct Continue {};
 struct Step {};
 struct ReverseStep {};
@@ -92,22 +116,32 @@ struct Breakpoint {
   uint32_t addr = 0;
   uint32_t kind = 0;  // breakpoint: instruction length; watchpoint: bytes watched
 };
-struct Monitor { std::string command; };
+struct Monitor {
+  std::string command;
+};
 // qXfer:OBJECT:read:ANNEX:OFFSET,LENGTH for the objects we serve: "features" (target.xml), "exec-file".
-struct XferRead { std::string object, annex; uint32_t offset = 0; uint32_t length = 0; };
+struct XferRead {
+  std::string object, annex;
+  uint32_t offset = 0;
+  uint32_t length = 0;
+};
 struct Attached {};
 struct Kill {};
 struct VKill {};
 struct Detach {};
-struct Unknown { std::string payload; };
+struct Unknown {
+  std::string payload;
+};
 // A packet we know whose arguments are wrong: an error reply, and the session goes on.
-struct Malformed { std::string what; };
+struct Malformed {
+  std::string what;
+};
 
-using Request = std::variant<QSupported, StartNoAck, HaltReason, ReadRegisters, WriteRegisters, ReadRegister,
-                             WriteRegister, ReadMemory, WriteMemory, ThreadInfoFirst, ThreadInfoNext, CurrentThread,
-                             SetThread, ThreadAlive, ThreadExtraInfo, VContQuery, VCont, Continue, Step, ReverseStep,
-                             ReverseContinue, Breakpoint, Monitor, XferRead, Attached, Kill, VKill, Detach, Unknown,
-                             Malformed>;
+using Request =
+    std::variant<QSupported, StartNoAck, HaltReason, ReadRegisters, WriteRegisters, ReadRegister, WriteRegister,
+                 ReadMemory, WriteMemory, ThreadInfoFirst, ThreadInfoNext, CurrentThread, SetThread, ThreadAlive,
+                 ThreadExtraInfo, VContQuery, VCont, Continue, Step, ReverseStep, ReverseContinue, Breakpoint, Monitor,
+                 XferRead, Attached, Kill, VKill, Detach, Unknown, Malformed>;
 
 Request parse_request(std::string_view payload);
 

@@ -23,7 +23,11 @@ TEST_CASE("a framed packet carries its payload and the modulo-256 sum of its byt
 }
 
 TEST_CASE("a binary reply escapes $, #, } and * as } followed by the byte xor 0x20") {
-  CHECK(escape_binary(std::string("a$b#c}d*e")) == "a}\x04" "b}\x03" "c}]d}\x0a" "e");
+  CHECK(escape_binary(std::string("a$b#c}d*e")) ==
+        "a}\x04"
+        "b}\x03"
+        "c}]d}\x0a"
+        "e");
   CHECK(frame("l}", true) == "$l}]#46");
 }
 
@@ -67,7 +71,7 @@ TEST_CASE("a wrong or non-hex checksum is a bad packet and the reader goes on wi
 
 TEST_CASE("run-length encoding repeats the previous byte (count - 29) more times") {
   std::string error;
-  CHECK(decode_payload("0* ", &error) == "0000");       // ' ' = 32: three more
+  CHECK(decode_payload("0* ", &error) == "0000");         // ' ' = 32: three more
   CHECK(decode_payload("ab*\"c", &error) == "abbbbbbc");  // '"' = 34: five more
   CHECK_FALSE(decode_payload("*!", &error));
   CHECK(error == "a run length '*' with nothing to repeat");

@@ -48,19 +48,26 @@ int exception_signal(Cause c) {
     case Cause::IpdomOverflow:
     case Cause::IpdomUnderflow:
     case Cause::BarrierZeroCount:
-    case Cause::BadBarrier: return kSigIll;
+    case Cause::BadBarrier:
+      return kSigIll;
     case Cause::MisalignedFetch:
     case Cause::MisalignedLoad:
-    case Cause::MisalignedStore: return kSigBus;
+    case Cause::MisalignedStore:
+      return kSigBus;
     case Cause::FetchFault:
     case Cause::LoadFault:
-    case Cause::StoreFault: return kSigSegv;
-    case Cause::Breakpoint: return kSigTrap;
-    case Cause::EnvironmentCall: return kSigSys;
+    case Cause::StoreFault:
+      return kSigSegv;
+    case Cause::Breakpoint:
+      return kSigTrap;
+    case Cause::EnvironmentCall:
+      return kSigSys;
     case Cause::Deadlock:
-    case Cause::Watchdog: return kSigXcpu;
+    case Cause::Watchdog:
+      return kSigXcpu;
     case Cause::RestoreFailed:
-    case Cause::None: return kSigAbrt;
+    case Cause::None:
+      return kSigAbrt;
   }
   return kSigAbrt;
 }
@@ -78,45 +85,94 @@ std::string hexn(uint64_t v) {
 }
 
 // Registers past the cpu (0..32: x0..x31, pc) and fpu (33..64: f0..f31) features, in protocol order.
-enum class Csr { Fflags, Frm, Fcsr, Mstatus, Misa, Mtvec, Mscratch, Mepc, Mcause, Mtval, ThreadId, WarpId, CoreId,
-                 Tmask, NumThreads, NumWarps, NumCores, LocalMemBase, CtaSlot, CtaRank, CtaSize, ThreadX, ThreadY,
-                 ThreadZ, BlockX, BlockY, BlockZ, BlockDimX, BlockDimY, BlockDimZ, GridDimX, GridDimY, GridDimZ,
-                 LocalMemAddr };
+enum class Csr {
+  Fflags,
+  Frm,
+  Fcsr,
+  Mstatus,
+  Misa,
+  Mtvec,
+  Mscratch,
+  Mepc,
+  Mcause,
+  Mtval,
+  ThreadId,
+  WarpId,
+  CoreId,
+  Tmask,
+  NumThreads,
+  NumWarps,
+  NumCores,
+  LocalMemBase,
+  CtaSlot,
+  CtaRank,
+  CtaSize,
+  ThreadX,
+  ThreadY,
+  ThreadZ,
+  BlockX,
+  BlockY,
+  BlockZ,
+  BlockDimX,
+  BlockDimY,
+  BlockDimZ,
+  GridDimX,
+  GridDimY,
+  GridDimZ,
+  LocalMemAddr
+};
 struct CsrRow {
   Csr csr;
   const char* name;
   const char* feature;  // "fpu" or "csr"
 };
 constexpr CsrRow kCsrs[] = {
-    {Csr::Fflags, "fflags", "fpu"},       {Csr::Frm, "frm", "fpu"},
-    {Csr::Fcsr, "fcsr", "fpu"},           {Csr::Mstatus, "mstatus", "csr"},
-    {Csr::Misa, "misa", "csr"},           {Csr::Mtvec, "mtvec", "csr"},
-    {Csr::Mscratch, "mscratch", "csr"},   {Csr::Mepc, "mepc", "csr"},
-    {Csr::Mcause, "mcause", "csr"},       {Csr::Mtval, "mtval", "csr"},
-    {Csr::ThreadId, "vx_thread_id", "csr"}, {Csr::WarpId, "vx_warp_id", "csr"},
-    {Csr::CoreId, "vx_core_id", "csr"},   {Csr::Tmask, "vx_tmask", "csr"},
-    {Csr::NumThreads, "vx_num_threads", "csr"}, {Csr::NumWarps, "vx_num_warps", "csr"},
-    {Csr::NumCores, "vx_num_cores", "csr"}, {Csr::LocalMemBase, "vx_local_mem_base", "csr"},
-    {Csr::CtaSlot, "vx_cta_slot", "csr"}, {Csr::CtaRank, "vx_cta_rank", "csr"},
-    {Csr::CtaSize, "vx_cta_size", "csr"}, {Csr::ThreadX, "vx_thread_idx_x", "csr"},
-    {Csr::ThreadY, "vx_thread_idx_y", "csr"}, {Csr::ThreadZ, "vx_thread_idx_z", "csr"},
-    {Csr::BlockX, "vx_block_idx_x", "csr"}, {Csr::BlockY, "vx_block_idx_y", "csr"},
-    {Csr::BlockZ, "vx_block_idx_z", "csr"}, {Csr::BlockDimX, "vx_block_dim_x", "csr"},
-    {Csr::BlockDimY, "vx_block_dim_y", "csr"}, {Csr::BlockDimZ, "vx_block_dim_z", "csr"},
-    {Csr::GridDimX, "vx_grid_dim_x", "csr"}, {Csr::GridDimY, "vx_grid_dim_y", "csr"},
-    {Csr::GridDimZ, "vx_grid_dim_z", "csr"}, {Csr::LocalMemAddr, "vx_local_mem_addr", "csr"},
+    {Csr::Fflags, "fflags", "fpu"},
+    {Csr::Frm, "frm", "fpu"},
+    {Csr::Fcsr, "fcsr", "fpu"},
+    {Csr::Mstatus, "mstatus", "csr"},
+    {Csr::Misa, "misa", "csr"},
+    {Csr::Mtvec, "mtvec", "csr"},
+    {Csr::Mscratch, "mscratch", "csr"},
+    {Csr::Mepc, "mepc", "csr"},
+    {Csr::Mcause, "mcause", "csr"},
+    {Csr::Mtval, "mtval", "csr"},
+    {Csr::ThreadId, "vx_thread_id", "csr"},
+    {Csr::WarpId, "vx_warp_id", "csr"},
+    {Csr::CoreId, "vx_core_id", "csr"},
+    {Csr::Tmask, "vx_tmask", "csr"},
+    {Csr::NumThreads, "vx_num_threads", "csr"},
+    {Csr::NumWarps, "vx_num_warps", "csr"},
+    {Csr::NumCores, "vx_num_cores", "csr"},
+    {Csr::LocalMemBase, "vx_local_mem_base", "csr"},
+    {Csr::CtaSlot, "vx_cta_slot", "csr"},
+    {Csr::CtaRank, "vx_cta_rank", "csr"},
+    {Csr::CtaSize, "vx_cta_size", "csr"},
+    {Csr::ThreadX, "vx_thread_idx_x", "csr"},
+    {Csr::ThreadY, "vx_thread_idx_y", "csr"},
+    {Csr::ThreadZ, "vx_thread_idx_z", "csr"},
+    {Csr::BlockX, "vx_block_idx_x", "csr"},
+    {Csr::BlockY, "vx_block_idx_y", "csr"},
+    {Csr::BlockZ, "vx_block_idx_z", "csr"},
+    {Csr::BlockDimX, "vx_block_dim_x", "csr"},
+    {Csr::BlockDimY, "vx_block_dim_y", "csr"},
+    {Csr::BlockDimZ, "vx_block_dim_z", "csr"},
+    {Csr::GridDimX, "vx_grid_dim_x", "csr"},
+    {Csr::GridDimY, "vx_grid_dim_y", "csr"},
+    {Csr::GridDimZ, "vx_grid_dim_z", "csr"},
+    {Csr::LocalMemAddr, "vx_local_mem_addr", "csr"},
 };
 constexpr uint32_t kRegPc = 32, kRegF0 = 33, kRegCsr0 = 65;
 constexpr uint32_t kRegCount = kRegCsr0 + sizeof kCsrs / sizeof kCsrs[0];
 constexpr uint32_t kMisaRv32imaf = (1u << 30) | (1u << 0) | (1u << 5) | (1u << 8) | (1u << 12);
 constexpr uint32_t kMaxRead = 1u << 16;
 
-const char* kXNames[32] = {"zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "fp", "s1", "a0",
-                           "a1",   "a2", "a3", "a4", "a5", "a6", "a7", "s2", "s3", "s4", "s5",
+const char* kXNames[32] = {"zero", "ra", "sp", "gp", "tp",  "t0",  "t1", "t2", "fp", "s1", "a0",
+                           "a1",   "a2", "a3", "a4", "a5",  "a6",  "a7", "s2", "s3", "s4", "s5",
                            "s6",   "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
-const char* kFNames[32] = {"ft0", "ft1", "ft2",  "ft3",  "ft4", "ft5", "ft6",  "ft7",  "fs0", "fs1", "fa0",
-                           "fa1", "fa2", "fa3",  "fa4",  "fa5", "fa6", "fa7",  "fs2",  "fs3", "fs4", "fs5",
-                           "fs6", "fs7", "fs8",  "fs9",  "fs10", "fs11", "ft8", "ft9", "ft10", "ft11"};
+const char* kFNames[32] = {"ft0", "ft1", "ft2", "ft3", "ft4",  "ft5",  "ft6", "ft7", "fs0",  "fs1", "fa0",
+                           "fa1", "fa2", "fa3", "fa4", "fa5",  "fa6",  "fa7", "fs2", "fs3",  "fs4", "fs5",
+                           "fs6", "fs7", "fs8", "fs9", "fs10", "fs11", "ft8", "ft9", "ft10", "ft11"};
 
 std::string make_target_xml() {
   std::string x =
@@ -137,8 +193,10 @@ std::string make_target_xml() {
     std::string line = std::string("  <reg name=\"") + kCsrs[i].name + "\" bitsize=\"32\" type=\"int\" regnum=\"" +
                        std::to_string(kRegCsr0 + i) + "\" group=\"" +
                        (std::strcmp(kCsrs[i].feature, "fpu") == 0 ? "float" : "csr") + "\"/>\n";
-    if (std::strcmp(kCsrs[i].feature, "fpu") == 0) x += line;
-    else csr += line;
+    if (std::strcmp(kCsrs[i].feature, "fpu") == 0)
+      x += line;
+    else
+      csr += line;
   }
   x += "</feature>\n<feature name=\"org.gnu.gdb.riscv.csr\">\n" + csr + "</feature>\n</target>\n";
   return x;
@@ -167,14 +225,28 @@ class CaptureSink final : public Sink {
 // Commands that move the kernel or change breakpoints belong to gdb's own commands: through
 // `monitor` they would leave gdb's view of the threads and breakpoints wrong.
 const char* refused_monitor_command(const std::string& name) {
-  static const char* kGdbOwn[][2] = {
-      {"continue", "continue"},   {"stepi", "stepi"},     {"nexti", "nexti"},       {"step", "step"},
-      {"next", "next"},           {"finish", "finish"},   {"break", "break"},       {"tbreak", "tbreak"},
-      {"delete", "delete"},       {"disable", "disable"}, {"enable", "enable"},     {"condition", "condition"},
-      {"watch", "watch"},         {"rwatch", "rwatch"},   {"awatch", "awatch"},     {"quit", "detach"},
-      {"reverse-stepi", "reverse-stepi"}, {"reverse-nexti", "reverse-nexti"}, {"reverse-step", "reverse-step"},
-      {"reverse-next", "reverse-next"},   {"reverse-finish", "reverse-finish"},
-      {"reverse-continue", "reverse-continue"}};
+  static const char* kGdbOwn[][2] = {{"continue", "continue"},
+                                     {"stepi", "stepi"},
+                                     {"nexti", "nexti"},
+                                     {"step", "step"},
+                                     {"next", "next"},
+                                     {"finish", "finish"},
+                                     {"break", "break"},
+                                     {"tbreak", "tbreak"},
+                                     {"delete", "delete"},
+                                     {"disable", "disable"},
+                                     {"enable", "enable"},
+                                     {"condition", "condition"},
+                                     {"watch", "watch"},
+                                     {"rwatch", "rwatch"},
+                                     {"awatch", "awatch"},
+                                     {"quit", "detach"},
+                                     {"reverse-stepi", "reverse-stepi"},
+                                     {"reverse-nexti", "reverse-nexti"},
+                                     {"reverse-step", "reverse-step"},
+                                     {"reverse-next", "reverse-next"},
+                                     {"reverse-finish", "reverse-finish"},
+                                     {"reverse-continue", "reverse-continue"}};
   for (const auto& row : kGdbOwn)
     if (name == row[0]) return row[1];
   return nullptr;
@@ -198,7 +270,8 @@ Result<GdbEndpoint> parse_gdb_endpoint(const std::string& text) {
   if (colon != std::string::npos) {
     ep.host = text.substr(0, colon);
     port = text.substr(colon + 1);
-    if (ep.host.size() >= 2 && ep.host.front() == '[' && ep.host.back() == ']') ep.host = ep.host.substr(1, ep.host.size() - 2);
+    if (ep.host.size() >= 2 && ep.host.front() == '[' && ep.host.back() == ']')
+      ep.host = ep.host.substr(1, ep.host.size() - 2);
     if (ep.host.empty()) return make_error("--gdb: '" + text + "' has an empty host (give [HOST:]PORT or -)");
   }
   if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
@@ -248,12 +321,15 @@ Result<GdbConnection> open_gdb_connection(const GdbEndpoint& ep, const std::stri
   if (getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len) == 0)
     actual = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
                                                : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-  const std::string where = (ep.host.find(':') != std::string::npos ? "[" + ep.host + "]" : ep.host) + ":" +
-                            std::to_string(actual);
+  const std::string where =
+      (ep.host.find(':') != std::string::npos ? "[" + ep.host + "]" : ep.host) + ":" + std::to_string(actual);
   if (!is_loopback_host(ep.host))
-    std::fprintf(stderr, "vxreplay: warning: listening on %s, not a loopback address: anyone who can reach it "
-                         "controls this session\n", where.c_str());
-  std::fprintf(stderr, "vxreplay: gdb server listening on %s\nvxreplay: in gdb: gdb-multiarch %s -ex 'target remote %s'\n",
+    std::fprintf(stderr,
+                 "vxreplay: warning: listening on %s, not a loopback address: anyone who can reach it "
+                 "controls this session\n",
+                 where.c_str());
+  std::fprintf(stderr,
+               "vxreplay: gdb server listening on %s\nvxreplay: in gdb: gdb-multiarch %s -ex 'target remote %s'\n",
                where.c_str(), kernel.c_str(), where.c_str());
   int client = -1;
   do client = accept(fd, nullptr, nullptr);
@@ -270,8 +346,14 @@ Result<GdbConnection> open_gdb_connection(const GdbEndpoint& ep, const std::stri
 
 GdbServer::GdbServer(engine::Session& session, const engine::Symbols* symbols, Debugger& dbg, Sink& capture,
                      GdbConnection conn, std::string exec_file)
-    : s_(session), sym_(symbols), timeline_(session, symbols), dbg_(dbg), capture_(capture), conn_(conn),
-      target_xml_(make_target_xml()), exec_file_(std::move(exec_file)) {}
+    : s_(session),
+      sym_(symbols),
+      timeline_(session, symbols),
+      dbg_(dbg),
+      capture_(capture),
+      conn_(conn),
+      target_xml_(make_target_xml()),
+      exec_file_(std::move(exec_file)) {}
 
 GdbServer::~GdbServer() {
   if (conn_.owned) close(conn_.in);
@@ -396,40 +478,74 @@ std::optional<uint32_t> GdbServer::register_value(const Lane& l, uint32_t reg) c
   const uint32_t bx = std::max(1u, lb[0]), by = std::max(1u, lb[1]);
   const uint32_t t = w.cta_rank * nt + l.lane;
   switch (kCsrs[reg - kRegCsr0].csr) {
-    case Csr::Fflags: return w.fcsr & 0x1f;
-    case Csr::Frm: return (w.fcsr >> 5) & 7;
-    case Csr::Fcsr: return w.fcsr & 0xff;
-    case Csr::Mstatus: return w.mstatus;
-    case Csr::Misa: return kMisaRv32imaf;
-    case Csr::Mtvec: return w.mtvec;
-    case Csr::Mscratch: return w.mscratch;
-    case Csr::Mepc: return w.mepc;
-    case Csr::Mcause: return w.mcause;
-    case Csr::Mtval: return w.mtval;
-    case Csr::ThreadId: return l.lane;
-    case Csr::WarpId: return l.slot;
-    case Csr::CoreId: return l.core;
-    case Csr::Tmask: return w.tmask;
-    case Csr::NumThreads: return nt;
-    case Csr::NumWarps: return s_.config().warps;
-    case Csr::NumCores: return s_.config().total_cores();
-    case Csr::LocalMemBase: return memmap::kLocalMemBase;
-    case Csr::CtaSlot: return w.cta_slot;
-    case Csr::CtaRank: return w.cta_rank;
-    case Csr::CtaSize: return w.cta_size;
-    case Csr::ThreadX: return t % bx;
-    case Csr::ThreadY: return (t / bx) % by;
-    case Csr::ThreadZ: return t / (bx * by);
-    case Csr::BlockX: return w.block_id[0];
-    case Csr::BlockY: return w.block_id[1];
-    case Csr::BlockZ: return w.block_id[2];
-    case Csr::BlockDimX: return lb[0];
-    case Csr::BlockDimY: return lb[1];
-    case Csr::BlockDimZ: return lb[2];
-    case Csr::GridDimX: return ctx.launch.grid[0];
-    case Csr::GridDimY: return ctx.launch.grid[1];
-    case Csr::GridDimZ: return ctx.launch.grid[2];
-    case Csr::LocalMemAddr: return memmap::kLocalMemBase + w.cta_slot * ctx.launch.lmem_stride;
+    case Csr::Fflags:
+      return w.fcsr & 0x1f;
+    case Csr::Frm:
+      return (w.fcsr >> 5) & 7;
+    case Csr::Fcsr:
+      return w.fcsr & 0xff;
+    case Csr::Mstatus:
+      return w.mstatus;
+    case Csr::Misa:
+      return kMisaRv32imaf;
+    case Csr::Mtvec:
+      return w.mtvec;
+    case Csr::Mscratch:
+      return w.mscratch;
+    case Csr::Mepc:
+      return w.mepc;
+    case Csr::Mcause:
+      return w.mcause;
+    case Csr::Mtval:
+      return w.mtval;
+    case Csr::ThreadId:
+      return l.lane;
+    case Csr::WarpId:
+      return l.slot;
+    case Csr::CoreId:
+      return l.core;
+    case Csr::Tmask:
+      return w.tmask;
+    case Csr::NumThreads:
+      return nt;
+    case Csr::NumWarps:
+      return s_.config().warps;
+    case Csr::NumCores:
+      return s_.config().total_cores();
+    case Csr::LocalMemBase:
+      return memmap::kLocalMemBase;
+    case Csr::CtaSlot:
+      return w.cta_slot;
+    case Csr::CtaRank:
+      return w.cta_rank;
+    case Csr::CtaSize:
+      return w.cta_size;
+    case Csr::ThreadX:
+      return t % bx;
+    case Csr::ThreadY:
+      return (t / bx) % by;
+    case Csr::ThreadZ:
+      return t / (bx * by);
+    case Csr::BlockX:
+      return w.block_id[0];
+    case Csr::BlockY:
+      return w.block_id[1];
+    case Csr::BlockZ:
+      return w.block_id[2];
+    case Csr::BlockDimX:
+      return lb[0];
+    case Csr::BlockDimY:
+      return lb[1];
+    case Csr::BlockDimZ:
+      return lb[2];
+    case Csr::GridDimX:
+      return ctx.launch.grid[0];
+    case Csr::GridDimY:
+      return ctx.launch.grid[1];
+    case Csr::GridDimZ:
+      return ctx.launch.grid[2];
+    case Csr::LocalMemAddr:
+      return memmap::kLocalMemBase + w.cta_slot * ctx.launch.lmem_stride;
   }
   return std::nullopt;
 }
@@ -443,8 +559,8 @@ std::string GdbServer::extra_info(const Lane& l) const {
     return 0u;
   };
   std::string state = w.wait == WarpWait::Barrier || w.wait == WarpWait::BarrierWait ? "at a barrier"
-                      : (w.tmask >> l.lane & 1)                                       ? "active"
-                                                                                      : "inactive";
+                      : (w.tmask >> l.lane & 1)                                      ? "active"
+                                                                                     : "inactive";
   return "cta " + std::to_string(w.block_id[0]) + "," + std::to_string(w.block_id[1]) + "," +
          std::to_string(w.block_id[2]) + " thread " + std::to_string(v(Csr::ThreadX)) + "," +
          std::to_string(v(Csr::ThreadY)) + "," + std::to_string(v(Csr::ThreadZ)) + " core " + std::to_string(l.core) +
@@ -480,7 +596,8 @@ void GdbServer::settle(const StopEvent& ev, std::optional<Lane> stepped) {
       // A hit is a whole warp: name the lane gdb is following when it is among them (a `finish`
       // waits for that thread's own breakpoint hit), else the first hit warp's first lane.
       for (const engine::WarpHit& h : ev.hits)
-        if (preferred && h.warp == engine::WarpId{preferred->core, preferred->slot} && (h.lanes >> preferred->lane & 1)) {
+        if (preferred && h.warp == engine::WarpId{preferred->core, preferred->slot} &&
+            (h.lanes >> preferred->lane & 1)) {
           stop_lane_ = preferred;
           break;
         }
@@ -491,8 +608,10 @@ void GdbServer::settle(const StopEvent& ev, std::optional<Lane> stepped) {
   if (stop_lane_ && !lane_of(thread_id(*stop_lane_))) stop_lane_.reset();
   if (!stop_lane_) {
     // The thread gdb had selected, if it is still here; else the first resident lane.
-    if (auto l = lane_of(c_thread_ > 0 ? c_thread_ : g_thread_)) stop_lane_ = l;
-    else if (auto all = resident(); !all.empty()) stop_lane_ = all.front();
+    if (auto l = lane_of(c_thread_ > 0 ? c_thread_ : g_thread_))
+      stop_lane_ = l;
+    else if (auto all = resident(); !all.empty())
+      stop_lane_ = all.front();
   }
   // gdb selects the stop's thread: Hg/Hc follow it until gdb sets them again.
   g_thread_ = c_thread_ = 0;
@@ -506,17 +625,31 @@ std::string GdbServer::stop_reply() const {
   int sig = kSigTrap;
   std::string why;
   switch (ev.reason) {
-    case StopReason::Breakpoint: why = "swbreak:;"; break;
+    case StopReason::Breakpoint:
+      why = "swbreak:;";
+      break;
     case StopReason::Step:
       if (stop_lane_ && breakpoints_.count(s_.context().cores.at(stop_lane_->core).warps.at(stop_lane_->slot).pc))
         why = "swbreak:;";
       break;
-    case StopReason::Exception: sig = exception_signal(ev.exception.cause); break;
-    case StopReason::Assertion: sig = kSigAbrt; break;
-    case StopReason::Watchdog: sig = kSigXcpu; break;
-    case StopReason::Interrupt: sig = kSigInt; break;
-    case StopReason::HistoryStart: why = "replaylog:begin;"; break;
-    case StopReason::EndOfRecording: why = "replaylog:end;"; break;
+    case StopReason::Exception:
+      sig = exception_signal(ev.exception.cause);
+      break;
+    case StopReason::Assertion:
+      sig = kSigAbrt;
+      break;
+    case StopReason::Watchdog:
+      sig = kSigXcpu;
+      break;
+    case StopReason::Interrupt:
+      sig = kSigInt;
+      break;
+    case StopReason::HistoryStart:
+      why = "replaylog:begin;";
+      break;
+    case StopReason::EndOfRecording:
+      why = "replaylog:end;";
+      break;
     case StopReason::Watchpoint:
       if (!ev.watches.empty()) {
         const engine::WatchEvent& we = ev.watches[0];
@@ -527,7 +660,8 @@ std::string GdbServer::stop_reply() const {
           }
       }
       break;
-    default: break;
+    default:
+      break;
   }
   std::string reply = "T" + hex2(sig) + why;
   if (stop_lane_) reply += "thread:" + hexn(uint64_t(thread_id(*stop_lane_))) + ";";
@@ -549,8 +683,12 @@ void GdbServer::run(Move m, std::optional<Lane> lane) {
     send_console();
   });
   switch (m) {
-    case Move::Continue: ev = s_.resume(); break;
-    case Move::Step: ev = s_.step(engine::WarpId{lane->core, lane->slot}, 1u << lane->lane, nullptr); break;
+    case Move::Continue:
+      ev = s_.resume();
+      break;
+    case Move::Step:
+      ev = s_.step(engine::WarpId{lane->core, lane->slot}, 1u << lane->lane, nullptr);
+      break;
     case Move::ThreadToBreakpoint: {
       // The other warps run as the engine's step lets them, and do not stop at breakpoints: gdb
       // expects a stop of this thread only.
@@ -566,8 +704,12 @@ void GdbServer::run(Move m, std::optional<Lane> lane) {
       for (int id : disabled) (void)s_.enable_breakpoint(id, true);
       break;
     }
-    case Move::ReverseStep: ev = timeline_.reverse_stepi(engine::WarpId{lane->core, lane->slot}, lane->lane); break;
-    case Move::ReverseContinue: ev = timeline_.reverse_continue(nullptr); break;
+    case Move::ReverseStep:
+      ev = timeline_.reverse_stepi(engine::WarpId{lane->core, lane->slot}, lane->lane);
+      break;
+    case Move::ReverseContinue:
+      ev = timeline_.reverse_continue(nullptr);
+      break;
   }
   s_.set_progress(nullptr);
   send_console();
@@ -587,7 +729,8 @@ void GdbServer::run(Move m, std::optional<Lane> lane) {
 int GdbServer::serve(const GdbStart& start, const std::string& store_dir) {
   // A client that goes away must not kill us with SIGPIPE; on stdin/stdout, Ctrl-C reaches us as
   // the protocol's interrupt byte, not as a signal.
-  struct sigaction ign{}, old_pipe{}, old_int{};
+  struct sigaction ign {
+  }, old_pipe{}, old_int{};
   ign.sa_handler = SIG_IGN;
   sigaction(SIGPIPE, &ign, &old_pipe);
   if (!conn_.owned) sigaction(SIGINT, &ign, &old_int);
@@ -605,7 +748,8 @@ int GdbServer::serve(const GdbStart& start, const std::string& store_dir) {
     first = s_.run_to(1);
   }
   send_console();
-  if (first) settle(*first, std::nullopt);
+  if (first)
+    settle(*first, std::nullopt);
   else {
     std::fprintf(stderr, "vxreplay: cannot start the session: %s\n", first.error().message.c_str());
     settle(s_.last_stop(), std::nullopt);
@@ -777,8 +921,10 @@ void GdbServer::handle(const gdb::VCont& v) {
   for (const gdb::VContAction& a : v.actions) {
     if (a.action != 's' && a.action != 'r') continue;
     std::optional<Lane> l;
-    if (a.thread && a.thread->id > 0) l = lane_of(a.thread->id);
-    else l = selected('c');
+    if (a.thread && a.thread->id > 0)
+      l = lane_of(a.thread->id);
+    else
+      l = selected('c');
     if (!l) return send("E01");
     return run(Move::Step, l);
   }
@@ -869,8 +1015,10 @@ void GdbServer::handle(const gdb::Monitor& m) {
 void GdbServer::handle(const gdb::XferRead& x) {
   // exec-file: the kernel's path, so that gdb reads its symbols with no `file` command.
   const std::string* text = nullptr;
-  if (x.object == "features" && x.annex == "target.xml") text = &target_xml_;
-  else if (x.object == "exec-file" && !exec_file_.empty()) text = &exec_file_;
+  if (x.object == "features" && x.annex == "target.xml")
+    text = &target_xml_;
+  else if (x.object == "exec-file" && !exec_file_.empty())
+    text = &exec_file_;
   if (!text) return send("E00");
   if (x.offset >= text->size()) return send("l");
   std::string chunk = text->substr(x.offset, x.length);

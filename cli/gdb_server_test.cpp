@@ -27,7 +27,9 @@ std::string framed(const std::string& payload) { return gdb::frame(payload); }
 class Client {
  public:
   explicit Client(int fd) : fd_(fd) {}
-  void write_raw(const std::string& bytes) { REQUIRE(::write(fd_, bytes.data(), bytes.size()) == ssize_t(bytes.size())); }
+  void write_raw(const std::string& bytes) {
+    REQUIRE(::write(fd_, bytes.data(), bytes.size()) == ssize_t(bytes.size()));
+  }
   // Exactly n bytes from the server.
   std::string read_exact(size_t n) {
     std::string out;
@@ -104,7 +106,8 @@ TEST_CASE("the server acknowledges, answers, refuses a bad checksum and runs vec
   c.write_raw(framed("qSupported:swbreak+;xmlRegisters=i386"));
   CHECK(c.read_exact(1) == "+");
   // No store: no reverse execution offered.
-  CHECK(c.read_packet() == framed("PacketSize=4000;QStartNoAckMode+;swbreak+;hwbreak+;qXfer:features:read+;vContSupported+"));
+  CHECK(c.read_packet() ==
+        framed("PacketSize=4000;QStartNoAckMode+;swbreak+;hwbreak+;qXfer:features:read+;vContSupported+"));
   c.write_raw("$g#00");
   CHECK(c.read_exact(1) == "-");  // a wrong checksum
   c.write_raw(framed("vMustReplyEmpty"));

@@ -814,7 +814,7 @@ int serve_gdb(engine::Session& session, const engine::Symbols* symbols, const Gr
 // --- Handlers --------------------------------------------------------------------------------------------
 
 void GdbServer::handle(const gdb::QSupported&) {
-  std::string r = "PacketSize=4000;QStartNoAckMode+;swbreak+;hwbreak+;qXfer:features:read+;vContSupported+";
+  std::string r = "PacketSize=4000;QStartNoAckMode+;swbreak+;qXfer:features:read+;vContSupported+";
   if (!exec_file_.empty()) r += ";qXfer:exec-file:read+";
   if (s_.store() && !s_.info().live) r += ";ReverseStep+;ReverseContinue+";
   send(r);

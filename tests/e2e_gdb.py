@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -168,6 +169,20 @@ def check_stops(vx, ex, src):
     elf = os.path.join(ex, "hang.elf")
     out = gdb_batch(served(vx, elf, "--watchdog", "20000"), elf, ["continue"])
     check("received signal SIGXCPU" in out, f"stops: the watchdog:\n{out}")
+    # Ctrl-C in gdb: SIGINT to gdb, which sends the interrupt byte; the hang stops with SIGINT.
+    elf = os.path.join(ex, "hang.elf")
+    g = subprocess.Popen([GDB, "-nx", "--batch", "-ex", "set pagination off", "-ex",
+                          "target remote | " + " ".join(served(vx, elf, "--watchdog", "0")), "-ex", "continue",
+                          "-ex", "p $pc"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(1.0)
+    g.send_signal(signal.SIGINT)
+    try:
+        out, _ = g.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        g.kill()
+        out, _ = g.communicate()
+    check("hang: waiting for the go flag" in out and "received signal SIGINT" in out and "<hang+" in out,
+          f"stops: Ctrl-C on hang:\n{out}")
     for extra in (["--json"], ["--batch"], ["-ex", "info ctas"], ["-x", "/dev/null"]):
         p = subprocess.run([vx, "run", os.path.join(ex, "vecadd.elf"), "--gdb", "-", *extra], capture_output=True,
                            text=True, timeout=30, stdin=subprocess.DEVNULL)

@@ -336,6 +336,17 @@ def check_replay(vx, ex, src):
     check(p.returncode == 0 and "Reading symbols from" in out and len(vals) == 3 and "<vecadd+" in vals[0] and
           vals[0] != vals[1] and vals[2] == vals[0] and "instruction" in out, f"replay: {p.stderr}\n{out}")
     shutil.rmtree(db, ignore_errors=True)
+    # A recording made through gdb, which then goes away: it stays whole and replays its stops.
+    db = tempfile.mkdtemp()
+    out = gdb_batch(served(vx, elf, "--db", db), elf, ["break vecadd.c:37", "continue", "continue"])
+    rec = os.path.join(db, sorted(os.listdir(db))[0]) if os.listdir(db) else ""
+    p = subprocess.run([vx, "replay", rec, "--batch", "--json", "-ex", "info checkpoints"], capture_output=True,
+                       text=True, timeout=60)
+    marks = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{") and '"info checkpoints"' in l]
+    text = marks[0].get("text", "") if marks else ""
+    check(out.count("hit Breakpoint 1") == 2 and p.returncode == 0 and text.count("breakpoint") >= 2,
+          f"replay: the recording of a gdb session: {p.returncode} {p.stderr}\n{text}\n{out}")
+    shutil.rmtree(db, ignore_errors=True)
 
 
 CHECKS = {"breakpoints": check_breakpoints, "stepping": check_stepping, "watch-reverse": check_watch_reverse,

@@ -347,7 +347,6 @@ Result<GdbConnection> open_gdb_connection(const GdbEndpoint& ep, const std::stri
 GdbServer::GdbServer(engine::Session& session, const engine::Symbols* symbols, Debugger& dbg, Sink& capture,
                      GdbConnection conn, std::string exec_file)
     : s_(session),
-      sym_(symbols),
       timeline_(session, symbols),
       dbg_(dbg),
       capture_(capture),

@@ -60,7 +60,6 @@ class GdbServer {
   int serve(const GdbStart& start, const std::string& store_dir);
 
  private:
-  using Request = gdb::Request;
   // The handler table: one overload per request kind.
   void handle(const gdb::QSupported&);
   void handle(const gdb::StartNoAck&);
@@ -120,7 +119,6 @@ class GdbServer {
   bool read_more();                           // false: the client is gone
 
   engine::Session& s_;
-  const engine::Symbols* sym_;
   replay::Timeline timeline_;
   Debugger& dbg_;
   Sink& capture_;

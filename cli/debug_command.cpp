@@ -14,6 +14,7 @@
 #include <editline/readline.h>
 
 #include "cli/debugger.hpp"
+#include "cli/gdb_server.hpp"
 #include "cli/launch_file.hpp"
 #include "device/host_runtime.hpp"
 #include "device/input_file.hpp"
@@ -90,7 +91,7 @@ std::string dims(const std::array<uint32_t, 3>& d) {
 bool wants_session(const DebugArgs& a, bool interactive_terminal) {
   // Any debugging flag makes a session (which reads commands from stdin, terminal or not); a plain
   // run never reads stdin.
-  return !a.breaks.empty() || !a.scripts.empty() || !a.commands.empty() || a.batch || a.json || !a.db.empty() ||
+  return !a.gdb.empty() || !a.breaks.empty() || !a.scripts.empty() || !a.commands.empty() || a.batch || a.json || !a.db.empty() ||
          a.no_db || a.checkpoint_interval || a.db_map_size || interactive_terminal;
 }
 
@@ -254,6 +255,39 @@ int debug_command(const DebugArgs& a) {
   if (auto r = (*session)->host_finished(); !r)
     return fail(*sink, store_status(r.error().message), "--db " + store_dir + ": " + r.error().message);
 
+  // A launch file's dumps and comparisons when the session ends after the kernel exited: a
+  // difference makes the status 1 (docs/cli.md).
+  auto launch_checks = [&](std::optional<int>& status) {
+    if (!lf || !has_checks(*lf)) return;
+    auto report = [&](const std::string& m) {
+      if (sink->json()) {
+        sink->error("", m);
+      } else {
+        std::fflush(stdout);
+        std::fprintf(stderr, "vxreplay: %s\n", m.c_str());
+      }
+    };
+    engine::Session& s = **session;
+    const engine::StopEvent& last = s.last_stop();
+    if (last.reason != engine::StopReason::Exited || last.launch == 0) {
+      report(lf->name + ": no dumps or comparisons: the kernel did not complete");
+    } else {
+      auto read = [&](uint32_t addr, uint32_t size) { return s.read_memory(addr, size); };
+      LaunchCheck c = finish_launch(*lf, placed, read, report);
+      if (c == LaunchCheck::Failed && last.exit_code == 0) status = kExitBadInput;
+      if (c == LaunchCheck::Mismatch && last.exit_code == 0) status = 1;
+    }
+  };
+  if (!a.gdb.empty()) {
+    auto ep = parse_gdb_endpoint(a.gdb);
+    if (!ep) return fail(*sink, kExitUsage, ep.error().message);
+    std::optional<int> status = serve_gdb(**session, symbols ? &*symbols : nullptr, *launch, *ep, a.run.kernel,
+                                          store_dir, GdbStart{false, launch->entry_pc});
+    const int served = *status;
+    status.reset();
+    launch_checks(status);
+    return served == 0 && status ? *status : served;
+  }
   Debugger dbg(**session, symbols ? &*symbols : nullptr, *launch, *sink);
   dbg.set_stop_on_store_error(a.stop_on_store_error);
   StartView sv;
@@ -286,26 +320,7 @@ int debug_command(const DebugArgs& a) {
   }
   run_commands(dbg, script_lines, a.commands, a.batch, a.json);
   std::optional<int> status;
-  if (lf && has_checks(*lf)) {
-    auto report = [&](const std::string& m) {
-      if (sink->json()) {
-        sink->error("", m);
-      } else {
-        std::fflush(stdout);
-        std::fprintf(stderr, "vxreplay: %s\n", m.c_str());
-      }
-    };
-    engine::Session& s = **session;
-    const engine::StopEvent& last = s.last_stop();
-    if (last.reason != engine::StopReason::Exited || last.launch == 0) {
-      report(lf->name + ": no dumps or comparisons: the kernel did not complete");
-    } else {
-      auto read = [&](uint32_t addr, uint32_t size) { return s.read_memory(addr, size); };
-      LaunchCheck c = finish_launch(*lf, placed, read, report);
-      if (c == LaunchCheck::Failed && last.exit_code == 0) status = kExitBadInput;
-      if (c == LaunchCheck::Mismatch && last.exit_code == 0) status = 1;
-    }
-  }
+  launch_checks(status);
   return dbg.finish_session(store_dir, status);
 }
 

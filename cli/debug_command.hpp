@@ -28,6 +28,7 @@ struct DebugArgs {
   std::string mode;                   // --mode relaunch|live|auto ("" = the default, relaunch; docs/live.md)
   uint64_t attach_after = 0;          // --attach-after N (live)
   bool reset_halt = false;            // --reset-halt (live)
+  std::string gdb;                    // --gdb [HOST:]PORT or - (docs/gdb.md); "" = the prompt
 };
 
 // True when `run` is a debugger session rather than the plain runner: any of --break, -x, -ex,

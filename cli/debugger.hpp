@@ -37,6 +37,10 @@ class Debugger {
   // `break` from the command line (--break): the error is returned, not reported.
   Result<int> add_breakpoint(const std::string& location, const std::string& condition, bool temporary);
 
+  // The GDB server's view (cli/gdb_server.cpp): takes `ev` as the current stop and one lane as the
+  // focus, so that `monitor` commands see the state gdb sees.
+  void adopt_stop(const engine::StopEvent& ev, std::optional<std::array<uint32_t, 3>> focus);
+
   // Errors reported so far (a failed --break makes the session a usage error).
   int errors() const { return errors_; }
   // End the session (as quit does) when the recording cannot be written, instead of going on.

@@ -110,6 +110,12 @@ void Debugger::settle(const StopEvent& ev, const std::vector<int>& bps) {
   x_next_.reset();
 }
 
+void Debugger::adopt_stop(const StopEvent& ev, std::optional<std::array<uint32_t, 3>> focus) {
+  last_watches_.clear();
+  settle(ev, {});
+  if (focus && state_ == State::Stopped) focus_ = {true, (*focus)[0], (*focus)[1], (*focus)[2]};
+}
+
 void Debugger::report_move(Result<StopEvent> ev, const std::string& title) {
   drain_console();
   if (!ev) return err(ev.error().message);

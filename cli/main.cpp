@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/debug_command.hpp"
+#include "cli/gdb_server.hpp"
 #include "cli/replay_command.hpp"
 #include "cli/run_command.hpp"
 
@@ -134,6 +135,10 @@ int main(int argc, char** argv) {
                                            "Debug: an automatic checkpoint every N warp instructions of a launch "
                                            "(0: none; default 262144), bounding what a reverse move replays");
 
+  auto* run_gdb_opt = run_cmd->add_option("--gdb", dbg.gdb,
+                      "Serve the session to gdb over the remote protocol: [HOST:]PORT (host 127.0.0.1 unless given) "
+                      "or - for stdin/stdout (docs/gdb.md)");
+
   vx::cli::ReplayArgs rp;
   auto* replay_cmd = app.add_subcommand("replay", "Reopen a recording (default: the latest under .vxreplay) and debug it "
                                                   "without the kernel file or the host program");
@@ -151,6 +156,7 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("--mode", rp.mode, "Debug method: relaunch (default), live or auto (docs/live.md)")
       ->check(CLI::IsMember({"relaunch", "live", "auto"}));
   replay_cmd->add_flag("--no-debug-module", rp.no_debug_module, "Model a device without the Debug Module");
+  auto* replay_gdb_opt = replay_cmd->add_option("--gdb", rp.gdb, "Serve the recording to gdb: [HOST:]PORT or - for stdin/stdout (docs/gdb.md)");
 
   std::string ls_root = ".vxreplay";
   bool ls_json = false;
@@ -165,7 +171,31 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : vx::cli::kExitUsage;
   }
 
+  // gdb drives a --gdb session: the prompt's commands, breakpoints and output options do not apply, and
+  // with --gdb - stdout carries the protocol.
+  auto gdb_conflict = [](const std::string& gdb, bool has_breaks, bool has_scripts, bool has_commands, bool batch,
+                         bool json) {
+    if (gdb.empty()) return false;
+    const char* flag = json ? "--json" : has_scripts ? "-x" : has_commands ? "-ex" : batch ? "--batch"
+                       : has_breaks ? "--break" : nullptr;
+    if (!flag) {
+      if (auto ep = vx::cli::parse_gdb_endpoint(gdb); !ep) {
+        std::fprintf(stderr, "vxreplay: %s\n", ep.error().message.c_str());
+        return true;
+      }
+      return false;
+    }
+    std::fprintf(stderr, "vxreplay: --gdb %s: %s does not apply: gdb drives the session (set breakpoints and run "
+                         "commands in gdb; `monitor CMD` runs a vxreplay command)\n", gdb.c_str(), flag);
+    return true;
+  };
+  if ((run_gdb_opt->count() && dbg.gdb.empty()) || (replay_gdb_opt->count() && rp.gdb.empty())) {
+    std::fprintf(stderr, "vxreplay: --gdb: give [HOST:]PORT, or - for stdin/stdout\n");
+    return vx::cli::kExitUsage;
+  }
   if (run_cmd->parsed()) {
+    if (gdb_conflict(dbg.gdb, !dbg.breaks.empty(), !dbg.scripts.empty(), !dbg.commands.empty(), dbg.batch, dbg.json))
+      return vx::cli::kExitUsage;
     if (live) {
       if (!dbg.mode.empty() && dbg.mode != "live") {
         std::fprintf(stderr, "vxreplay: --live is --mode live; it contradicts --mode %s\n", dbg.mode.c_str());
@@ -231,6 +261,8 @@ int main(int argc, char** argv) {
     return vx::cli::run_command(run);
   }
   if (replay_cmd->parsed()) {
+    if (gdb_conflict(rp.gdb, !rp.breaks.empty(), !rp.scripts.empty(), !rp.commands.empty(), rp.batch, rp.json))
+      return vx::cli::kExitUsage;
     uint64_t n = 0;
     if (at_opt->count()) {
       if (!parse_number("--at", at_text, UINT32_MAX, &n)) return vx::cli::kExitUsage;

@@ -11,6 +11,7 @@
 #include "checkpoint/store.hpp"
 #include "cli/debug_command.hpp"
 #include "cli/debugger.hpp"
+#include "cli/gdb_server.hpp"
 #include "device/host_runtime.hpp"
 #include "device/image.hpp"
 #include "engine/session.hpp"
@@ -147,11 +148,13 @@ int replay_command(const ReplayArgs& a) {
   // Symbols: the image the recording kept, checked against the hash in its header.
   std::optional<engine::Symbols> symbols;
   TempFile tmp;
+  std::string tmp_path;
   GridLaunch launch;
   std::string kernel_name = header.workload;
   if (info->image) {
     auto path = tmp.write(info->image_bytes, *info->image_name);
     if (!path) return fail(*sink, kExitInternal, path.error().message);
+    tmp_path = *path;
     auto sy = engine::Symbols::load(*path);
     if (sy) symbols.emplace(std::move(sy).value());
     auto g = resolve_grid_launch(*info->image, cfg, LaunchOverrides{});
@@ -168,6 +171,13 @@ int replay_command(const ReplayArgs& a) {
     }
   }
 
+  if (!a.gdb.empty()) {
+    auto ep = parse_gdb_endpoint(a.gdb);
+    if (!ep) return fail(*sink, kExitUsage, ep.error().message);
+    // gdb reads the symbols from a file: the recorded image, kept while the session lasts.
+    return serve_gdb(s, symbols ? &*symbols : nullptr, launch, *ep, tmp_path.empty() ? std::string("KERNEL.elf") : tmp_path,
+                     dir, GdbStart{true, launch.entry_pc});
+  }
   Debugger dbg(s, symbols ? &*symbols : nullptr, launch, *sink);
   StartView sv;
   sv.kernel = kernel_name;

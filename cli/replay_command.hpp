@@ -20,6 +20,7 @@ struct ReplayArgs {
   bool quiet = false;
   std::string mode;            // --mode relaunch|live|auto (docs/live.md); "" = relaunch
   bool no_debug_module = false;  // --no-debug-module
+  std::string gdb;               // --gdb [HOST:]PORT or - (docs/gdb.md); "" = the prompt
 };
 
 int replay_command(const ReplayArgs& args);

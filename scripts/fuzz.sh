@@ -13,7 +13,7 @@ trap 'rm -rf "$tmp"' EXIT
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 status=0
-for t in cmdbuf image command launch store; do
+for t in cmdbuf image command launch store gdb_packet; do
   bin="$build/tests/fuzz/fuzz_$t"
   seeds="tests/fuzz/corpus/$t"
   regressions="tests/fuzz/regressions/$t"

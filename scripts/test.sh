@@ -23,6 +23,6 @@ ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_
 [ -f build-fuzz/build.ninja ] || CC=clang CXX=clang++ meson setup build-fuzz -Db_sanitize=address,undefined \
   -Db_lundef=false -Doptimization=1 -Dfuzz=true
 fuzzers=()
-for t in cmdbuf image command launch store; do fuzzers+=("tests/fuzz/fuzz_$t"); done
+for t in cmdbuf image command launch store gdb_packet; do fuzzers+=("tests/fuzz/fuzz_$t"); done
 ninja -C build-fuzz "${fuzzers[@]}"
 FUZZ_SECONDS=${FUZZ_SECONDS:-10} scripts/fuzz.sh build-fuzz

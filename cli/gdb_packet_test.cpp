@@ -1,0 +1,175 @@
+#include "cli/gdb_packet.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace vx::cli::gdb;
+
+namespace {
+
+std::vector<PacketEvent> feed(std::string_view bytes) {
+  PacketReader r;
+  std::vector<PacketEvent> out;
+  r.feed(bytes, &out);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a framed packet carries its payload and the modulo-256 sum of its bytes as two hex digits") {
+  CHECK(frame("OK") == "$OK#9a");
+  CHECK(frame("") == "$#00");
+  CHECK(frame("qSupported") == "$qSupported#37");
+  CHECK(checksum("g") == 0x67);
+}
+
+TEST_CASE("a binary reply escapes $, #, } and * as } followed by the byte xor 0x20") {
+  CHECK(escape_binary(std::string("a$b#c}d*e")) ==
+        "a}\x04"
+        "b}\x03"
+        "c}]d}\x0a"
+        "e");
+  CHECK(frame("l}", true) == "$l}]#46");
+}
+
+TEST_CASE("the reader splits packets, acknowledgements and the interrupt byte in order") {
+  auto ev = feed("+$g#67-\x03$?#3f");
+  REQUIRE(ev.size() == 5);
+  CHECK(ev[0].kind == PacketEvent::Ack);
+  CHECK(ev[1].kind == PacketEvent::Packet);
+  CHECK(ev[1].payload == "g");
+  CHECK(ev[2].kind == PacketEvent::Nack);
+  CHECK(ev[3].kind == PacketEvent::Interrupt);
+  CHECK(ev[4].payload == "?");
+}
+
+TEST_CASE("a packet split across reads is assembled once its checksum arrives") {
+  PacketReader r;
+  std::vector<PacketEvent> out;
+  r.feed("$m8000", &out);
+  r.feed("0000,4#", &out);
+  CHECK(out.empty());
+  r.feed("c", &out);
+  CHECK(out.empty());
+  r.feed("c", &out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].kind == PacketEvent::BadPacket);  // wrong sum: cc
+  out.clear();
+  std::string good = frame("m80000000,4");
+  r.feed(good, &out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].payload == "m80000000,4");
+}
+
+TEST_CASE("a wrong or non-hex checksum is a bad packet and the reader goes on with the next one") {
+  auto ev = feed("$g#00$g#zz$g#67");
+  REQUIRE(ev.size() == 3);
+  CHECK(ev[0].kind == PacketEvent::BadPacket);
+  CHECK(ev[0].payload == "a wrong checksum");
+  CHECK(ev[1].kind == PacketEvent::BadPacket);
+  CHECK(ev[2].kind == PacketEvent::Packet);
+}
+
+TEST_CASE("run-length encoding repeats the previous byte (count - 29) more times") {
+  std::string error;
+  CHECK(decode_payload("0* ", &error) == "0000");         // ' ' = 32: three more
+  CHECK(decode_payload("ab*\"c", &error) == "abbbbbbc");  // '"' = 34: five more
+  CHECK_FALSE(decode_payload("*!", &error));
+  CHECK(error == "a run length '*' with nothing to repeat");
+  CHECK_FALSE(decode_payload("a*", &error));
+  CHECK_FALSE(decode_payload("a*\x01", &error));
+  // Through the reader: the checksum covers the encoded bytes.
+  auto ev = feed(frame("X0* "));
+  REQUIRE(ev.size() == 1);
+  CHECK(ev[0].payload == "X0000");
+}
+
+TEST_CASE("escapes in a packet from gdb are undone before parsing") {
+  std::string error;
+  CHECK(decode_payload("}]}\x03}\x04}\x0a", &error) == "}#$*");
+  CHECK_FALSE(decode_payload("ab}", &error));
+  CHECK(error == "an escape character '}' ends the packet");
+  auto req = parse_request(*decode_payload("X80000000,2:}]}\x04", &error));
+  REQUIRE(std::holds_alternative<WriteMemory>(req));
+  CHECK(std::get<WriteMemory>(req).addr == 0x80000000u);
+  CHECK(std::get<WriteMemory>(req).bytes == "}$");
+}
+
+TEST_CASE("requests are parsed into their typed forms") {
+  CHECK(std::holds_alternative<HaltReason>(parse_request("?")));
+  CHECK(std::holds_alternative<ReadRegisters>(parse_request("g")));
+  CHECK(std::get<ReadRegister>(parse_request("p20")).reg == 32);
+  auto m = std::get<ReadMemory>(parse_request("mffff0000,20"));
+  CHECK(m.addr == 0xffff0000u);
+  CHECK(m.len == 32);
+  auto h = std::get<SetThread>(parse_request("Hg-1"));
+  CHECK(h.op == 'g');
+  CHECK(h.thread.id == -1);
+  CHECK(std::get<SetThread>(parse_request("Hc1f")).thread.id == 0x1f);
+  auto z = std::get<Breakpoint>(parse_request("Z0,80000104,4"));
+  CHECK(z.insert);
+  CHECK(z.type == 0);
+  CHECK(z.addr == 0x80000104u);
+  CHECK(z.kind == 4);
+  auto w = std::get<Breakpoint>(parse_request("z2,10040,4"));
+  CHECK_FALSE(w.insert);
+  CHECK(w.type == 2);
+  CHECK(std::holds_alternative<ReverseStep>(parse_request("bs")));
+  CHECK(std::holds_alternative<ReverseContinue>(parse_request("bc")));
+  CHECK(std::get<Monitor>(parse_request("qRcmd,696e666f2063746173")).command == "info ctas");
+  auto x = std::get<XferRead>(parse_request("qXfer:features:read:target.xml:0,ffb"));
+  CHECK(x.object == "features");
+  CHECK(x.annex == "target.xml");
+  CHECK(std::get<XferRead>(parse_request("qXfer:exec-file:read::0,fff")).object == "exec-file");
+  CHECK(x.length == 0xffb);
+  auto q = std::get<QSupported>(parse_request("qSupported:multiprocess+;swbreak+;xmlRegisters=i386"));
+  CHECK(q.features == std::vector<std::string>{"multiprocess+", "swbreak+", "xmlRegisters=i386"});
+  CHECK(std::holds_alternative<StartNoAck>(parse_request("QStartNoAckMode")));
+  CHECK(std::get<ThreadExtraInfo>(parse_request("qThreadExtraInfo,2a")).thread.id == 42);
+}
+
+TEST_CASE("vCont names each action and its thread; C and S drop their signal") {
+  auto v = std::get<VCont>(parse_request("vCont;s:3;c"));
+  REQUIRE(v.actions.size() == 2);
+  CHECK(v.actions[0] == VContAction{'s', ThreadRef{3}});
+  CHECK(v.actions[1] == VContAction{'c', std::nullopt});
+  auto sig = std::get<VCont>(parse_request("vCont;C05:-1"));
+  CHECK(sig.actions[0] == VContAction{'c', ThreadRef{-1}});
+  CHECK(std::holds_alternative<VContQuery>(parse_request("vCont?")));
+  CHECK(std::holds_alternative<Malformed>(parse_request("vCont;x")));
+  CHECK(std::holds_alternative<Malformed>(parse_request("vCont;")));
+  CHECK(std::holds_alternative<Malformed>(parse_request("vCont;s:zz")));
+}
+
+TEST_CASE("malformed arguments are Malformed (an error reply) and unknown packets Unknown (an empty reply)") {
+  CHECK(std::holds_alternative<Malformed>(parse_request("m80000000")));
+  CHECK(std::holds_alternative<Malformed>(parse_request("m,4")));
+  CHECK(std::holds_alternative<Malformed>(parse_request("m1ffffffff,4")));
+  CHECK(std::holds_alternative<Malformed>(parse_request("pxyz")));
+  CHECK(std::holds_alternative<Malformed>(parse_request("M0,2:abc")));
+  CHECK(std::holds_alternative<Malformed>(parse_request("M0,2:abcdef")));
+  CHECK(std::holds_alternative<Malformed>(parse_request("Hx1")));
+  CHECK(std::holds_alternative<Malformed>(parse_request("qRcmd,6")));
+  CHECK(std::holds_alternative<Malformed>(parse_request("Z0,80000000")));
+  CHECK(std::holds_alternative<Malformed>(parse_request("Z0")));
+  CHECK(std::holds_alternative<Unknown>(parse_request("qTStatus")));
+  CHECK(std::holds_alternative<Unknown>(parse_request("vMustReplyEmpty")));
+  CHECK(std::holds_alternative<Unknown>(parse_request("Z9,0,0")));
+  CHECK(std::holds_alternative<Unknown>(parse_request("")));
+}
+
+TEST_CASE("registers go out as little-endian hex and hex comes back as bytes") {
+  CHECK(hex_u32_le(0x80000104u) == "04010080");
+  CHECK(to_hex(std::string("\x00\xff", 2)) == "00ff");
+  CHECK(from_hex("00ff") == std::string("\x00\xff", 2));
+  CHECK_FALSE(from_hex("0"));
+  CHECK_FALSE(from_hex("0g"));
+}
+
+TEST_CASE("a packet longer than the limit is dropped as a bad packet") {
+  PacketReader r;
+  std::vector<PacketEvent> out;
+  std::string big(PacketReader::kMaxPacket + 10, 'a');
+  r.feed(frame(big), &out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].kind == PacketEvent::BadPacket);
+}

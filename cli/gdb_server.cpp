@@ -1,0 +1,1045 @@
+#include "cli/gdb_server.hpp"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+#include "cli/command.hpp"
+#include "cli/debugger.hpp"
+#include "cli/output.hpp"
+#include "device/config.hpp"
+
+namespace vx::cli {
+
+namespace {
+
+using engine::StopEvent;
+using engine::StopReason;
+
+// gdb's own signal numbers (the protocol's, not the host's): include/gdb/signals.def.
+enum GdbSignal : int {
+  kSigInt = 2,
+  kSigIll = 4,
+  kSigTrap = 5,
+  kSigAbrt = 6,
+  kSigBus = 10,
+  kSigSegv = 11,
+  kSigSys = 12,
+  kSigKill = 9,
+  kSigXcpu = 24,
+};
+
+int exception_signal(Cause c) {
+  switch (c) {
+    case Cause::IllegalInstruction:
+    case Cause::IpdomOverflow:
+    case Cause::IpdomUnderflow:
+    case Cause::BarrierZeroCount:
+    case Cause::BadBarrier:
+      return kSigIll;
+    case Cause::MisalignedFetch:
+    case Cause::MisalignedLoad:
+    case Cause::MisalignedStore:
+      return kSigBus;
+    case Cause::FetchFault:
+    case Cause::LoadFault:
+    case Cause::StoreFault:
+      return kSigSegv;
+    case Cause::Breakpoint:
+      return kSigTrap;
+    case Cause::EnvironmentCall:
+      return kSigSys;
+    case Cause::Deadlock:
+    case Cause::Watchdog:
+      return kSigXcpu;
+    case Cause::RestoreFailed:
+    case Cause::None:
+      return kSigAbrt;
+  }
+  return kSigAbrt;
+}
+
+std::string hex2(int v) {
+  char b[4];
+  std::snprintf(b, sizeof b, "%02x", v & 0xff);
+  return b;
+}
+
+std::string hexn(uint64_t v) {
+  char b[20];
+  std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+// Registers past the cpu (0..32: x0..x31, pc) and fpu (33..64: f0..f31) features, in protocol order.
+enum class Csr {
+  Fflags,
+  Frm,
+  Fcsr,
+  Mstatus,
+  Misa,
+  Mtvec,
+  Mscratch,
+  Mepc,
+  Mcause,
+  Mtval,
+  ThreadId,
+  WarpId,
+  CoreId,
+  Tmask,
+  NumThreads,
+  NumWarps,
+  NumCores,
+  LocalMemBase,
+  CtaSlot,
+  CtaRank,
+  CtaSize,
+  ThreadX,
+  ThreadY,
+  ThreadZ,
+  BlockX,
+  BlockY,
+  BlockZ,
+  BlockDimX,
+  BlockDimY,
+  BlockDimZ,
+  GridDimX,
+  GridDimY,
+  GridDimZ,
+  LocalMemAddr
+};
+struct CsrRow {
+  Csr csr;
+  const char* name;
+  const char* feature;  // "fpu" or "csr"
+};
+constexpr CsrRow kCsrs[] = {
+    {Csr::Fflags, "fflags", "fpu"},
+    {Csr::Frm, "frm", "fpu"},
+    {Csr::Fcsr, "fcsr", "fpu"},
+    {Csr::Mstatus, "mstatus", "csr"},
+    {Csr::Misa, "misa", "csr"},
+    {Csr::Mtvec, "mtvec", "csr"},
+    {Csr::Mscratch, "mscratch", "csr"},
+    {Csr::Mepc, "mepc", "csr"},
+    {Csr::Mcause, "mcause", "csr"},
+    {Csr::Mtval, "mtval", "csr"},
+    {Csr::ThreadId, "vx_thread_id", "csr"},
+    {Csr::WarpId, "vx_warp_id", "csr"},
+    {Csr::CoreId, "vx_core_id", "csr"},
+    {Csr::Tmask, "vx_tmask", "csr"},
+    {Csr::NumThreads, "vx_num_threads", "csr"},
+    {Csr::NumWarps, "vx_num_warps", "csr"},
+    {Csr::NumCores, "vx_num_cores", "csr"},
+    {Csr::LocalMemBase, "vx_local_mem_base", "csr"},
+    {Csr::CtaSlot, "vx_cta_slot", "csr"},
+    {Csr::CtaRank, "vx_cta_rank", "csr"},
+    {Csr::CtaSize, "vx_cta_size", "csr"},
+    {Csr::ThreadX, "vx_thread_idx_x", "csr"},
+    {Csr::ThreadY, "vx_thread_idx_y", "csr"},
+    {Csr::ThreadZ, "vx_thread_idx_z", "csr"},
+    {Csr::BlockX, "vx_block_idx_x", "csr"},
+    {Csr::BlockY, "vx_block_idx_y", "csr"},
+    {Csr::BlockZ, "vx_block_idx_z", "csr"},
+    {Csr::BlockDimX, "vx_block_dim_x", "csr"},
+    {Csr::BlockDimY, "vx_block_dim_y", "csr"},
+    {Csr::BlockDimZ, "vx_block_dim_z", "csr"},
+    {Csr::GridDimX, "vx_grid_dim_x", "csr"},
+    {Csr::GridDimY, "vx_grid_dim_y", "csr"},
+    {Csr::GridDimZ, "vx_grid_dim_z", "csr"},
+    {Csr::LocalMemAddr, "vx_local_mem_addr", "csr"},
+};
+constexpr uint32_t kRegPc = 32, kRegF0 = 33, kRegCsr0 = 65;
+constexpr uint32_t kRegCount = kRegCsr0 + sizeof kCsrs / sizeof kCsrs[0];
+constexpr uint32_t kMisaRv32imaf = (1u << 30) | (1u << 0) | (1u << 5) | (1u << 8) | (1u << 12);
+constexpr uint32_t kMaxRead = 1u << 16;
+
+const char* kXNames[32] = {"zero", "ra", "sp", "gp", "tp",  "t0",  "t1", "t2", "fp", "s1", "a0",
+                           "a1",   "a2", "a3", "a4", "a5",  "a6",  "a7", "s2", "s3", "s4", "s5",
+                           "s6",   "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
+const char* kFNames[32] = {"ft0", "ft1", "ft2", "ft3", "ft4",  "ft5",  "ft6", "ft7", "fs0",  "fs1", "fa0",
+                           "fa1", "fa2", "fa3", "fa4", "fa5",  "fa6",  "fa7", "fs2", "fs3",  "fs4", "fs5",
+                           "fs6", "fs7", "fs8", "fs9", "fs10", "fs11", "ft8", "ft9", "ft10", "ft11"};
+
+std::string make_target_xml() {
+  std::string x =
+      "<?xml version=\"1.0\"?>\n<!DOCTYPE target SYSTEM \"gdb-target.dtd\">\n<target version=\"1.0\">\n"
+      "<architecture>riscv:rv32</architecture>\n<feature name=\"org.gnu.gdb.riscv.cpu\">\n";
+  for (int i = 0; i < 32; ++i) {
+    const char* type = i == 1 ? "code_ptr" : i == 2 || i == 8 ? "data_ptr" : "int";
+    x += std::string("  <reg name=\"") + kXNames[i] + "\" bitsize=\"32\" type=\"" + type + "\" regnum=\"" +
+         std::to_string(i) + "\"/>\n";
+  }
+  x += "  <reg name=\"pc\" bitsize=\"32\" type=\"code_ptr\" regnum=\"32\"/>\n</feature>\n"
+       "<feature name=\"org.gnu.gdb.riscv.fpu\">\n";
+  for (int i = 0; i < 32; ++i)
+    x += std::string("  <reg name=\"") + kFNames[i] + "\" bitsize=\"32\" type=\"ieee_single\" regnum=\"" +
+         std::to_string(kRegF0 + i) + "\"/>\n";
+  std::string csr;
+  for (uint32_t i = 0; i < sizeof kCsrs / sizeof kCsrs[0]; ++i) {
+    std::string line = std::string("  <reg name=\"") + kCsrs[i].name + "\" bitsize=\"32\" type=\"int\" regnum=\"" +
+                       std::to_string(kRegCsr0 + i) + "\" group=\"" +
+                       (std::strcmp(kCsrs[i].feature, "fpu") == 0 ? "float" : "csr") + "\"/>\n";
+    if (std::strcmp(kCsrs[i].feature, "fpu") == 0)
+      x += line;
+    else
+      csr += line;
+  }
+  x += "</feature>\n<feature name=\"org.gnu.gdb.riscv.csr\">\n" + csr + "</feature>\n</target>\n";
+  return x;
+}
+
+// --- The capture sink for `monitor` -----------------------------------------------------------------
+
+class CaptureSink final : public Sink {
+ public:
+  void start(const StartView&) override {}
+  void console(const std::string& line) override { text_ += line + "\n"; }
+  void output(const std::string&, const std::string& text, const nlohmann::json&) override {
+    text_ += text;
+    if (!text.empty() && text.back() != '\n') text_ += "\n";
+  }
+  void error(const std::string&, const std::string& message) override { text_ += message + "\n"; }
+  void stop(const StopView& v) override { text_ += HumanSink::format_stop(v, false); }
+  void exit(const ExitView&) override {}
+  bool json() const override { return false; }
+  std::string take() { return std::exchange(text_, {}); }
+
+ private:
+  std::string text_;
+};
+
+// Commands that move the kernel or change breakpoints belong to gdb's own commands: through
+// `monitor` they would leave gdb's view of the threads and breakpoints wrong.
+const char* refused_monitor_command(const std::string& name) {
+  static const char* kGdbOwn[][2] = {{"continue", "continue"},
+                                     {"stepi", "stepi"},
+                                     {"nexti", "nexti"},
+                                     {"step", "step"},
+                                     {"next", "next"},
+                                     {"finish", "finish"},
+                                     {"break", "break"},
+                                     {"tbreak", "tbreak"},
+                                     {"delete", "delete"},
+                                     {"disable", "disable"},
+                                     {"enable", "enable"},
+                                     {"condition", "condition"},
+                                     {"watch", "watch"},
+                                     {"rwatch", "rwatch"},
+                                     {"awatch", "awatch"},
+                                     {"quit", "detach"},
+                                     {"reverse-stepi", "reverse-stepi"},
+                                     {"reverse-nexti", "reverse-nexti"},
+                                     {"reverse-step", "reverse-step"},
+                                     {"reverse-next", "reverse-next"},
+                                     {"reverse-finish", "reverse-finish"},
+                                     {"reverse-continue", "reverse-continue"}};
+  for (const auto& row : kGdbOwn)
+    if (name == row[0]) return row[1];
+  return nullptr;
+}
+
+}  // namespace
+
+std::unique_ptr<Sink> make_capture_sink() { return std::make_unique<CaptureSink>(); }
+std::string take_captured(Sink& sink) { return static_cast<CaptureSink&>(sink).take(); }
+
+// --- Endpoint and connection ----------------------------------------------------------------------
+
+Result<GdbEndpoint> parse_gdb_endpoint(const std::string& text) {
+  GdbEndpoint ep;
+  if (text == "-") {
+    ep.stdio = true;
+    return ep;
+  }
+  std::string port = text;
+  size_t colon = text.rfind(':');
+  if (colon != std::string::npos) {
+    ep.host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+    if (ep.host.size() >= 2 && ep.host.front() == '[' && ep.host.back() == ']')
+      ep.host = ep.host.substr(1, ep.host.size() - 2);
+    if (ep.host.empty()) return make_error("--gdb: '" + text + "' has an empty host (give [HOST:]PORT or -)");
+  }
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(port) > 65535)
+    return make_error("--gdb: '" + text + "' is not [HOST:]PORT with a port from 0 to 65535, or - for stdin/stdout");
+  ep.port = uint16_t(std::stoul(port));
+  return ep;
+}
+
+bool is_loopback_host(const std::string& host) {
+  if (host == "localhost" || host == "::1") return true;
+  in_addr a;
+  return inet_pton(AF_INET, host.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
+Result<GdbConnection> open_gdb_connection(const GdbEndpoint& ep, const std::string& kernel) {
+  if (ep.stdio) {
+    std::fprintf(stderr, "vxreplay: serving gdb on stdin/stdout (in gdb: target remote | vxreplay ... --gdb -)\n");
+    return GdbConnection{STDIN_FILENO, STDOUT_FILENO, false};
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string port = std::to_string(ep.port);
+  if (int rc = getaddrinfo(ep.host.c_str(), port.c_str(), &hints, &found); rc != 0)
+    return make_error("--gdb: cannot resolve '" + ep.host + "': " + gai_strerror(rc));
+  int fd = -1;
+  std::string why;
+  for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
+    fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) continue;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, 1) != 0) {
+      why = std::strerror(errno);
+      close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(found);
+  if (fd < 0) return make_error("--gdb: cannot listen on " + ep.host + ":" + port + ": " + why);
+  sockaddr_storage bound{};
+  socklen_t len = sizeof bound;
+  uint16_t actual = ep.port;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len) == 0)
+    actual = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                               : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  const std::string where =
+      (ep.host.find(':') != std::string::npos ? "[" + ep.host + "]" : ep.host) + ":" + std::to_string(actual);
+  if (!is_loopback_host(ep.host))
+    std::fprintf(stderr,
+                 "vxreplay: warning: listening on %s, not a loopback address: anyone who can reach it "
+                 "controls this session\n",
+                 where.c_str());
+  std::fprintf(stderr,
+               "vxreplay: gdb server listening on %s\nvxreplay: in gdb: gdb-multiarch %s -ex 'target remote %s'\n",
+               where.c_str(), kernel.c_str(), where.c_str());
+  int client = -1;
+  do client = accept(fd, nullptr, nullptr);
+  while (client < 0 && errno == EINTR);
+  const int accept_errno = errno;
+  close(fd);
+  if (client < 0) return make_error(std::string("--gdb: accept: ") + std::strerror(accept_errno));
+  int one = 1;
+  setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return GdbConnection{client, client, true};
+}
+
+// --- The server ------------------------------------------------------------------------------------------
+
+GdbServer::GdbServer(engine::Session& session, const engine::Symbols* symbols, Debugger& dbg, Sink& capture,
+                     GdbConnection conn, std::string exec_file)
+    : s_(session),
+      timeline_(session, symbols),
+      dbg_(dbg),
+      capture_(capture),
+      conn_(conn),
+      target_xml_(make_target_xml()),
+      exec_file_(std::move(exec_file)) {}
+
+GdbServer::~GdbServer() {
+  if (conn_.owned) close(conn_.in);
+}
+
+void GdbServer::send(const std::string& payload, bool binary) {
+  last_sent_ = gdb::frame(payload, binary);
+  size_t done = 0;
+  while (done < last_sent_.size()) {
+    ssize_t n = write(conn_.out, last_sent_.data() + done, last_sent_.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      done_ = true;  // the client is gone
+      return;
+    }
+    done += size_t(n);
+  }
+}
+
+void GdbServer::send_output(const std::string& text) {
+  // Console packets in pieces, so that no packet is very long.
+  for (size_t i = 0; i < text.size(); i += 1024) send("O" + gdb::to_hex(std::string_view(text).substr(i, 1024)));
+}
+
+bool GdbServer::read_more() {
+  char buf[4096];
+  ssize_t n;
+  do n = read(conn_.in, buf, sizeof buf);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0) return false;
+  reader_.feed(std::string_view(buf, size_t(n)), &events_);
+  return true;
+}
+
+// While the kernel runs: the interrupt byte stops it at the next slice; other bytes wait their turn.
+void GdbServer::poll_input() {
+  pollfd p{conn_.in, POLLIN, 0};
+  if (poll(&p, 1, 0) <= 0) return;
+  if (!read_more()) {
+    s_.interrupt();  // the client is gone: stop, and end when the run returns
+    done_ = true;
+    return;
+  }
+  for (size_t i = next_event_; i < events_.size(); ++i)
+    if (events_[i].kind == gdb::PacketEvent::Interrupt) {
+      s_.interrupt();
+      events_.erase(events_.begin() + long(i));
+      --i;
+    }
+}
+
+void GdbServer::send_console() {
+  std::ostringstream os;
+  console_.feed(s_.take_console(), os);
+  if (!os.str().empty()) send_output(os.str());
+}
+
+// --- Threads -----------------------------------------------------------------------------------------
+
+int64_t GdbServer::thread_id(const Lane& l) const {
+  const DeviceConfig& c = s_.config();
+  return 1 + (int64_t(l.core) * c.warps + l.slot) * c.threads + l.lane;
+}
+
+namespace {
+
+// A resident lane: its warp slot holds work, and the lane is a thread of the CTA (a block that is
+// not a multiple of the warp width leaves the last warp's upper lanes without one).
+bool resident_lane(const DeviceContext& ctx, uint32_t nt, uint32_t core, uint32_t slot, uint32_t lane) {
+  if (core >= ctx.cores.size() || slot >= ctx.cores[core].warps.size() || lane >= nt) return false;
+  const WarpState& w = ctx.cores[core].warps[slot];
+  const auto& b = ctx.launch.block;
+  const uint64_t block_threads = uint64_t(std::max(1u, b[0])) * std::max(1u, b[1]) * std::max(1u, b[2]);
+  return w.active && uint64_t(w.cta_rank) * nt + lane < block_threads;
+}
+
+}  // namespace
+
+std::vector<GdbServer::Lane> GdbServer::resident() const {
+  std::vector<Lane> out;
+  if (!s_.stopped()) return out;
+  const DeviceContext& ctx = s_.context();
+  const uint32_t nt = s_.config().threads;
+  for (uint32_t c = 0; c < ctx.cores.size(); ++c)
+    for (uint32_t s = 0; s < ctx.cores[c].warps.size(); ++s)
+      for (uint32_t lane = 0; lane < nt; ++lane)
+        if (resident_lane(ctx, nt, c, s, lane)) out.push_back({c, s, lane});
+  return out;
+}
+
+std::optional<GdbServer::Lane> GdbServer::lane_of(int64_t tid) const {
+  if (tid <= 0 || !s_.stopped()) return std::nullopt;
+  const DeviceConfig& c = s_.config();
+  const uint64_t i = uint64_t(tid - 1);
+  if (i / (uint64_t(c.warps) * c.threads) >= c.total_cores()) return std::nullopt;
+  Lane l{uint32_t(i / (uint64_t(c.warps) * c.threads)), uint32_t(i / c.threads % c.warps), uint32_t(i % c.threads)};
+  if (!resident_lane(s_.context(), c.threads, l.core, l.slot, l.lane)) return std::nullopt;
+  return l;
+}
+
+std::optional<GdbServer::Lane> GdbServer::selected(char op) const {
+  int64_t t = op == 'g' ? g_thread_ : c_thread_;
+  if (t > 0)
+    if (auto l = lane_of(t)) return l;
+  if (stop_lane_ && lane_of(thread_id(*stop_lane_))) return stop_lane_;
+  auto all = resident();
+  if (!all.empty()) return all.front();
+  return std::nullopt;
+}
+
+std::optional<uint32_t> GdbServer::register_value(const Lane& l, uint32_t reg) const {
+  if (!s_.stopped()) return std::nullopt;
+  const DeviceContext& ctx = s_.context();
+  const WarpState& w = ctx.cores.at(l.core).warps.at(l.slot);
+  const uint32_t nt = s_.config().threads;
+  if (reg == 0) return 0u;
+  if (reg < 32) return w.x.at(size_t(reg) * nt + l.lane);
+  if (reg == kRegPc) return w.pc;
+  if (reg < kRegCsr0) return w.f.at(size_t(reg - kRegF0) * nt + l.lane);
+  if (reg >= kRegCount) return std::nullopt;
+  const auto& lb = ctx.launch.block;
+  const uint32_t bx = std::max(1u, lb[0]), by = std::max(1u, lb[1]);
+  const uint32_t t = w.cta_rank * nt + l.lane;
+  switch (kCsrs[reg - kRegCsr0].csr) {
+    case Csr::Fflags:
+      return w.fcsr & 0x1f;
+    case Csr::Frm:
+      return (w.fcsr >> 5) & 7;
+    case Csr::Fcsr:
+      return w.fcsr & 0xff;
+    case Csr::Mstatus:
+      return w.mstatus;
+    case Csr::Misa:
+      return kMisaRv32imaf;
+    case Csr::Mtvec:
+      return w.mtvec;
+    case Csr::Mscratch:
+      return w.mscratch;
+    case Csr::Mepc:
+      return w.mepc;
+    case Csr::Mcause:
+      return w.mcause;
+    case Csr::Mtval:
+      return w.mtval;
+    case Csr::ThreadId:
+      return l.lane;
+    case Csr::WarpId:
+      return l.slot;
+    case Csr::CoreId:
+      return l.core;
+    case Csr::Tmask:
+      return w.tmask;
+    case Csr::NumThreads:
+      return nt;
+    case Csr::NumWarps:
+      return s_.config().warps;
+    case Csr::NumCores:
+      return s_.config().total_cores();
+    case Csr::LocalMemBase:
+      return memmap::kLocalMemBase;
+    case Csr::CtaSlot:
+      return w.cta_slot;
+    case Csr::CtaRank:
+      return w.cta_rank;
+    case Csr::CtaSize:
+      return w.cta_size;
+    case Csr::ThreadX:
+      return t % bx;
+    case Csr::ThreadY:
+      return (t / bx) % by;
+    case Csr::ThreadZ:
+      return t / (bx * by);
+    case Csr::BlockX:
+      return w.block_id[0];
+    case Csr::BlockY:
+      return w.block_id[1];
+    case Csr::BlockZ:
+      return w.block_id[2];
+    case Csr::BlockDimX:
+      return lb[0];
+    case Csr::BlockDimY:
+      return lb[1];
+    case Csr::BlockDimZ:
+      return lb[2];
+    case Csr::GridDimX:
+      return ctx.launch.grid[0];
+    case Csr::GridDimY:
+      return ctx.launch.grid[1];
+    case Csr::GridDimZ:
+      return ctx.launch.grid[2];
+    case Csr::LocalMemAddr:
+      return memmap::kLocalMemBase + w.cta_slot * ctx.launch.lmem_stride;
+  }
+  return std::nullopt;
+}
+
+std::string GdbServer::extra_info(const Lane& l) const {
+  const DeviceContext& ctx = s_.context();
+  const WarpState& w = ctx.cores.at(l.core).warps.at(l.slot);
+  auto v = [&](Csr c) {
+    for (uint32_t i = 0; i < sizeof kCsrs / sizeof kCsrs[0]; ++i)
+      if (kCsrs[i].csr == c) return *register_value(l, kRegCsr0 + i);
+    return 0u;
+  };
+  std::string state = w.wait == WarpWait::Barrier || w.wait == WarpWait::BarrierWait ? "at a barrier"
+                      : (w.tmask >> l.lane & 1)                                      ? "active"
+                                                                                     : "inactive";
+  return "cta " + std::to_string(w.block_id[0]) + "," + std::to_string(w.block_id[1]) + "," +
+         std::to_string(w.block_id[2]) + " thread " + std::to_string(v(Csr::ThreadX)) + "," +
+         std::to_string(v(Csr::ThreadY)) + "," + std::to_string(v(Csr::ThreadZ)) + " core " + std::to_string(l.core) +
+         " warp " + std::to_string(l.slot) + " lane " + std::to_string(l.lane) + " " + state;
+}
+
+// --- Stops -----------------------------------------------------------------------------------------------
+
+void GdbServer::settle(const StopEvent& ev, std::optional<Lane> stepped) {
+  std::optional<Lane> preferred = stepped;
+  if (!preferred) preferred = followed_;
+  if (!preferred) preferred = stop_lane_;
+  stop_ = ev;
+  stop_lane_.reset();
+  auto lowest = [](uint32_t mask) { return mask ? uint32_t(std::countr_zero(mask)) : 0u; };
+  switch (ev.reason) {
+    case StopReason::Step:
+      if (stepped && !ev.hits.empty() && ev.hits[0].warp == engine::WarpId{stepped->core, stepped->slot})
+        stop_lane_ = stepped;
+      else if (!ev.hits.empty())
+        stop_lane_ = Lane{ev.hits[0].warp.core, ev.hits[0].warp.slot, lowest(ev.hits[0].lanes)};
+      break;
+    case StopReason::Exception:
+    case StopReason::Assertion:
+    case StopReason::Watchdog:
+      stop_lane_ = Lane{ev.exception.core, ev.exception.warp, ev.exception.lane};
+      break;
+    case StopReason::Watchpoint:
+      if (!ev.watches.empty())
+        stop_lane_ = Lane{ev.watches[0].warp.core, ev.watches[0].warp.slot, lowest(ev.watches[0].lanes)};
+      break;
+    default:
+      // A hit is a whole warp: name the lane gdb is following when it is among them (a `finish`
+      // waits for that thread's own breakpoint hit), else the first hit warp's first lane.
+      for (const engine::WarpHit& h : ev.hits)
+        if (preferred && h.warp == engine::WarpId{preferred->core, preferred->slot} &&
+            (h.lanes >> preferred->lane & 1)) {
+          stop_lane_ = preferred;
+          break;
+        }
+      if (!stop_lane_ && !ev.hits.empty())
+        stop_lane_ = Lane{ev.hits[0].warp.core, ev.hits[0].warp.slot, lowest(ev.hits[0].lanes)};
+      break;
+  }
+  if (stop_lane_ && !lane_of(thread_id(*stop_lane_))) stop_lane_.reset();
+  if (!stop_lane_) {
+    // The thread gdb had selected, if it is still here; else the first resident lane.
+    if (auto l = lane_of(c_thread_ > 0 ? c_thread_ : g_thread_))
+      stop_lane_ = l;
+    else if (auto all = resident(); !all.empty())
+      stop_lane_ = all.front();
+  }
+  // gdb selects the stop's thread: Hg/Hc follow it until gdb sets them again.
+  g_thread_ = c_thread_ = 0;
+}
+
+std::string GdbServer::stop_reply() const {
+  const StopEvent& ev = stop_;
+  if (ev.reason == StopReason::Exited) return "W" + hex2(int(ev.exit_code & 0xff));
+  if (ev.reason == StopReason::Killed) return "X" + hex2(kSigKill);
+  if (!s_.stopped()) return "W00";  // the end of a recording with nothing resident
+  int sig = kSigTrap;
+  std::string why;
+  switch (ev.reason) {
+    case StopReason::Breakpoint:
+      why = "swbreak:;";
+      break;
+    case StopReason::Step:
+      if (stop_lane_ && breakpoints_.count(s_.context().cores.at(stop_lane_->core).warps.at(stop_lane_->slot).pc))
+        why = "swbreak:;";
+      break;
+    case StopReason::Exception:
+      sig = exception_signal(ev.exception.cause);
+      break;
+    case StopReason::Assertion:
+      sig = kSigAbrt;
+      break;
+    case StopReason::Watchdog:
+      sig = kSigXcpu;
+      break;
+    case StopReason::Interrupt:
+      sig = kSigInt;
+      break;
+    case StopReason::HistoryStart:
+      why = "replaylog:begin;";
+      break;
+    case StopReason::EndOfRecording:
+      why = "replaylog:end;";
+      break;
+    case StopReason::Watchpoint:
+      if (!ev.watches.empty()) {
+        const engine::WatchEvent& we = ev.watches[0];
+        for (const Watch& w : watches_)
+          if (w.engine == we.watchpoint) {
+            why = std::string(w.type == 2 ? "watch" : w.type == 3 ? "rwatch" : "awatch") + ":" + hexn(w.addr) + ";";
+            break;
+          }
+      }
+      break;
+    default:
+      break;
+  }
+  std::string reply = "T" + hex2(sig) + why;
+  if (stop_lane_) reply += "thread:" + hexn(uint64_t(thread_id(*stop_lane_))) + ";";
+  return reply;
+}
+
+void GdbServer::run(Move m, std::optional<Lane> lane) {
+  if (stop_.reason == StopReason::Exited || stop_.reason == StopReason::Killed || !s_.stopped()) {
+    send(stop_reply());
+    return;
+  }
+  if ((m == Move::Step || m == Move::ThreadToBreakpoint || m == Move::ReverseStep) && !lane) {
+    send("E01");
+    return;
+  }
+  Result<StopEvent> ev = make_error("");
+  s_.set_progress([this](uint32_t, uint64_t) {
+    poll_input();
+    send_console();
+  });
+  switch (m) {
+    case Move::Continue:
+      ev = s_.resume();
+      break;
+    case Move::Step:
+      ev = s_.step(engine::WarpId{lane->core, lane->slot}, 1u << lane->lane, nullptr);
+      break;
+    case Move::ThreadToBreakpoint: {
+      // The other warps run as the engine's step lets them, and do not stop at breakpoints: gdb
+      // expects a stop of this thread only.
+      std::vector<int> disabled;
+      for (const auto& [addr, id] : breakpoints_)
+        if (s_.enable_breakpoint(id, false)) disabled.push_back(id);
+      std::map<uint32_t, int> targets = breakpoints_;
+      engine::StepPolicy policy = [targets](uint32_t pc, uint32_t) -> std::optional<std::pair<uint32_t, uint32_t>> {
+        if (targets.count(pc)) return std::nullopt;
+        return std::pair<uint32_t, uint32_t>{pc, pc};  // an empty range: the next instruction asks again
+      };
+      ev = s_.step(engine::WarpId{lane->core, lane->slot}, 1u << lane->lane, policy);
+      for (int id : disabled) (void)s_.enable_breakpoint(id, true);
+      break;
+    }
+    case Move::ReverseStep:
+      ev = timeline_.reverse_stepi(engine::WarpId{lane->core, lane->slot}, lane->lane);
+      break;
+    case Move::ReverseContinue:
+      ev = timeline_.reverse_continue(nullptr);
+      break;
+  }
+  s_.set_progress(nullptr);
+  send_console();
+  if (!ev) {
+    send_output("vxreplay: " + ev.error().message + "\n");
+    // The session is where it was (or killed, when the engine says so).
+    if (s_.last_stop().reason == StopReason::Killed && !s_.stopped()) settle(s_.last_stop(), std::nullopt);
+    send(stop_reply());
+    return;
+  }
+  settle(*ev, lane);
+  send(stop_reply());
+}
+
+// --- The loop ----------------------------------------------------------------------------------------------
+
+int GdbServer::serve(const GdbStart& start, const std::string& store_dir) {
+  // A client that goes away must not kill us with SIGPIPE; on stdin/stdout, Ctrl-C reaches us as
+  // the protocol's interrupt byte, not as a signal.
+  struct sigaction ign {
+  }, old_pipe{}, old_int{};
+  ign.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ign, &old_pipe);
+  if (!conn_.owned) sigaction(SIGINT, &ign, &old_int);
+
+  // The first stop gdb sees.
+  Result<StopEvent> first = make_error("");
+  if (start.at_first_mark) {
+    auto marks = s_.marks();
+    first = marks && !marks->empty() ? timeline_.goto_mark(1) : timeline_.goto_start();
+  } else if (start.entry_pc) {
+    auto bp = s_.add_breakpoint(start.entry_pc);
+    first = s_.resume();
+    if (bp) (void)s_.remove_breakpoint(*bp);
+  } else {
+    first = s_.run_to(1);
+  }
+  send_console();
+  if (first)
+    settle(*first, std::nullopt);
+  else {
+    std::fprintf(stderr, "vxreplay: cannot start the session: %s\n", first.error().message.c_str());
+    settle(s_.last_stop(), std::nullopt);
+  }
+
+  while (!done_) {
+    if (next_event_ == events_.size()) {
+      events_.clear();
+      next_event_ = 0;
+      if (!read_more()) break;
+      continue;
+    }
+    gdb::PacketEvent e = std::move(events_[next_event_++]);
+    switch (e.kind) {
+      case gdb::PacketEvent::Ack:
+      case gdb::PacketEvent::Interrupt:  // nothing runs: nothing to stop
+        break;
+      case gdb::PacketEvent::Nack:
+        if (!no_ack_ && !last_sent_.empty()) {
+          const std::string again = last_sent_;
+          if (write(conn_.out, again.data(), again.size()) < 0) done_ = true;
+        }
+        break;
+      case gdb::PacketEvent::BadPacket:
+        if (!no_ack_ && write(conn_.out, "-", 1) < 0) done_ = true;
+        break;
+      case gdb::PacketEvent::Packet:
+        if (!no_ack_ && write(conn_.out, "+", 1) < 0) done_ = true;
+        std::visit([this](const auto& r) { handle(r); }, gdb::parse_request(e.payload));
+        break;
+    }
+  }
+  sigaction(SIGPIPE, &old_pipe, nullptr);
+  if (!conn_.owned) sigaction(SIGINT, &old_int, nullptr);
+  std::optional<std::array<uint32_t, 3>> focus;
+  if (stop_lane_) focus = std::array<uint32_t, 3>{stop_lane_->core, stop_lane_->slot, stop_lane_->lane};
+  dbg_.adopt_stop(stop_, focus);
+  int status = dbg_.finish_session(store_dir);
+  (void)take_captured(capture_);
+  return status;
+}
+
+int serve_gdb(engine::Session& session, const engine::Symbols* symbols, const GridLaunch& launch,
+              const GdbEndpoint& endpoint, const std::string& kernel, const std::string& store_dir,
+              const GdbStart& start) {
+  std::unique_ptr<Sink> capture = make_capture_sink();
+  Debugger dbg(session, symbols, launch, *capture);
+  // gdb decides about its own breakpoints (conditions included): every hit stops.
+  session.set_breakpoint_filter(nullptr);
+  auto conn = open_gdb_connection(endpoint, kernel);
+  if (!conn) {
+    std::fprintf(stderr, "vxreplay: %s\n", conn.error().message.c_str());
+    return 64;  // docs/cli.md: a usage error (the address cannot be used)
+  }
+  std::error_code ec;
+  std::string exec_file = std::filesystem::absolute(kernel, ec).string();
+  if (ec || !symbols) exec_file.clear();
+  GdbServer server(session, symbols, dbg, *capture, *conn, exec_file);
+  return server.serve(start, store_dir);
+}
+
+// --- Handlers --------------------------------------------------------------------------------------------
+
+void GdbServer::handle(const gdb::QSupported&) {
+  std::string r = "PacketSize=4000;QStartNoAckMode+;swbreak+;qXfer:features:read+;vContSupported+";
+  if (!exec_file_.empty()) r += ";qXfer:exec-file:read+";
+  if (s_.store() && !s_.info().live) r += ";ReverseStep+;ReverseContinue+";
+  send(r);
+}
+
+void GdbServer::handle(const gdb::StartNoAck&) {
+  send("OK");
+  no_ack_ = true;
+}
+
+void GdbServer::handle(const gdb::HaltReason&) { send(stop_reply()); }
+
+void GdbServer::handle(const gdb::ReadRegisters&) {
+  auto l = selected('g');
+  if (!l) return send("E01");
+  std::string r;
+  for (uint32_t i = 0; i <= kRegPc; ++i) r += gdb::hex_u32_le(*register_value(*l, i));
+  send(r);
+}
+
+void GdbServer::handle(const gdb::WriteRegisters&) { send("E01"); }
+void GdbServer::handle(const gdb::WriteRegister&) { send("E01"); }
+
+void GdbServer::handle(const gdb::ReadRegister& r) {
+  auto l = selected('g');
+  if (!l) return send("E01");
+  auto v = register_value(*l, r.reg);
+  if (!v) return send("E00");
+  send(gdb::hex_u32_le(*v));
+}
+
+void GdbServer::handle(const gdb::ReadMemory& m) {
+  if (m.len == 0) return send("");
+  const uint32_t len = std::min(m.len, kMaxRead);
+  const uint64_t end = uint64_t(m.addr) + len;
+  if (end > (1ull << 32)) return send("E14");
+  if (end > memmap::kLocalMemBase) {
+    // The selected thread's core's local memory.
+    auto l = selected('g');
+    if (m.addr < memmap::kLocalMemBase || !l) return send("E14");
+    const auto& lm = s_.context().cores.at(l->core).local_mem;
+    const uint64_t off = m.addr - memmap::kLocalMemBase;
+    if (off >= lm.size()) return send("E14");
+    const uint64_t n = std::min<uint64_t>(len, lm.size() - off);
+    return send(gdb::to_hex(std::string_view(reinterpret_cast<const char*>(lm.data()) + off, n)));
+  }
+  auto bytes = s_.read_memory(m.addr, len);
+  if (bytes) return send(gdb::to_hex(*bytes));
+  // A read that runs into unmapped memory: what can be read, up to it (the protocol allows a short reply).
+  uint32_t ok = 0;
+  std::string out;
+  while (ok < len) {
+    const uint32_t chunk = std::min<uint32_t>(len - ok, 4096 - ((m.addr + ok) & 4095));
+    auto b = s_.read_memory(m.addr + ok, chunk);
+    if (!b) break;
+    out += std::string(b->begin(), b->end());
+    ok += chunk;
+  }
+  if (out.empty()) return send("E14");
+  send(gdb::to_hex(out));
+}
+
+void GdbServer::handle(const gdb::WriteMemory&) {
+  // A write would make the recording's future differ from what was recorded.
+  send("E01");
+}
+
+void GdbServer::handle(const gdb::ThreadInfoFirst&) {
+  auto all = resident();
+  if (all.empty()) return send("l");
+  std::string r = "m";
+  for (size_t i = 0; i < all.size(); ++i) r += (i ? "," : "") + hexn(uint64_t(thread_id(all[i])));
+  send(r);
+}
+
+void GdbServer::handle(const gdb::ThreadInfoNext&) { send("l"); }
+
+void GdbServer::handle(const gdb::CurrentThread&) {
+  auto l = selected('g');
+  if (!l) return send("QC0");
+  send("QC" + hexn(uint64_t(thread_id(*l))));
+}
+
+void GdbServer::handle(const gdb::SetThread& h) {
+  if (h.thread.id > 0 && !lane_of(h.thread.id)) return send("E01");
+  (h.op == 'g' ? g_thread_ : c_thread_) = h.thread.id;
+  if (h.thread.id > 0) followed_ = lane_of(h.thread.id);
+  send("OK");
+}
+
+void GdbServer::handle(const gdb::ThreadAlive& t) { send(lane_of(t.thread.id) ? "OK" : "E01"); }
+
+void GdbServer::handle(const gdb::ThreadExtraInfo& t) {
+  auto l = lane_of(t.thread.id);
+  if (!l) return send("E01");
+  send(gdb::to_hex(extra_info(*l)));
+}
+
+void GdbServer::handle(const gdb::VContQuery&) { send("vCont;c;C;s;S"); }
+
+void GdbServer::handle(const gdb::VCont& v) {
+  // A step action (for one thread) steps that lane's warp; the others run as the engine's step lets
+  // them. Otherwise everything continues.
+  for (const gdb::VContAction& a : v.actions) {
+    if (a.action != 's' && a.action != 'r') continue;
+    std::optional<Lane> l;
+    if (a.thread && a.thread->id > 0)
+      l = lane_of(a.thread->id);
+    else
+      l = selected('c');
+    if (!l) return send("E01");
+    return run(Move::Step, l);
+  }
+  // One thread resumed alone, the others left stopped: gdb's software single step (or scheduler locking).
+  if (v.actions.size() == 1 && v.actions[0].action == 'c' && v.actions[0].thread && v.actions[0].thread->id > 0) {
+    auto l = lane_of(v.actions[0].thread->id);
+    if (!l) return send("E01");
+    return run(breakpoints_.empty() ? Move::Step : Move::ThreadToBreakpoint, l);
+  }
+  for (const gdb::VContAction& a : v.actions)
+    if (a.action == 'c') return run(Move::Continue, std::nullopt);
+  send("E01");
+}
+
+void GdbServer::handle(const gdb::Continue&) { run(Move::Continue, std::nullopt); }
+void GdbServer::handle(const gdb::Step&) { run(Move::Step, selected('c')); }
+
+void GdbServer::handle(const gdb::ReverseStep&) {
+  if (!s_.store()) return send("E01");
+  run(Move::ReverseStep, selected('c'));
+}
+
+void GdbServer::handle(const gdb::ReverseContinue&) {
+  if (!s_.store()) return send("E01");
+  run(Move::ReverseContinue, std::nullopt);
+}
+
+void GdbServer::handle(const gdb::Breakpoint& b) {
+  if (b.type <= 1) {
+    if (b.insert) {
+      if (breakpoints_.count(b.addr)) return send("OK");
+      auto id = s_.add_breakpoint(b.addr);
+      if (!id) return send("E01");
+      breakpoints_[b.addr] = *id;
+    } else if (auto it = breakpoints_.find(b.addr); it != breakpoints_.end()) {
+      (void)s_.remove_breakpoint(it->second);
+      breakpoints_.erase(it);
+    }
+    return send("OK");
+  }
+  if (b.insert) {
+    engine::WatchSpec spec;
+    spec.addr = b.addr;
+    spec.len = b.kind;
+    spec.kind = uint8_t(b.type == 2 ? kWatchWrite : b.type == 3 ? kWatchRead : kWatchRead | kWatchWrite);
+    if (b.addr >= memmap::kLocalMemBase) {
+      spec.local = true;
+      if (auto l = selected('g')) spec.core = int32_t(l->core);
+    }
+    auto id = s_.add_watchpoint(spec);
+    if (!id) return send("E01");
+    watches_.push_back(Watch{b.type, b.addr, b.kind, *id});
+    return send("OK");
+  }
+  for (auto it = watches_.begin(); it != watches_.end(); ++it)
+    if (it->type == b.type && it->addr == b.addr && it->len == b.kind) {
+      (void)s_.remove_watchpoint(it->engine);
+      watches_.erase(it);
+      break;
+    }
+  send("OK");
+}
+
+void GdbServer::handle(const gdb::Monitor& m) {
+  auto cl = parse_command_line(m.command);
+  if (cl && !cl->name.empty())
+    if (const char* own = refused_monitor_command(cl->name)) {
+      send_output("monitor " + cl->name + ": use gdb's own \"" + own +
+                  "\" (gdb keeps the threads and breakpoints it shows in step with it)\n");
+      return send("OK");
+    }
+  std::optional<std::array<uint32_t, 3>> focus;
+  if (auto l = selected('g')) focus = std::array<uint32_t, 3>{l->core, l->slot, l->lane};
+  dbg_.adopt_stop(stop_, focus);
+  const engine::TimePoint before = s_.now();
+  (void)take_captured(capture_);
+  dbg_.execute(m.command);
+  std::string text = take_captured(capture_);
+  if (s_.now() != before || !s_.stopped()) {
+    // `monitor goto N`: the session stands somewhere else now.
+    settle(s_.last_stop(), std::nullopt);
+    text += "(the kernel moved: gdb's registers and frames are stale until \"maintenance flush register-cache\")\n";
+  }
+  send_output(text);
+  send("OK");
+}
+
+void GdbServer::handle(const gdb::XferRead& x) {
+  // exec-file: the kernel's path, so that gdb reads its symbols with no `file` command.
+  const std::string* text = nullptr;
+  if (x.object == "features" && x.annex == "target.xml")
+    text = &target_xml_;
+  else if (x.object == "exec-file" && !exec_file_.empty())
+    text = &exec_file_;
+  if (!text) return send("E00");
+  if (x.offset >= text->size()) return send("l");
+  std::string chunk = text->substr(x.offset, x.length);
+  const bool last = x.offset + chunk.size() >= text->size();
+  send((last ? "l" : "m") + chunk, true);
+}
+
+void GdbServer::handle(const gdb::Attached&) { send("1"); }
+
+void GdbServer::handle(const gdb::Kill&) { done_ = true; }
+
+void GdbServer::handle(const gdb::VKill&) {
+  send("OK");
+  done_ = true;
+}
+
+void GdbServer::handle(const gdb::Detach&) {
+  send("OK");
+  done_ = true;
+}
+
+void GdbServer::handle(const gdb::Unknown&) { send(""); }
+void GdbServer::handle(const gdb::Malformed&) { send("E01"); }
+
+}  // namespace vx::cli

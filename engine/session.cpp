@@ -133,6 +133,7 @@ struct Session::Impl {
     std::vector<ConsoleChunk> read_console() override { return s_.take_console(); }
     uint32_t exit_code() override { return s_.dev.exit_code(); }
     MachineStats stats() const override { return s_.dev.stats(); }
+    std::vector<DivergentBranch> divergent_branches() const override { return s_.dev.divergent_branches(); }
     Result<uint32_t> dm_read(uint32_t addr) override { return s_.dev.dm_read(addr); }
     Result<void> dm_write(uint32_t addr, uint32_t value) override { return s_.dev.dm_write(addr, value); }
     Result<DeviceContext> save_context() override { return make_error("save_context: the debugger owns the launch"); }

@@ -1785,6 +1785,7 @@ Result<std::vector<uint8_t>> Session::read_memory(uint32_t addr, uint32_t size) 
 
 std::vector<ConsoleChunk> Session::take_console() { return impl_->take_console(); }
 SessionStats Session::stats() const { return impl_->st; }
+std::vector<DivergentBranch> Session::divergent_branches() const { return impl_->dev.divergent_branches(); }
 checkpoint::Store* Session::store() { return impl_->store ? &*impl_->store : nullptr; }
 
 Result<StopEvent> Session::goto_checkpoint(const checkpoint::TimeKey& key) {

@@ -1638,9 +1638,9 @@ void Debugger::cmd_help(Args a) {
 void Debugger::report_divergence() {
   for (const DivergentBranch& d : s_.divergent_branches()) {
     if (!divergence_reported_.insert(d.pc).second) continue;
-    nlohmann::json data = {{"divergent_branch",
-                            {{"pc", d.pc}, {"taken", d.taken}, {"not_taken", d.not_taken}, {"core", d.core},
-                             {"warp", d.warp}}}};
+    nlohmann::json data = {
+        {"divergent_branch",
+         {{"pc", d.pc}, {"taken", d.taken}, {"not_taken", d.not_taken}, {"core", d.core}, {"warp", d.warp}}}};
     if (sym_)
       if (auto loc = sym_->locate(d.pc); loc && loc->line != 0) {
         data["divergent_branch"]["file"] = loc->file;

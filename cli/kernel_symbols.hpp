@@ -9,8 +9,8 @@
 #include <string>
 
 #include "device/image.hpp"
-#include "device/state.hpp"
 #include "device/result.hpp"
+#include "device/state.hpp"
 #include "engine/symbols.hpp"
 
 namespace vx::cli {

@@ -1,11 +1,7 @@
 #include "cli/launch_file.hpp"
 
-#include <cctype>
-#include <tuple>
-
-#include "device/input_file.hpp"
-
 #include <bit>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -13,8 +9,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "cli/kernel_symbols.hpp"
+#include "device/input_file.hpp"
 #include "engine/symbols.hpp"
 
 namespace vx::cli {

@@ -18,8 +18,8 @@
 
 #include "device/host_runtime.hpp"
 #include "device/image.hpp"
-#include "engine/symbols.hpp"
 #include "device/result.hpp"
+#include "engine/symbols.hpp"
 
 namespace vx::cli {
 

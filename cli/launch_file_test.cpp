@@ -226,8 +226,8 @@ TEST_CASE("buffer addresses are validated where the file gives them", "[launch]"
         "launch.json: buffers[0].address: 0xfffffffc + 8 bytes runs past the 32-bit address space");
   CHECK(error_of(R"({"buffers": [{"name": "a", "size": 4, "address": "12"}]})") ==
         "launch.json: buffers[0].address: \"12\" is not a 32-bit hex address such as \"0x20000\"");
-  CHECK(error_of(R"({"buffers": [{"name": "a", "size": 4, "address": "0x1000000000"}]})").find(
-            "is not a 32-bit hex address") != std::string::npos);
+  CHECK(error_of(R"({"buffers": [{"name": "a", "size": 4, "address": "0x1000000000"}]})")
+            .find("is not a 32-bit hex address") != std::string::npos);
   CHECK(error_of(R"({"buffers": [{"name": "a", "size": 4, "address": -4}]})") ==
         "launch.json: buffers[0].address: must not be negative");
   CHECK(error_of(R"({"buffers": [{"name": "a", "size": 64, "address": "0x20000"},

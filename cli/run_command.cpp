@@ -148,8 +148,8 @@ int run_command(const RunArgs& args) {
         auto w = dev.peek_warp(ev.exception.core, ev.exception.warp);
         auto sy = symbols();
         if (w) {
-          DivergentBranch d{ev.exception.pc, ev.exception.addr, w->tmask & ~ev.exception.addr, ev.exception.core,
-                            ev.exception.warp, 0};
+          DivergentBranch d{ev.exception.pc,   ev.exception.addr, w->tmask & ~ev.exception.addr,
+                            ev.exception.core, ev.exception.warp, 0};
           std::fprintf(stderr, "  %s\n", describe_divergent_branch(d, sy ? *sy : nullptr, false).c_str());
         }
       }

@@ -818,8 +818,8 @@ TEST_CASE("malformed .vxbin images are rejected with a message naming the proble
 
 namespace {
 
-// A VXSYMTAB footer (Vortex 3.0): string blob (NUL-separated names), 16-byte entries {u32 name offset, u16 length, u16 pad,
-// u64 pc}, u32 count, "VXSYMTAB".
+// A VXSYMTAB footer (Vortex 3.0): string blob (NUL-separated names), 16-byte entries {u32 name offset, u16 length, u16
+// pad, u64 pc}, u32 count, "VXSYMTAB".
 std::vector<uint8_t> symtab_footer(const std::vector<std::pair<std::string, uint64_t>>& entries) {
   std::vector<uint8_t> blob, table;
   for (const auto& [name, pc] : entries) {
@@ -908,9 +908,8 @@ TEST_CASE("a .vxbin launches at its min vma, with the entry its footer names", "
   auto got = get_words(*d, out, 3 * 8);
   for (uint32_t i = 0; i < 3 * 8; ++i) CHECK(got[i] == i);
   // Several entries and none is "main": the launch needs a choice.
-  auto two = parse_kernel_image(with_footer(make_vxbin(kCode, kCode + 0x1000, {}),
-                                            symtab_footer({{"a", kCode}, {"b", kCode + 4}})),
-                                "c.vxbin");
+  auto two = parse_kernel_image(
+      with_footer(make_vxbin(kCode, kCode + 0x1000, {}), symtab_footer({{"a", kCode}, {"b", kCode + 4}})), "c.vxbin");
   REQUIRE(two.ok());
   CHECK_THAT(error_of(resolve_grid_launch(*two, cfg, {})), Contains("a, b") && Contains("--entry"));
 }

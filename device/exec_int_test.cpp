@@ -295,8 +295,8 @@ TEST_CASE("a branch whose lanes disagree follows the highest active lane and cou
 
 TEST_CASE("a divergent branch is recorded once per pc with the lanes' directions of its first time") {
   // A loop around the branch: it diverges on every iteration at the same pc.
-  auto program = {rv::li(a2, 3), branch(kBeq, a1, zero, 8), rv::li(a0, 1), rv::addi(a2, a2, -1),
-                  branch(kBne, a2, zero, -12), vxi::tmc(zero)};
+  auto program = {rv::li(a2, 3),        branch(kBeq, a1, zero, 8),   rv::li(a0, 1),
+                  rv::addi(a2, a2, -1), branch(kBne, a2, zero, -12), vxi::tmc(zero)};
   Bench b;
   b.load(program);
   set_lanes(b, a1, {0, 1, 0, 1});

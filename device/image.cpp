@@ -217,7 +217,8 @@ Result<KernelImage> parse_vxbin(std::span<const uint8_t> bytes, const std::strin
   std::memcpy(&lo, bytes.data(), 8);
   std::memcpy(&hi, bytes.data() + 8, 8);
   if (hi <= lo) return make_error(name + ": .vxbin max vma " + hex(hi) + " is not above min vma " + hex(lo));
-  if (auto why = check_range(lo, hi - lo)) return make_error(name + ": .vxbin range " + hex(lo) + ".." + hex(hi) + " " + *why);
+  if (auto why = check_range(lo, hi - lo))
+    return make_error(name + ": .vxbin range " + hex(lo) + ".." + hex(hi) + " " + *why);
   KernelImage img;
   auto footer = parse_symtab(bytes, name, lo, hi, img);
   if (!footer) return footer.error();
@@ -263,9 +264,10 @@ Result<uint32_t> vxbin_entry(const KernelImage& image, const std::string& name) 
   std::string names;
   for (const KernelEntry& e : image.entries) names += (names.empty() ? "" : ", ") + e.name;
   if (!image.has_symtab)
-    return make_error(image.path + ": no kernel \"" + name + "\": the .vxbin has no VXSYMTAB footer, so its only kernel is \"main\" (its min vma)");
-  return make_error(image.path + ": no kernel \"" + name + "\" in its VXSYMTAB footer (it names: " +
-                    (names.empty() ? "none" : names) + ")");
+    return make_error(image.path + ": no kernel \"" + name +
+                      "\": the .vxbin has no VXSYMTAB footer, so its only kernel is \"main\" (its min vma)");
+  return make_error(image.path + ": no kernel \"" + name +
+                    "\" in its VXSYMTAB footer (it names: " + (names.empty() ? "none" : names) + ")");
 }
 
 Result<KernelImage> load_kernel_image(const std::string& path) {

@@ -221,6 +221,9 @@ def check_divergence(vx, ex, src):
                             "-ex", "continue"])
     reports = [l for l in out.splitlines() if l.startswith("divergent branch at pc")]
     check(len(reports) == 1, f"session with a breakpoint: one report, got {reports}")
+    rc, out, err = run(vx, ["run", elf, "--batch", "--no-db", "--mode", "live", "-ex", "continue"])
+    reports = [l for l in out.splitlines() if l.startswith("divergent branch at pc")]
+    check(rc == 8 and len(reports) == 1 and where in reports[0], f"live session: status {rc}, {reports}")
     rc, out, err = run(vx, ["run", elf, "--batch", "--no-db", "--strict-branches", "-ex", "continue"])
     check(rc == EXIT_DEVICE_STOP, f"strict session: status {rc}")
     check(f"Device exception: divergent branch (lanes disagree outside a split), branchy (branchy.c:{line})" in out,

@@ -15,6 +15,7 @@
 
 #include "cli/debugger.hpp"
 #include "cli/gdb_server.hpp"
+#include "cli/kernel_symbols.hpp"
 #include "cli/launch_file.hpp"
 #include "device/host_runtime.hpp"
 #include "device/input_file.hpp"
@@ -173,16 +174,24 @@ int debug_command(const DebugArgs& a) {
   auto image = load_kernel_image(a.run.kernel);
   if (!image) return fail(*sink, kExitBadInput, image.error().message);
 
+  // An ELF's own symbols; for a .vxbin, --symbols or the ELF beside it (cli/kernel_symbols.hpp).
   std::optional<engine::Symbols> symbols;
-  if (image->is_elf) {
-    auto s = engine::Symbols::load(a.run.kernel);
-    if (s) {
-      symbols.emplace(std::move(s).value());
-    } else if (sink->json()) {
-      sink->error("", "no symbols: " + s.error().message);
-    } else {
-      std::fprintf(stderr, "vxreplay: warning: no symbols: %s\n", s.error().message.c_str());
+  {
+    auto found = find_kernel_symbols(*image, a.run.symbols);
+    if (!found) return fail(*sink, kExitBadInput, found.error().message);
+    const std::string& note = found->note;
+    if (!note.empty()) {
+      const bool warning = note.rfind("warning: ", 0) == 0;
+      if (sink->json() && warning) {
+        sink->error("", note.substr(9));
+      } else if (sink->json()) {
+        sink->output("", note, {{"symbols", found->path}});
+      } else {
+        std::fprintf(stderr, "vxreplay: %s\n", note.c_str());
+      }
     }
+    adopt_tls(*image, *found);
+    if (found->symbols) symbols.emplace(std::move(*found->symbols));
   }
 
   std::optional<LaunchFile> lf;
@@ -200,8 +209,14 @@ int debug_command(const DebugArgs& a) {
   ov.grid = a.run.grid;
   ov.block = a.run.block;
   ov.lmem = a.run.lmem;
+  if (!a.run.entry.empty()) {
+    auto e = resolve_entry(*image, symbols ? &*symbols : nullptr, a.run.entry, "--entry");
+    if (!e) return fail(*sink, kExitBadInput, e.error().message);
+    ov.entry = *e;
+  }
   if (lf) {
-    if (auto r = apply_launch_file(*lf, a.run.kernel, ov); !r) return fail(*sink, kExitBadInput, r.error().message);
+    if (auto r = apply_launch_file(*lf, *image, symbols ? &*symbols : nullptr, ov); !r)
+      return fail(*sink, kExitBadInput, r.error().message);
   }
   auto launch = resolve_grid_launch(*image, a.run.config, ov);
   if (!launch) return fail(*sink, kExitBadInput, launch.error().message);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "checkpoint/store.hpp"
+#include "cli/kernel_symbols.hpp"
 #include "device/isa.hpp"
 
 namespace vx::cli {
@@ -685,6 +686,7 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
     if (!note.empty()) view.message = note;
     if (ev->reason == StopReason::Watchpoint) view.watches = last_watches_;
     sink_.stop(view);
+    report_divergence();
     note_store();
     // Temporary breakpoints go once they stopped.
     bool removed = false;
@@ -1633,6 +1635,23 @@ void Debugger::cmd_help(Args a) {
 
 // --- End ----------------------------------------------------------------------------------------------------
 
+void Debugger::report_divergence() {
+  for (const DivergentBranch& d : s_.divergent_branches()) {
+    if (!divergence_reported_.insert(d.pc).second) continue;
+    nlohmann::json data = {
+        {"divergent_branch",
+         {{"pc", d.pc}, {"taken", d.taken}, {"not_taken", d.not_taken}, {"core", d.core}, {"warp", d.warp}}}};
+    if (sym_)
+      if (auto loc = sym_->locate(d.pc); loc && loc->line != 0) {
+        data["divergent_branch"]["file"] = loc->file;
+        data["divergent_branch"]["line"] = loc->line;
+        data["divergent_branch"]["function"] = loc->function;
+      }
+    // Time travel and re-launches run code again, so the count would not be the kernel's: no count.
+    sink_.output(command_, describe_divergent_branch(d, sym_, false), data);
+  }
+}
+
 int Debugger::finish_session(const std::string& store_dir, std::optional<int> status_override) {
   command_.clear();
   drain_console();
@@ -1679,6 +1698,7 @@ int Debugger::finish_session(const std::string& store_dir, std::optional<int> st
     status = 74;  // docs/cli.md: the recording could not be written
   }
   if (status_override) status = *status_override;
+  report_divergence();
   ExitView v;
   v.status = status;
   if (state_ == State::Exited) v.exit_code = exit_code_;

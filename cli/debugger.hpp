@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,9 @@ class Debugger {
   void settle(const engine::StopEvent& ev, const std::vector<int>& bps);
   // Says once that the recording could not be written (a full disk); finish_session exits 74.
   void note_store();
+  // Reports the divergent plain branches not reported yet, one line each (at a stop, at the end).
+  void report_divergence();
+  std::set<uint32_t> divergence_reported_;  // branch PCs already reported
   uint64_t announced_store_failures_ = 0;
   bool stop_on_store_error_ = false;
   bool quit_ = false;  // the session ends after the current command

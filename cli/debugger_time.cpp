@@ -137,6 +137,7 @@ void Debugger::report_move(Result<StopEvent> ev, const std::string& title) {
   if (!title.empty()) view.title = title;
   if (ev->reason == StopReason::Watchpoint) view.watches = last_watches_;
   sink_.stop(view);
+  report_divergence();
   note_store();
 }
 

@@ -1,11 +1,7 @@
 #include "cli/launch_file.hpp"
 
-#include <cctype>
-#include <tuple>
-
-#include "device/input_file.hpp"
-
 #include <bit>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -13,7 +9,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
+#include "cli/kernel_symbols.hpp"
+#include "device/input_file.hpp"
 #include "engine/symbols.hpp"
 
 namespace vx::cli {
@@ -153,9 +152,15 @@ void parse_init(const json& j, const std::string& path, const std::string& base_
   }
 }
 
+std::string hex_addr(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
 LaunchBuffer parse_buffer(const json& j, const std::string& path, const std::string& base_dir) {
   require_object(j, path);
-  check_keys(j, path, {"name", "size", "init", "dump", "compare"});
+  check_keys(j, path, {"name", "size", "address", "init", "dump", "compare"});
   LaunchBuffer b;
   if (!j.contains("name")) fail(path, "missing \"name\"");
   b.name = get_string(j["name"], path + ".name");
@@ -176,6 +181,32 @@ LaunchBuffer parse_buffer(const json& j, const std::string& path, const std::str
   if (b.init == LaunchBuffer::Init::File && b.file_bytes.size() > b.size)
     fail(path + ".init.file", b.file + " has " + std::to_string(b.file_bytes.size()) + " bytes, more than the size " +
                                   std::to_string(b.size));
+  if (j.contains("address")) {
+    // A number, or a string in hex ("0x20000"): JSON has no hex literals.
+    const json& a = j["address"];
+    const std::string ap = path + ".address";
+    uint64_t addr = 0;
+    if (a.is_string()) {
+      const std::string t = a.get<std::string>();
+      size_t used = 0;
+      bool ok = t.size() > 2 && (t.rfind("0x", 0) == 0 || t.rfind("0X", 0) == 0) && t.size() <= 10;
+      if (ok) {
+        try {
+          addr = std::stoull(t.substr(2), &used, 16);
+        } catch (const std::exception&) {
+          ok = false;
+        }
+      }
+      if (!ok || used != t.size() - 2) fail(ap, json_quote(t) + " is not a 32-bit hex address such as \"0x20000\"");
+    } else {
+      addr = get_u32(a, ap);
+    }
+    if (addr < 0x10000) fail(ap, hex_addr(addr) + " lies in the I/O region (below 0x10000)");
+    if (addr % 4 != 0) fail(ap, hex_addr(addr) + " is not a multiple of 4");
+    if (addr + b.size > 0x100000000ull)
+      fail(ap, hex_addr(addr) + " + " + std::to_string(b.size) + " bytes runs past the 32-bit address space");
+    b.address = uint32_t(addr);
+  }
   if (j.contains("dump")) b.dump = resolve_path(base_dir, get_string(j["dump"], path + ".dump"));
   if (j.contains("compare")) {
     b.compare = resolve_path(base_dir, get_string(j["compare"], path + ".compare"));
@@ -240,6 +271,14 @@ LaunchFile parse_document(const json& doc, const std::string& base_dir) {
       if (auto it = seen.find(b.name); it != seen.end())
         fail(p + ".name", json_quote(b.name) + " is already the name of buffers[" + std::to_string(it->second) + "]");
       seen[b.name] = i;
+      if (b.address)
+        for (size_t k = 0; k < lf.buffers.size(); ++k) {
+          const LaunchBuffer& o = lf.buffers[k];
+          if (o.address && *b.address < uint64_t(*o.address) + o.size && *o.address < uint64_t(*b.address) + b.size)
+            fail(p + ".address", hex_addr(*b.address) + ".." + hex_addr(uint64_t(*b.address) + b.size) +
+                                     " overlaps buffers[" + std::to_string(k) + "] (" + json_quote(o.name) + ") at " +
+                                     hex_addr(*o.address));
+        }
       lf.buffers.push_back(std::move(b));
     }
   }
@@ -251,12 +290,6 @@ LaunchFile parse_document(const json& doc, const std::string& base_dir) {
       lf.args->push_back(parse_arg(as[i], "args[" + std::to_string(i) + "]", lf.buffers));
   }
   return lf;
-}
-
-std::string hex32(uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%08x", v);
-  return buf;
 }
 
 }  // namespace
@@ -336,18 +369,14 @@ std::vector<uint8_t> initial_contents(const LaunchBuffer& b) {
   return bytes;
 }
 
-Result<void> apply_launch_file(const LaunchFile& lf, const std::string& kernel_path, LaunchOverrides& ov) {
+Result<void> apply_launch_file(const LaunchFile& lf, const KernelImage& image, const engine::Symbols* symbols,
+                               LaunchOverrides& ov) {
   if (!ov.grid) ov.grid = lf.grid;
   if (!ov.block) ov.block = lf.block;
   if (!ov.lmem) ov.lmem = lf.lmem;
-  if (lf.entry) {
-    auto syms = engine::Symbols::load(kernel_path);
-    if (!syms) return make_error(lf.name + ": entry: cannot resolve " + json_quote(*lf.entry) + ": " + syms.error().message);
-    auto addr = syms->symbol_address(*lf.entry);
-    if (!addr) return make_error(lf.name + ": entry: no symbol " + json_quote(*lf.entry) + " in " + kernel_path);
-    auto fn = syms->function_at(*addr);
-    if (!fn || fn->lo != *addr)
-      return make_error(lf.name + ": entry: " + json_quote(*lf.entry) + " at " + hex32(*addr) + " is not a function");
+  if (lf.entry && !ov.entry) {
+    auto addr = resolve_entry(image, symbols, *lf.entry, lf.name + ": entry");
+    if (!addr) return addr.error();
     ov.entry = *addr;
   }
   return {};
@@ -355,14 +384,25 @@ Result<void> apply_launch_file(const LaunchFile& lf, const std::string& kernel_p
 
 Result<PlacedLaunch> place_launch(HostRuntime& rt, const LaunchFile& lf) {
   PlacedLaunch p;
-  for (size_t i = 0; i < lf.buffers.size(); ++i) {
-    const LaunchBuffer& b = lf.buffers[i];
-    std::string where = lf.name + ": buffers[" + std::to_string(i) + "] (" + json_quote(b.name) + "): ";
-    auto addr = rt.alloc(b.size);
-    if (!addr) return make_error(where + addr.error().message);
-    std::vector<uint8_t> bytes = initial_contents(b);
-    if (auto r = rt.write(*addr, bytes); !r) return make_error(where + r.error().message);
-    p.buffer_addrs.push_back(*addr);
+  p.buffer_addrs.resize(lf.buffers.size());
+  // Buffers at fixed addresses are reserved first, so no allocation takes their place.
+  for (bool fixed : {true, false}) {
+    for (size_t i = 0; i < lf.buffers.size(); ++i) {
+      const LaunchBuffer& b = lf.buffers[i];
+      if (b.address.has_value() != fixed) continue;
+      std::string where = lf.name + ": buffers[" + std::to_string(i) + "] (" + json_quote(b.name) + "): ";
+      Result<uint32_t> addr = make_error("");
+      if (fixed) {
+        if (auto r = rt.driver().mem_reserve(*b.address, b.size); !r) return make_error(where + r.error().message);
+        addr = *b.address;
+      } else {
+        addr = rt.alloc(b.size);
+      }
+      if (!addr) return make_error(where + addr.error().message);
+      std::vector<uint8_t> bytes = initial_contents(b);
+      if (auto r = rt.write(*addr, bytes); !r) return make_error(where + r.error().message);
+      p.buffer_addrs[i] = *addr;
+    }
   }
   if (lf.args) {
     if (lf.args->empty()) {

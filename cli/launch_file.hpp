@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "device/host_runtime.hpp"
+#include "device/image.hpp"
 #include "device/result.hpp"
+#include "engine/symbols.hpp"
 
 namespace vx::cli {
 
@@ -25,6 +27,7 @@ struct LaunchBuffer {
   enum class Init { Zeros, Pattern, Random, File };
   std::string name;
   uint32_t size = 0;                // bytes, > 0
+  std::optional<uint32_t> address;  // "address": reserved there (Driver::mem_reserve) instead of allocated
   Init init = Init::Zeros;
   std::vector<uint32_t> pattern;    // Init::Pattern: words repeated
   uint64_t seed = 0;                // Init::Random
@@ -69,11 +72,13 @@ struct PlacedLaunch {
   std::optional<uint32_t> arg_ptr;
 };
 
-// Allocates and fills the buffers and the argument block through the runtime (before the launch).
+// Reserves the buffers with an address, allocates the others, fills them, then the argument block,
+// through the runtime (before the launch).
 Result<PlacedLaunch> place_launch(HostRuntime& rt, const LaunchFile& lf);
 // Applies the file to the resolved launch overrides: the file's grid/block/lmem where no flag set
-// them, the entry symbol (resolved with `symbol_address`), the arg pointer.
-Result<void> apply_launch_file(const LaunchFile& lf, const std::string& kernel_path, LaunchOverrides& ov);
+// them, and its entry where --entry did not (a function of `symbols`, or a .vxbin footer's name).
+Result<void> apply_launch_file(const LaunchFile& lf, const KernelImage& image, const engine::Symbols* symbols,
+                               LaunchOverrides& ov);
 
 // After a run that completed: writes the dump files and compares with the compare files, reading
 // device memory through `read`. Every problem is reported as one line through `report`.

@@ -128,7 +128,7 @@ TEST_CASE("launch file errors name the file and the JSON path", "[launch]") {
   CHECK(error_of(R"({"buffers": [{"name": "a", "size": 8, "init": {"pattern": [1, "x"]}}]})") ==
         "launch.json: buffers[0].init.pattern[1]: must be an unsigned integer, not a string");
   CHECK(error_of(R"({"buffers": [{"name": "a", "size": 8, "colour": 1}]})") ==
-        "launch.json: buffers[0].colour: unknown key (expected one of: name, size, init, dump, compare)");
+        "launch.json: buffers[0].colour: unknown key (expected one of: name, size, address, init, dump, compare)");
   CHECK(error_of(R"({"buffers": [{"name": "a", "size": 8}, {"name": "a", "size": 4}]})") ==
         "launch.json: buffers[1].name: \"a\" is already the name of buffers[0]");
   CHECK(error_of(R"({"buffers": [{"name": "a", "size": 4}], "args": [{"buffer": "b"}]})") ==
@@ -180,4 +180,57 @@ TEST_CASE("finish_launch dumps and reports the first differing byte", "[launch]"
   REQUIRE(messages.size() == 1);
   CHECK(messages[0] == "launch.json: buffers[0] (\"out\"): compare: differs from " + (dir.path / "expected.bin").string() +
                            " at byte offset 2 (0x2): got 0x09, expected 0x03");
+}
+
+TEST_CASE("a buffer with an address is reserved there, before the others are allocated", "[launch]") {
+  auto r = parse_launch_file(R"({"buffers": [{"name": "a", "size": 8, "init": {"pattern": [7]}},
+                                            {"name": "b", "size": 4096, "address": "0x10000", "init": {"pattern": [9]}},
+                                            {"name": "c", "size": 4, "address": 1048576}],
+                                "args": [{"buffer": "b"}, {"buffer": "a"}]})",
+                             "launch.json", ".");
+  REQUIRE(r);
+  REQUIRE(r->buffers[1].address);
+  CHECK(*r->buffers[1].address == 0x10000u);
+  CHECK(*r->buffers[2].address == 0x100000u);
+  CHECK_FALSE(r->buffers[0].address);
+  auto d = open_model_device(DeviceConfig{}, RunOptions{});
+  REQUIRE(d);
+  HostRuntime rt(**d);
+  auto p = place_launch(rt, *r);
+  REQUIRE(p);
+  // "a" would have been allocated at 0x10000 (the first allocation) had "b" not been reserved first.
+  CHECK(p->buffer_addrs[1] == 0x10000u);
+  CHECK(p->buffer_addrs[2] == 0x100000u);
+  CHECK(p->buffer_addrs[0] != 0x10000u);
+  uint32_t w = 0;
+  REQUIRE((*d)->copy_from_device(0x10000, {reinterpret_cast<uint8_t*>(&w), 4}));
+  CHECK(w == 9u);
+  uint32_t args[2] = {0, 0};
+  REQUIRE((*d)->copy_from_device(*p->arg_ptr, {reinterpret_cast<uint8_t*>(args), 8}));
+  CHECK(args[0] == 0x10000u);
+  CHECK(args[1] == p->buffer_addrs[0]);
+  // A fixed address that collides with something the device already holds fails at placement.
+  auto image = parse_launch_file(R"({"buffers": [{"name": "k", "size": 4, "address": "0x10000"}]})", "l.json", ".");
+  REQUIRE(image);
+  auto again = place_launch(rt, *image);
+  REQUIRE_FALSE(again);
+  CHECK(again.error().message.rfind("l.json: buffers[0] (\"k\"): mem_reserve: 0x10000..0x10004 overlaps", 0) == 0);
+}
+
+TEST_CASE("buffer addresses are validated where the file gives them", "[launch]") {
+  CHECK(error_of(R"({"buffers": [{"name": "a", "size": 4, "address": "0x40"}]})") ==
+        "launch.json: buffers[0].address: 0x40 lies in the I/O region (below 0x10000)");
+  CHECK(error_of(R"({"buffers": [{"name": "a", "size": 4, "address": 65538}]})") ==
+        "launch.json: buffers[0].address: 0x10002 is not a multiple of 4");
+  CHECK(error_of(R"({"buffers": [{"name": "a", "size": 8, "address": "0xfffffffc"}]})") ==
+        "launch.json: buffers[0].address: 0xfffffffc + 8 bytes runs past the 32-bit address space");
+  CHECK(error_of(R"({"buffers": [{"name": "a", "size": 4, "address": "12"}]})") ==
+        "launch.json: buffers[0].address: \"12\" is not a 32-bit hex address such as \"0x20000\"");
+  CHECK(error_of(R"({"buffers": [{"name": "a", "size": 4, "address": "0x1000000000"}]})")
+            .find("is not a 32-bit hex address") != std::string::npos);
+  CHECK(error_of(R"({"buffers": [{"name": "a", "size": 4, "address": -4}]})") ==
+        "launch.json: buffers[0].address: must not be negative");
+  CHECK(error_of(R"({"buffers": [{"name": "a", "size": 64, "address": "0x20000"},
+                                 {"name": "b", "size": 4, "address": "0x2003c"}]})") ==
+        "launch.json: buffers[1].address: 0x2003c..0x20040 overlaps buffers[0] (\"a\") at 0x20000");
 }

@@ -95,6 +95,12 @@ int main(int argc, char** argv) {
   auto* grid_opt = run_cmd->add_option("--grid", grid_text, "Grid dimensions X[,Y[,Z]] (default: from the image)");
   auto* block_opt = run_cmd->add_option("--block", block_text, "Block dimensions X[,Y[,Z]] (default: from the image)");
   auto* lmem_opt = run_cmd->add_option("--lmem", lmem_text, "Local memory bytes per CTA (default: from the image)");
+  run_cmd->add_option("--entry", run.entry,
+                      "Kernel function (CTA entry) by name, or an entry of a .vxbin's VXSYMTAB footer");
+  run_cmd->add_option("--symbols", run.symbols,
+                      "The ELF of a .vxbin kernel, for its symbols (default: NAME.elf beside it)");
+  run_cmd->add_flag("--strict-branches", run.options.strict_branches,
+                    "Stop at the first plain branch whose lanes disagree, as a device exception");
   run_cmd->add_option("--launch", run.launch_file,
                       "Launch file (JSON): dimensions, entry, buffers and arguments (docs/cli.md, \"Launch files\")");
   bool live = false;

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/console.hpp"
+#include "cli/kernel_symbols.hpp"
 #include "cli/launch_file.hpp"
 #include "device/host_runtime.hpp"
 #include "device/isa.hpp"
@@ -51,12 +52,42 @@ int run_command(const RunArgs& args) {
   }
   Driver& dev = **opened;
   HostRuntime rt(dev);
+  // Symbols are read when something needs them (an entry by name, the divergence report), except
+  // that a --symbols file is checked before anything runs.
+  std::optional<KernelSymbols> syms;
+  auto symbols = [&]() -> Result<const engine::Symbols*> {
+    if (!syms) {
+      auto found = find_kernel_symbols(*image, args.symbols);
+      if (!found) return found.error();
+      syms.emplace(std::move(found).value());
+      if (!syms->note.empty()) std::fprintf(stderr, "vxreplay: %s\n", syms->note.c_str());
+    }
+    return syms->symbols ? &*syms->symbols : nullptr;
+  };
+  // A .vxbin's symbols are looked for at once: the run says where they come from, and the matching
+  // ELF's thread-local storage facts apply to the .vxbin.
+  const bool names_entry = !args.entry.empty() || (lf && lf->entry);
+  if (!args.symbols.empty() || names_entry || !image->is_elf) {
+    if (auto r = symbols(); !r) {
+      std::fprintf(stderr, "vxreplay: %s\n", r.error().message.c_str());
+      return kExitBadInput;
+    }
+    adopt_tls(*image, *syms);
+  }
   LaunchOverrides ov;
   ov.grid = args.grid;
   ov.block = args.block;
   ov.lmem = args.lmem;
+  if (!args.entry.empty()) {
+    auto e = resolve_entry(*image, symbols().value(), args.entry, "--entry");
+    if (!e) {
+      std::fprintf(stderr, "vxreplay: %s\n", e.error().message.c_str());
+      return kExitBadInput;
+    }
+    ov.entry = *e;
+  }
   if (lf) {
-    if (auto r = apply_launch_file(*lf, args.kernel, ov); !r) {
+    if (auto r = apply_launch_file(*lf, *image, names_entry ? symbols().value() : nullptr, ov); !r) {
       std::fprintf(stderr, "vxreplay: %s\n", r.error().message.c_str());
       return kExitBadInput;
     }
@@ -96,6 +127,14 @@ int run_command(const RunArgs& args) {
   std::cout.flush();  // the console comes before whatever the stop prints on stderr
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
+  // Branches whose lanes disagreed: once per PC, with the source line when there are symbols.
+  if (std::vector<DivergentBranch> div = dev.divergent_branches(); !div.empty()) {
+    auto sy = symbols();
+    const engine::Symbols* table = sy ? *sy : nullptr;
+    for (const DivergentBranch& d : div)
+      std::fprintf(stderr, "vxreplay: %s\n", describe_divergent_branch(d, table, true).c_str());
+  }
+
   int status = kExitOk;
   uint32_t code = dev.exit_code();
   switch (ev.kind) {
@@ -104,6 +143,16 @@ int run_command(const RunArgs& args) {
       break;
     case EventKind::Exception:
       print_exception(dev, ev.exception);
+      if (ev.exception.cause == Cause::DivergentBranch) {
+        // The branch did not execute: its warp still holds the mask it had.
+        auto w = dev.peek_warp(ev.exception.core, ev.exception.warp);
+        auto sy = symbols();
+        if (w) {
+          DivergentBranch d{ev.exception.pc,   ev.exception.addr, w->tmask & ~ev.exception.addr,
+                            ev.exception.core, ev.exception.warp, 0};
+          std::fprintf(stderr, "  %s\n", describe_divergent_branch(d, sy ? *sy : nullptr, false).c_str());
+        }
+      }
       status = kExitDeviceStop;
       break;
     case EventKind::CommandError:

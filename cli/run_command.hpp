@@ -29,6 +29,8 @@ struct RunArgs {
   std::optional<std::array<uint32_t, 3>> grid, block;
   std::optional<uint32_t> lmem;
   std::string launch_file;  // --launch FILE.json ("" = none; docs/cli.md, "Launch files")
+  std::string entry;        // --entry NAME: the kernel function, or a .vxbin footer's entry ("" = the image's)
+  std::string symbols;      // --symbols FILE: the ELF of a .vxbin ("" = one beside it, if it matches)
   bool quiet = false;  // no summary
 };
 

@@ -46,6 +46,9 @@ struct RunOptions {
   // A device without the Debug Module (vxreplay run --no-debug-module): dm_read and dm_write
   // fail ("this device has no Debug Module"), so PLATFORM reads as absent (docs/live.md).
   bool debug_module = true;
+  // A plain branch whose active lanes disagree stops the device with Cause::DivergentBranch
+  // (vxreplay run --strict-branches) instead of following the highest active lane.
+  bool strict_branches = false;
 };
 
 // Fixed facts of the Vortex 3.0 memory map (shared/spec/vortex-v3.md).

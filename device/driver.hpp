@@ -104,6 +104,11 @@ class Driver {
   // The exit-code word (0x8348).
   virtual uint32_t exit_code() = 0;
   virtual MachineStats stats() const = 0;
+  // Every plain branch whose active lanes disagreed since the device was opened, one per PC in the
+  // order first seen, with the lanes' directions that first time and how often it diverged
+  // (docs/device.md, "Divergence"). Recording costs nothing while branches are uniform. A driver
+  // that cannot observe branches (one in front of another process) reports none.
+  virtual std::vector<DivergentBranch> divergent_branches() const { return {}; }
 
   // Debug Module registers (seed 000), addresses 0x0..0xC; docs/debug-module.md
   // is the reference for every field and every decision the seed leaves open.

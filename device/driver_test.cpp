@@ -816,6 +816,147 @@ TEST_CASE("malformed .vxbin images are rejected with a message naming the proble
              Contains("32-bit address space"));
 }
 
+namespace {
+
+// A VXSYMTAB footer (Vortex 3.0): string blob (NUL-separated names), 16-byte entries {u32 name offset, u16 length, u16
+// pad, u64 pc}, u32 count, "VXSYMTAB".
+std::vector<uint8_t> symtab_footer(const std::vector<std::pair<std::string, uint64_t>>& entries) {
+  std::vector<uint8_t> blob, table;
+  for (const auto& [name, pc] : entries) {
+    uint16_t len = uint16_t(name.size()), pad = 0;
+    if (!blob.empty()) blob.push_back(0);  // NUL-separated: the blob ends with the last name's bytes
+    uint32_t off = uint32_t(blob.size());
+    blob.insert(blob.end(), name.begin(), name.end());
+    put_struct(table, table.size(), off);
+    put_struct(table, table.size(), len);
+    put_struct(table, table.size(), pad);
+    put_struct(table, table.size(), pc);
+  }
+  std::vector<uint8_t> f = blob;
+  f.insert(f.end(), table.begin(), table.end());
+  put_struct(f, f.size(), uint32_t(entries.size()));
+  for (char c : std::string("VXSYMTAB")) f.push_back(uint8_t(c));
+  return f;
+}
+
+std::vector<uint8_t> with_footer(std::vector<uint8_t> vxbin, const std::vector<uint8_t>& footer) {
+  vxbin.insert(vxbin.end(), footer.begin(), footer.end());
+  return vxbin;
+}
+
+}  // namespace
+
+TEST_CASE("a .vxbin's VXSYMTAB footer names kernel entries and is not part of the loaded bytes", "[driver]") {
+  const auto raw = to_bytes(grid_image_words());
+  auto bytes = with_footer(make_vxbin(kCode, kCode + 0x1000, raw),
+                           symtab_footer({{"sum", kCode + kKernelOffset}, {"main", kCode + 8}}));
+  auto img = parse_kernel_image(bytes, "k.vxbin");
+  INFO(error_of(img));
+  REQUIRE(img.ok());
+  CHECK(img->has_symtab);
+  REQUIRE(img->entries.size() == 2);
+  CHECK(img->entries[0] == KernelEntry{"sum", kCode + kKernelOffset});
+  CHECK(img->entries[1] == KernelEntry{"main", kCode + 8});
+  CHECK(img->segments[0].bytes == raw);
+  CHECK(vxbin_entry(*img, "sum").value() == kCode + kKernelOffset);
+  CHECK_THAT(error_of(vxbin_entry(*img, "nope")), Contains("no kernel \"nope\"") && Contains("sum, main"));
+  // Two entries: the launch takes "main".
+  auto l = resolve_grid_launch(*img, DeviceConfig{}, {});
+  REQUIRE(l.ok());
+  CHECK(l->start_pc == kCode);
+  CHECK(l->entry_pc == kCode + 8);
+}
+
+TEST_CASE("a .vxbin launches at its min vma, with the entry its footer names", "[driver]") {
+  DeviceConfig cfg{1, 2, 4, 4};
+  {
+    // No footer: the CTA entry is the min vma ("main"), in the legacy shape.
+    auto img = parse_kernel_image(make_vxbin(kCode, kCode + 0x1000, to_bytes(grid_image_words())), "a.vxbin");
+    REQUIRE(img.ok());
+    CHECK_FALSE(img->has_symtab);
+    auto l = resolve_grid_launch(*img, cfg, {});
+    INFO(error_of(l));
+    REQUIRE(l.ok());
+    CHECK(l->start_pc == kCode);
+    CHECK(l->entry_pc == kCode);
+    CHECK(l->grid == std::array<uint32_t, 3>{2, 1, 1});
+    CHECK(l->block == std::array<uint32_t, 3>{4, 1, 1});
+    CHECK(vxbin_entry(*img, "main").value() == kCode);
+    CHECK_THAT(error_of(vxbin_entry(*img, "sum")), Contains("no VXSYMTAB footer"));
+  }
+  // One footer entry: the launch runs it.
+  auto d = open_device(cfg);
+  HostRuntime rt(*d);
+  auto img = parse_kernel_image(with_footer(make_vxbin(kCode, kCode + 0x1000, to_bytes(grid_image_words())),
+                                            symtab_footer({{"global_index", kCode + kKernelOffset}})),
+                                "b.vxbin");
+  INFO(error_of(img));
+  REQUIRE(img.ok());
+  REQUIRE(rt.load_image(*img).ok());
+  uint32_t out = alloc_array(*d, 3 * 8);
+  LaunchOverrides o;
+  o.arg = out;
+  o.grid = std::array<uint32_t, 3>{3, 1, 1};
+  o.block = std::array<uint32_t, 3>{8, 1, 1};
+  auto l = resolve_grid_launch(*img, cfg, o);
+  INFO(error_of(l));
+  REQUIRE(l.ok());
+  CHECK(l->entry_pc == kCode + kKernelOffset);
+  auto id = rt.launch_grid(*l);
+  REQUIRE(id.ok());
+  require_completed(*d, *id);
+  auto got = get_words(*d, out, 3 * 8);
+  for (uint32_t i = 0; i < 3 * 8; ++i) CHECK(got[i] == i);
+  // Several entries and none is "main": the launch needs a choice.
+  auto two = parse_kernel_image(
+      with_footer(make_vxbin(kCode, kCode + 0x1000, {}), symtab_footer({{"a", kCode}, {"b", kCode + 4}})), "c.vxbin");
+  REQUIRE(two.ok());
+  CHECK_THAT(error_of(resolve_grid_launch(*two, cfg, {})), Contains("a, b") && Contains("--entry"));
+}
+
+TEST_CASE("malformed VXSYMTAB footers are rejected with a message naming the problem", "[driver]") {
+  auto base = make_vxbin(kCode, kCode + 0x100, {1, 2, 3, 4});
+  auto count_too_big = with_footer(base, symtab_footer({{"k", kCode}}));
+  count_too_big[count_too_big.size() - 12] = 200;
+  CHECK_THAT(error_of(parse_kernel_image(count_too_big, "a.vxbin")),
+             Contains("a.vxbin: VXSYMTAB footer") && Contains("200 entries"));
+  CHECK_THAT(error_of(parse_kernel_image(with_footer(base, symtab_footer({{"k", kCode + 0x100}})), "b.vxbin")),
+             Contains("entry 0 (\"k\")") && Contains("outside the image"));
+  CHECK_THAT(error_of(parse_kernel_image(with_footer(base, symtab_footer({{"k", kCode + 2}})), "c.vxbin")),
+             Contains("not word aligned"));
+  CHECK_THAT(error_of(parse_kernel_image(with_footer(base, symtab_footer({{"", kCode}})), "d.vxbin")),
+             Contains("the name is empty"));
+  auto blob_too_big = with_footer(base, symtab_footer({{"k", kCode}}));
+  blob_too_big[blob_too_big.size() - 12 - 16] = 0xf0;  // the name offset
+  CHECK_THAT(error_of(parse_kernel_image(blob_too_big, "e.vxbin")), Contains("string blob"));
+}
+
+TEST_CASE("legacy thread-local storage past the image is mapped for every hart", "[driver]") {
+  KernelImage img;
+  img.path = "tls.elf";
+  img.is_elf = true;
+  img.min_vma = kCode;
+  img.max_vma = kCode + 0x1000;
+  img.segments.push_back(ImageSegment{kCode, 0x1000, {}});
+  CHECK_FALSE(tls_area(img, 128).has_value());  // no TLS
+  img.tls_bytes = 200;
+  img.tls_stride = 200;
+  img.end_symbol = kCode + 0xff0;
+  auto area = tls_area(img, 128);
+  REQUIRE(area.has_value());
+  CHECK(area->first == kCode + 0x1000);
+  CHECK(area->second == uint64_t(kCode) + 0xff0 + 63 + 127 * 200 + 200);
+  DeviceConfig cfg{1, 2, 8, 8};
+  auto d = open_device(cfg);
+  HostRuntime rt(*d);
+  REQUIRE(rt.load_image(img).ok());
+  // The last hart's block is writable (it would fault past the image's own page without the area).
+  const uint32_t last = kCode + 0xff0 + 63 + 127 * 200;
+  std::vector<uint8_t> block(200, 0xab);
+  CHECK(d->copy_to_device(last, block).ok());
+  CHECK_FALSE(d->copy_to_device(uint32_t(area->second + 0x1000), block).ok());
+}
+
 TEST_CASE("a minimal ELF32 RISC-V executable parses into its segment", "[driver]") {
   ElfOptions eo;
   eo.code = {rv::li(a0, 1), rv::ret()};
@@ -975,10 +1116,11 @@ TEST_CASE("resolve_grid_launch of a legacy main runs one CTA of NT threads per c
 
 TEST_CASE("resolve_grid_launch fails without a kernel and for blocks that do not fit", "[driver]") {
   KernelImage img;
-  img.path = "none.vxbin";
+  img.path = "none.elf";
+  img.is_elf = true;
   img.start_pc = kCode;
   DeviceConfig cfg;
-  CHECK_THAT(error_of(resolve_grid_launch(img, cfg, {})), Contains("none.vxbin") && Contains("names no kernel"));
+  CHECK_THAT(error_of(resolve_grid_launch(img, cfg, {})), Contains("none.elf") && Contains("names no kernel"));
   // An explicit entry is enough.
   LaunchOverrides o;
   o.entry = kCode;

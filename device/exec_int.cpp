@@ -5,6 +5,7 @@
 // existence) before anything is written, so a fault leaves the warp untouched.
 // When several lanes fault, the lowest faulting lane is reported.
 #include <array>
+#include <bit>
 #include <cstring>
 #include <type_traits>
 
@@ -143,15 +144,24 @@ inline bool compare(uint32_t a, uint32_t b) {
 }
 
 // Spec: "A plain branch never diverges a warp": the highest active lane decides.
-// Lanes that disagree are counted, so a kernel that forgot SPLIT/JOIN shows up.
+// Lanes that disagree are recorded (per PC), so a kernel that forgot SPLIT/JOIN shows up; with
+// strict branches they are a device exception instead, before the branch executes.
 template <Cond k>
 Outcome exec_branch(ExecCtx& c, const Decoded& d) {
   const uint32_t* a = &c.X(d.rs1, 0);
   const uint32_t* b = &c.X(d.rs2, 0);
   uint32_t true_lanes = 0;
   for_each_lane(c.tmask, [&](unsigned l) { true_lanes |= uint32_t(compare<k>(a[l], b[l])) << l; });
-  if (true_lanes != 0 && true_lanes != c.tmask) c.m.note_divergent_branch();
-  if ((true_lanes >> c.last_lane()) & 1) c.next_pc = c.pc + uint32_t(d.imm);
+  const bool last_taken = (true_lanes >> c.last_lane()) & 1;
+  if (true_lanes != 0 && true_lanes != c.tmask) [[unlikely]] {
+    if (c.m.strict_branches()) {
+      // The lane reported is the lowest one the highest active lane would have overruled.
+      uint32_t overruled = last_taken ? c.tmask & ~true_lanes : true_lanes;
+      return Outcome::fault(Cause::DivergentBranch, unsigned(std::countr_zero(overruled)), true_lanes);
+    }
+    c.m.note_divergent_branch(c, true_lanes);
+  }
+  if (last_taken) c.next_pc = c.pc + uint32_t(d.imm);
   return Outcome::retire();
 }
 

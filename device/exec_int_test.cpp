@@ -293,6 +293,39 @@ TEST_CASE("a branch whose lanes disagree follows the highest active lane and cou
   }
 }
 
+TEST_CASE("a divergent branch is recorded once per pc with the lanes' directions of its first time") {
+  // A loop around the branch: it diverges on every iteration at the same pc.
+  auto program = {rv::li(a2, 3),        branch(kBeq, a1, zero, 8),   rv::li(a0, 1),
+                  rv::addi(a2, a2, -1), branch(kBne, a2, zero, -12), vxi::tmc(zero)};
+  Bench b;
+  b.load(program);
+  set_lanes(b, a1, {0, 1, 0, 1});
+  run_ok(b);
+  CHECK(b.m.stats().divergent_branches == 3);
+  const auto& d = b.m.divergent_branches();
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].pc == Bench::kCode + 4);
+  CHECK(d[0].taken == 0b0101);
+  CHECK(d[0].not_taken == 0b1010);
+  CHECK(d[0].count == 3);
+}
+
+TEST_CASE("with strict branches a divergent branch is a device exception before it executes") {
+  RunOptions opts{1, 1'000'000};
+  opts.strict_branches = true;
+  Bench b(DeviceConfig{}, opts);
+  b.load({rv::li(a0, 7), branch(kBeq, a1, zero, 8), rv::li(a0, 1), vxi::tmc(zero)});
+  set_lanes(b, a1, {0, 1, 1, 1});  // lane 3 decides "not taken", overruling lane 0
+  DeviceException e = b.run_warp(kAll);
+  CHECK(e.cause == Cause::DivergentBranch);
+  CHECK(e.pc == Bench::kCode + 4);
+  CHECK(e.lane == 0);
+  CHECK(e.addr == 0b0001);
+  CHECK(b.warp().pc == Bench::kCode + 4);
+  CHECK(b.m.divergent_branches().empty());
+  CHECK(lanes(b, a0) == Lanes{7, 7, 7, 7});
+}
+
 TEST_CASE("a misaligned load faults with the lane and address and writes no lane") {
   Bench b;
   b.load({rv::lw(a0, a1, 2), vxi::tmc(zero)});

@@ -32,10 +32,25 @@ Result<GridLaunch> resolve_grid_launch(const KernelImage& image, const DeviceCon
     l.arg_ptr = d ? d->arg : 0;
     l.grid = {cfg.total_cores(), 1, 1};
     l.block = {cfg.threads, 1, 1};
+  } else if (!image.is_elf) {
+    // As upstream launches a .vxbin: every warp starts at its min vma (start_pc); the CTA entry is
+    // the kernel its VXSYMTAB footer names (the only one, or "main"), else the min vma itself, for
+    // an image whose own startup code calls main. The shape is the legacy one.
+    l.grid = {cfg.total_cores(), 1, 1};
+    l.block = {cfg.threads, 1, 1};
+    if (!o.entry) {
+      if (image.entries.size() == 1) {
+        l.entry_pc = image.entries[0].pc;
+      } else {
+        auto e = vxbin_entry(image, "main");
+        if (!e) return make_error(e.error().message + "; choose one with --entry NAME");
+        l.entry_pc = *e;
+      }
+    }
   } else if (!o.entry) {
     return make_error(image.path +
                       ": the image names no kernel: it has neither a __vx_launch descriptor with an entry nor a "
-                      "main() (a .vxbin needs an explicit entry)");
+                      "main() (give one with --entry)");
   }
   if (o.entry) l.entry_pc = *o.entry;
   if (o.arg) l.arg_ptr = *o.arg;
@@ -59,6 +74,14 @@ Result<void> HostRuntime::load_image(const KernelImage& image) {
   for (const ImageSegment& s : image.segments) {
     if (auto r = d_.mem_reserve(s.vaddr, s.mem_size); !r) return make_error(image.path + ": " + r.error().message);
     if (auto r = d_.copy_to_device(s.vaddr, s.bytes); !r) return make_error(image.path + ": " + r.error().message);
+  }
+  // A legacy startup puts every hart's TLS block past the image (tp = _end + 63 + hart x size): map
+  // them all, or the larger hart ids' blocks fault (docs/device.md, "Kernel images").
+  const uint32_t harts = d_.config().total_harts();
+  if (auto area = tls_area(image, harts)) {
+    if (auto r = d_.mem_reserve(area->first, area->second - area->first); !r)
+      return make_error(image.path + ": thread-local storage of " + std::to_string(harts) + " harts (" +
+                        std::to_string(image.tls_bytes) + " bytes each) past the image: " + r.error().message);
   }
   return {};
 }

@@ -5,6 +5,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -81,6 +82,13 @@ Result<KernelImage> parse_elf(std::span<const uint8_t> bytes, const std::string&
   for (size_t i = 0; i < phnum; ++i) {
     GElf_Phdr ph;
     if (!gelf_getphdr(e, int(i), &ph)) return make_error(name + ": program header " + std::to_string(i) + " unreadable");
+    if (ph.p_type == PT_TLS) {
+      if (ph.p_memsz > 0x10000000)
+        return make_error(name + ": program header " + std::to_string(i) + ": the thread-local storage segment of " +
+                          hex(ph.p_memsz) + " bytes is larger than a device could hold per hart");
+      img.tls_bytes = uint32_t(ph.p_memsz);
+      continue;
+    }
     if (ph.p_type != PT_LOAD || ph.p_memsz == 0) continue;
     std::string where = name + ": program header " + std::to_string(i) + ": segment " + hex(ph.p_vaddr) + "+" +
                         hex(ph.p_memsz);
@@ -121,6 +129,8 @@ Result<KernelImage> parse_elf(std::span<const uint8_t> bytes, const std::string&
       if (!sname) continue;
       if (std::strcmp(sname, "main") == 0 && GELF_ST_TYPE(sym.st_info) == STT_FUNC) img.main_addr = uint32_t(sym.st_value);
       if (std::strcmp(sname, "__vx_launch") == 0) desc_addr = uint32_t(sym.st_value);
+      if (std::strcmp(sname, "__tbss_size") == 0) img.tls_stride = uint32_t(sym.st_value);
+      if (std::strcmp(sname, "_end") == 0) img.end_symbol = uint32_t(sym.st_value);
     }
   }
   if (desc_addr) {
@@ -148,6 +158,57 @@ Result<KernelImage> parse_elf(std::span<const uint8_t> bytes, const std::string&
   return img;
 }
 
+// The optional Vortex 3.0 footer at the end of a .vxbin, after the loadable bytes:
+//   string blob (the names), N entries of 16 bytes {u32 name offset in the blob, u16 name length,
+//   u16 padding, u64 pc}, u32 N, the 8 bytes "VXSYMTAB". All little-endian.
+// Returns the footer's size (0: none) or an error naming what does not fit.
+Result<size_t> parse_symtab(std::span<const uint8_t> bytes, const std::string& name, uint64_t lo, uint64_t hi,
+                            KernelImage& img) {
+  static constexpr char kMagic[8] = {'V', 'X', 'S', 'Y', 'M', 'T', 'A', 'B'};
+  if (bytes.size() < 16 + 12 || std::memcmp(bytes.data() + bytes.size() - 8, kMagic, 8) != 0) return size_t(0);
+  const std::string where = name + ": VXSYMTAB footer: ";
+  uint32_t n = 0;
+  std::memcpy(&n, bytes.data() + bytes.size() - 12, 4);
+  const uint64_t entries_size = uint64_t(n) * 16;
+  if (16 + 12 + entries_size > bytes.size())
+    return make_error(where + std::to_string(n) + " entries of 16 bytes do not fit in the " +
+                      std::to_string(bytes.size()) + "-byte file");
+  const size_t entries_at = bytes.size() - 12 - size_t(entries_size);
+  uint64_t blob = 0;
+  struct Raw {
+    uint32_t off;
+    uint16_t len;
+    uint64_t pc;
+  };
+  std::vector<Raw> raws;
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint8_t* e = bytes.data() + entries_at + size_t(i) * 16;
+    Raw r;
+    std::memcpy(&r.off, e, 4);
+    std::memcpy(&r.len, e + 4, 2);
+    std::memcpy(&r.pc, e + 8, 8);
+    blob = std::max<uint64_t>(blob, uint64_t(r.off) + r.len);
+    raws.push_back(r);
+  }
+  if (16 + blob > entries_at)
+    return make_error(where + "the names need a " + std::to_string(blob) + "-byte string blob, but only " +
+                      std::to_string(entries_at - 16) + " bytes precede the entries");
+  const size_t blob_at = entries_at - size_t(blob);
+  for (uint32_t i = 0; i < n; ++i) {
+    const Raw& r = raws[i];
+    std::string ename(reinterpret_cast<const char*>(bytes.data() + blob_at + r.off), r.len);
+    while (!ename.empty() && ename.back() == '\0') ename.pop_back();
+    const std::string at = where + "entry " + std::to_string(i) + " (\"" + ename + "\"): ";
+    if (ename.empty()) return make_error(at + "the name is empty");
+    if (r.pc < lo || r.pc >= hi)
+      return make_error(at + "pc " + hex(r.pc) + " is outside the image " + hex(lo) + ".." + hex(hi));
+    if (r.pc & 3) return make_error(at + "pc " + hex(r.pc) + " is not word aligned");
+    img.entries.push_back(KernelEntry{std::move(ename), uint32_t(r.pc)});
+  }
+  img.has_symtab = true;
+  return bytes.size() - blob_at;
+}
+
 Result<KernelImage> parse_vxbin(std::span<const uint8_t> bytes, const std::string& name) {
   if (bytes.size() < 16)
     return make_error(name + ": a .vxbin needs a 16-byte header (min vma, max vma), the file has " +
@@ -156,12 +217,15 @@ Result<KernelImage> parse_vxbin(std::span<const uint8_t> bytes, const std::strin
   std::memcpy(&lo, bytes.data(), 8);
   std::memcpy(&hi, bytes.data() + 8, 8);
   if (hi <= lo) return make_error(name + ": .vxbin max vma " + hex(hi) + " is not above min vma " + hex(lo));
-  uint64_t raw = bytes.size() - 16;
+  if (auto why = check_range(lo, hi - lo))
+    return make_error(name + ": .vxbin range " + hex(lo) + ".." + hex(hi) + " " + *why);
+  KernelImage img;
+  auto footer = parse_symtab(bytes, name, lo, hi, img);
+  if (!footer) return footer.error();
+  uint64_t raw = bytes.size() - 16 - *footer;
   if (raw > hi - lo)
     return make_error(name + ": .vxbin holds " + std::to_string(raw) + " bytes but its range " + hex(lo) + ".." +
                       hex(hi) + " has room for " + std::to_string(hi - lo));
-  if (auto why = check_range(lo, hi - lo)) return make_error(name + ": .vxbin range " + hex(lo) + ".." + hex(hi) + " " + *why);
-  KernelImage img;
   img.path = name;
   img.start_pc = uint32_t(lo);
   img.min_vma = uint32_t(lo);
@@ -169,7 +233,7 @@ Result<KernelImage> parse_vxbin(std::span<const uint8_t> bytes, const std::strin
   ImageSegment seg;
   seg.vaddr = uint32_t(lo);
   seg.mem_size = uint32_t(hi - lo);
-  seg.bytes.assign(bytes.begin() + 16, bytes.end());
+  seg.bytes.assign(bytes.begin() + 16, bytes.begin() + 16 + ptrdiff_t(raw));
   img.segments.push_back(std::move(seg));
   return img;
 }
@@ -182,6 +246,28 @@ Result<KernelImage> parse_kernel_image(std::span<const uint8_t> bytes, const std
                               : parse_vxbin(bytes, name);
   if (r) r->hash = fnv1a(bytes);
   return r;
+}
+
+std::optional<std::pair<uint32_t, uint64_t>> tls_area(const KernelImage& image, uint32_t harts) {
+  const uint64_t stride = image.tls_stride ? *image.tls_stride : (uint64_t(image.tls_bytes) + 3) & ~uint64_t(3);
+  if (harts == 0 || (stride == 0 && image.tls_bytes == 0)) return std::nullopt;
+  const uint64_t base = image.end_symbol ? *image.end_symbol : image.max_vma;
+  const uint64_t end = base + 63 + uint64_t(harts - 1) * stride + std::max<uint64_t>(image.tls_bytes, stride);
+  if (end <= image.max_vma) return std::nullopt;
+  return std::make_pair(image.max_vma, end);
+}
+
+Result<uint32_t> vxbin_entry(const KernelImage& image, const std::string& name) {
+  for (const KernelEntry& e : image.entries)
+    if (e.name == name) return e.pc;
+  if (name == "main" && image.entries.size() <= 1) return image.min_vma;
+  std::string names;
+  for (const KernelEntry& e : image.entries) names += (names.empty() ? "" : ", ") + e.name;
+  if (!image.has_symtab)
+    return make_error(image.path + ": no kernel \"" + name +
+                      "\": the .vxbin has no VXSYMTAB footer, so its only kernel is \"main\" (its min vma)");
+  return make_error(image.path + ": no kernel \"" + name +
+                    "\" in its VXSYMTAB footer (it names: " + (names.empty() ? "none" : names) + ")");
 }
 
 Result<KernelImage> load_kernel_image(const std::string& path) {

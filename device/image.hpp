@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "device/result.hpp"
@@ -29,6 +30,13 @@ struct LaunchDescriptor {
   uint32_t lmem = 0;
 };
 
+// A named kernel entry of a .vxbin's VXSYMTAB footer (Vortex 3.0): a CTA entry PC.
+struct KernelEntry {
+  std::string name;
+  uint32_t pc = 0;
+  bool operator==(const KernelEntry&) const = default;
+};
+
 struct KernelImage {
   std::string path;
   bool is_elf = false;
@@ -39,7 +47,26 @@ struct KernelImage {
   std::optional<LaunchDescriptor> launch;
   std::optional<uint32_t> main_addr;  // the symbol main, for legacy launches
   uint64_t hash = 0;                  // content hash of the file (FNV-1a 64)
+  // .vxbin only: the VXSYMTAB footer's entries in file order (has_symtab: the footer is there,
+  // possibly with no entries), and the loadable bytes' length (the file minus header and footer).
+  bool has_symtab = false;
+  std::vector<KernelEntry> entries;
+  // Thread-local storage, from an ELF: the PT_TLS segment's size (.tdata + .tbss), and the symbols
+  // __tbss_size (the per-hart stride of upstream's startup code) and _end (where TLS blocks start).
+  uint32_t tls_bytes = 0;
+  std::optional<uint32_t> tls_stride;
+  std::optional<uint32_t> end_symbol;
 };
+
+// The memory past the image that thread-local storage needs on a device of `harts` harts, by the
+// runtime convention of upstream's startup code: hart h's block starts at tp = _end + 63 + h x
+// __tbss_size and holds the TLS segment (tls_bytes). Returns [start, end) beyond max_vma, or nothing
+// when the image has no TLS or its blocks fit inside the image.
+std::optional<std::pair<uint32_t, uint64_t>> tls_area(const KernelImage& image, uint32_t harts);
+
+// The CTA entry for a name: a VXSYMTAB entry, or "main" for a .vxbin without a footer (its min
+// vma, as upstream's loader does). Errors list the names there are.
+Result<uint32_t> vxbin_entry(const KernelImage& image, const std::string& name);
 
 // Reads and validates a kernel image file. Errors say what is wrong and where,
 // e.g. "kernel.elf: program header 2: segment 0x80000000+0x5000 runs past the end of the file".

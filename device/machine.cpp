@@ -43,14 +43,18 @@ const char* cause_name(Cause c) {
     case Cause::Deadlock: return "deadlock: every warp waits on a barrier that cannot complete";
     case Cause::Watchdog: return "watchdog: instruction budget exceeded";
     case Cause::RestoreFailed: return "the re-launch's thread-entry routine failed";
+    case Cause::DivergentBranch: return "divergent branch (lanes disagree outside a split)";
   }
   return "unknown";
 }
 
 std::string DeviceException::to_string() const {
   char buf[160];
+  const char* what = cause == Cause::IllegalInstruction ? "instruction"
+                     : cause == Cause::DivergentBranch  ? "lanes taken"
+                                                        : "address";
   snprintf(buf, sizeof buf, "%s at pc 0x%08x (core %u, warp %u, lane %u, %s 0x%08x)", cause_name(cause), pc, core,
-           warp, lane, cause == Cause::IllegalInstruction ? "instruction" : "address", addr);
+           warp, lane, what, addr);
   return buf;
 }
 
@@ -298,6 +302,13 @@ void Machine::retire_warp(uint32_t c, uint32_t w) {
   wake_spawn_waiters(c);
   for (uint32_t n = 0; n < kGlobalBarriers; ++n)
     if (core.global_arrived[n] > 0) core_global_arrival_check(c, n);
+}
+
+void Machine::note_divergent_branch(const ExecCtx& c, uint32_t taken) {
+  ++stats_.divergent_branches;
+  auto [it, fresh] = divergent_index_.try_emplace(c.pc, divergent_.size());
+  if (fresh) divergent_.push_back(DivergentBranch{c.pc, taken, c.tmask & ~taken, c.core_id, c.warp_id, 0});
+  ++divergent_[it->second].count;
 }
 
 void Machine::wake_spawn_waiters(uint32_t c) {

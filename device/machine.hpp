@@ -10,6 +10,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "device/config.hpp"
@@ -138,7 +139,11 @@ class Machine {
   Outcome bar_arrive(ExecCtx& c, uint32_t id, uint32_t count, uint32_t* token);
   Outcome bar_wait(ExecCtx& c, uint32_t id, uint32_t token);
   Outcome wspawn(ExecCtx& c, uint32_t count, uint32_t pc);
-  void note_divergent_branch() { ++stats_.divergent_branches; }
+  // A plain branch whose active lanes disagreed (only called then: the uniform path costs nothing).
+  void note_divergent_branch(const ExecCtx& c, uint32_t taken);
+  bool strict_branches() const { return opts_.strict_branches; }
+  // Every PC whose branch diverged since the machine was made, in the order first seen.
+  const std::vector<DivergentBranch>& divergent_branches() const { return divergent_; }
 
   // --- Test and debugger support -----------------------------------------
   // Starts a warp directly (no launch bookkeeping); used by unit tests.
@@ -257,6 +262,10 @@ class Machine {
   uint32_t watch_core_ = 0, watch_slot_ = 0, watch_pc_ = 0;
   std::vector<WatchHit> watch_pending_;  // hits of retired instructions, not yet reported
   std::vector<WatchHit> watch_hits_;     // reported by the last RunStop::Watch
+
+  // Divergent plain branches: a diagnostic log like stats_, not architectural state.
+  std::vector<DivergentBranch> divergent_;
+  std::unordered_map<uint32_t, size_t> divergent_index_;  // pc -> index into divergent_
 
   // Derived, never persisted.
   std::vector<uint32_t> ready_;        // per core: warps that are active, not waiting and not halted

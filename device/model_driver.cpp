@@ -224,6 +224,7 @@ class ModelDevice final : public Driver {
   std::vector<ConsoleChunk> read_console() override { return m_.take_console(); }
   uint32_t exit_code() override { return m_.exit_code(); }
   MachineStats stats() const override { return m_.stats(); }
+  std::vector<DivergentBranch> divergent_branches() const override { return m_.divergent_branches(); }
   const Machine& machine() const { return m_; }
 
   Result<uint32_t> dm_read(uint32_t addr) override {

@@ -31,6 +31,7 @@ enum class Cause : uint8_t {
   Deadlock,             // every remaining warp waits on a barrier that can never complete
   Watchdog,             // the pass exceeded its instruction budget
   RestoreFailed,        // the thread-entry routine of a re-launch failed (docs/relaunch.md); a debugger bug
+  DivergentBranch,      // RunOptions::strict_branches: a plain branch whose active lanes disagree
 };
 const char* cause_name(Cause c);
 
@@ -43,6 +44,18 @@ struct DeviceException {
   uint32_t addr = 0;  // faulting data address, or the instruction word for illegal instructions
   std::string to_string() const;
   bool operator==(const DeviceException&) const = default;
+};
+
+// A plain branch whose active lanes disagreed (the highest active lane decided for the warp).
+// The model keeps one per PC: where and how it first diverged, and how often it did.
+struct DivergentBranch {
+  uint32_t pc = 0;
+  uint32_t taken = 0;      // lanes whose condition held, the first time
+  uint32_t not_taken = 0;  // active lanes whose condition did not hold, the first time
+  uint32_t core = 0;
+  uint32_t warp = 0;
+  uint64_t count = 0;      // times it diverged since the device was opened
+  bool operator==(const DivergentBranch&) const = default;
 };
 
 // Console bytes drained from one hart ring.

@@ -133,6 +133,7 @@ struct Session::Impl {
     std::vector<ConsoleChunk> read_console() override { return s_.take_console(); }
     uint32_t exit_code() override { return s_.dev.exit_code(); }
     MachineStats stats() const override { return s_.dev.stats(); }
+    std::vector<DivergentBranch> divergent_branches() const override { return s_.dev.divergent_branches(); }
     Result<uint32_t> dm_read(uint32_t addr) override { return s_.dev.dm_read(addr); }
     Result<void> dm_write(uint32_t addr, uint32_t value) override { return s_.dev.dm_write(addr, value); }
     Result<DeviceContext> save_context() override { return make_error("save_context: the debugger owns the launch"); }
@@ -1784,6 +1785,7 @@ Result<std::vector<uint8_t>> Session::read_memory(uint32_t addr, uint32_t size) 
 
 std::vector<ConsoleChunk> Session::take_console() { return impl_->take_console(); }
 SessionStats Session::stats() const { return impl_->st; }
+std::vector<DivergentBranch> Session::divergent_branches() const { return impl_->dev.divergent_branches(); }
 checkpoint::Store* Session::store() { return impl_->store ? &*impl_->store : nullptr; }
 
 Result<StopEvent> Session::goto_checkpoint(const checkpoint::TimeKey& key) {

@@ -251,6 +251,8 @@ class Session {
   Result<std::vector<uint8_t>> read_memory(uint32_t addr, uint32_t size);
   std::vector<ConsoleChunk> take_console();  // console output since the last call
   SessionStats stats() const;
+  // The device's divergent plain branches so far, one per PC (Driver::divergent_branches).
+  std::vector<DivergentBranch> divergent_branches() const;
 
   // --- Watchpoints ---------------------------------------------------------------------------
   Result<int> add_watchpoint(const WatchSpec& spec);

@@ -63,6 +63,11 @@ def check_kernel(vx, ex, name):
             check(rc == EXIT_DEVICE_STOP, f"{tag}: exit status {rc}, expected {EXIT_DEVICE_STOP}")
             check("assertion failed" in err, f"{tag}: stderr lacks 'assertion failed': {err.strip()[:300]}")
             check("ASSERT FAILED" in out, f"{tag}: console lacks the assertion message")
+        if name == "branchy":
+            # Half the lanes of each warp ran the wrong side of a plain branch; the report names it.
+            check(rc == 8 and summary(out)["exit_code"] == 8, f"{tag}: exit status {rc}, expected 8")
+            check(re.search(r"divergent branch at pc 0x[0-9a-f]+ \(branchy\.c:\d+, in branchy\)", err) is not None,
+                  f"{tag}: no divergence report: {err.strip()[:300]}")
         if name == "hang":
             check(rc == EXIT_DEVICE_STOP, f"{tag}: exit status {rc}, expected {EXIT_DEVICE_STOP}")
             check("watchdog" in err, f"{tag}: stderr lacks 'watchdog': {err.strip()[:300]}")

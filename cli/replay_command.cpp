@@ -23,37 +23,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A temporary file holding the recorded image, for libdw (which reads files); removed on exit.
-class TempFile {
- public:
-  Result<std::string> write(const std::vector<uint8_t>& bytes, const std::string& name) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/vxreplay-symbols-XXXXXX";
-    std::vector<char> path(pattern.begin(), pattern.end());
-    path.push_back('\0');
-    int fd = mkstemp(path.data());
-    if (fd < 0) return make_error("cannot create a temporary file for the symbols of " + name);
-    path_ = path.data();
-    size_t done = 0;
-    while (done < bytes.size()) {
-      ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-      if (n <= 0) {
-        ::close(fd);
-        return make_error("cannot write the symbols of " + name + " to " + path_);
-      }
-      done += size_t(n);
-    }
-    ::close(fd);
-    return path_;
-  }
-  ~TempFile() {
-    if (!path_.empty()) ::unlink(path_.c_str());
-  }
-
- private:
-  std::string path_;
-};
-
 uint64_t dir_bytes(const fs::path& dir) {
   uint64_t total = 0;
   std::error_code ec;
@@ -146,13 +115,11 @@ int replay_command(const ReplayArgs& a) {
 
   // Symbols: the image the recording kept, checked against the hash in its header.
   std::optional<engine::Symbols> symbols;
-  TempFile tmp;
   GridLaunch launch;
   std::string kernel_name = header.workload;
   if (info->image) {
-    auto path = tmp.write(info->image_bytes, *info->image_name);
-    if (!path) return fail(*sink, kExitInternal, path.error().message);
-    auto sy = engine::Symbols::load(*path);
+    // From memory: a replay writes nothing (it may run where nothing can be written).
+    auto sy = engine::Symbols::load_bytes(info->image_bytes, *info->image_name);
     if (sy) symbols.emplace(std::move(sy).value());
     auto g = resolve_grid_launch(*info->image, cfg, LaunchOverrides{});
     if (g) launch = *g;

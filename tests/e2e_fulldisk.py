@@ -139,6 +139,49 @@ def check_recovery(vx, elf, line, tmp):
     check(all(x in listed for x in stops[:failed_at - 1]), "recovery: a stop before the failure is missing")
 
 
+def listing(vx, rec, preexec=None):
+    p = subprocess.run([vx, "replay", rec, "--batch", "--json", "-ex", "info checkpoints"], capture_output=True,
+                       text=True, timeout=120, preexec_fn=preexec)
+    out = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
+    cps = [e for e in out if e.get("command") == "info checkpoints"]
+    return p.returncode, [c["instret"] for c in cps[0]["checkpoints"]] if cps else None, p.stderr
+
+
+def check_read_without_room(vx, elf, line, tmp):
+    # A recording whose lock file is gone (never opened since it was copied, or removed) is read where
+    # nothing can be written: LMDB would create lock.mdb and write its header through a map (SIGBUS on
+    # a full filesystem, an error under a file-size limit); reading needs no room.
+    db = os.path.join(tmp, "readonly")
+    rc, events, err = session(vx, elf, db, [f"break sgemm.c:{line}"] + ["continue"] * 3)
+    rec = os.path.join(db, "sgemm-1")
+    rc, want, err = listing(vx, rec)
+    check(rc == 0 and want and len(want) >= 3, f"read without room: the recording lists {want}: {err[-200:]!r}")
+    os.remove(os.path.join(rec, "lock.mdb"))
+    p = subprocess.run([vx, "ls", db], capture_output=True, text=True, timeout=60, preexec_fn=limited(0))
+    check(p.returncode == 0 and rec in p.stdout and "unreadable" not in p.stdout,
+          f"ls under a file-size limit: {p.returncode} {p.stdout[-300:]!r} {p.stderr[-200:]!r}")
+    rc, got, err = listing(vx, rec, limited(0))
+    check(rc == 0 and got == want, f"replay under a file-size limit: status {rc}, {got} (want {want}); {err[-200:]!r}")
+    check(sorted(os.listdir(rec)) == ["data.mdb"], f"read without room left files behind: {os.listdir(rec)}")
+    # A full filesystem proper (a small tmpfs in a user namespace), where this was a SIGBUS; only
+    # where the machine lets unprivileged users mount one.
+    if subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode != 0:
+        print("read without room: no user namespaces here; the full tmpfs form is skipped")
+        return
+    mnt = os.path.join(tmp, "full")
+    os.mkdir(mnt)
+    script = ('mount -t tmpfs -o size=1m tmpfs "$1" && cp -r "$2" "$1/rec" && '
+              '{ dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null; true; } && '
+              '"$3" ls "$1"; echo "ls=$?"; "$3" replay "$1/rec" --batch --json -ex "info checkpoints"; echo "replay=$?"')
+    p = subprocess.run(["unshare", "-rm", "sh", "-c", script, "sh", mnt, rec, vx], capture_output=True, text=True,
+                       timeout=120)
+    out = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
+    cps = [e for e in out if e.get("command") == "info checkpoints"]
+    got = [c["instret"] for c in cps[0]["checkpoints"]] if cps else None
+    check("ls=0" in p.stdout and "replay=0" in p.stdout and "unreadable" not in p.stdout and got == want,
+          f"read on a full filesystem: {p.stdout[-400:]!r} {p.stderr[-300:]!r}")
+
+
 def main():
     vx, ex, src = sys.argv[1:4]
     elf = os.path.join(ex, "sgemm.elf")
@@ -148,6 +191,7 @@ def main():
         check_form(vx, elf, line, tmp, "map-full", ["--db-map-size", "200000"], None)
         check_automatic_only(vx, elf, tmp)
         check_recovery(vx, elf, line, tmp)
+        check_read_without_room(vx, elf, line, tmp)
         # --stop-on-store-error ends the session at the first failure instead (status 74 still).
         db = os.path.join(tmp, "stop")
         rc, events, err = session(vx, elf, db, [f"break sgemm.c:{line}"] + ["continue"] * 40,

@@ -309,6 +309,15 @@ Result<FileShape> check_once(int fd, uint64_t file_bytes, uint64_t* walked_txnid
                       std::to_string(current) + ", which LMDB would read from meta page " +
                       std::to_string(current & 1) + " (transaction " +
                       std::to_string(newest ? m0->txnid : m1->txnid) + "): the store is corrupt");
+  // Transaction T writes meta page T & 1, so the two ids LMDB leaves differ by exactly 1 (both are 0
+  // before the first commit). A larger gap is a damaged id: on the newest page it would have LMDB
+  // read that page as current whatever it holds, on the older one it is the only sign that a flipped
+  // byte made the older tree the current one (the store would open with its last checkpoint lost).
+  const uint64_t older = newest ? m0->txnid : m1->txnid;
+  if (current - older != 1 && !(current == 0 && older == 0))
+    return make_error("data.mdb's meta pages hold transactions " + std::to_string(m0->txnid) + " (page 0) and " +
+                      std::to_string(m1->txnid) + " (page 1), which LMDB never leaves (they differ by 1): " +
+                      "the store is corrupt");
   const Meta& m = newest ? *m1 : *m0;
   *walked_txnid = m.txnid;
   Walker w(fd, m.page_size, m.last);

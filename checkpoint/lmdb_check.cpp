@@ -316,8 +316,8 @@ Result<FileShape> check_once(int fd, uint64_t file_bytes, uint64_t* walked_txnid
   const uint64_t older = newest ? m0->txnid : m1->txnid;
   if (current - older != 1 && !(current == 0 && older == 0))
     return make_error("data.mdb's meta pages hold transactions " + std::to_string(m0->txnid) + " (page 0) and " +
-                      std::to_string(m1->txnid) + " (page 1), which LMDB never leaves (they differ by 1): " +
-                      "the store is corrupt");
+                      std::to_string(m1->txnid) + " (page 1), which LMDB never leaves (it keeps them 1 apart): the " +
+                      "store is corrupt");
   const Meta& m = newest ? *m1 : *m0;
   *walked_txnid = m.txnid;
   Walker w(fd, m.page_size, m.last);

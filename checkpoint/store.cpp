@@ -170,6 +170,14 @@ int probe_space(const std::string& dir, bool durable) {
   return err;
 }
 
+// Whether lock.mdb is there at its full size with its first page written (where LMDB's header and
+// the reader slots in use are): opening the store then writes nothing that needs room, and a
+// read-only open need not probe. A lock file left sparse (a process died initializing it) is not.
+bool lock_initialized(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && st.st_size >= 8192 && st.st_blocks > 0;
+}
+
 // Whether a process has the LMDB environment whose lock file is path open: each holds a shared
 // fcntl lock on its first byte while it does (an exclusive one while it initializes the file).
 bool lock_in_use(const std::string& path) {
@@ -231,15 +239,17 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
     // by the first process to open the store): on a filesystem with no room, touching that map is a
     // SIGBUS. A probe write first turns a full disk (or a file-size limit) into an error.
     bool no_lock = false;
+    const std::string lock = (fs::path(dir) / "lock.mdb").string();
     if (!I.read_only) {
       if (int e = probe_space(dir, true)) return I.err("cannot write here: " + std::string(std::strerror(e)));
-    } else if (int e = probe_space(dir, false); e && e != EACCES && e != EPERM && e != EROFS) {
+    } else if (int e = lock_initialized(lock) ? 0 : probe_space(dir, false);
+               e && e != EACCES && e != EPERM && e != EROFS) {
       // Reading needs no room, but the first process to open a store initializes lock.mdb through
       // its map. When no process has the store open (each holds a lock on lock.mdb while it does),
       // nobody needs our reader slot and no writer can reuse pages under us: open without the lock
       // file. When one does, the file is initialized and only a reader slot is written. (A directory
       // that cannot be written at all is LMDB's case: it reads without locking on a read-only filesystem.)
-      no_lock = !lock_in_use((fs::path(dir) / "lock.mdb").string());
+      no_lock = !lock_in_use(lock);
     }
     MDB_env* raw = nullptr;
     if (int rc = mdb_env_create(&raw)) return I.err("", lmdb::error(rc, "mdb_env_create"));

@@ -1676,7 +1676,9 @@ int Debugger::finish_session(const std::string& store_dir, std::optional<int> st
     // Nothing recorded was lost, but the recording is incomplete (stops the user saw, or only the
     // automatic checkpoints that bound the cost of going back): say so and exit 74.
     const uint64_t automatic = st.store_failures - st.unsaved_stops;
-    auto count = [](uint64_t n, const char* one, const char* many) { return std::to_string(n) + (n == 1 ? one : many); };
+    auto count = [](uint64_t n, const char* one, const char* many) {
+      return std::to_string(n) + (n == 1 ? one : many);
+    };
     std::string what;
     if (st.unsaved_stops > 0) what = count(st.unsaved_stops, " stop was", " stops were") + " not recorded";
     if (automatic > 0)

@@ -164,7 +164,7 @@ TEST_CASE("launch file file errors", "[launch]") {
   dir.write("huge.bin", {});
   std::filesystem::resize_file(dir.path / "huge.bin", 512u << 20);
   for (const std::string json : {R"({"buffers": [{"name": "d", "size": 8, "init": {"file": "huge.bin"}}]})",
-                                  R"({"buffers": [{"name": "d", "size": 8, "compare": "huge.bin"}]})"}) {
+                                 R"({"buffers": [{"name": "d", "size": 8, "compare": "huge.bin"}]})"}) {
     INFO(json);
     CHECK_THAT(error_of(json, base), Catch::Matchers::Contains("is 536870912 bytes, more than the 8 "));
   }

@@ -105,8 +105,9 @@ int main(int argc, char** argv) {
   bool no_dm = false;
   run_cmd->add_flag("--no-debug-module", no_dm, "Model a device without the Debug Module");
   std::string attach_text;
-  auto* attach_opt = run_cmd->add_option(
-      "--attach-after", attach_text, "Live: halt the running kernel after N warp instructions (haltreq) and start there");
+  auto* attach_opt =
+      run_cmd->add_option("--attach-after", attach_text,
+                          "Live: halt the running kernel after N warp instructions (haltreq) and start there");
   run_cmd->add_flag("--reset-halt", dbg.reset_halt, "Live: start at the first instruction (resethaltreq)");
   run_cmd->add_flag("--quiet", run.quiet, "Print only the kernel's console output");
   run_cmd->add_option("--break", dbg.breaks, "Debug: set a breakpoint at FUNC, FILE:LINE or *ADDR (repeatable)")

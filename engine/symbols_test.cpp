@@ -649,4 +649,3 @@ TEST_CASE("symbols load from bytes as from a file", "[symbols]") {
   CHECK(error_of(Symbols::load_bytes({}, "empty.elf")) == "empty.elf: empty file, not an ELF file");
   CHECK(error_of(Symbols::load_bytes({'h', 'i'}, "hi.elf")) == "hi.elf: not an ELF file");
 }
-

@@ -1,7 +1,5 @@
 #include "cli/replay_command.hpp"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <ctime>

@@ -318,6 +318,15 @@ Result<FileShape> check_once(int fd, uint64_t file_bytes, uint64_t* walked_txnid
     return make_error("data.mdb's meta pages hold transactions " + std::to_string(m0->txnid) + " (page 0) and " +
                       std::to_string(m1->txnid) + " (page 1), which LMDB never leaves (it keeps them 1 apart): the " +
                       "store is corrupt");
+  // Pages are only ever added at the end (freed ones are reused, the file never shrinks), so the
+  // older transaction's last page cannot be past the current one's: when it is, the ids were
+  // damaged (the newest lowered by 2 keeps gap and parity) and LMDB would read the older tree.
+  const Meta& old_meta = newest ? *m0 : *m1;
+  if (old_meta.last > (newest ? m1->last : m0->last))
+    return make_error("data.mdb's meta page " + std::to_string(newest ? 0 : 1) + " (transaction " +
+                      std::to_string(old_meta.txnid) + ") uses pages up to " + std::to_string(old_meta.last) +
+                      ", past the current transaction's " + std::to_string(newest ? m1->last : m0->last) +
+                      ": the store is corrupt");
   const Meta& m = newest ? *m1 : *m0;
   *walked_txnid = m.txnid;
   Walker w(fd, m.page_size, m.last);

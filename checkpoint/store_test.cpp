@@ -955,7 +955,9 @@ TEST_CASE("A meta page whose transaction id LMDB would read from the other page 
 TEST_CASE("A flipped byte in either meta page's transaction id is refused or harmless, never a lost checkpoint",
           "[malformed]") {
   // A flip in a high byte of the older page's id keeps its parity and makes it the newest: LMDB
-  // would read the older tree (one checkpoint fewer) without a word.
+  // would read the older tree (one checkpoint fewer) without a word. The newest id lowered by 2
+  // keeps gap and parity; it is caught because the last commit here grew the file (the older
+  // page then names pages past the current one's last).
   TempDir dir;
   std::vector<TimeKey> keys;
   for (uint32_t i = 0; i < 10; ++i) keys.push_back(TimeKey{1, 100 * i});
@@ -974,14 +976,10 @@ TEST_CASE("A flipped byte in either meta page's transaction id is refused or har
   }
   REQUIRE((page_size >= 512 && page_size <= 65536));
   REQUIRE((t0 > t1 ? t0 - t1 : t1 - t0) == 1);  // LMDB's own two metas
-  const uint64_t newest = t1 > t0 ? 1 : 0;
   int refused = 0;
   for (uint64_t page : {uint64_t(0), uint64_t(1)})
     for (size_t byte = 0; byte < 8; ++byte)
       for (uint8_t mask : {uint8_t(0x01), uint8_t(0x02), uint8_t(0x80), uint8_t(0xff)}) {
-        // Not detected: the newest id lowered by exactly 2 (bit 1 of its low byte, when set) looks
-        // like a store whose older page is current, gap 1 and parity right.
-        if (page == newest && byte == 0 && mask == 0x02 && ((page ? t1 : t0) & 2)) continue;
         const size_t off = size_t(page * page_size + 144 + byte);
         xor_bytes(data, {off}, mask);
         auto s = Store::open_existing(dir.path, OpenMode::ReadOnly);

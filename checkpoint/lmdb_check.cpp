@@ -309,6 +309,24 @@ Result<FileShape> check_once(int fd, uint64_t file_bytes, uint64_t* walked_txnid
                       std::to_string(current) + ", which LMDB would read from meta page " +
                       std::to_string(current & 1) + " (transaction " +
                       std::to_string(newest ? m0->txnid : m1->txnid) + "): the store is corrupt");
+  // Transaction T writes meta page T & 1, so the two ids LMDB leaves differ by exactly 1 (both are 0
+  // before the first commit). A larger gap is a damaged id: on the newest page it would have LMDB
+  // read that page as current whatever it holds, on the older one it is the only sign that a flipped
+  // byte made the older tree the current one (the store would open with its last checkpoint lost).
+  const uint64_t older = newest ? m0->txnid : m1->txnid;
+  if (current - older != 1 && !(current == 0 && older == 0))
+    return make_error("data.mdb's meta pages hold transactions " + std::to_string(m0->txnid) + " (page 0) and " +
+                      std::to_string(m1->txnid) + " (page 1), which LMDB never leaves (it keeps them 1 apart): the " +
+                      "store is corrupt");
+  // Pages are only ever added at the end (freed ones are reused, the file never shrinks), so the
+  // older transaction's last page cannot be past the current one's: when it is, the ids were
+  // damaged (the newest lowered by 2 keeps gap and parity) and LMDB would read the older tree.
+  const Meta& old_meta = newest ? *m0 : *m1;
+  if (old_meta.last > (newest ? m1->last : m0->last))
+    return make_error("data.mdb's meta page " + std::to_string(newest ? 0 : 1) + " (transaction " +
+                      std::to_string(old_meta.txnid) + ") uses pages up to " + std::to_string(old_meta.last) +
+                      ", past the current transaction's " + std::to_string(newest ? m1->last : m0->last) +
+                      ": the store is corrupt");
   const Meta& m = newest ? *m1 : *m0;
   *walked_txnid = m.txnid;
   Walker w(fd, m.page_size, m.last);

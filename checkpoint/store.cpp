@@ -1,9 +1,11 @@
 #include "checkpoint/store.hpp"
 
+#include <fcntl.h>
 #include <kj/exception.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -149,6 +151,50 @@ Result<Store> Store::open(const std::string& dir, const StoreHeader& header, Ope
   return open_impl(dir, &header, mode, options);
 }
 
+namespace {
+
+// Writes (and, when durable, syncs) a scratch file in dir and removes it: a full filesystem, a quota
+// or a file-size limit fail here with an error number instead of later through a map. 0 when it could.
+int probe_space(const std::string& dir, bool durable) {
+  const fs::path probe = fs::path(dir) / ".vxreplay-space-probe";
+  FILE* f = std::fopen(probe.c_str(), "wb");
+  if (!f) return errno;
+  // The lock file is 8 KiB for LMDB's default 126 readers; a writer needs more.
+  std::vector<char> zeros(durable ? 64 * 1024 : 16 * 1024, 0);
+  bool wrote = std::fwrite(zeros.data(), 1, zeros.size(), f) == zeros.size() && std::fflush(f) == 0;
+  if (wrote && durable) wrote = fsync(fileno(f)) == 0;
+  const int err = wrote ? 0 : errno;
+  std::fclose(f);
+  std::error_code ec;
+  fs::remove(probe, ec);
+  return err;
+}
+
+// Whether lock.mdb is there at its full size with its first page written (where LMDB's header and
+// the reader slots in use are): opening the store then writes nothing that needs room, and a
+// read-only open need not probe. A lock file left sparse (a process died initializing it) is not.
+bool lock_initialized(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && st.st_size >= 8192 && st.st_blocks > 0;
+}
+
+// Whether a process has the LMDB environment whose lock file is path open: each holds a shared
+// fcntl lock on its first byte while it does (an exclusive one while it initializes the file).
+bool lock_in_use(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;  // no lock file: nobody has the store open
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = 0;
+  fl.l_len = 1;
+  const bool busy = ::fcntl(fd, F_GETLK, &fl) != 0 || fl.l_type != F_UNLCK;
+  ::close(fd);
+  return busy;
+}
+
+}  // namespace
+
 Result<Store> Store::open_existing(const std::string& dir, OpenMode mode, const OpenOptions& options) {
   if (mode == OpenMode::Create)
     return make_error("checkpoint store " + dir + ": open_existing cannot create a store; use Store::open");
@@ -189,19 +235,21 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
       page_size = shape->page_size;
     }
 
+    // LMDB maps its lock file (lock.mdb, created on first use, and its header written through the map
+    // by the first process to open the store): on a filesystem with no room, touching that map is a
+    // SIGBUS. A probe write first turns a full disk (or a file-size limit) into an error.
+    bool no_lock = false;
+    const std::string lock = (fs::path(dir) / "lock.mdb").string();
     if (!I.read_only) {
-      // LMDB maps its lock file: on a filesystem with no room, touching that map is a SIGBUS. A probe
-      // write first turns a full disk (or a file-size limit) into an error.
-      const fs::path probe = fs::path(dir) / ".vxreplay-space-probe";
-      FILE* f = std::fopen(probe.c_str(), "wb");
-      if (!f) return I.err("cannot write here: " + std::string(std::strerror(errno)));
-      std::vector<char> zeros(64 * 1024, 0);
-      const bool wrote = std::fwrite(zeros.data(), 1, zeros.size(), f) == zeros.size() && std::fflush(f) == 0 &&
-                         fsync(fileno(f)) == 0;
-      const int err = errno;
-      std::fclose(f);
-      fs::remove(probe, ec);
-      if (!wrote) return I.err("cannot write here: " + std::string(std::strerror(err)));
+      if (int e = probe_space(dir, true)) return I.err("cannot write here: " + std::string(std::strerror(e)));
+    } else if (int e = lock_initialized(lock) ? 0 : probe_space(dir, false);
+               e && e != EACCES && e != EPERM && e != EROFS) {
+      // Reading needs no room, but the first process to open a store initializes lock.mdb through
+      // its map. When no process has the store open (each holds a lock on lock.mdb while it does),
+      // nobody needs our reader slot and no writer can reuse pages under us: open without the lock
+      // file. When one does, the file is initialized and only a reader slot is written. (A directory
+      // that cannot be written at all is LMDB's case: it reads without locking on a read-only filesystem.)
+      no_lock = !lock_in_use(lock);
     }
     MDB_env* raw = nullptr;
     if (int rc = mdb_env_create(&raw)) return I.err("", lmdb::error(rc, "mdb_env_create"));
@@ -210,6 +258,7 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
     if (int rc = mdb_env_set_maxdbs(raw, 8)) return I.err("", lmdb::error(rc, "mdb_env_set_maxdbs"));
     unsigned flags = MDB_NOTLS;
     if (I.read_only) flags |= MDB_RDONLY;
+    if (no_lock) flags |= MDB_NOLOCK;
     if (!options.sync) flags |= MDB_NOSYNC;
     if (int rc = mdb_env_open(raw, dir.c_str(), flags, 0644))
       return I.err("cannot open " + data.string(), lmdb::error(rc, "mdb_env_open"));

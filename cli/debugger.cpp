@@ -1691,10 +1691,19 @@ int Debugger::finish_session(const std::string& store_dir, std::optional<int> st
       break;
   }
   engine::SessionStats st = s_.stats();
-  if (st.unsaved_stops > 0 && !status_override) {
-    // Nothing recorded was lost, but the recording is incomplete: say so and exit 74.
-    err(std::to_string(st.unsaved_stops) + (st.unsaved_stops == 1 ? " stop was" : " stops were") +
-        " not recorded: " + s_.store_error());
+  if (st.store_failures > 0 && !status_override) {
+    // Nothing recorded was lost, but the recording is incomplete (stops the user saw, or only the
+    // automatic checkpoints that bound the cost of going back): say so and exit 74.
+    const uint64_t automatic = st.store_failures - st.unsaved_stops;
+    auto count = [](uint64_t n, const char* one, const char* many) {
+      return std::to_string(n) + (n == 1 ? one : many);
+    };
+    std::string what;
+    if (st.unsaved_stops > 0) what = count(st.unsaved_stops, " stop was", " stops were") + " not recorded";
+    if (automatic > 0)
+      what += (what.empty() ? "" : " and ") +
+              count(automatic, " automatic checkpoint was", " automatic checkpoints were") + " not written";
+    err(what + ": " + s_.store_error());
     status = 74;  // docs/cli.md: the recording could not be written
   }
   if (status_override) status = *status_override;

@@ -123,7 +123,9 @@ std::optional<std::tuple<std::string, std::string, std::string>> split_json_erro
   return std::tuple{line, what.substr(i, j - i), rest};
 }
 
-void parse_init(const json& j, const std::string& path, const std::string& base_dir, LaunchBuffer& b) {
+// max_bytes: the buffer's size when it has one (a larger file is an error, refused before it is read).
+void parse_init(const json& j, const std::string& path, const std::string& base_dir, uint64_t max_bytes,
+                LaunchBuffer& b) {
   if (j.is_string()) {
     if (j.get<std::string>() != "zeros")
       fail(path, "unknown initializer " + j.dump() + " (expected \"zeros\" or an object with pattern, random or file)");
@@ -145,7 +147,7 @@ void parse_init(const json& j, const std::string& path, const std::string& base_
   } else {
     std::string name = get_string(j["file"], path + ".file");
     b.file = resolve_path(base_dir, name);
-    auto bytes = read_file(b.file);
+    auto bytes = read_file(b.file, max_bytes);
     if (!bytes) fail(path + ".file", bytes.error().message);
     b.file_bytes = std::move(bytes).value();
     b.init = LaunchBuffer::Init::File;
@@ -164,10 +166,15 @@ LaunchBuffer parse_buffer(const json& j, const std::string& path, const std::str
   LaunchBuffer b;
   if (!j.contains("name")) fail(path, "missing \"name\"");
   b.name = get_string(j["name"], path + ".name");
-  if (j.contains("init")) parse_init(j["init"], path + ".init", base_dir, b);
+  // The size first: it caps the files the buffer names.
   if (j.contains("size")) {
     b.size = get_u32(j["size"], path + ".size");
     if (b.size == 0) fail(path + ".size", "must be greater than 0");
+  }
+  if (j.contains("init"))
+    parse_init(j["init"], path + ".init", base_dir, j.contains("size") ? b.size : kMaxDataInputBytes, b);
+  if (j.contains("size")) {
+    // A file larger than the size was refused above, before it was read.
   } else if (b.init == LaunchBuffer::Init::File) {
     if (b.file_bytes.empty()) fail(path + ".init.file", b.file + " is empty: give the buffer a size");
     if (b.file_bytes.size() > UINT32_MAX) fail(path + ".init.file", b.file + " is larger than 4 GiB");
@@ -178,9 +185,6 @@ LaunchBuffer parse_buffer(const json& j, const std::string& path, const std::str
   bool words = b.init == LaunchBuffer::Init::Pattern || b.init == LaunchBuffer::Init::Random;
   if (words && b.size % 4 != 0)
     fail(path + ".size", std::to_string(b.size) + " is not a multiple of 4 (the initializer writes u32 words)");
-  if (b.init == LaunchBuffer::Init::File && b.file_bytes.size() > b.size)
-    fail(path + ".init.file", b.file + " has " + std::to_string(b.file_bytes.size()) + " bytes, more than the size " +
-                                  std::to_string(b.size));
   if (j.contains("address")) {
     // A number, or a string in hex ("0x20000"): JSON has no hex literals.
     const json& a = j["address"];
@@ -210,9 +214,9 @@ LaunchBuffer parse_buffer(const json& j, const std::string& path, const std::str
   if (j.contains("dump")) b.dump = resolve_path(base_dir, get_string(j["dump"], path + ".dump"));
   if (j.contains("compare")) {
     b.compare = resolve_path(base_dir, get_string(j["compare"], path + ".compare"));
-    auto bytes = read_file(b.compare);
+    auto bytes = read_file(b.compare, b.size);
     if (!bytes) fail(path + ".compare", bytes.error().message);
-    if (bytes->size() != b.size)
+    if (bytes->size() != b.size)  // smaller (a larger one was refused before it was read)
       fail(path + ".compare", b.compare + " has " + std::to_string(bytes->size()) + " bytes, the buffer " +
                                   std::to_string(b.size));
     b.expected = std::move(bytes).value();

@@ -151,12 +151,23 @@ TEST_CASE("launch file file errors", "[launch]") {
   CHECK(error_of(R"({"buffers": [{"name": "d", "init": {"file": "input.bin"}}]})", base) ==
         "launch.json: buffers[0].init.file: cannot read " + missing + ": cannot open: No such file or directory");
   CHECK(error_of(R"({"buffers": [{"name": "d", "size": 8, "init": {"file": "big.bin"}}]})", base) ==
-        "launch.json: buffers[0].init.file: " + (dir.path / "big.bin").string() +
-            " has 12 bytes, more than the size 8");
+        "launch.json: buffers[0].init.file: cannot read " + (dir.path / "big.bin").string() +
+            ": is 12 bytes, more than the 8 this input may have");
   CHECK(error_of(R"({"buffers": [{"name": "d", "init": {"file": "empty.bin"}}]})", base) ==
         "launch.json: buffers[0].init.file: " + (dir.path / "empty.bin").string() + " is empty: give the buffer a size");
   CHECK(error_of(R"({"buffers": [{"name": "d", "size": 8, "compare": "big.bin"}]})", base) ==
-        "launch.json: buffers[0].compare: " + (dir.path / "big.bin").string() + " has 12 bytes, the buffer 8");
+        "launch.json: buffers[0].compare: cannot read " + (dir.path / "big.bin").string() +
+            ": is 12 bytes, more than the 8 this input may have");
+  CHECK(error_of(R"({"buffers": [{"name": "d", "size": 16, "compare": "big.bin"}]})", base) ==
+        "launch.json: buffers[0].compare: " + (dir.path / "big.bin").string() + " has 12 bytes, the buffer 16");
+  // A huge file (sparse here) named by a small buffer is refused by its size, before it is read.
+  dir.write("huge.bin", {});
+  std::filesystem::resize_file(dir.path / "huge.bin", 512u << 20);
+  for (const std::string json : {R"({"buffers": [{"name": "d", "size": 8, "init": {"file": "huge.bin"}}]})",
+                                 R"({"buffers": [{"name": "d", "size": 8, "compare": "huge.bin"}]})"}) {
+    INFO(json);
+    CHECK_THAT(error_of(json, base), Catch::Matchers::Contains("is 536870912 bytes, more than the 8 "));
+  }
   CHECK(error_of(R"({"buffers": [{"name": "d", "size": 8, "compare": "nope.bin"}]})", base).find(
             "buffers[0].compare: cannot read") != std::string::npos);
 }

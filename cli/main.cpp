@@ -111,8 +111,10 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--live", live, "Short for --mode live");
   bool no_dm = false;
   run_cmd->add_flag("--no-debug-module", no_dm, "Model a device without the Debug Module");
-  run_cmd->add_option("--attach-after", dbg.attach_after,
-                      "Live: halt the running kernel after N warp instructions (haltreq) and start there");
+  std::string attach_text;
+  auto* attach_opt =
+      run_cmd->add_option("--attach-after", attach_text,
+                          "Live: halt the running kernel after N warp instructions (haltreq) and start there");
   run_cmd->add_flag("--reset-halt", dbg.reset_halt, "Live: start at the first instruction (resethaltreq)");
   run_cmd->add_flag("--quiet", run.quiet, "Print only the kernel's console output");
   run_cmd->add_option("--break", dbg.breaks, "Debug: set a breakpoint at FUNC, FILE:LINE or *ADDR (repeatable)")
@@ -209,7 +211,12 @@ int main(int argc, char** argv) {
       }
       dbg.mode = "live";
     }
-    if ((dbg.attach_after || dbg.reset_halt) && dbg.mode != "live" && dbg.mode != "auto") {
+    if (attach_opt->count()) {
+      uint64_t n = 0;
+      if (!parse_number("--attach-after", attach_text, UINT64_MAX, &n)) return vx::cli::kExitUsage;
+      dbg.attach_after = n;
+    }
+    if ((attach_opt->count() || dbg.reset_halt) && dbg.mode != "live" && dbg.mode != "auto") {
       std::fprintf(stderr, "vxreplay: --attach-after and --reset-halt need --mode live\n");
       return vx::cli::kExitUsage;
     }

@@ -1,12 +1,13 @@
 #include "cli/replay_command.hpp"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+
+#include <unistd.h>
 
 #include "checkpoint/store.hpp"
 #include "cli/debug_command.hpp"
@@ -24,7 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A temporary file holding the recorded image, for libdw (which reads files); removed on exit.
+// gdb reads a kernel's symbols from a file: the recorded image, written for the server's lifetime.
 class TempFile {
  public:
   Result<std::string> write(const std::vector<uint8_t>& bytes, const std::string& name) {
@@ -54,6 +55,7 @@ class TempFile {
  private:
   std::string path_;
 };
+
 
 uint64_t dir_bytes(const fs::path& dir) {
   uint64_t total = 0;
@@ -147,15 +149,11 @@ int replay_command(const ReplayArgs& a) {
 
   // Symbols: the image the recording kept, checked against the hash in its header.
   std::optional<engine::Symbols> symbols;
-  TempFile tmp;
-  std::string tmp_path;
   GridLaunch launch;
   std::string kernel_name = header.workload;
   if (info->image) {
-    auto path = tmp.write(info->image_bytes, *info->image_name);
-    if (!path) return fail(*sink, kExitInternal, path.error().message);
-    tmp_path = *path;
-    auto sy = engine::Symbols::load(*path);
+    // From memory: a replay writes nothing (it may run where nothing can be written).
+    auto sy = engine::Symbols::load_bytes(info->image_bytes, *info->image_name);
     if (sy) symbols.emplace(std::move(sy).value());
     auto g = resolve_grid_launch(*info->image, cfg, LaunchOverrides{});
     if (g) launch = *g;
@@ -175,7 +173,14 @@ int replay_command(const ReplayArgs& a) {
     auto ep = parse_gdb_endpoint(a.gdb);
     if (!ep) return fail(*sink, kExitUsage, ep.error().message);
     // gdb reads the symbols from a file: the recorded image, kept while the session lasts.
-    return serve_gdb(s, symbols ? &*symbols : nullptr, launch, *ep, tmp_path.empty() ? std::string("KERNEL.elf") : tmp_path,
+    TempFile tmp;
+    std::string exec_file;
+    if (info->image) {
+      auto path = tmp.write(info->image_bytes, *info->image_name);
+      if (!path) return fail(*sink, kExitInternal, path.error().message);
+      exec_file = *path;
+    }
+    return serve_gdb(s, symbols ? &*symbols : nullptr, launch, *ep, exec_file.empty() ? std::string("KERNEL.elf") : exec_file,
                      dir, GdbStart{true, launch.entry_pc});
   }
   Debugger dbg(s, symbols ? &*symbols : nullptr, launch, *sink);

@@ -20,12 +20,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <set>
 #include <unordered_map>
+
+#include "device/input_file.hpp"
 
 namespace vx::engine {
 
@@ -260,7 +261,7 @@ const char* die_name(Dwarf_Die* die) {
 struct Symbols::Impl {
   std::string path;
   std::string name;  // the file's base name, for messages
-  std::vector<char> image;
+  std::vector<uint8_t> image;  // the whole file (libelf reads it in place)
   Elf* elf = nullptr;
   Dwarf* dwarf = nullptr;
   Dwarf_CFI* debug_cfi = nullptr;  // .debug_frame, owned by `dwarf`
@@ -319,21 +320,16 @@ struct Symbols::Impl {
 // --- Loading -------------------------------------------------------------------------------
 
 Result<void> Symbols::Impl::read_file() {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return make_error("cannot open " + path + ": " + std::strerror(errno));
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) image.insert(image.end(), buf, buf + n);
-  const bool failed = std::ferror(f);
-  const int err = errno;
-  std::fclose(f);
-  if (failed) return make_error("cannot read " + path + ": " + std::strerror(err));
+  // The helper refuses a directory, a device or a FIFO and caps the size before reading.
+  auto bytes = read_input_file(path, kMaxKernelImageBytes);
+  if (!bytes) return bytes.error();
+  image = std::move(bytes).value();
   if (image.empty()) return error("empty file, not an ELF file");
   return {};
 }
 
 Result<void> Symbols::Impl::read_elf(bool* has_debug_sections) {
-  elf = elf_memory(image.data(), image.size());
+  elf = elf_memory(reinterpret_cast<char*>(image.data()), image.size());
   if (!elf || elf_kind(elf) != ELF_K_ELF) return error("not an ELF file");
   GElf_Ehdr eh;
   if (!gelf_getehdr(elf, &eh)) return error(std::string("not a valid ELF file (") + elf_error() + ")");
@@ -517,13 +513,24 @@ Result<void> Symbols::Impl::read_dwarf() {
   return {};
 }
 
-Result<Symbols> Symbols::load(const std::string& path) {
+Result<Symbols> Symbols::load(const std::string& path) { return load_impl(path, nullptr); }
+
+Result<Symbols> Symbols::load_bytes(std::vector<uint8_t> bytes, const std::string& name) {
+  return load_impl(name, &bytes);
+}
+
+Result<Symbols> Symbols::load_impl(const std::string& path, std::vector<uint8_t>* bytes) {
   static const bool libelf_ok = elf_version(EV_CURRENT) != EV_NONE;
   if (!libelf_ok) return make_error("libelf does not support this ELF version");
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   impl->name = base_name(path);
-  if (auto ok = impl->read_file(); !ok) return ok.error();
+  if (bytes) {
+    impl->image = std::move(*bytes);
+    if (impl->image.empty()) return impl->error("empty file, not an ELF file");
+  } else if (auto ok = impl->read_file(); !ok) {
+    return ok.error();
+  }
   bool has_debug_sections = false;
   if (auto ok = impl->read_elf(&has_debug_sections); !ok) return ok.error();
   if (has_debug_sections) {
@@ -663,12 +670,18 @@ std::optional<std::string> Symbols::source_line(const std::string& file, uint32_
   std::lock_guard lock(impl_->source_mutex);
   auto [it, added] = impl_->sources.try_emplace(file);
   if (added) {
-    std::ifstream in(file);
-    if (in) {
+    // The debug information names the file: it may be anything (/dev/zero, a FIFO, a huge file), so
+    // it is read through the input-file helper, which refuses those before reading. Unreadable
+    // sources just have no text.
+    if (auto bytes = read_input_file(file, kMaxTextInputBytes)) {
       std::vector<std::string> text;
-      for (std::string l; std::getline(in, l);) {
-        if (!l.empty() && l.back() == '\r') l.pop_back();
-        text.push_back(std::move(l));
+      std::string_view rest(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+      while (!rest.empty()) {
+        const size_t nl = rest.find('\n');
+        std::string_view l = rest.substr(0, nl);
+        rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+        if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+        text.emplace_back(l);
       }
       it->second = std::move(text);
     }

@@ -43,6 +43,9 @@ class Symbols {
   // missing or unreadable, not an ELF, not RISC-V 32, no symbol table, no
   // executable segment, corrupt debug information.
   static Result<Symbols> load(const std::string& path);
+  // The same from an image already in memory (the fuzz target's entry point); name stands for the
+  // path in errors and in source file lookups.
+  static Result<Symbols> load_bytes(std::vector<uint8_t> bytes, const std::string& name);
 
   Symbols(Symbols&&) noexcept;
   Symbols& operator=(Symbols&&) noexcept;
@@ -112,6 +115,7 @@ class Symbols {
  private:
   struct Impl;
   explicit Symbols(std::unique_ptr<Impl> impl);
+  static Result<Symbols> load_impl(const std::string& path, std::vector<uint8_t>* bytes);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -6,6 +6,9 @@
 #include "engine/symbols.hpp"
 
 #include <elf.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -581,4 +585,67 @@ TEST_CASE("backtrace through the call-frame information", "[symbols]") {
     CHECK(nowhere[0].pc == 0x10);
     CHECK_FALSE(nowhere[0].where);
   }
+}
+
+// Runs f in a child process with a time limit: a read without bound (a FIFO without a writer,
+// /dev/zero) would hang or exhaust memory here; the child's status says whether f held.
+static bool holds_within(unsigned seconds, const std::function<bool()>& f) {
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    alarm(seconds);
+    _exit(f() ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  INFO("child status " << status);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+TEST_CASE("source files named by the debug information are read with a bound", "[symbols][malformed]") {
+  // The kernel's line table names its source file; a forged one names /dev/zero (same length as
+  // the real name, so the table stays well formed): its lines are unknown, without reading it.
+  const std::string real = "examples/hello.c";
+  const std::string forged = "/dev/../dev/zero";
+  REQUIRE(real.size() == forged.size());
+  std::vector<char> bytes = read_bytes(elf_path("hello"));
+  const std::string needle = real + '\0';
+  size_t replaced = 0;
+  for (auto it = std::search(bytes.begin(), bytes.end(), needle.begin(), needle.end()); it != bytes.end();
+       it = std::search(it, bytes.end(), needle.begin(), needle.end())) {
+    std::copy(forged.begin(), forged.end(), it);
+    ++replaced;
+  }
+  REQUIRE(replaced > 0);
+  const TempFile elf("devzero.elf", bytes);
+  auto s = Symbols::load(elf.path);
+  REQUIRE(s.ok());
+  const auto entry = s->symbol_address("hello");
+  REQUIRE(entry);
+  std::optional<SourceLocation> where;  // the first instruction of hello() with a line of hello.c
+  for (uint32_t pc = *entry; pc < *entry + 0x100 && !(where && where->file == forged); pc += 4) where = s->locate(pc);
+  REQUIRE(where);
+  REQUIRE(where->file == forged);
+  CHECK(holds_within(20, [&] { return !s->source_line(where->file, where->line); }));
+
+  // A FIFO without a writer (opening it for reading would wait forever) and a file above the text cap.
+  const std::string fifo = elf.path + ".fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(holds_within(20, [&] { return !s->source_line(fifo, 1); }));
+  std::filesystem::remove(fifo);
+  const TempFile big("big.c", {'x', '\n'});
+  std::filesystem::resize_file(big.path, (16u << 20) + 1);
+  CHECK_FALSE(s->source_line(big.path, 1));
+  CHECK_FALSE(s->source_line("/", 1));
+}
+
+TEST_CASE("symbols load from bytes as from a file", "[symbols]") {
+  const std::vector<char> bytes = read_bytes(elf_path("reduce"));
+  auto s = Symbols::load_bytes(std::vector<uint8_t>(bytes.begin(), bytes.end()), "reduce.elf");
+  REQUIRE(s.ok());
+  CHECK(s->has_debug_info());
+  CHECK(s->symbol_address("reduce") == kernel("reduce").symbol_address("reduce"));
+  auto error_of = [](Result<Symbols> r) { return r ? std::string() : r.error().message; };
+  CHECK(error_of(Symbols::load_bytes({}, "empty.elf")) == "empty.elf: empty file, not an ELF file");
+  CHECK(error_of(Symbols::load_bytes({'h', 'i'}, "hi.elf")) == "hi.elf: not an ELF file");
 }

@@ -22,7 +22,8 @@ ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_
 # gcc and clang) under ASan and UBSan, each run for a fixed short time (docs/fuzzing.md).
 [ -f build-fuzz/build.ninja ] || CC=clang CXX=clang++ meson setup build-fuzz -Db_sanitize=address,undefined \
   -Db_lundef=false -Doptimization=1 -Dfuzz=true
+# Every tests/fuzz/fuzz_*.cpp is a target (a new one needs only its source and a meson.build entry).
 fuzzers=()
-for t in cmdbuf image command launch store gdb_packet; do fuzzers+=("tests/fuzz/fuzz_$t"); done
+for f in tests/fuzz/fuzz_*.cpp; do fuzzers+=("tests/fuzz/$(basename "$f" .cpp)"); done
 ninja -C build-fuzz "${fuzzers[@]}"
 FUZZ_SECONDS=${FUZZ_SECONDS:-10} scripts/fuzz.sh build-fuzz

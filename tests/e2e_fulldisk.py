@@ -3,8 +3,9 @@
 (a file-size limit, RLIMIT_FSIZE with SIGXFSZ ignored: no root needed) and one that fills LMDB's own
 map (--db-map-size). Each says so once, goes on, loses no checkpoint it committed, reports the stops
 it could not record, exits 74; and a store that cannot be written at all is a clear error (74), never
-a signal. (What was not written is kept and given again with the next checkpoint, so a later one
-succeeds once space returns: space does not return under these limits, so this is not checked here.)
+a signal. A session whose only failures are automatic checkpoints exits 74 as well, and one whose
+file-size limit is raised after the first failure (space returns) records its later stops: what was
+not written is kept and given again with the next checkpoint.
 
 Usage: e2e_fulldisk.py VXREPLAY EXAMPLES_DIR SOURCE_DIR
 """
@@ -67,6 +68,125 @@ def check_form(vx, elf, line, tmp, name, extra, preexec):
     check(missing and all(x in listed for x in at[:missing[0]]), f"{t}: stops missing {missing}")
 
 
+def check_automatic_only(vx, elf, tmp):
+    # No breakpoint: every checkpoint that fails is an automatic one (--checkpoint-interval).
+    db = os.path.join(tmp, "automatic")
+    rc, events, err = session(vx, elf, db, ["continue"], ["--db-map-size", "200000", "--checkpoint-interval", "100"])
+    errors = [e["message"] for e in events if e.get("event") == "error"]
+    final = [m for m in errors if "automatic checkpoints were not written" in m]
+    check(rc == EXIT_CANT_WRITE, f"automatic checkpoints only: status {rc}, want 74; {errors[-2:]}")
+    check(len(final) == 1 and "MDB_MAP_FULL" in final[0] and "stop" not in final[0].split(":")[0],
+          f"automatic checkpoints only: final report {final}")
+
+
+def check_recovery(vx, elf, line, tmp):
+    # The soft file-size limit is raised (as space returning) once the first stop could not be written.
+    db = os.path.join(tmp, "recovery")
+
+    def setup():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (150 * 1024, resource.RLIM_INFINITY))
+
+    p = subprocess.Popen([vx, "run", elf, "--json", "--db", db, "-ex", f"break sgemm.c:{line}"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, preexec_fn=setup)
+    marker = "print 424242"
+
+    def command(c):  # the events of command c (a marker command after it shows where they end)
+        p.stdin.write(f"{c}\n{marker}\n")
+        p.stdin.flush()
+        out = []
+        for raw in p.stdout:
+            if raw.startswith("{"):
+                ev = json.loads(raw)
+                if ev.get("command") == marker:
+                    return out
+                out.append(ev)
+        return out
+
+    stops, failed_at, raised = [], None, False
+    try:
+        for i in range(40):
+            evs = command("continue")
+            stops += [e["instructions"] for e in evs if e.get("event") == "stop" and e.get("reason") == "breakpoint"]
+            if any("could not be written" in e.get("message", "") for e in evs if e.get("event") == "error"):
+                failed_at = len(stops)
+                resource.prlimit(p.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+                raised = True
+            if raised and len(stops) >= failed_at + 10:
+                break
+        p.stdin.close()
+        rest = [json.loads(l) for l in p.stdout if l.startswith("{")]
+        rc = p.wait(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    check(failed_at is not None, "recovery: no stop failed under the file-size limit")
+    if failed_at is None:
+        return
+    final = [e["message"] for e in rest if e.get("event") == "error" and "not recorded" in e.get("message", "")]
+    check(rc == EXIT_CANT_WRITE and final, f"recovery: status {rc}, final {final}")
+    rec = os.path.join(db, "sgemm-1")
+    q = subprocess.run([vx, "replay", rec, "--batch", "--json", "-ex", "info checkpoints"], capture_output=True,
+                       text=True, timeout=120)
+    out = [json.loads(l) for l in q.stdout.splitlines() if l.startswith("{")]
+    cps = [e for e in out if e.get("command") == "info checkpoints"]
+    listed = {c["instret"] for c in cps[0]["checkpoints"]} if cps else set()
+    later = stops[failed_at:]
+    check(q.returncode == 0 and len(later) >= 10 and all(x in listed for x in later),
+          f"recovery: stops after space returned not all recorded: {sorted(set(later) - listed)} "
+          f"(status {q.returncode}, {q.stderr[-300:]!r})")
+    check(all(x in listed for x in stops[:failed_at - 1]), "recovery: a stop before the failure is missing")
+
+
+def listing(vx, rec, preexec=None):
+    p = subprocess.run([vx, "replay", rec, "--batch", "--json", "-ex", "info checkpoints"], capture_output=True,
+                       text=True, timeout=120, preexec_fn=preexec)
+    out = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
+    cps = [e for e in out if e.get("command") == "info checkpoints"]
+    return p.returncode, [c["instret"] for c in cps[0]["checkpoints"]] if cps else None, p.stderr
+
+
+def check_read_without_room(vx, elf, line, tmp):
+    # A recording whose lock file is gone (never opened since it was copied, or removed) is read where
+    # nothing can be written: LMDB would create lock.mdb and write its header through a map (SIGBUS on
+    # a full filesystem, an error under a file-size limit); reading needs no room.
+    db = os.path.join(tmp, "readonly")
+    rc, events, err = session(vx, elf, db, [f"break sgemm.c:{line}"] + ["continue"] * 3)
+    rec = os.path.join(db, "sgemm-1")
+    rc, want, err = listing(vx, rec)
+    check(rc == 0 and want and len(want) >= 3, f"read without room: the recording lists {want}: {err[-200:]!r}")
+    os.remove(os.path.join(rec, "lock.mdb"))
+    p = subprocess.run([vx, "ls", db], capture_output=True, text=True, timeout=60, preexec_fn=limited(0))
+    check(p.returncode == 0 and rec in p.stdout and "unreadable" not in p.stdout,
+          f"ls under a file-size limit: {p.returncode} {p.stdout[-300:]!r} {p.stderr[-200:]!r}")
+    rc, got, err = listing(vx, rec, limited(0))
+    check(rc == 0 and got == want, f"replay under a file-size limit: status {rc}, {got} (want {want}); {err[-200:]!r}")
+    check(sorted(os.listdir(rec)) == ["data.mdb"], f"read without room left files behind: {os.listdir(rec)}")
+    # A full filesystem proper (a small tmpfs in a user namespace), where this was a SIGBUS; only
+    # where the machine lets unprivileged users mount one.
+    mnt = os.path.join(tmp, "full")
+    os.mkdir(mnt)
+    try:
+        can = subprocess.run(["unshare", "-rm", "sh", "-c", 'mount -t tmpfs -o size=1m tmpfs "$1"', "sh", mnt],
+                             capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        can = False
+    if not can:
+        print("read without room: no tmpfs in a user namespace here; the full-filesystem form is skipped")
+        return
+    script = ('mount -t tmpfs -o size=1m tmpfs "$1" && cp -r "$2" "$1/rec" && '
+              '{ dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null; true; } && '
+              '"$3" ls "$1"; echo "ls=$?"; "$3" replay "$1/rec" --batch --json -ex "info checkpoints"; echo "replay=$?"')
+    p = subprocess.run(["unshare", "-rm", "sh", "-c", script, "sh", mnt, rec, vx], capture_output=True, text=True,
+                       timeout=120)
+    out = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
+    cps = [e for e in out if e.get("command") == "info checkpoints"]
+    got = [c["instret"] for c in cps[0]["checkpoints"]] if cps else None
+    check("ls=0" in p.stdout and "replay=0" in p.stdout and "unreadable" not in p.stdout and got == want,
+          f"read on a full filesystem: {p.stdout[-400:]!r} {p.stderr[-300:]!r}")
+
+
 def main():
     vx, ex, src = sys.argv[1:4]
     elf = os.path.join(ex, "sgemm.elf")
@@ -74,6 +194,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         check_form(vx, elf, line, tmp, "file-size-limit", [], limited(150))
         check_form(vx, elf, line, tmp, "map-full", ["--db-map-size", "200000"], None)
+        check_automatic_only(vx, elf, tmp)
+        check_recovery(vx, elf, line, tmp)
+        check_read_without_room(vx, elf, line, tmp)
         # --stop-on-store-error ends the session at the first failure instead (status 74 still).
         db = os.path.join(tmp, "stop")
         rc, events, err = session(vx, elf, db, [f"break sgemm.c:{line}"] + ["continue"] * 40,

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 from e2e_common import EXIT_BAD_INPUT, EXIT_USAGE, check, failures
 
@@ -45,10 +46,28 @@ def main():
         # Scripts: a directory, a device.
         expect(vx, ["run", reduce_elf, "-x", tmp, "--batch"], EXIT_USAGE, ["-x", "directory"])
         expect(vx, ["run", reduce_elf, "-x", "/dev/zero", "--batch"], EXIT_USAGE, ["-x", "not a regular file"])
-        # Numbers that do not parse as what they mean.
-        for flag, value in (("--seed", "-1"), ("--seed", "99999999999999999999999"), ("--seed", ""),
-                            ("--watchdog", "-5"), ("--lmem", "1e3"), ("--checkpoint-interval", "x")):
-            expect(vx, ["run", reduce_elf, flag, value], EXIT_USAGE, [flag])
+        # Files above their size caps (sparse: nothing is written) are refused by their size, at once.
+        huge = os.path.join(tmp, "huge.elf")
+        with open(huge, "wb") as f:
+            f.truncate(3 << 30)
+        start = time.monotonic()
+        expect(vx, ["run", huge], EXIT_BAD_INPUT, [huge, str(3 << 30)])
+        script = os.path.join(tmp, "huge.gdb")
+        with open(script, "wb") as f:
+            f.truncate(17 << 20)
+        expect(vx, ["run", reduce_elf, "-x", script, "--batch"], EXIT_USAGE, ["-x", str(17 << 20)])
+        took = time.monotonic() - start
+        check(took < 10, f"refusing files above the caps took {took:.1f} s")
+        # Numbers that do not parse as what they mean: every numeric flag of run and replay, in turn.
+        bad = ("-1", "99999999999999999999999", "", "x", "1e3", " 5")
+        for flag in ("--seed", "--watchdog", "--lmem", "--checkpoint-interval", "--db-map-size"):
+            for value in bad:
+                expect(vx, ["run", reduce_elf, flag, value], EXIT_USAGE, [flag])
+        for value in bad:
+            expect(vx, ["run", reduce_elf, "--mode", "live", "--attach-after", value], EXIT_USAGE, ["--attach-after"])
+            expect(vx, ["replay", tmp, "--at", value], EXIT_USAGE, ["--at"])
+        expect(vx, ["run", reduce_elf, "--lmem", "4294967296"], EXIT_USAGE, ["--lmem"])
+        expect(vx, ["replay", tmp, "--at", "4294967296"], EXIT_USAGE, ["--at"])
         for flag in ("--grid", "--block"):
             expect(vx, ["run", reduce_elf, flag, ""], EXIT_USAGE, [flag])
         # Expressions nested past the limit.

@@ -10,9 +10,25 @@
 
 #include "checkpoint/store.hpp"
 
+namespace {
+
+namespace fs = std::filesystem;
+
+// The scratch directory, removed when the fuzzer exits normally (libFuzzer ends with exit(), which
+// runs static destructors; a crash leaves it, next to the reproducer it explains).
+struct Scratch {
+  std::string dir = (fs::temp_directory_path() / ("vxreplay-fuzz-store-" + std::to_string(::getpid()))).string();
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  namespace fs = std::filesystem;
-  static const std::string dir = (fs::temp_directory_path() / ("vxreplay-fuzz-store-" + std::to_string(::getpid()))).string();
+  static const Scratch scratch;
+  const std::string& dir = scratch.dir;
   fs::remove_all(dir);
   fs::create_directories(dir);
   {

@@ -303,6 +303,11 @@ int host_command(const HostArgs& a) {
   // exception (and ends as it will) or is killed, as gdb kills its inferior on quit.
   std::optional<int> override_status;
   if (!host_wstatus) {
+    // The program may have died while its kernel was stopped (nothing ran since to notice).
+    int w = 0;
+    if (::waitpid(pid, &w, WNOHANG) == pid) host_wstatus = w;
+  }
+  if (!host_wstatus) {
     const engine::StopEvent& last = s.last_stop();
     const bool device_stop = last.reason == engine::StopReason::Exception ||
                              last.reason == engine::StopReason::Assertion || last.reason == engine::StopReason::Watchdog;

@@ -596,6 +596,13 @@ struct Session::Impl {
     return {};
   }
 
+  // Breakpoints set before the memory they name was mapped (Session::add_breakpoint) go in once
+  // it is: before a launch starts, and before any forward run from a stop (a goto restored it).
+  void plant_pending() {
+    for (const auto& [bid, b] : bps)
+      if (b.enabled && !planted.count(b.addr)) (void)plant(b.addr);
+  }
+
   void unplant(uint32_t addr) {
     if (lv.on) return;
     auto it = planted.find(addr);
@@ -1069,9 +1076,7 @@ struct Session::Impl {
       for (const Command& c : e.seg.commands)
         if (c.op == CmdOp::WriteReg64) cmp_registers[c.inline_value] = c.payload.at(0);
       // Breakpoints set before the memory they name was mapped (add_breakpoint) go in now.
-      if (!quiet)
-        for (const auto& [bid, b] : bps)
-          if (b.enabled && !planted.count(b.addr)) (void)plant(b.addr);
+      if (!quiet) plant_pending();
       auto id = dev.submit(encode(e.seg.commands));
       if (!id) return make_error("the device rejected a command buffer: " + id.error().message);
       if (first) record(e);
@@ -1101,6 +1106,7 @@ struct Session::Impl {
     if (lv.on) return live::run(*this, mode);
     interrupted = false;
     if (phase == Phase::Exited) return make_error("the workload has exited; there is nothing to run");
+    if (phase == Phase::Stopped && !mode.quiet()) plant_pending();
     if (phase == Phase::Dead) return make_error("the workload was killed: " + last.message);
     bool step_armed = false;
     if (phase == Phase::Stopped) {

@@ -45,22 +45,6 @@ Result<void> write_all(int fd, const uint8_t* p, size_t n) {
   return {};
 }
 
-// false: end of stream before the first byte.
-Result<bool> read_all(int fd, uint8_t* p, size_t n) {
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r = ::read(fd, p + got, n - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return make_error(std::string("the channel is broken: ") + std::strerror(errno));
-    if (r == 0) {
-      if (got == 0) return false;
-      return make_error("the channel ended in the middle of a message");
-    }
-    got += size_t(r);
-  }
-  return true;
-}
-
 }  // namespace
 
 Result<void> send_message(int fd, uint32_t head, std::span<const uint8_t> payload) {
@@ -79,21 +63,46 @@ Result<void> send_message(int fd, uint32_t head, std::span<const uint8_t> payloa
   return write_all(fd, payload.data(), payload.size());
 }
 
-Result<std::optional<std::pair<uint32_t, std::vector<uint8_t>>>> receive_message(int fd) {
-  uint8_t h[8];
-  auto r = read_all(fd, h, 8);
-  if (!r) return r.error();
-  if (!*r) return std::optional<std::pair<uint32_t, std::vector<uint8_t>>>{};
+Result<bool> Receiver::fill(size_t n) {
+  if (end_ - begin_ >= n) return true;
+  if (begin_ > 0) {
+    std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  if (buf_.size() < n) buf_.resize(n);
+  while (end_ < n) {
+    ssize_t r = ::read(fd_, buf_.data() + end_, buf_.size() - end_);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return make_error(std::string("the channel is broken: ") + std::strerror(errno));
+    if (r == 0) {
+      if (end_ == 0) return false;
+      return make_error("the channel ended in the middle of a message");
+    }
+    end_ += size_t(r);
+  }
+  return true;
+}
+
+Result<std::optional<std::pair<uint32_t, std::vector<uint8_t>>>> Receiver::next() {
+  auto h = fill(8);
+  if (!h) return h.error();
+  if (!*h) return std::optional<std::pair<uint32_t, std::vector<uint8_t>>>{};
   uint32_t head = 0, len = 0;
-  std::memcpy(&head, h, 4);
-  std::memcpy(&len, h + 4, 4);
+  std::memcpy(&head, buf_.data() + begin_, 4);
+  std::memcpy(&len, buf_.data() + begin_ + 4, 4);
   if (len > kMaxMessageBytes)
     return make_error("a message of " + std::to_string(len) + " bytes is larger than the channel's limit");
-  std::vector<uint8_t> payload(len);
-  if (len > 0) {
-    auto b = read_all(fd, payload.data(), len);
-    if (!b) return b.error();
-    if (!*b) return make_error("the channel ended in the middle of a message");
+  auto b = fill(8 + size_t(len));
+  if (!b) return b.error();
+  if (!*b) return make_error("the channel ended in the middle of a message");
+  std::vector<uint8_t> payload(buf_.begin() + std::ptrdiff_t(begin_ + 8), buf_.begin() + std::ptrdiff_t(begin_ + 8 + len));
+  begin_ += 8 + size_t(len);
+  if (begin_ == end_) begin_ = end_ = 0;
+  // A large message grew the buffer: give the memory back.
+  if (buf_.size() > kChunk && end_ <= kChunk) {
+    buf_.resize(kChunk);
+    buf_.shrink_to_fit();
   }
   return std::optional<std::pair<uint32_t, std::vector<uint8_t>>>{std::pair{head, std::move(payload)}};
 }

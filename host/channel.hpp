@@ -94,6 +94,21 @@ class Reader {
 // Whole-message I/O on a descriptor (retrying short reads and writes and EINTR). A read at the
 // end of the stream gives nullopt; a broken or malformed stream gives an error.
 Result<void> send_message(int fd, uint32_t head, std::span<const uint8_t> payload);
-Result<std::optional<std::pair<uint32_t, std::vector<uint8_t>>>> receive_message(int fd);
+
+// Reads messages from one descriptor through a buffer: a small message (a call, a reply) costs
+// one read(2), header and payload together.
+class Receiver {
+ public:
+  explicit Receiver(int fd) : fd_(fd), buf_(kChunk) {}
+  Result<std::optional<std::pair<uint32_t, std::vector<uint8_t>>>> next();
+
+ private:
+  static constexpr size_t kChunk = 64 * 1024;
+  // Reads until at least `n` bytes are buffered; false: the stream ended first.
+  Result<bool> fill(size_t n);
+  int fd_;
+  std::vector<uint8_t> buf_;
+  size_t begin_ = 0, end_ = 0;
+};
 
 }  // namespace vx::host

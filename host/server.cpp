@@ -28,7 +28,7 @@ Result<void> HostServer::answer_wait(const std::string& error, const std::vector
 
 Result<HostServer::Pump> HostServer::pump() {
   for (;;) {
-    auto m = receive_message(fd_);
+    auto m = in_.next();
     if (!m) return m.error();
     if (!*m) return Pump::Ended;
     auto done = serve((*m)->first, (*m)->second, "");
@@ -41,7 +41,7 @@ Result<void> HostServer::drain(const std::string& why) {
   if (waiting_)
     if (auto r = answer_wait(why); !r) return r;
   for (;;) {
-    auto m = receive_message(fd_);
+    auto m = in_.next();
     if (!m) return m.error();
     if (!*m) return {};
     auto done = serve((*m)->first, (*m)->second, why);

@@ -8,13 +8,15 @@
 #include <vector>
 
 #include "device/driver.hpp"
+#include "host/channel.hpp"
 #include "host/host_device.hpp"
 
 namespace vx::host {
 
 class HostServer {
  public:
-  HostServer(Driver& driver, int fd, std::string config_text) : fd_(fd), config_(std::move(config_text)), dev_(driver) {}
+  HostServer(Driver& driver, int fd, std::string config_text)
+      : fd_(fd), in_(fd), config_(std::move(config_text)), dev_(driver) {}
 
   enum class Pump { Waiting, Ended };
   // Serves calls until the host waits in vx_ready_wait for work it started (Waiting: the reply
@@ -37,6 +39,7 @@ class HostServer {
   Result<bool> serve(uint32_t op, std::span<const uint8_t> payload, const std::string& refuse_runs);
   Result<void> reply(int32_t status, std::span<const uint8_t> payload);
   int fd_;
+  Receiver in_;
   std::string config_;
   HostDevice dev_;
   uint64_t started_ = 0;  // launches started since the last answered wait

@@ -29,6 +29,7 @@ constexpr uint64_t kWaitSlice = 1u << 20;  // instructions between console drain
 
 struct Device {
   int fd = -1;  // the channel to vxreplay; -1: the model in this process
+  std::unique_ptr<vx::host::Receiver> in;
   std::unique_ptr<vx::Driver> driver;
   std::unique_ptr<vx::host::HostDevice> dev;
   std::map<uint32_t, std::string> partial;  // console lines not finished yet, per hart ring
@@ -83,7 +84,7 @@ Buffer* buffer_of(vx_buffer_h h, const char* fn) {
 Result<std::vector<uint8_t>> call(Device* d, Op op, vx::host::Writer& w) {
   if (auto r = vx::host::send_message(d->fd, uint32_t(op), w.data()); !r)
     return vx::make_error("vxreplay is gone (" + r.error().message + ")");
-  auto m = vx::host::receive_message(d->fd);
+  auto m = d->in->next();
   if (!m) return vx::make_error("vxreplay is gone (" + m.error().message + ")");
   if (!*m) return vx::make_error("vxreplay is gone (the channel closed)");
   if ((*m)->first != 0) return vx::make_error(std::string((*m)->second.begin(), (*m)->second.end()));
@@ -146,6 +147,7 @@ VX_API int vx_dev_open(vx_device_h* hdevice) {
         if (o->fd == int(fd)) return report(fn, "the device is already open (vxreplay debugs one device per program)");
     }
     d->fd = int(fd);
+    d->in = std::make_unique<vx::host::Receiver>(d->fd);
     vx::host::Writer w;
     w.u32(vx::host::kProtocolVersion);
     auto r = call(d.get(), Op::Hello, w);

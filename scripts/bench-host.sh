@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Host programs through vxreplay (docs/host.md), each a ratio against the same program run alone
 # (libvortex on the model in-process), measured in the same run:
-#   1. a call's round trip: vx_dcr_read 100000 times, microseconds per call (target < 20 us);
+#   1. a call's round trip: vx_dcr_read 100000 times, microseconds per call (target < 20 us), with
+#      a bare socket pair's round trip between two processes as the machine's floor;
 #   2. 1000 small launches (vecadd, one CTA of 16 threads): the whole program's wall time plain,
 #      under `vxreplay run --` (no session, no recording), and in a recording session
 #      (--batch -ex continue, a checkpoint at every launch's start); target within 1.5x plain.
@@ -28,17 +29,19 @@ def run(args):
         sys.exit(f"failed ({p.returncode}): {' '.join(args)}: {p.stderr[-400:]}")
     return dt, p.stdout
 
-def per_call(prefix):
+def per_call(prefix, mode="calls"):
     vals = []
     for _ in range(5):
-        _, out = run(prefix + [bench, "calls", "100000", kernel])
+        _, out = run(prefix + [bench, mode, "100000", kernel])
         vals.append(float([l for l in out.splitlines() if "per call" in l][0].split()[0]))
     return statistics.median(vals)
 
 plain = per_call([])
 hosted = per_call([vx, "run", "--"])
+floor = per_call([], "pingpong")
 print(f"call round trip: in-process {plain:.3f} us, through vxreplay {hosted:.2f} us "
-      f"(+{hosted - plain:.2f} us, ratio {hosted / plain:.0f}x; target < 20 us)")
+      f"(+{hosted - plain:.2f} us, ratio {hosted / plain:.0f}x; target < 20 us); bare socket pair {floor:.2f} us "
+      f"(vxreplay / bare {hosted / floor:.2f}x)")
 
 def launches(prefix):
     return statistics.median(run(prefix + [bench, "launches", "1000", kernel])[0] for _ in range(5))
@@ -46,6 +49,8 @@ def launches(prefix):
 p = launches([])
 h = launches([vx, "run", "--"])
 s = launches([vx, "run", "--db", tmp + "/db", "--batch", "-ex", "continue", "--"])
+n = launches([vx, "run", "--db", tmp + "/db", "--checkpoint-interval", "0", "--batch", "-ex", "continue", "--"])
 print(f"1000 launches: plain {p * 1e3:.0f} ms, vxreplay run -- {h * 1e3:.0f} ms (ratio {h / p:.2f}x; target 1.5x), "
-      f"recording session {s * 1e3:.0f} ms (ratio {s / p:.2f}x)")
+      f"recording session {s * 1e3:.0f} ms (ratio {s / p:.2f}x), recording session without automatic checkpoints "
+      f"{n * 1e3:.0f} ms (ratio {n / p:.2f}x)")
 PY

@@ -1,11 +1,15 @@
 // The host-program benchmark (scripts/bench-host.sh): `calls N` times N vx_dcr_read round trips
-// and prints microseconds per call; `launches N` makes N small launches of the vecadd kernel
+// and prints microseconds per call; `pingpong N` times N round trips of 16 bytes on a bare socket
+// pair between two processes (the machine's floor for any channel); `launches N` makes N small launches of the vecadd kernel
 // (one CTA of 16 elements each) and checks the last result.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <vortex.h>
 
@@ -21,6 +25,27 @@ int main(int argc, char** argv) {
     return 2;
   }
   const long n = strtol(argv[2], NULL, 10);
+  if (strcmp(argv[1], "pingpong") == 0) {
+    int sv[2];
+    char msg[16] = {0};
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) return 1;
+    pid_t pid = fork();
+    if (pid == 0) {
+      close(sv[0]);
+      while (read(sv[1], msg, sizeof msg) == (ssize_t)sizeof msg)
+        if (write(sv[1], msg, sizeof msg) != (ssize_t)sizeof msg) break;
+      _exit(0);
+    }
+    close(sv[1]);
+    const double t0 = now_us();
+    for (long i = 0; i < n; i++)
+      if (write(sv[0], msg, sizeof msg) != (ssize_t)sizeof msg || read(sv[0], msg, sizeof msg) != (ssize_t)sizeof msg)
+        return 1;
+    printf("%.3f us per call\n", (now_us() - t0) / (double)n);
+    close(sv[0]);
+    waitpid(pid, NULL, 0);
+    return 0;
+  }
   vx_device_h dev;
   if (vx_dev_open(&dev) != 0) return 1;
   if (strcmp(argv[1], "calls") == 0) {

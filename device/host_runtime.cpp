@@ -57,7 +57,7 @@ Result<GridLaunch> resolve_grid_launch(const KernelImage& image, const DeviceCon
   return l;
 }
 
-Result<void> HostRuntime::dcr_write(uint32_t addr, uint32_t value) {
+Result<void> DcrFile::write(uint32_t addr, uint32_t value) {
   const bool base = addr >= dcr::kBaseBegin && addr < dcr::kBaseEnd;
   const bool kmu = addr >= dcr::kKmuBegin && addr < dcr::kKmuEnd;
   if (!base && !kmu) {
@@ -66,34 +66,34 @@ Result<void> HostRuntime::dcr_write(uint32_t addr, uint32_t value) {
                   addr);
     return make_error(buf);
   }
-  dcrs_[addr] = value;
-  dcr_set_[addr] = true;
+  values_[addr] = value;
+  set_[addr] = true;
   return {};
 }
 
-Result<uint32_t> HostRuntime::dcr_read(uint32_t addr) const {
+Result<uint32_t> DcrFile::read(uint32_t addr) const {
   if (addr >= dcr::kKmuEnd || addr == 0 || (addr >= dcr::kBaseEnd && addr < dcr::kKmuBegin)) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "DCR 0x%03x does not exist", addr);
     return make_error(buf);
   }
-  return dcrs_[addr];
+  return values_[addr];
 }
 
-LaunchOverrides HostRuntime::kmu_overrides() const {
+LaunchOverrides DcrFile::kmu_overrides() const {
   LaunchOverrides o;
   auto dims = [&](uint32_t first) -> std::optional<std::array<uint32_t, 3>> {
-    if (!dcr_set_[first] && !dcr_set_[first + 1] && !dcr_set_[first + 2]) return std::nullopt;
+    if (!set_[first] && !set_[first + 1] && !set_[first + 2]) return std::nullopt;
     std::array<uint32_t, 3> d{1, 1, 1};
     for (uint32_t i = 0; i < 3; ++i)
-      if (dcr_set_[first + i]) d[i] = dcrs_[first + i];
+      if (set_[first + i]) d[i] = values_[first + i];
     return d;
   };
   o.grid = dims(dcr::kGridDimX);
   o.block = dims(dcr::kBlockDimX);
-  if (dcr_set_[dcr::kLmemSize]) o.lmem = dcrs_[dcr::kLmemSize];
-  if (dcr_set_[dcr::kKernelEntry0]) o.entry = dcrs_[dcr::kKernelEntry0];
-  if (dcr_set_[dcr::kStartupArg0]) o.arg = dcrs_[dcr::kStartupArg0];
+  if (set_[dcr::kLmemSize]) o.lmem = values_[dcr::kLmemSize];
+  if (set_[dcr::kKernelEntry0]) o.entry = values_[dcr::kKernelEntry0];
+  if (set_[dcr::kStartupArg0]) o.arg = values_[dcr::kStartupArg0];
   return o;
 }
 

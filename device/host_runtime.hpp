@@ -61,6 +61,24 @@ constexpr uint32_t kBaseBegin = 0x001;
 constexpr uint32_t kBaseEnd = 0x006;
 }  // namespace dcr
 
+// The DCR file a host writes: checks addresses, remembers values, and turns the KMU's into the
+// next launch's overrides. HostRuntime holds one; libvortex keeps a copy on the host's side of
+// the debugger's channel, so that vx_start can answer without a round trip.
+class DcrFile {
+ public:
+  // Writes outside the base and KMU ranges are errors naming the address.
+  Result<void> write(uint32_t addr, uint32_t value);
+  // The last value written (0 before any).
+  Result<uint32_t> read(uint32_t addr) const;
+  // The launch fields set through the KMU's DCRs (grid, block, local memory, kernel entry,
+  // argument); a grid or block is taken when any of its dimensions was written (the others 1).
+  LaunchOverrides kmu_overrides() const;
+
+ private:
+  std::array<uint32_t, dcr::kKmuEnd> values_{};
+  std::array<bool, dcr::kKmuEnd> set_{};
+};
+
 class HostRuntime {
  public:
   explicit HostRuntime(Driver& driver) : d_(driver) {}
@@ -80,23 +98,18 @@ class HostRuntime {
   Result<uint64_t> launch_instances(const InstancesLaunch& launch);
   DeviceEvent wait(uint64_t max_instructions = UINT64_MAX) { return d_.wait(max_instructions); }
 
-  // DCR access. Writes outside the base and KMU ranges are errors naming the address; a read
-  // gives the last value written (0 before any). The KMU's DCRs take effect at the next launch
-  // the host resolves with kmu_overrides().
-  Result<void> dcr_write(uint32_t addr, uint32_t value);
-  Result<uint32_t> dcr_read(uint32_t addr) const;
-  // The launch fields the host set through the KMU's DCRs (grid, block, local memory, kernel
-  // entry, argument); the rest stays the image's. A grid or block is taken when any of its
-  // dimensions was written (the others count as 1).
-  LaunchOverrides kmu_overrides() const;
+  // DCR access (DcrFile). The KMU's DCRs take effect at the next launch the host resolves with
+  // kmu_overrides().
+  Result<void> dcr_write(uint32_t addr, uint32_t value) { return dcrs_.write(addr, value); }
+  Result<uint32_t> dcr_read(uint32_t addr) const { return dcrs_.read(addr); }
+  LaunchOverrides kmu_overrides() const { return dcrs_.kmu_overrides(); }
 
  private:
   Result<void> ensure_instance_support();
   Driver& d_;
   uint32_t trampoline_ = 0;   // TMC x0 for instances to return to
   uint32_t stacks_ = 0;       // per-hart stacks for instances
-  std::array<uint32_t, dcr::kKmuEnd> dcrs_{};
-  std::array<bool, dcr::kKmuEnd> dcr_set_{};
+  DcrFile dcrs_;
 };
 
 }  // namespace vx

@@ -158,19 +158,26 @@ Result<uint32_t> HostDevice::upload_kernel(std::span<const uint8_t> bytes, const
   return next_id_++;
 }
 
+Result<GridLaunch> resolve_start(const KernelImage* image, uint32_t kernel_id, uint32_t kernel_addr,
+                                 const DcrFile& dcrs, const DeviceConfig& config, std::optional<uint32_t> arg) {
+  if (!image)
+    return make_error("buffer " + std::to_string(kernel_id) + " at " + hex(kernel_addr) +
+                      " holds no kernel (upload one with vx_upload_kernel_file or vx_upload_kernel_bytes)");
+  LaunchOverrides o = dcrs.kmu_overrides();
+  if (arg) o.arg = *arg;
+  return resolve_grid_launch(*image, config, o);
+}
+
 Result<StartedLaunch> HostDevice::start(uint32_t kernel, uint32_t arguments) {
   auto k = find(kernel, "vx_start");
   if (!k) return k.error();
-  if (!(*k)->image)
-    return make_error("buffer " + std::to_string(kernel) + " at " + hex((*k)->addr) +
-                      " holds no kernel (upload one with vx_upload_kernel_file or vx_upload_kernel_bytes)");
-  LaunchOverrides o = rt_.kmu_overrides();
+  std::optional<uint32_t> arg;
   if (arguments != 0) {
     auto a = find(arguments, "vx_start");
     if (!a) return a.error();
-    o.arg = (*a)->addr;
+    arg = (*a)->addr;
   }
-  auto launch = resolve_grid_launch(*(*k)->image, driver_.config(), o);
+  auto launch = resolve_start((*k)->image ? &*(*k)->image : nullptr, kernel, (*k)->addr, dcrs_, driver_.config(), arg);
   if (!launch) return launch.error();
   auto id = rt_.launch_grid(*launch);
   if (!id) return id.error();

@@ -30,6 +30,11 @@ struct StartedLaunch {
   GridLaunch launch;
 };
 
+// vx_start's launch: the kernel buffer's image with the DCRs' overrides and the argument buffer's
+// address. Errors name the buffer that holds no kernel, or what does not fit the device.
+Result<GridLaunch> resolve_start(const KernelImage* image, uint32_t kernel_id, uint32_t kernel_addr,
+                                 const DcrFile& dcrs, const DeviceConfig& config, std::optional<uint32_t> arg);
+
 class HostDevice {
  public:
   explicit HostDevice(Driver& driver) : rt_(driver), driver_(driver) {}
@@ -47,8 +52,8 @@ class HostDevice {
   Result<uint32_t> upload_kernel(std::span<const uint8_t> bytes, const std::string& name);
   // Resolves the launch (the KMU's DCRs, else the image's descriptor) and queues it.
   Result<StartedLaunch> start(uint32_t kernel, uint32_t arguments);
-  Result<void> dcr_write(uint32_t addr, uint32_t value) { return rt_.dcr_write(addr, value); }
-  Result<uint32_t> dcr_read(uint32_t addr) const { return rt_.dcr_read(addr); }
+  Result<void> dcr_write(uint32_t addr, uint32_t value) { return dcrs_.write(addr, value); }
+  Result<uint32_t> dcr_read(uint32_t addr) const { return dcrs_.read(addr); }
 
   // vx_dump_perf's text (the same in-process and under vxreplay).
   std::string perf_text() const;
@@ -62,6 +67,7 @@ class HostDevice {
   Result<Buffer*> find(uint32_t id, const char* what);
   HostRuntime rt_;
   Driver& driver_;
+  DcrFile dcrs_;
   std::map<uint32_t, Buffer> buffers_;
   uint32_t next_id_ = 1;
   std::vector<StartedLaunch> launches_;

@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 
+#include "device/image.hpp"
 #include "device/input_file.hpp"
 #include "host/channel.hpp"
 #include "host/host_device.hpp"
@@ -30,6 +31,13 @@ constexpr uint64_t kWaitSlice = 1u << 20;  // instructions between console drain
 struct Device {
   int fd = -1;  // the channel to vxreplay; -1: the model in this process
   std::unique_ptr<vx::host::Receiver> in;
+  // Under vxreplay, vx_start and vx_dcr_write are checked here (the same checks, on a copy of the
+  // DCRs and the uploaded images) and sent without waiting: their replies are read before the next
+  // call's, so a launch costs one round trip (vx_ready_wait), not two.
+  vx::DeviceConfig config;
+  vx::DcrFile dcrs;
+  std::map<uint32_t, vx::KernelImage> kernels;  // buffer id -> the image uploaded there
+  std::vector<const char*> unanswered;          // calls sent whose replies are not read yet
   std::unique_ptr<vx::Driver> driver;
   std::unique_ptr<vx::host::HostDevice> dev;
   std::map<uint32_t, std::string> partial;  // console lines not finished yet, per hart ring
@@ -80,10 +88,25 @@ Buffer* buffer_of(vx_buffer_h h, const char* fn) {
   return static_cast<Buffer*>(h);
 }
 
+// Sends a call whose reply is read later (before the next call's).
+Result<void> post(Device* d, Op op, vx::host::Writer& w) {
+  if (auto r = vx::host::send_message(d->fd, uint32_t(op), w.data()); !r)
+    return vx::make_error("vxreplay is gone (" + r.error().message + ")");
+  d->unanswered.push_back(vx::host::op_name(op));
+  return {};
+}
+
 // One call over the channel: the reply's payload, or its error.
 Result<std::vector<uint8_t>> call(Device* d, Op op, vx::host::Writer& w) {
   if (auto r = vx::host::send_message(d->fd, uint32_t(op), w.data()); !r)
     return vx::make_error("vxreplay is gone (" + r.error().message + ")");
+  for (const char* fn : d->unanswered) {
+    // Checked before it was sent, a posted call should not fail; if it did, say so now.
+    auto m = d->in->next();
+    if (!m || !*m) return vx::make_error("vxreplay is gone (the channel closed)");
+    if ((*m)->first != 0) report(fn, std::string((*m)->second.begin(), (*m)->second.end()) + " (reported late)");
+  }
+  d->unanswered.clear();
   auto m = d->in->next();
   if (!m) return vx::make_error("vxreplay is gone (" + m.error().message + ")");
   if (!*m) return vx::make_error("vxreplay is gone (the channel closed)");
@@ -152,6 +175,13 @@ VX_API int vx_dev_open(vx_device_h* hdevice) {
     w.u32(vx::host::kProtocolVersion);
     auto r = call(d.get(), Op::Hello, w);
     if (!r) return report(fn, r.error().message);
+    vx::host::Reader in(*r);
+    uint32_t version = 0;
+    std::string cfg_text, error;
+    if (!in.u32(&version) || !in.str(&cfg_text)) return report(fn, "malformed reply");
+    auto cfg = vx::DeviceConfig::parse(cfg_text, &error);
+    if (!cfg) return report(fn, "vxreplay's device shape '" + cfg_text + "': " + error);
+    d->config = *cfg;
   } else {
     std::string error;
     const char* cfg_text = std::getenv("VX_CONFIG");
@@ -268,6 +298,7 @@ VX_API int vx_mem_free(vx_buffer_h hbuffer) {
     vx::host::Writer w;
     w.u32(b->id);
     if (auto r = call(b->device, Op::Free, w); !r) return report(fn, r.error().message);
+    b->device->kernels.erase(b->id);
   }
   drop_buffer(b);
   return 0;
@@ -369,9 +400,13 @@ VX_API int vx_start(vx_device_h hdevice, vx_buffer_h hkernel, vx_buffer_h hargum
     if (auto r = d->dev->start(k->id, a ? a->id : 0); !r) return report(fn, r.error().message);
     return 0;
   }
+  auto image = d->kernels.find(k->id);
+  auto launch = vx::host::resolve_start(image == d->kernels.end() ? nullptr : &image->second, k->id, uint32_t(k->addr),
+                                        d->dcrs, d->config, a ? std::optional<uint32_t>(uint32_t(a->addr)) : std::nullopt);
+  if (!launch) return report(fn, launch.error().message);
   vx::host::Writer w;
   w.u32(k->id).u32(a ? a->id : 0);
-  if (auto r = call(d, Op::Start, w); !r) return report(fn, r.error().message);
+  if (auto r = post(d, Op::Start, w); !r) return report(fn, r.error().message);
   return 0;
 }
 
@@ -439,12 +474,10 @@ VX_API int vx_dcr_read(vx_device_h hdevice, uint32_t addr, uint32_t* value) {
     *value = *r;
     return 0;
   }
-  vx::host::Writer w;
-  w.u32(addr);
-  auto r = call(d, Op::DcrRead, w);
+  // The host's own DCR writes, kept here as in vxreplay.
+  auto r = d->dcrs.read(addr);
   if (!r) return report(fn, r.error().message);
-  vx::host::Reader in(*r);
-  if (!in.u32(value)) return report(fn, "malformed reply");
+  *value = *r;
   return 0;
 }
 
@@ -456,9 +489,10 @@ VX_API int vx_dcr_write(vx_device_h hdevice, uint32_t addr, uint32_t value) {
     if (auto r = d->dev->dcr_write(addr, value); !r) return report(fn, r.error().message);
     return 0;
   }
+  if (auto r = d->dcrs.write(addr, value); !r) return report(fn, r.error().message);
   vx::host::Writer w;
   w.u32(addr).u32(value);
-  if (auto r = call(d, Op::DcrWrite, w); !r) return report(fn, r.error().message);
+  if (auto r = post(d, Op::DcrWrite, w); !r) return report(fn, r.error().message);
   return 0;
 }
 
@@ -485,6 +519,7 @@ VX_API int vx_upload_kernel_bytes(vx_device_h hdevice, const void* content, uint
     if (!r) return report(fn, r.error().message);
     vx::host::Reader in(*r);
     if (!in.u32(&id) || !in.u64(&addr) || !in.u64(&extent)) return report(fn, "malformed reply");
+    if (auto image = vx::parse_kernel_image(bytes, name)) d->kernels[id] = std::move(image).value();
   }
   *hbuffer = new_buffer(d, id, addr, extent);
   return 0;
@@ -514,6 +549,7 @@ VX_API int vx_upload_kernel_file(vx_device_h hdevice, const char* filename, vx_b
     if (!r) return report(fn, r.error().message);
     vx::host::Reader in(*r);
     if (!in.u32(&id) || !in.u64(&addr) || !in.u64(&extent)) return report(fn, "malformed reply");
+    if (auto image = vx::parse_kernel_image(*bytes, name)) d->kernels[id] = std::move(image).value();
   }
   *hbuffer = new_buffer(d, id, addr, extent);
   return 0;

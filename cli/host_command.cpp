@@ -31,7 +31,10 @@ struct Child {
 
 // Starts the program with the other end of the channel in kChannelEnv. A program that cannot be
 // started gives 127 (not found) or 126 (cannot execute) and the reason.
-Result<Child> spawn(const std::vector<std::string>& command, bool null_stdin, int* status) {
+// In a session (`session`) the program's stdin is /dev/null (the session reads commands there) and
+// it runs in a process group of its own, so a Ctrl-C at the prompt interrupts the kernel, not the
+// program.
+Result<Child> spawn(const std::vector<std::string>& command, bool session, int* status) {
   *status = kExitHostFailed;
   int sv[2], err[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
@@ -53,9 +56,10 @@ Result<Child> spawn(const std::vector<std::string>& command, bool null_stdin, in
     // The child: only async-signal-safe calls until exec.
     ::fcntl(sv[1], F_SETFD, 0);  // the host keeps its end across exec
     ::setenv(host::kChannelEnv, fd_text.c_str(), 1);
-    if (null_stdin) {
+    if (session) {
       int n = ::open("/dev/null", O_RDONLY);
       if (n >= 0) ::dup2(n, STDIN_FILENO);
+      ::setpgid(0, 0);
     }
     ::execvp(argv[0], argv.data());
     int e = errno;

@@ -120,7 +120,8 @@ int host_command(const HostArgs& a) {
   const bool session_mode = !d.mode.empty() || wants_session(d, isatty(STDIN_FILENO) && isatty(STDOUT_FILENO));
   std::unique_ptr<Sink> sink = make_sink(d.json, d.run.quiet);
   if (d.mode == "live")
-    return fail(*sink, kExitHostFailed, "--mode live: debugging a host program live is not supported yet (use relaunch)");
+    return fail(*sink, kExitHostFailed,
+                "--mode live: debugging a host program live is not supported yet (use relaunch)");
   if (!d.run.launch_file.empty() || d.run.grid || d.run.block || d.run.lmem)
     return fail(*sink, kExitHostFailed,
                 "--launch, --grid, --block and --lmem describe a kernel run; a host program sets its own launches");
@@ -163,8 +164,8 @@ int host_command(const HostArgs& a) {
   if (d.checkpoint_interval) so.checkpoint_interval = *d.checkpoint_interval;
   so.store_map_size = d.db_map_size;
   // The recording names the host command that made it (ls, replay).
-  so.workload = "host " + join(a.command) + " on " + d.run.config.to_string() + " seed " +
-                std::to_string(d.run.options.seed);
+  so.workload =
+      "host " + join(a.command) + " on " + d.run.config.to_string() + " seed " + std::to_string(d.run.options.seed);
   auto session = engine::Session::create(**opened, so);
   if (!session) return abandon("--db " + store_dir + ": " + session.error().message);
   engine::Session& s = **session;
@@ -230,8 +231,10 @@ int host_command(const HostArgs& a) {
     if (image && image->is_elf) {
       auto path = symbol_file.write(first_image, first_name);
       auto loaded = path ? engine::Symbols::load(*path) : Result<engine::Symbols>(path.error());
-      if (loaded) symbols.emplace(std::move(loaded).value());
-      else if (session_mode) say(*sink, "warning: no symbols for " + first_name + ": " + loaded.error().message);
+      if (loaded)
+        symbols.emplace(std::move(loaded).value());
+      else if (session_mode)
+        say(*sink, "warning: no symbols for " + first_name + ": " + loaded.error().message);
     }
   }
   const std::vector<LaunchGridArgs> queued = s.launch_args();
@@ -257,9 +260,9 @@ int host_command(const HostArgs& a) {
       if (ev->reason == engine::StopReason::Exception || ev->reason == engine::StopReason::Assertion ||
           ev->reason == engine::StopReason::Watchdog) {
         const bool assertion = ev->reason == engine::StopReason::Assertion;
-        stopped = "launch " + std::to_string(ev->launch) + " stopped: " +
-                  (assertion ? "assertion failed at pc " + std::to_string(ev->exception.pc)
-                             : ev->exception.to_string());
+        stopped =
+            "launch " + std::to_string(ev->launch) + " stopped: " +
+            (assertion ? "assertion failed at pc " + std::to_string(ev->exception.pc) : ev->exception.to_string());
         for (const ConsoleChunk& c : s.take_console()) std::fwrite(c.bytes.data(), 1, c.bytes.size(), stdout);
         say(*sink, stopped);
         break;
@@ -314,7 +317,8 @@ int host_command(const HostArgs& a) {
   if (!host_wstatus) {
     const engine::StopEvent& last = s.last_stop();
     const bool device_stop = last.reason == engine::StopReason::Exception ||
-                             last.reason == engine::StopReason::Assertion || last.reason == engine::StopReason::Watchdog;
+                             last.reason == engine::StopReason::Assertion ||
+                             last.reason == engine::StopReason::Watchdog;
     if (device_stop) {
       if (auto r = server.drain("the kernel stopped: " + last.exception.to_string()); !r)
         say(*sink, "the host channel broke: " + r.error().message);

@@ -13,9 +13,9 @@ namespace vx::cli {
 // Exit statuses of a wrapped host program's session (as env(1) and timeout(1)); otherwise the
 // host's own status passes through (128 + N when signal N killed it). docs/cli.md.
 enum HostExitStatus : int {
-  kExitHostFailed = 125,      // vxreplay failed: bad arguments, an unusable store, an internal error
-  kExitHostCannotRun = 126,   // the program exists but cannot be executed
-  kExitHostNotFound = 127,    // the program was not found
+  kExitHostFailed = 125,     // vxreplay failed: bad arguments, an unusable store, an internal error
+  kExitHostCannotRun = 126,  // the program exists but cannot be executed
+  kExitHostNotFound = 127,   // the program was not found
 };
 
 struct HostArgs {

@@ -10,22 +10,38 @@ namespace vx::host {
 
 const char* op_name(Op op) {
   switch (op) {
-    case Op::Hello: return "vx_dev_open";
-    case Op::Caps: return "vx_dev_caps";
-    case Op::Alloc: return "vx_mem_alloc";
-    case Op::Reserve: return "vx_mem_reserve";
-    case Op::Free: return "vx_mem_free";
-    case Op::Access: return "vx_mem_access";
-    case Op::Info: return "vx_mem_info";
-    case Op::CopyTo: return "vx_copy_to_dev";
-    case Op::CopyFrom: return "vx_copy_from_dev";
-    case Op::Upload: return "vx_upload_kernel_bytes";
-    case Op::Start: return "vx_start";
-    case Op::Wait: return "vx_ready_wait";
-    case Op::DcrRead: return "vx_dcr_read";
-    case Op::DcrWrite: return "vx_dcr_write";
-    case Op::Perf: return "vx_dump_perf";
-    case Op::Close: return "vx_dev_close";
+    case Op::Hello:
+      return "vx_dev_open";
+    case Op::Caps:
+      return "vx_dev_caps";
+    case Op::Alloc:
+      return "vx_mem_alloc";
+    case Op::Reserve:
+      return "vx_mem_reserve";
+    case Op::Free:
+      return "vx_mem_free";
+    case Op::Access:
+      return "vx_mem_access";
+    case Op::Info:
+      return "vx_mem_info";
+    case Op::CopyTo:
+      return "vx_copy_to_dev";
+    case Op::CopyFrom:
+      return "vx_copy_from_dev";
+    case Op::Upload:
+      return "vx_upload_kernel_bytes";
+    case Op::Start:
+      return "vx_start";
+    case Op::Wait:
+      return "vx_ready_wait";
+    case Op::DcrRead:
+      return "vx_dcr_read";
+    case Op::DcrWrite:
+      return "vx_dcr_write";
+    case Op::Perf:
+      return "vx_dump_perf";
+    case Op::Close:
+      return "vx_dev_close";
   }
   return "unknown call";
 }
@@ -96,7 +112,8 @@ Result<std::optional<std::pair<uint32_t, std::vector<uint8_t>>>> Receiver::next(
   auto b = fill(8 + size_t(len));
   if (!b) return b.error();
   if (!*b) return make_error("the channel ended in the middle of a message");
-  std::vector<uint8_t> payload(buf_.begin() + std::ptrdiff_t(begin_ + 8), buf_.begin() + std::ptrdiff_t(begin_ + 8 + len));
+  std::vector<uint8_t> payload(buf_.begin() + std::ptrdiff_t(begin_ + 8),
+                               buf_.begin() + std::ptrdiff_t(begin_ + 8 + len));
   begin_ += 8 + size_t(len);
   if (begin_ == end_) begin_ = end_ = 0;
   // A large message grew the buffer: give the memory back.

@@ -21,30 +21,41 @@ constexpr uint64_t kPage = 4096;
 Result<uint64_t> HostDevice::caps(uint32_t id) const {
   const DeviceConfig& c = driver_.config();
   switch (id) {
-    case VX_CAPS_VERSION: return 3;
-    case VX_CAPS_NUM_THREADS: return c.threads;
-    case VX_CAPS_NUM_WARPS: return c.warps;
-    case VX_CAPS_NUM_CORES: return c.total_cores();
-    case VX_CAPS_CACHE_LINE_SIZE: return 64;
-    case VX_CAPS_GLOBAL_MEM_SIZE: return kGlobalMemBytes;
-    case VX_CAPS_LOCAL_MEM_SIZE: return c.local_mem_bytes;
-    case VX_CAPS_LOCAL_MEM_ADDR: return 0;
+    case VX_CAPS_VERSION:
+      return 3;
+    case VX_CAPS_NUM_THREADS:
+      return c.threads;
+    case VX_CAPS_NUM_WARPS:
+      return c.warps;
+    case VX_CAPS_NUM_CORES:
+      return c.total_cores();
+    case VX_CAPS_CACHE_LINE_SIZE:
+      return 64;
+    case VX_CAPS_GLOBAL_MEM_SIZE:
+      return kGlobalMemBytes;
+    case VX_CAPS_LOCAL_MEM_SIZE:
+      return c.local_mem_bytes;
+    case VX_CAPS_LOCAL_MEM_ADDR:
+      return 0;
     case VX_CAPS_ISA_FLAGS:
       // RV32 (the architecture field 0: 32 bits) IMAF with local memory.
       return VX_ISA_STD_I | VX_ISA_STD_A | VX_ISA_STD_F | (1ull << 12) /* M */ | VX_ISA_EXT_LMEM;
-    case VX_CAPS_NUM_BARRIERS: return c.warps;
-    default: return make_error("unknown caps id " + std::to_string(id) + " (VX_CAPS_VERSION..VX_CAPS_NUM_BARRIERS)");
+    case VX_CAPS_NUM_BARRIERS:
+      return c.warps;
+    default:
+      return make_error("unknown caps id " + std::to_string(id) + " (VX_CAPS_VERSION..VX_CAPS_NUM_BARRIERS)");
   }
 }
 
 std::string HostDevice::perf_text() const {
   const MachineStats s = driver_.stats();
   char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "PERF: instructions=%llu, lane instructions=%llu, warps dispatched=%llu, CTAs=%llu, divergent branches=%llu\n",
-                static_cast<unsigned long long>(s.instructions), static_cast<unsigned long long>(s.lane_instructions),
-                static_cast<unsigned long long>(s.warps_dispatched), static_cast<unsigned long long>(s.units_dispatched),
-                static_cast<unsigned long long>(s.divergent_branches));
+  std::snprintf(
+      buf, sizeof buf,
+      "PERF: instructions=%llu, lane instructions=%llu, warps dispatched=%llu, CTAs=%llu, divergent branches=%llu\n",
+      static_cast<unsigned long long>(s.instructions), static_cast<unsigned long long>(s.lane_instructions),
+      static_cast<unsigned long long>(s.warps_dispatched), static_cast<unsigned long long>(s.units_dispatched),
+      static_cast<unsigned long long>(s.divergent_branches));
   return buf;
 }
 
@@ -56,7 +67,8 @@ const Buffer* HostDevice::buffer(uint32_t id) const {
 Result<Buffer*> HostDevice::find(uint32_t id, const char* what) {
   auto it = buffers_.find(id);
   if (it == buffers_.end())
-    return make_error(std::string(what) + ": buffer " + std::to_string(id) + " does not exist (freed, or never allocated)");
+    return make_error(std::string(what) + ": buffer " + std::to_string(id) +
+                      " does not exist (freed, or never allocated)");
   return &it->second;
 }
 
@@ -104,8 +116,8 @@ Result<void> HostDevice::mem_access(uint32_t id, uint64_t offset, uint64_t size,
   auto b = find(id, "vx_mem_access");
   if (!b) return b.error();
   if (offset + size > (*b)->size || offset + size < offset)
-    return make_error("range +" + std::to_string(offset) + " of " + std::to_string(size) + " bytes runs past the end of the " +
-                      std::to_string((*b)->size) + "-byte buffer");
+    return make_error("range +" + std::to_string(offset) + " of " + std::to_string(size) +
+                      " bytes runs past the end of the " + std::to_string((*b)->size) + "-byte buffer");
   if ((flags & ~VX_MEM_READ_WRITE) != 0) return make_error("flags " + hex(uint32_t(flags)) + " are not VX_MEM_* bits");
   if (offset == 0 && size == (*b)->size) (*b)->flags = flags;
   return {};

@@ -18,8 +18,8 @@ namespace vx::host {
 struct Buffer {
   uint32_t addr = 0;
   uint64_t size = 0;
-  bool reserved = false;  // vx_mem_reserve (or a kernel image at its link address)
-  int flags = 0;          // VX_MEM_* of the whole buffer (vx_mem_access narrows ranges; see access)
+  bool reserved = false;             // vx_mem_reserve (or a kernel image at its link address)
+  int flags = 0;                     // VX_MEM_* of the whole buffer (vx_mem_access narrows ranges; see access)
   std::optional<KernelImage> image;  // an uploaded kernel
 };
 

@@ -163,7 +163,8 @@ VX_API int vx_dev_open(vx_device_h* hdevice) {
   if (const char* fd_text = std::getenv(vx::host::kChannelEnv); fd_text && *fd_text) {
     char* end = nullptr;
     long fd = std::strtol(fd_text, &end, 10);
-    if (*end != '\0' || fd < 0) return report(fn, std::string(vx::host::kChannelEnv) + "='" + fd_text + "' is not a descriptor");
+    if (*end != '\0' || fd < 0)
+      return report(fn, std::string(vx::host::kChannelEnv) + "='" + fd_text + "' is not a descriptor");
     {
       std::lock_guard<std::mutex> lock(g_mutex);
       for (Device* o : g_devices)
@@ -401,8 +402,9 @@ VX_API int vx_start(vx_device_h hdevice, vx_buffer_h hkernel, vx_buffer_h hargum
     return 0;
   }
   auto image = d->kernels.find(k->id);
-  auto launch = vx::host::resolve_start(image == d->kernels.end() ? nullptr : &image->second, k->id, uint32_t(k->addr),
-                                        d->dcrs, d->config, a ? std::optional<uint32_t>(uint32_t(a->addr)) : std::nullopt);
+  auto launch =
+      vx::host::resolve_start(image == d->kernels.end() ? nullptr : &image->second, k->id, uint32_t(k->addr), d->dcrs,
+                              d->config, a ? std::optional<uint32_t>(uint32_t(a->addr)) : std::nullopt);
   if (!launch) return report(fn, launch.error().message);
   vx::host::Writer w;
   w.u32(k->id).u32(a ? a->id : 0);

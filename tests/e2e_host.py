@@ -80,6 +80,12 @@ def check_session():
               f"info launches lists launches 1 and 2, 2 current: {out!r}")
         check("lane 0  active" in out, f"info l is still info lanes: {out!r}")
         check(out.count("PASSED") == 1 and "launch 3 (add) done" in out, f"the host finishes: {out!r}")
+        # Time travel across the host's launches: back from launch 2 into launch 1, then forward to the end.
+        rc, out, err = run([VX, "run", "--db", tmp, "--break", "scale", "--batch", "-ex", "continue", "-ex",
+                            "break fill", "-ex", "reverse-continue", "-ex", "delete", "-ex", "continue", "--",
+                            prog("pipeline")])
+        check(rc == 0 and re.search(r"Breakpoint 2, fill \(pipeline\.c:\d+\), launch 1 \(pipeline\)", out) is not None
+              and "PASSED" in out, f"reverse-continue into launch 1: {rc} {out!r} {err!r}")
         # The README's command: sgemm -n 64 stopped at the store of C, then to PASSED.
         line = line_of(os.path.join(SRC, "examples", "host", "kernels", "sgemm.c"), "C[row * N + col] = acc;")
         rc, out, err = run([VX, "run", "--db", tmp, "--break", f"sgemm.c:{line}", "--batch", "-ex", "continue",

@@ -99,6 +99,9 @@ int main(int argc, char** argv) {
   vx::cli::RunArgs& run = dbg.run;
   std::string config_text = "1x1x4x4", grid_text, block_text;
   auto* run_cmd = app.add_subcommand("run", "Run a kernel image (ELF or .vxbin) to completion on the Vortex model");
+  run_cmd->footer("Host programs: vxreplay run [flags] -- PROGRAM ARGS... runs a program written against vortex.h "
+                  "under the debugger, each vx_start a launch (docs/host.md); its exit status is the program's, 125 "
+                  "vxreplay's own failure, 126 cannot execute, 127 not found.");
   auto* kernel_opt = run_cmd->add_option("kernel", run.kernel, "Kernel image: an ELF built for riscv32, or a .vxbin "
                                                                "(or, after --, a host program and its arguments)");
   run_cmd->add_option("--config", config_text, "Device shape CLUSTERSxCORESxWARPSxTHREADS or CORESxWARPSxTHREADS")

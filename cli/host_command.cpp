@@ -237,11 +237,8 @@ int host_command(const HostArgs& a) {
         say(*sink, "warning: no symbols for " + first_name + ": " + loaded.error().message);
     }
   }
-  const std::vector<LaunchGridArgs> queued = s.launch_args();
   GridLaunch first_launch = server.device().launches().empty() ? GridLaunch{} : server.device().launches()[0].launch;
-  (void)queued;
 
-  int status = 0;
   if (!session_mode) {
     // Run plainly: every launch to its end; a device stop ends the workload and the host's
     // vx_ready_wait fails.
@@ -262,7 +259,7 @@ int host_command(const HostArgs& a) {
         const bool assertion = ev->reason == engine::StopReason::Assertion;
         stopped =
             "launch " + std::to_string(ev->launch) + " stopped: " +
-            (assertion ? "assertion failed at pc " + std::to_string(ev->exception.pc) : ev->exception.to_string());
+            (assertion ? "assertion failed at pc " + hex32(ev->exception.pc) : ev->exception.to_string());
         for (const ConsoleChunk& c : s.take_console()) std::fwrite(c.bytes.data(), 1, c.bytes.size(), stdout);
         say(*sink, stopped);
         break;
@@ -335,8 +332,7 @@ int host_command(const HostArgs& a) {
   }
   ::close(fd);
   if (auto r = s.flush(); !r) say(*sink, r.error().message);
-  status = dbg.finish_session(store_dir, override_status);
-  return status;
+  return dbg.finish_session(store_dir, override_status);
 }
 
 }  // namespace vx::cli

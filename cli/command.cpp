@@ -32,7 +32,7 @@ const std::vector<CommandInfo>& command_table() {
       {"disable", {}, "[N...]", "disable breakpoints (all without N)"},
       {"enable", {}, "[N...]", "enable breakpoints (all without N)"},
       {"condition", {}, "N [COND]", "set or (without COND) remove breakpoint N's condition"},
-      {"info", {"i"}, "WHAT", "breakpoints, ctas, warps, lanes, registers [REG...|f], checkpoints"},
+      {"info", {"i"}, "WHAT", "breakpoints, ctas, warps, lanes, launches, registers [REG...|f], checkpoints"},
       {"print", {"p", "inspect"}, "[/F] EXPR", "evaluate EXPR in the focus lane (F: x d u c)"},
       {"x", {}, "/NFU ADDR", "examine memory: N units, F format x d u c, U unit b h w"},
       {"disassemble", {"disas"}, "[ADDR | START,END | START,+LEN]",
@@ -58,7 +58,9 @@ const std::vector<CommandInfo>& info_table() {
       {"checkpoints", {}, "[all]", "the stops of the recording, numbered for goto (all: automatic ones too)"},
       {"ctas", {}, "", "complete, in-progress and not-launched CTAs"},
       // "l" and "w" keep meaning lanes and warps whatever info subcommands come later.
-      {"lanes", {"l"}, "", "lanes of the focus warp"},
+      // "la" and "lan" were unique prefixes of lanes before launches: they keep meaning lanes.
+      {"lanes", {"l", "la"}, "", "lanes of the focus warp"},
+      {"launches", {}, "", "the launches of the workload: kernel, entry, grid, block, local memory, argument"},
       {"registers", {"r", "reg"}, "[REG...|f]", "the focus lane's registers (f: float registers)"},
       {"session", {}, "", "live or re-launch, why, the Debug Module, whether the device is held"},
       {"warps", {"w", "wa"}, "", "every active warp"},

@@ -82,6 +82,12 @@ TEST_CASE("info subcommands", "[command]") {
   CHECK(val(parse_info_subcommand("warps")) == "warps");
   CHECK(val(parse_info_subcommand("w")) == "warps");
   CHECK(val(parse_info_subcommand("ct")) == "ctas");
+  // "info l" and "info la" stay lanes now that launches exists; "lau" is launches.
+  CHECK(val(parse_info_subcommand("l")) == "lanes");
+  CHECK(val(parse_info_subcommand("la")) == "lanes");
+  CHECK(val(parse_info_subcommand("lan")) == "lanes");
+  CHECK(val(parse_info_subcommand("lau")) == "launches");
+  CHECK(val(parse_info_subcommand("launches")) == "launches");
   CHECK_THAT(parse_info_subcommand("c").error().message, Catch::Contains("ambiguous"));
   CHECK_THAT(parse_info_subcommand("bogus").error().message, Catch::Contains("unknown info command"));
   CHECK_FALSE(parse_info_subcommand("").ok());

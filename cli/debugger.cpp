@@ -519,6 +519,7 @@ StopView Debugger::make_stop_view(const StopEvent& ev, const std::vector<int>& b
   v.pass = ev.pass;
   v.instructions = ev.instructions;
   v.breakpoints = bps;
+  if (host_workload_ || s_.launch_args().size() > 1) v.launch_label = launch_label(ev.launch);
   switch (ev.reason) {
     case StopReason::Breakpoint: {
       bool temp = bps.size() == 1 && bps_.count(bps[0]) && bps_.at(bps[0]).temporary;
@@ -1055,6 +1056,45 @@ void Debugger::cmd_info(Args a) {
   else if (*sub == "lanes") info_lanes();
   else if (*sub == "watchpoints") info_watchpoints();
   else if (*sub == "session") info_session();
+  else if (*sub == "launches") info_launches();
+}
+
+std::string Debugger::launch_label(uint32_t launch) const {
+  if (launch == 0) return "";
+  std::string label = "launch " + std::to_string(launch);
+  const std::vector<LaunchGridArgs> all = s_.launch_args();
+  if (sym_ && launch <= all.size())
+    if (auto f = sym_->function_at(all[launch - 1].entry_pc)) label += " (" + f->name + ")";
+  return label;
+}
+
+void Debugger::info_launches() {
+  const std::vector<LaunchGridArgs> all = s_.launch_args();
+  if (all.empty()) return out("No launches yet.", {{"launches", nlohmann::json::array()}});
+  const uint32_t current = s_.last_stop().launch;
+  auto dims3 = [](const std::array<uint32_t, 3>& d) {
+    return std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]);
+  };
+  std::string text = "  Launch  Kernel              Entry       Grid        Block       LMem    Argument\n";
+  nlohmann::json list = nlohmann::json::array();
+  for (size_t i = 0; i < all.size(); ++i) {
+    const LaunchGridArgs& l = all[i];
+    std::string kernel = "??";
+    if (sym_)
+      if (auto f = sym_->function_at(l.entry_pc)) kernel = f->name;
+    const uint32_t n = uint32_t(i + 1);
+    text += std::string(n == current ? "* " : "  ") + pad(std::to_string(n), 8) + pad(kernel, 20) + pad(hex32(l.entry_pc), 12) +
+            pad(dims3(l.grid), 12) + pad(dims3(l.block), 12) + pad(std::to_string(l.lmem_bytes), 8) + hex32(l.arg_ptr) + "\n";
+    list.push_back({{"launch", n},
+                    {"kernel", kernel},
+                    {"entry", l.entry_pc},
+                    {"grid", l.grid},
+                    {"block", l.block},
+                    {"lmem", l.lmem_bytes},
+                    {"argument", l.arg_ptr},
+                    {"current", n == current}});
+  }
+  out(text, {{"launches", list}});
 }
 
 void Debugger::info_breakpoints() {

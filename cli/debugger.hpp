@@ -46,6 +46,8 @@ class Debugger {
   int errors() const { return errors_; }
   // End the session (as quit does) when the recording cannot be written, instead of going on.
   void set_stop_on_store_error(bool on) { stop_on_store_error_ = on; }
+  // A host program's workload (vxreplay run -- PROGRAM): stop headers name the launch and its kernel.
+  void set_host_workload(bool on) { host_workload_ = on; }
 
   // Drains what is left of the console and reports the end of the session; returns the process
   // exit status (docs/cli.md).
@@ -127,6 +129,10 @@ class Debugger {
   void info_registers(const std::string& args);
   void info_checkpoints(bool all);
   void info_session();  // debugger_live.cpp
+  void info_launches();
+  // "launch N (KERNEL)" for a stop header: the kernel is the function at the launch's entry.
+  std::string launch_label(uint32_t launch) const;
+  bool host_workload_ = false;
 
   // Running. `run` starts one resume or step; stops that only hit breakpoints whose condition is
   // false everywhere are counted and the same request is issued again.

@@ -10,6 +10,7 @@
 
 #include "cli/debug_command.hpp"
 #include "cli/gdb_server.hpp"
+#include "cli/host_command.hpp"
 #include "cli/replay_command.hpp"
 #include "cli/run_command.hpp"
 
@@ -69,6 +70,21 @@ bool parse_number(const std::string& flag, const std::string& text, uint64_t max
 int main(int argc, char** argv) {
   // gdb spells it -ex; CLI11 takes one-letter short options only, so -ex becomes --ex.
   std::vector<std::string> arg_store(argv, argv + argc);
+  // `run [flags] -- PROGRAM ARGS...`: everything after the first "--" is the host program's.
+  std::vector<std::string> host_command;
+  for (size_t i = 1; i < arg_store.size(); ++i)
+    if (arg_store[i] == "--") {
+      host_command.assign(arg_store.begin() + std::ptrdiff_t(i) + 1, arg_store.end());
+      arg_store.resize(i);
+      if (host_command.empty()) {
+        std::fprintf(stderr, "vxreplay: nothing after \"--\": give the host program to run (run [flags] -- PROGRAM ARGS...)\n");
+        return vx::cli::kExitHostFailed;
+      }
+      break;
+    }
+  const bool hosted = !host_command.empty();
+  // With a host program, vxreplay's own failures are 125 (as env(1)): 64..70 are the host's to use.
+  auto usage_status = [&]() { return hosted ? int(vx::cli::kExitHostFailed) : int(vx::cli::kExitUsage); };
   for (size_t i = 1; i < arg_store.size(); ++i)
     if (arg_store[i] == "-ex") arg_store[i] = "--ex";
   std::vector<char*> args;
@@ -84,7 +100,11 @@ int main(int argc, char** argv) {
   vx::cli::RunArgs& run = dbg.run;
   std::string config_text = "1x1x4x4", grid_text, block_text;
   auto* run_cmd = app.add_subcommand("run", "Run a kernel image (ELF or .vxbin) to completion on the Vortex model");
-  run_cmd->add_option("kernel", run.kernel, "Kernel image: an ELF built for riscv32, or a .vxbin")->required();
+  run_cmd->footer("Host programs: vxreplay run [flags] -- PROGRAM ARGS... runs a program written against vortex.h "
+                  "under the debugger, each vx_start a launch (docs/host.md); its exit status is the program's, 125 "
+                  "vxreplay's own failure, 126 cannot execute, 127 not found.");
+  auto* kernel_opt = run_cmd->add_option("kernel", run.kernel, "Kernel image: an ELF built for riscv32, or a .vxbin "
+                                                               "(or, after --, a host program and its arguments)");
   run_cmd->add_option("--config", config_text, "Device shape CLUSTERSxCORESxWARPSxTHREADS or CORESxWARPSxTHREADS")
       ->capture_default_str();
   // Numbers are taken as text and parsed strictly (parse_number): CLI11 would wrap '-1' around.
@@ -176,7 +196,19 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
-    return rc == 0 ? 0 : vx::cli::kExitUsage;
+    return rc == 0 ? 0 : usage_status();
+  }
+  if (hosted && !run_cmd->parsed()) {
+    std::fprintf(stderr, "vxreplay: \"-- PROGRAM\" goes with run: vxreplay run [flags] -- PROGRAM ARGS...\n");
+    return vx::cli::kExitHostFailed;
+  }
+  if (run_cmd->parsed() && hosted && kernel_opt->count()) {
+    std::fprintf(stderr, "vxreplay: run takes a kernel or \"-- PROGRAM\", not both (the host program uploads its kernels)\n");
+    return vx::cli::kExitHostFailed;
+  }
+  if (run_cmd->parsed() && !hosted && !kernel_opt->count()) {
+    std::fprintf(stderr, "vxreplay: run needs a kernel image, or \"-- PROGRAM ARGS...\" for a host program\n");
+    return vx::cli::kExitUsage;
   }
 
   // gdb drives a --gdb session: the prompt's commands, breakpoints and output options do not apply, and
@@ -207,7 +239,7 @@ int main(int argc, char** argv) {
     if (live) {
       if (!dbg.mode.empty() && dbg.mode != "live") {
         std::fprintf(stderr, "vxreplay: --live is --mode live; it contradicts --mode %s\n", dbg.mode.c_str());
-        return vx::cli::kExitUsage;
+        return usage_status();
       }
       dbg.mode = "live";
     }
@@ -218,38 +250,38 @@ int main(int argc, char** argv) {
     }
     if ((attach_opt->count() || dbg.reset_halt) && dbg.mode != "live" && dbg.mode != "auto") {
       std::fprintf(stderr, "vxreplay: --attach-after and --reset-halt need --mode live\n");
-      return vx::cli::kExitUsage;
+      return usage_status();
     }
     run.options.debug_module = !no_dm;
     std::string error;
     auto cfg = vx::DeviceConfig::parse(config_text, &error);
     if (!cfg) {
       std::fprintf(stderr, "vxreplay: --config: %s\n", error.c_str());
-      return vx::cli::kExitUsage;
+      return usage_status();
     }
     run.config = *cfg;
     uint64_t n = 0;
     if (seed_opt->count()) {
-      if (!parse_number("--seed", seed_text, UINT64_MAX, &n)) return vx::cli::kExitUsage;
+      if (!parse_number("--seed", seed_text, UINT64_MAX, &n)) return usage_status();
       run.options.seed = n;
     }
     if (watchdog_opt->count()) {
-      if (!parse_number("--watchdog", watchdog_text, UINT64_MAX, &n)) return vx::cli::kExitUsage;
+      if (!parse_number("--watchdog", watchdog_text, UINT64_MAX, &n)) return usage_status();
       run.options.watchdog_instructions = n;
     }
     if (lmem_opt->count()) {
-      if (!parse_number("--lmem", lmem_text, UINT32_MAX, &n)) return vx::cli::kExitUsage;
+      if (!parse_number("--lmem", lmem_text, UINT32_MAX, &n)) return usage_status();
       run.lmem = uint32_t(n);
     }
     if (interval_opt->count()) {
-      if (!parse_number("--checkpoint-interval", interval_text, UINT64_MAX, &n)) return vx::cli::kExitUsage;
+      if (!parse_number("--checkpoint-interval", interval_text, UINT64_MAX, &n)) return usage_status();
       dbg.checkpoint_interval = n;
     }
     if (map_opt->count()) {
-      if (!parse_number("--db-map-size", map_text, UINT64_MAX, &n) ) return vx::cli::kExitUsage;
+      if (!parse_number("--db-map-size", map_text, UINT64_MAX, &n) ) return usage_status();
       if (n < 65536) {
         std::fprintf(stderr, "vxreplay: --db-map-size: at least 65536 bytes\n");
-        return vx::cli::kExitUsage;
+        return usage_status();
       }
       dbg.db_map_size = n;
     }
@@ -257,16 +289,20 @@ int main(int argc, char** argv) {
     if (grid_opt->count()) {
       if (!parse_dims(grid_text, &dims, &error)) {
         std::fprintf(stderr, "vxreplay: --grid: %s\n", error.c_str());
-        return vx::cli::kExitUsage;
+        return usage_status();
       }
       run.grid = dims;
     }
     if (block_opt->count()) {
       if (!parse_dims(block_text, &dims, &error)) {
         std::fprintf(stderr, "vxreplay: --block: %s\n", error.c_str());
-        return vx::cli::kExitUsage;
+        return usage_status();
       }
       run.block = dims;
+    }
+    if (hosted) {
+      vx::cli::HostArgs host{dbg, host_command};
+      return vx::cli::host_command(host);
     }
     // A chosen debug method makes the run a debugger session.
     if (!dbg.mode.empty() || vx::cli::wants_session(dbg, isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)))

@@ -61,6 +61,7 @@ std::string HumanSink::format_stop(const StopView& v, bool color) {
     if (!v.inlined.empty()) s += ", inlined " + v.inlined;
     if (!v.file.empty()) s += " (" + base_name(v.file) + ":" + std::to_string(v.line) + ")";
   }
+  if (!v.launch_label.empty()) s += ", " + v.launch_label;
   s += ", pass " + std::to_string(v.pass) + ", " + std::to_string(v.instructions) + " instructions";
   s += color ? kReset : "";
   s += "\n";
@@ -102,6 +103,9 @@ void HumanSink::start(const StartView& v) {
                            : "Kernel " + v.kernel + " launched on " + v.config + " (grid " + coords(v.grid) +
                                  ", block " + coords(v.block) + ", seed " + std::to_string(v.seed) +
                                  "), not started: \"continue\" runs it.";
+  if (!v.host.empty())
+    s = "Host program " + v.host + " on " + v.config + ": launch 1 of " + v.kernel + " (grid " + coords(v.grid) +
+        ", block " + coords(v.block) + ", seed " + std::to_string(v.seed) + ") is ready; \"continue\" runs it.";
   if (!v.mode_why.empty()) s += "\nMode: " + v.mode + " (" + v.mode_why + ").";
   if (!v.symbols) s += "\n(no symbols: locations are addresses only)";
   std::cout << s << "\n" << std::flush;
@@ -155,6 +159,7 @@ void JsonSink::start(const StartView& v) {
         {"symbols", v.symbols},
         {"replay", v.replay},
         {"mode", v.mode},
+        {"host", v.host.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v.host)},
         {"store", v.store.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v.store)}});
 }
 
@@ -196,6 +201,7 @@ nlohmann::ordered_json JsonSink::stop_json(const StopView& v) {
     j["lanes"] = v.lanes;
   }
   j["launch"] = v.launch;
+  if (!v.launch_label.empty()) j["launch_label"] = v.launch_label;
   j["pass"] = v.pass;
   j["instructions"] = v.instructions;
   if (v.has_focus) {

@@ -19,6 +19,7 @@ struct StopView {
   std::string title;          // human: "Breakpoint 1", "Device exception: store to unmapped memory at 0x00000028"
   std::vector<int> breakpoints;  // the user's breakpoint numbers that stopped
   uint32_t launch = 0, pass = 0;
+  std::string launch_label;   // "launch 2 (sgemm)" when the workload has several launches or a host program
   uint64_t instructions = 0;
   // Where the focus is (absent after the kernel exited or was killed, or when no warp is in progress).
   bool has_focus = false;
@@ -76,6 +77,7 @@ struct StartView {
   uint64_t seed = 0;
   bool symbols = false;
   bool replay = false;  // a recording reopened (vxreplay replay): store is the recording
+  std::string host;     // the host program's command line (vxreplay run -- PROGRAM), "" for a kernel alone
   std::string mode = "relaunch";  // the session's method: "live" or "relaunch" (docs/live.md)
   std::string mode_why;           // why that method
 };

@@ -13,6 +13,7 @@
 #include "cli/debug_command.hpp"
 #include "cli/debugger.hpp"
 #include "cli/gdb_server.hpp"
+#include "cli/temp_file.hpp"
 #include "device/host_runtime.hpp"
 #include "device/image.hpp"
 #include "engine/session.hpp"
@@ -24,38 +25,6 @@ namespace vx::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-// gdb reads a kernel's symbols from a file: the recorded image, written for the server's lifetime.
-class TempFile {
- public:
-  Result<std::string> write(const std::vector<uint8_t>& bytes, const std::string& name) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/vxreplay-symbols-XXXXXX";
-    std::vector<char> path(pattern.begin(), pattern.end());
-    path.push_back('\0');
-    int fd = mkstemp(path.data());
-    if (fd < 0) return make_error("cannot create a temporary file for the symbols of " + name);
-    path_ = path.data();
-    size_t done = 0;
-    while (done < bytes.size()) {
-      ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-      if (n <= 0) {
-        ::close(fd);
-        return make_error("cannot write the symbols of " + name + " to " + path_);
-      }
-      done += size_t(n);
-    }
-    ::close(fd);
-    return path_;
-  }
-  ~TempFile() {
-    if (!path_.empty()) ::unlink(path_.c_str());
-  }
-
- private:
-  std::string path_;
-};
-
 
 uint64_t dir_bytes(const fs::path& dir) {
   uint64_t total = 0;

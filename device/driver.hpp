@@ -45,6 +45,7 @@ class Driver {
   virtual Result<uint32_t> mem_alloc(uint64_t size) = 0;
   // Maps a fixed range (a kernel image at its link address).
   virtual Result<void> mem_reserve(uint32_t addr, uint64_t size) = 0;
+  // Releases an allocation or a reserved range, named by its start.
   virtual Result<void> mem_free(uint32_t addr) = 0;
   virtual Result<void> copy_to_device(uint32_t addr, std::span<const uint8_t> bytes) = 0;
   virtual Result<void> copy_from_device(uint32_t addr, std::span<uint8_t> bytes) = 0;

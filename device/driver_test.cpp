@@ -321,14 +321,18 @@ TEST_CASE("mem_alloc returns page-aligned, non-overlapping addresses from 0x1000
   CHECK_THAT(error_of(d->mem_alloc(0)), Contains("at least 1 byte"));
 }
 
-TEST_CASE("mem_free accepts only the start of a live allocation", "[driver]") {
+TEST_CASE("mem_free accepts only the start of a live allocation or reserved range", "[driver]") {
   auto d = open_device();
   auto a = d->mem_alloc(8192);
   REQUIRE(a.ok());
   CHECK_THAT(error_of(d->mem_free(*a + 4096)), Contains("not the start of an allocation"));
   CHECK_THAT(error_of(d->mem_free(0x12345)), Contains("0x12345"));
   REQUIRE(d->mem_reserve(kCode, 0x1000).ok());
-  CHECK_THAT(error_of(d->mem_free(kCode)), Contains("not the start of an allocation"));  // reserved, not allocated
+  CHECK_THAT(error_of(d->mem_free(kCode + 4)), Contains("not the start of an allocation"));
+  // A reserved range is released by its start (vx_mem_free of a vx_mem_reserve buffer), and can be reserved again.
+  REQUIRE(d->mem_free(kCode).ok());
+  CHECK_FALSE(d->copy_to_device(kCode, std::vector<uint8_t>(4, 0)).ok());
+  CHECK(d->mem_reserve(kCode, 0x1000).ok());
   REQUIRE(d->mem_free(*a).ok());
   CHECK_THAT(error_of(d->mem_free(*a)), Contains("not the start of an allocation"));
   // Freed memory is unmapped, and its range can be allocated again.

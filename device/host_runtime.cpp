@@ -1,5 +1,7 @@
 #include "device/host_runtime.hpp"
 
+#include <cstdio>
+
 #include "device/cmdproc.hpp"
 
 namespace vx {
@@ -68,6 +70,46 @@ Result<GridLaunch> resolve_grid_launch(const KernelImage& image, const DeviceCon
     return make_error("local memory of " + std::to_string(l.lmem_bytes) + " bytes per CTA exceeds the " +
                       std::to_string(cfg.local_mem_bytes) + " bytes of a core");
   return l;
+}
+
+Result<void> DcrFile::write(uint32_t addr, uint32_t value) {
+  const bool base = addr >= dcr::kBaseBegin && addr < dcr::kBaseEnd;
+  const bool kmu = addr >= dcr::kKmuBegin && addr < dcr::kKmuEnd;
+  if (!base && !kmu) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "DCR 0x%03x does not exist (the base DCRs are 0x001..0x005, the KMU's 0x010..0x023)",
+                  addr);
+    return make_error(buf);
+  }
+  values_[addr] = value;
+  set_[addr] = true;
+  return {};
+}
+
+Result<uint32_t> DcrFile::read(uint32_t addr) const {
+  if (addr >= dcr::kKmuEnd || addr == 0 || (addr >= dcr::kBaseEnd && addr < dcr::kKmuBegin)) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "DCR 0x%03x does not exist", addr);
+    return make_error(buf);
+  }
+  return values_[addr];
+}
+
+LaunchOverrides DcrFile::kmu_overrides() const {
+  LaunchOverrides o;
+  auto dims = [&](uint32_t first) -> std::optional<std::array<uint32_t, 3>> {
+    if (!set_[first] && !set_[first + 1] && !set_[first + 2]) return std::nullopt;
+    std::array<uint32_t, 3> d{1, 1, 1};
+    for (uint32_t i = 0; i < 3; ++i)
+      if (set_[first + i]) d[i] = values_[first + i];
+    return d;
+  };
+  o.grid = dims(dcr::kGridDimX);
+  o.block = dims(dcr::kBlockDimX);
+  if (set_[dcr::kLmemSize]) o.lmem = values_[dcr::kLmemSize];
+  if (set_[dcr::kKernelEntry0]) o.entry = values_[dcr::kKernelEntry0];
+  if (set_[dcr::kStartupArg0]) o.arg = values_[dcr::kStartupArg0];
+  return o;
 }
 
 Result<void> HostRuntime::load_image(const KernelImage& image) {

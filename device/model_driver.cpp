@@ -80,7 +80,15 @@ class ModelDevice final : public Driver {
 
   Result<void> mem_free(uint32_t addr) override {
     auto it = allocations_.find(addr);
-    if (it == allocations_.end()) return make_error("mem_free: " + hex(addr) + " is not the start of an allocation");
+    if (it == allocations_.end()) {
+      // A reserved range (mem_reserve) is released the same way, by its start.
+      auto r = regions_.find(addr);
+      if (r == regions_.end())
+        return make_error("mem_free: " + hex(addr) + " is not the start of an allocation or a reserved range");
+      m_.memory().unmap(addr, r->second);
+      regions_.erase(r);
+      return {};
+    }
     m_.memory().unmap(addr, it->second);
     regions_.erase(addr);
     allocations_.erase(it);

@@ -202,6 +202,8 @@ struct Session::Impl {
   size_t applied = 0;  // entries [0, applied) were applied once: their allocations stand
   std::vector<size_t> launch_entry;                          // launch L -> its plan entry (index L - 1)
   std::vector<std::map<uint32_t, uint64_t>> launch_regs;     // WRITE_REG64 values when launch L began
+  std::vector<LaunchGridArgs> launch_grid;                   // launch L -> its LAUNCH_GRID fields
+  std::function<Result<bool>()> host_source;                 // a live host program (set_host_source)
   std::map<uint32_t, uint64_t> cmp_registers;  // WRITE_REG64 values so far: re-issued before a re-launch
   uint64_t host_submissions = 0;
   bool host_done = false;  // the host issues nothing more (host_finished, or a recorded hostEnd)
@@ -380,6 +382,23 @@ struct Session::Impl {
     return out;
   }
 
+  // The LAUNCH_GRID fields of a piece that launches (its last command).
+  static LaunchGridArgs grid_args(const Segment& seg) {
+    LaunchGridArgs a;
+    if (seg.commands.empty() || seg.commands.back().op != CmdOp::LaunchGrid) return a;
+    const Command& c = seg.commands.back();
+    auto lo = [&](size_t i) { return i < c.payload.size() ? uint32_t(c.payload[i]) : 0u; };
+    auto hi = [&](size_t i) { return i < c.payload.size() ? uint32_t(c.payload[i] >> 32) : 0u; };
+    a.entry_pc = c.inline_value;
+    a.start_pc = lo(0);
+    a.arg_ptr = hi(0);
+    a.grid = {lo(1), hi(1), lo(2)};
+    a.block = {hi(2), lo(3), hi(3)};
+    a.lmem_bytes = lo(4);
+    a.cluster = {hi(4), lo(5), hi(5)};
+    return a;
+  }
+
   void drop_pending() {
     // The host dropped what it queued: pieces not applied yet go.
     while (plan.size() > cursor && plan.back().kind == checkpoint::HostOpKind::Submit && plan.size() - 1 >= applied)
@@ -484,6 +503,7 @@ struct Session::Impl {
       if (plan[i].seg.launches) {
         launch_entry.push_back(i);
         launch_regs.push_back(regs);
+        launch_grid.push_back(grid_args(plan[i].seg));
       }
       drop(plan[i]);
     }
@@ -575,6 +595,13 @@ struct Session::Impl {
     if (auto r = dev.copy_to_device(addr, {reinterpret_cast<const uint8_t*>(&e), 4}); !r) return r.error();
     planted[addr] = word;
     return {};
+  }
+
+  // Breakpoints set before the memory they name was mapped (Session::add_breakpoint) go in once
+  // it is: before a launch starts, and before any forward run from a stop (a goto restored it).
+  void plant_pending() {
+    for (const auto& [bid, b] : bps)
+      if (b.enabled && !planted.count(b.addr)) (void)plant(b.addr);
   }
 
   void unplant(uint32_t addr) {
@@ -1046,8 +1073,11 @@ struct Session::Impl {
         continue;
       }
       if (auto r = make_resident(e); !r) return r.error();
+      const LaunchGridArgs piece_launch = grid_args(e.seg);
       for (const Command& c : e.seg.commands)
         if (c.op == CmdOp::WriteReg64) cmp_registers[c.inline_value] = c.payload.at(0);
+      // Breakpoints set before the memory they name was mapped (add_breakpoint) go in now.
+      if (!quiet) plant_pending();
       auto id = dev.submit(encode(e.seg.commands));
       if (!id) return make_error("the device rejected a command buffer: " + id.error().message);
       if (first) record(e);
@@ -1059,6 +1089,7 @@ struct Session::Impl {
         if (launch_entry.size() < launch) {
           launch_entry.push_back(index);
           launch_regs.push_back(cmp_registers);
+          launch_grid.push_back(piece_launch);
         }
         pass = 0;
         console_log.clear();
@@ -1076,6 +1107,7 @@ struct Session::Impl {
     if (lv.on) return live::run(*this, mode);
     interrupted = false;
     if (phase == Phase::Exited) return make_error("the workload has exited; there is nothing to run");
+    if (phase == Phase::Stopped && !mode.quiet()) plant_pending();
     if (phase == Phase::Dead) return make_error("the workload was killed: " + last.message);
     bool step_armed = false;
     if (phase == Phase::Stopped) {
@@ -1126,6 +1158,15 @@ struct Session::Impl {
         if (!started) {
           phase = Phase::Dead;
           return killed(started.error().message);
+        }
+        if (!*started && host_source && !host_done && !opts.replay && !mode.quiet()) {
+          // A live host: everything it queued has run; it goes on until it waits for more.
+          auto more = host_source();
+          if (!more) {
+            phase = Phase::Dead;
+            return killed(more.error().message);
+          }
+          if (*more) continue;
         }
         if (!*started) {
           drain_console();
@@ -1678,7 +1719,12 @@ const DeviceConfig& Session::config() const { return impl_->dev.config(); }
 
 Result<int> Session::add_breakpoint(uint32_t addr) {
   if (addr & 3) return make_error("a breakpoint address must be 4-byte aligned (" + hex(addr) + ")");
-  if (auto r = impl_->plant(addr); !r) return r.error();
+  if (auto r = impl_->plant(addr); !r) {
+    // Before the first launch of a replay or a host program, the kernel's memory may not be
+    // there yet: the breakpoint is planted when the first launch starts (start_next_piece).
+    const bool before_first = impl_->launch == 0 && (impl_->opts.replay || impl_->host_source);
+    if (!before_first) return r.error();
+  }
   int id = impl_->next_bp++;
   impl_->bps[id] = Breakpoint{id, addr, true, 0};
   return id;
@@ -1890,5 +1936,9 @@ Result<void> Session::record_symbols(const std::string& name, std::span<const ui
 }
 
 Result<void> Session::load_recording() { return impl_->load_recording(); }
+
+void Session::set_host_source(std::function<Result<bool>()> source) { impl_->host_source = std::move(source); }
+
+std::vector<LaunchGridArgs> Session::launch_args() const { return impl_->launch_grid; }
 
 }  // namespace vx::engine

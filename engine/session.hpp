@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "device/cmdbuf_builder.hpp"
 #include "device/context.hpp"
 #include "device/driver.hpp"
 #include "device/result.hpp"
@@ -298,6 +299,16 @@ class Session {
   Result<void> record_symbols(const std::string& name, std::span<const uint8_t> elf);
   // Replay: loads the store's host operations as the workload (SessionOptions::replay).
   Result<void> load_recording();
+
+  // --- A live host program (vxreplay run -- PROGRAM; docs/host.md) ---------------------------
+  // Called on the running thread when everything the host queued has run and it has not
+  // finished: it serves the host's calls (through host()) until the host queues more work and
+  // waits for it (true), or the host ends (false; it calls host_finished() when the host ended
+  // on its own). Never called in a replay or a quiet run (seek, scan).
+  void set_host_source(std::function<Result<bool>()> source);
+  // Each launch's LAUNCH_GRID fields (entry, argument, grid, block, local memory), launch L at
+  // index L - 1: the launches started so far, or in a replay every recorded one.
+  std::vector<LaunchGridArgs> launch_args() const;
 
  private:
   struct Impl;

@@ -1,0 +1,338 @@
+#include "cli/host_command.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+#include "cli/debugger.hpp"
+#include "cli/temp_file.hpp"
+#include "device/image.hpp"
+#include "engine/session.hpp"
+#include "engine/symbols.hpp"
+#include "host/channel.hpp"
+#include "host/server.hpp"
+
+namespace vx::cli {
+
+namespace {
+
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;  // our end of the channel
+};
+
+// Starts the program with the other end of the channel in kChannelEnv. A program that cannot be
+// started gives 127 (not found) or 126 (cannot execute) and the reason.
+// In a session (`session`) the program's stdin is /dev/null (the session reads commands there) and
+// it runs in a process group of its own, so a Ctrl-C at the prompt interrupts the kernel, not the
+// program.
+Result<Child> spawn(const std::vector<std::string>& command, bool session, int* status) {
+  *status = kExitHostFailed;
+  int sv[2], err[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    return make_error(std::string("cannot create the host channel: ") + std::strerror(errno));
+  if (::pipe2(err, O_CLOEXEC) != 0) {
+    ::close(sv[0]);
+    ::close(sv[1]);
+    return make_error(std::string("cannot create a pipe: ") + std::strerror(errno));
+  }
+  std::vector<char*> argv;
+  for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const std::string fd_text = std::to_string(sv[1]);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  pid_t pid = ::fork();
+  if (pid < 0) return make_error(std::string("cannot fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    // The child: only async-signal-safe calls until exec.
+    ::fcntl(sv[1], F_SETFD, 0);  // the host keeps its end across exec
+    ::setenv(host::kChannelEnv, fd_text.c_str(), 1);
+    if (session) {
+      int n = ::open("/dev/null", O_RDONLY);
+      if (n >= 0) ::dup2(n, STDIN_FILENO);
+      ::setpgid(0, 0);
+    }
+    ::execvp(argv[0], argv.data());
+    int e = errno;
+    ssize_t ignored = ::write(err[1], &e, sizeof e);
+    (void)ignored;
+    ::_exit(127);
+  }
+  ::close(sv[1]);
+  ::close(err[1]);
+  int e = 0;
+  ssize_t n;
+  do n = ::read(err[0], &e, sizeof e);
+  while (n < 0 && errno == EINTR);
+  ::close(err[0]);
+  if (n == sizeof e) {
+    ::waitpid(pid, nullptr, 0);
+    ::close(sv[0]);
+    const bool missing = e == ENOENT || e == ENOTDIR;
+    *status = missing ? kExitHostNotFound : kExitHostCannotRun;
+    return make_error(command[0] + (missing ? ": not found" : ": cannot execute: " + std::string(std::strerror(e))));
+  }
+  return Child{pid, sv[0]};
+}
+
+std::string describe_status(int wstatus) {
+  if (WIFSIGNALED(wstatus)) {
+    const int sig = WTERMSIG(wstatus);
+    const char* name = ::strsignal(sig);
+    return "was killed by signal " + std::to_string(sig) + (name ? " (" + std::string(name) + ")" : "");
+  }
+  return "exited with status " + std::to_string(WEXITSTATUS(wstatus));
+}
+
+int exit_status_of(int wstatus) {
+  if (WIFSIGNALED(wstatus)) return 128 + WTERMSIG(wstatus);
+  return WEXITSTATUS(wstatus);
+}
+
+std::string join(const std::vector<std::string>& words) {
+  std::string s;
+  for (const std::string& w : words) s += (s.empty() ? "" : " ") + w;
+  return s;
+}
+
+void say(Sink& sink, const std::string& message) {
+  if (sink.json()) {
+    sink.error("", message);
+  } else {
+    std::fflush(stdout);
+    std::fprintf(stderr, "vxreplay: %s\n", message.c_str());
+  }
+}
+
+}  // namespace
+
+int host_command(const HostArgs& a) {
+  const DebugArgs& d = a.dbg;
+  const bool session_mode = !d.mode.empty() || wants_session(d, isatty(STDIN_FILENO) && isatty(STDOUT_FILENO));
+  std::unique_ptr<Sink> sink = make_sink(d.json, d.run.quiet);
+  if (d.mode == "live")
+    return fail(*sink, kExitHostFailed,
+                "--mode live: debugging a host program live is not supported yet (use relaunch)");
+  if (!d.run.launch_file.empty() || d.run.grid || d.run.block || d.run.lmem)
+    return fail(*sink, kExitHostFailed,
+                "--launch, --grid, --block and --lmem describe a kernel run; a host program sets its own launches");
+  auto scripts = read_scripts(d.scripts);
+  if (!scripts) return fail(*sink, kExitHostFailed, scripts.error().message);
+
+  int spawn_status = 0;
+  auto child = spawn(a.command, session_mode, &spawn_status);
+  if (!child) return fail(*sink, spawn_status, child.error().message);
+  const pid_t pid = child->pid;
+  const int fd = child->fd;
+  std::optional<int> host_wstatus;
+  auto reap = [&]() {
+    if (host_wstatus) return;
+    int w = 0;
+    while (::waitpid(pid, &w, 0) < 0 && errno == EINTR) {
+    }
+    host_wstatus = w;
+  };
+  // vxreplay's own failure after the host started: the host goes too.
+  auto abandon = [&](const std::string& message) {
+    ::kill(pid, SIGKILL);
+    reap();
+    ::close(fd);
+    return fail(*sink, kExitHostFailed, message);
+  };
+
+  auto opened = open_model_device(d.run.config, d.run.options);
+  if (!opened) return abandon(opened.error().message);
+  std::string store_dir;
+  if (session_mode && !d.no_db) {
+    auto dir = pick_store_dir(d.db.empty() ? ".vxreplay" : d.db, a.command[0]);
+    if (!dir) return abandon("--db: " + dir.error().message);
+    store_dir = *dir;
+  }
+  engine::SessionOptions so;
+  so.store_dir = store_dir;
+  so.seed = d.run.options.seed;
+  so.watchdog = d.run.options.watchdog_instructions;
+  if (d.checkpoint_interval) so.checkpoint_interval = *d.checkpoint_interval;
+  so.store_map_size = d.db_map_size;
+  // The recording names the host command that made it (ls, replay).
+  so.workload =
+      "host " + join(a.command) + " on " + d.run.config.to_string() + " seed " + std::to_string(d.run.options.seed);
+  auto session = engine::Session::create(**opened, so);
+  if (!session) return abandon("--db " + store_dir + ": " + session.error().message);
+  engine::Session& s = **session;
+  host::HostServer server(s.host(), fd, d.run.config.to_string());
+
+  size_t images_recorded = 0;
+  auto record_images = [&]() {
+    const auto& images = server.device().images();
+    for (; images_recorded < images.size(); ++images_recorded) {
+      if (store_dir.empty()) continue;
+      const auto& [name, bytes] = images[images_recorded];
+      if (auto r = s.record_symbols(std::filesystem::path(name).filename().string(), bytes); !r)
+        say(*sink, "the recording could not keep the symbols of " + name + ": " + r.error().message);
+    }
+  };
+  // The host is gone (it closed the channel): its status, and the end of the workload when it
+  // ended on its own.
+  auto host_ended = [&]() -> Result<bool> {
+    reap();
+    if (WIFSIGNALED(*host_wstatus)) return make_error("the host program " + describe_status(*host_wstatus));
+    if (auto r = s.host_finished(uint32_t(WEXITSTATUS(*host_wstatus))); !r) return r.error();
+    return false;
+  };
+
+  // Serve the host until it starts its first launch: its kernel's symbols are known then.
+  auto first = server.pump();
+  record_images();
+  if (!first || *first == host::HostServer::Pump::Ended) {
+    if (!first) say(*sink, "the host channel broke: " + first.error().message);
+    reap();
+    ::close(fd);
+    if (first) (void)s.host_finished(uint32_t(exit_status_of(*host_wstatus)));
+    if (WIFSIGNALED(*host_wstatus) || session_mode)
+      say(*sink, "the host program " + describe_status(*host_wstatus) + " without starting a kernel");
+    return exit_status_of(*host_wstatus);
+  }
+
+  s.set_host_source([&]() -> Result<bool> {
+    if (server.waiting()) {
+      // Everything the host queued has run: its vx_ready_wait returns. In a session the
+      // debugger shows the kernel's console; run plainly, the host prints it in its own order.
+      std::vector<ConsoleChunk> console;
+      if (!session_mode) console = s.take_console();
+      (void)server.answer_wait("", console);  // a host that is gone shows at the next read
+    }
+    auto p = server.pump();
+    record_images();
+    if (p && *p == host::HostServer::Pump::Waiting) return true;
+    return host_ended();
+  });
+
+  std::vector<uint8_t> first_image;
+  std::string first_name;
+  for (const auto& [name, bytes] : server.device().images()) {
+    first_name = name;
+    first_image = bytes;
+    break;
+  }
+  std::optional<engine::Symbols> symbols;
+  TempFile symbol_file;
+  if (!first_image.empty()) {
+    auto image = parse_kernel_image(first_image, first_name);
+    if (image && image->is_elf) {
+      auto path = symbol_file.write(first_image, first_name);
+      auto loaded = path ? engine::Symbols::load(*path) : Result<engine::Symbols>(path.error());
+      if (loaded)
+        symbols.emplace(std::move(loaded).value());
+      else if (session_mode)
+        say(*sink, "warning: no symbols for " + first_name + ": " + loaded.error().message);
+    }
+  }
+  GridLaunch first_launch = server.device().launches().empty() ? GridLaunch{} : server.device().launches()[0].launch;
+
+  if (!session_mode) {
+    // Run plainly: every launch to its end; a device stop ends the workload and the host's
+    // vx_ready_wait fails.
+    std::string stopped;
+    for (;;) {
+      auto ev = s.resume();
+      if (!ev) {
+        stopped = ev.error().message;
+        break;
+      }
+      if (ev->reason == engine::StopReason::Exited) break;
+      if (ev->reason == engine::StopReason::Killed) {
+        stopped = ev->message;
+        break;
+      }
+      if (ev->reason == engine::StopReason::Exception || ev->reason == engine::StopReason::Assertion ||
+          ev->reason == engine::StopReason::Watchdog) {
+        const bool assertion = ev->reason == engine::StopReason::Assertion;
+        stopped =
+            "launch " + std::to_string(ev->launch) + " stopped: " +
+            (assertion ? "assertion failed at pc " + hex32(ev->exception.pc) : ev->exception.to_string());
+        for (const ConsoleChunk& c : s.take_console()) std::fwrite(c.bytes.data(), 1, c.bytes.size(), stdout);
+        say(*sink, stopped);
+        break;
+      }
+    }
+    if (!host_wstatus) {
+      if (stopped.empty()) stopped = "the device cannot run more work";
+      if (auto r = server.drain(stopped); !r) say(*sink, "the host channel broke: " + r.error().message);
+      reap();
+    } else if (WIFSIGNALED(*host_wstatus)) {
+      say(*sink, "the host program " + describe_status(*host_wstatus));
+    }
+    ::close(fd);
+    return exit_status_of(*host_wstatus);
+  }
+
+  Debugger dbg(s, symbols ? &*symbols : nullptr, first_launch, *sink);
+  dbg.set_stop_on_store_error(d.stop_on_store_error);
+  dbg.set_host_workload(true);
+  StartView sv;
+  sv.kernel = first_name;
+  sv.host = join(a.command);
+  sv.config = d.run.config.to_string();
+  sv.store = store_dir;
+  sv.grid = first_launch.grid;
+  sv.block = first_launch.block;
+  sv.lmem = first_launch.lmem_bytes;
+  sv.seed = d.run.options.seed;
+  sv.symbols = symbols.has_value();
+  sv.mode = "relaunch";
+  sink->start(sv);
+  for (const std::string& loc : d.breaks) {
+    int before = dbg.errors();
+    dbg.execute("break " + loc);
+    if (dbg.errors() != before) {
+      ::kill(pid, SIGKILL);
+      reap();
+      ::close(fd);
+      return dbg.finish_session(store_dir, kExitHostFailed);
+    }
+  }
+  run_commands(dbg, *scripts, d.commands, d.batch, d.json);
+
+  // The session is over. A host still running either hears that its kernel stopped on a device
+  // exception (and ends as it will) or is killed, as gdb kills its inferior on quit.
+  std::optional<int> override_status;
+  if (!host_wstatus) {
+    // The program may have died while its kernel was stopped (nothing ran since to notice).
+    int w = 0;
+    if (::waitpid(pid, &w, WNOHANG) == pid) host_wstatus = w;
+  }
+  if (!host_wstatus) {
+    const engine::StopEvent& last = s.last_stop();
+    const bool device_stop = last.reason == engine::StopReason::Exception ||
+                             last.reason == engine::StopReason::Assertion ||
+                             last.reason == engine::StopReason::Watchdog;
+    if (device_stop) {
+      if (auto r = server.drain("the kernel stopped: " + last.exception.to_string()); !r)
+        say(*sink, "the host channel broke: " + r.error().message);
+      reap();
+      override_status = exit_status_of(*host_wstatus);
+    } else {
+      ::kill(pid, SIGKILL);
+      reap();
+      say(*sink, "the session ended before the host program: it was killed");
+    }
+  } else {
+    if (WIFSIGNALED(*host_wstatus)) say(*sink, "the host program " + describe_status(*host_wstatus));
+    override_status = exit_status_of(*host_wstatus);
+  }
+  ::close(fd);
+  if (auto r = s.flush(); !r) say(*sink, r.error().message);
+  return dbg.finish_session(store_dir, override_status);
+}
+
+}  // namespace vx::cli

@@ -1,0 +1,53 @@
+// vxreplay's end of the host channel: performs a host program's vortex.h calls on a Driver (the
+// debugger's Session::host()) through the same HostDevice the library runs in-process.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "device/driver.hpp"
+#include "host/channel.hpp"
+#include "host/host_device.hpp"
+
+namespace vx::host {
+
+class HostServer {
+ public:
+  HostServer(Driver& driver, int fd, std::string config_text)
+      : fd_(fd), in_(fd), config_(std::move(config_text)), dev_(driver) {}
+
+  enum class Pump { Waiting, Ended };
+  // Serves calls until the host waits in vx_ready_wait for work it started (Waiting: the reply
+  // is held until answer_wait) or closes the channel (Ended). A vx_ready_wait with nothing
+  // started is answered at once.
+  Result<Pump> pump();
+  // Answers the held vx_ready_wait: "" ok, else the error the host's call returns. `console`:
+  // kernel output for the library to print (the debugger prints it itself in a session).
+  Result<void> answer_wait(const std::string& error, const std::vector<ConsoleChunk>& console = {});
+  bool waiting() const { return waiting_; }
+  // After the debugger is done with the device: serves the host to its end, failing its
+  // vx_start and vx_ready_wait calls with `why` (the device cannot run more work).
+  Result<void> drain(const std::string& why);
+
+  HostDevice& device() { return dev_; }
+  uint64_t calls() const { return calls_; }
+
+ private:
+  // Performs one request; false: the request was a vx_ready_wait held for later.
+  Result<bool> serve(uint32_t op, std::span<const uint8_t> payload, const std::string& refuse_runs);
+  Result<void> reply(int32_t status, std::span<const uint8_t> payload);
+  int fd_;
+  Receiver in_;
+  std::string config_;
+  HostDevice dev_;
+  uint64_t started_ = 0;  // launches started since the last answered wait
+  bool waiting_ = false;
+  uint64_t calls_ = 0;
+};
+
+// The console chunks a wait reply carries: u32 count, then (u32 slot, u32 lost, str bytes) each.
+void put_console(class Writer& w, const std::vector<ConsoleChunk>& chunks);
+
+}  // namespace vx::host

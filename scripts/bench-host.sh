@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Host programs through vxreplay (docs/host.md), each a ratio against the same program run alone
+# (libvortex on the model in-process), measured in the same run:
+#   1. a call's round trip: vx_mem_info 100000 times, microseconds per call (target < 20 us), with
+#      a bare socket pair's round trip between two processes as the machine's floor;
+#   2. 1000 small launches (vecadd, one CTA of 16 threads), per launch by the program's own timer
+#      and as the whole program's wall time (start-up included): plain, under `vxreplay run --` (no
+#      session, no recording), and in a recording session (--batch -ex continue: a checkpoint at
+#      every launch's start; and with --checkpoint-interval 0); target within 1.5x plain.
+# Medians of 5 runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -x build/vxreplay ] || scripts/build.sh >/dev/null
+ninja -C build -j2 tests/host_bench examples/host/vecadd_kernel.elf >/dev/null
+vx="$PWD/build/vxreplay"
+bench="$PWD/build/tests/host_bench"
+kernel="$PWD/build/examples/host/vecadd_kernel.elf"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "date: $(date -u +%Y-%m-%d)  nproc: $(nproc)  cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+python3 - "$vx" "$bench" "$kernel" "$tmp" <<'PY'
+import resource, statistics, subprocess, sys, time
+vx, bench, kernel, tmp = sys.argv[1:5]
+
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+def run(args):
+    t, c = time.perf_counter(), cpu()
+    p = subprocess.run(args, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    dt = time.perf_counter() - t
+    run.cpu = cpu() - c  # CPU time of the program and of vxreplay: what a loaded machine does not inflate
+    if p.returncode != 0:
+        sys.exit(f"failed ({p.returncode}): {' '.join(args)}: {p.stderr[-400:]}")
+    return dt, p.stdout
+
+def per_call(prefix, mode="calls"):
+    vals = []
+    for _ in range(5):
+        _, out = run(prefix + [bench, mode, "100000", kernel])
+        vals.append(float([l for l in out.splitlines() if "per call" in l][0].split()[0]))
+    return statistics.median(vals)
+
+plain = per_call([])
+hosted = per_call([vx, "run", "--"])
+floor = per_call([], "pingpong")
+print(f"call round trip: in-process {plain:.3f} us, through vxreplay {hosted:.2f} us "
+      f"(+{hosted - plain:.2f} us, ratio {hosted / plain:.0f}x; target < 20 us); bare socket pair {floor:.2f} us "
+      f"(vxreplay / bare {hosted / floor:.2f}x)")
+
+def launches(prefix):
+    runs, cpus = [], []
+    for _ in range(5):
+        runs.append(run(prefix + [bench, "launches", "1000", kernel]))
+        cpus.append(run.cpu)
+    wall = statistics.median(r[0] for r in runs)
+    each = statistics.median(float([l for l in r[1].splitlines() if "per launch" in l][0].split()[0]) for r in runs)
+    launches.cpu = statistics.median(cpus)
+    return wall, each
+
+(pw, pe) = launches([])
+pc = launches.cpu
+(hw, he) = launches([vx, "run", "--"])
+hc = launches.cpu
+(sw, se) = launches([vx, "run", "--db", tmp + "/db", "--batch", "-ex", "continue", "--"])
+(nw, ne) = launches([vx, "run", "--db", tmp + "/db", "--checkpoint-interval", "0", "--batch", "-ex", "continue", "--"])
+print(f"1000 launches, per launch (the program's own timer): plain {pe:.1f} us, vxreplay run -- {he:.1f} us "
+      f"(ratio {he / pe:.2f}x; target 1.5x), recording session {se:.0f} us ({se / pe:.0f}x), recording session "
+      f"without automatic checkpoints {ne:.1f} us ({ne / pe:.2f}x)")
+print(f"1000 launches, whole program (start-up included): plain {pw * 1e3:.0f} ms, vxreplay run -- {hw * 1e3:.0f} ms "
+      f"(ratio {hw / pw:.2f}x), recording session {sw * 1e3:.0f} ms, without automatic checkpoints {nw * 1e3:.0f} ms")
+print(f"1000 launches, CPU time (user + system, every process): plain {pc * 1e3:.0f} ms, vxreplay run -- "
+      f"{hc * 1e3:.0f} ms (ratio {hc / pc:.2f}x)")
+PY

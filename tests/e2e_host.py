@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""End-to-end tests of host programs written against vortex.h (docs/host.md).
+
+Usage: e2e_host.py VXREPLAY BUILD_ROOT SOURCE_ROOT CHECK
+  CHECK is one of:
+    plain    each example host program run alone (libvortex drives the model in-process) and
+             under `vxreplay run -- PROGRAM`: the same output and exit status
+    session  a breakpoint in the second of three launches, print and x there, info launches,
+             continue to the host's own PASSED; sgemm -n 64 at the README's line
+    kill     SIGKILL of the host while its kernel is stopped: the session says so, exits 137, and
+             the recording replays
+    misuse   null and stale handles, copies past a buffer's end, vx_start on a data buffer, an
+             overlapping reserve...: each call fails with a reason on stderr, plain and under vxreplay
+    status   125 (vxreplay's own failure), 126 (cannot execute), 127 (not found), the host's own
+             status and 128+N for a signal
+    replay   `vxreplay replay` of a host program's recording with the program and its kernel gone
+             reaches the same stops
+    abi      a program using every vortex.h function, compiled against the installed header and
+             library (pkg-config vortex, no project include), run plain and under vxreplay
+"""
+import glob
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from e2e_common import check, failures
+
+VX, BUILD, SRC, CHECK = sys.argv[1:5]
+HOST_DIR = os.path.join(BUILD, "examples", "host")
+EXAMPLES = ["vecadd", "sgemm", "histogram", "pipeline", "fixed"]
+
+
+def prog(name):
+    return os.path.join(HOST_DIR, name)
+
+
+def run(cmd, timeout=120, env=None, cwd=None):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
+    return p.returncode, p.stdout, p.stderr
+
+
+def line_of(path, text):
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if text in line:
+                return n
+    raise SystemExit(f"{path}: no line with {text!r}")
+
+
+def check_plain():
+    for name in EXAMPLES:
+        args = [prog(name)] + (["-n", "64"] if name == "sgemm" else [])
+        rc0, out0, err0 = run(args)
+        rc1, out1, err1 = run([VX, "run", "--"] + args)
+        check(rc0 == 0 and "PASSED" in out0, f"{name} plain: status {rc0}, output {out0!r} {err0!r}")
+        check(rc1 == rc0, f"{name} under vxreplay: status {rc1}, plain {rc0}: {err1!r}")
+        check(out1 == out0, f"{name} under vxreplay: output {out1!r}, plain {out0!r}")
+    # The kernel's own status: a wrong result is the host's failure, and it passes through.
+    rc, out, err = run([VX, "run", "--", prog("sgemm"), "-n", "30"])
+    check(rc == 2 and "multiple of the tile size" in err, f"sgemm -n 30: status {rc}, {err!r}")
+
+
+def check_session():
+    with tempfile.TemporaryDirectory() as tmp:
+        rc, out, err = run([VX, "run", "--db", tmp, "--break", "scale", "--batch", "-ex", "continue", "-ex",
+                            "print/x $a1", "-ex", "x/4xw $a0", "-ex", "info launches", "-ex", "info l", "-ex",
+                            "delete", "-ex", "continue", "--", prog("pipeline")])
+        check(rc == 0, f"pipeline session: status {rc}: {err!r}")
+        check(re.search(r"Breakpoint 1, scale \(pipeline\.c:\d+\), launch 2 \(pipeline\)", out) is not None,
+              f"the stop is in launch 2 and names it: {out!r}")
+        # x/4xw of x after the fill launch: 0.0, 1.0, 2.0, 3.0.
+        check("0x00000000\t0x3f800000\t0x40000000\t0x40400000" in out, f"x shows the fill launch's floats: {out!r}")
+        check(re.search(r"\$a1 = 0x[0-9a-f]+", out) is not None, f"print/x: {out!r}")
+        check(re.search(r"\* 2\s+pipeline\s+0x", out) is not None and re.search(r"\n  1\s+pipeline", out) is not None,
+              f"info launches lists launches 1 and 2, 2 current: {out!r}")
+        check("lane 0  active" in out, f"info l is still info lanes: {out!r}")
+        check(out.count("PASSED") == 1 and "launch 3 (add) done" in out, f"the host finishes: {out!r}")
+        # Time travel across the host's launches: back from launch 2 into launch 1, then forward to the end.
+        rc, out, err = run([VX, "run", "--db", tmp, "--break", "scale", "--batch", "-ex", "continue", "-ex",
+                            "break fill", "-ex", "reverse-continue", "-ex", "delete", "-ex", "continue", "--",
+                            prog("pipeline")])
+        check(rc == 0 and re.search(r"Breakpoint 2, fill \(pipeline\.c:\d+\), launch 1 \(pipeline\)", out) is not None
+              and "PASSED" in out, f"reverse-continue into launch 1: {rc} {out!r} {err!r}")
+        # The README's command: sgemm -n 64 stopped at the store of C, then to PASSED.
+        line = line_of(os.path.join(SRC, "examples", "host", "kernels", "sgemm.c"), "C[row * N + col] = acc;")
+        rc, out, err = run([VX, "run", "--db", tmp, "--break", f"sgemm.c:{line}", "--batch", "-ex", "continue",
+                            "-ex", "print blockIdx", "-ex", "delete", "-ex", "continue", "--", prog("sgemm"), "-n",
+                            "64"])
+        check(rc == 0 and f"Breakpoint 1, sgemm (sgemm.c:{line}), launch 1 (sgemm)" in out and "PASSED" in out,
+              f"sgemm session: status {rc}: {out!r} {err!r}")
+        # A device that runs more instructions per launch than the watchdog: a stop, and the host's
+        # vx_ready_wait fails; the host's own status is the session's.
+        rc, out, err = run([VX, "run", "--no-db", "--watchdog", "1000", "--batch", "-ex", "continue", "--",
+                            prog("sgemm"), "-n", "64"])
+        check("Watchdog" in out and "vx_ready_wait" in err and rc == 1,
+              f"watchdog under a host: status {rc}: {out!r} {err!r}")
+
+
+def children_of(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def check_kill():
+    with tempfile.TemporaryDirectory() as tmp:
+        p = subprocess.Popen([VX, "run", "--db", tmp, "--break", "scale", "-ex", "continue", "--", prog("pipeline")],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        seen = ""
+        deadline = time.time() + 60
+        while "Breakpoint 1, scale" not in seen and time.time() < deadline:
+            line = p.stdout.readline()
+            if not line:
+                break
+            seen += line
+        check("Breakpoint 1, scale" in seen, f"the session stops in launch 2: {seen!r}")
+        kids = children_of(p.pid)
+        check(len(kids) == 1, f"vxreplay has the host as its one child: {kids}")
+        for k in kids:
+            os.kill(k, signal.SIGKILL)
+        out, err = p.communicate("delete\ncontinue\nquit\n", timeout=60)
+        check(p.returncode == 128 + 9, f"a host killed by SIGKILL: status {p.returncode}: {err!r}")
+        check("the host program was killed by signal 9" in err, f"the session says so: {err!r}")
+        dirs = glob.glob(os.path.join(tmp, "pipeline-*"))
+        check(len(dirs) == 1, f"one recording: {dirs}")
+        if dirs:
+            rc, out, err = run([VX, "replay", dirs[0], "--break", "scale", "--batch", "-ex", "continue"])
+            check(rc == 0 and "launch 2 (pipeline)" in out, f"the recording replays to launch 2: {rc} {out!r} {err!r}")
+
+
+def check_misuse():
+    kernel = os.path.join(HOST_DIR, "vecadd_kernel.elf")
+    misuse = os.path.join(BUILD, "tests", "host_misuse")
+    rc0, out0, err0 = run([misuse, kernel])
+    rc1, out1, err1 = run([VX, "run", "--", misuse, kernel])
+    check(rc0 == 0 and "14 of 14 misuses refused" in out0, f"misuse plain: {rc0} {out0!r} {err0!r}")
+    check(rc1 == rc0 and out1 == out0, f"misuse under vxreplay: {rc1} {out1!r}, plain {out0!r}")
+    for err in (err0, err1):
+        for want in ("vx_dev_caps: null device handle", "vx_copy_to_dev: null buffer handle",
+                     "runs past the end of the 64-byte buffer", "holds no kernel", "overlaps buffer",
+                     "is not page aligned", "DCR 0x7ff does not exist", "are not VX_MEM_* bits",
+                     "/nonexistent/kernel.elf", "vx_copy_to_dev: not a live buffer handle",
+                     "vx_dev_caps: not an open device handle"):
+            check(want in err, f"misuse: stderr says {want!r}: {err!r}")
+    # Every line on stderr names the library and the call.
+    for line in err1.splitlines():
+        check(line.startswith("vortex: vx_"), f"misuse: a stderr line that does not name the call: {line!r}")
+
+
+def check_status():
+    with tempfile.TemporaryDirectory() as tmp:
+        rc, out, err = run([VX, "run", "--", os.path.join(tmp, "no-such-program")])
+        check(rc == 127 and "not found" in err, f"missing program: {rc} {err!r}")
+        text = os.path.join(tmp, "not-a-program")
+        with open(text, "w") as f:
+            f.write("hello\n")
+        os.chmod(text, 0o644)
+        rc, out, err = run([VX, "run", "--", text])
+        check(rc == 126 and "cannot execute" in err, f"not executable: {rc} {err!r}")
+        rc, out, err = run([VX, "run", "--config", "0x1", "--", prog("vecadd")])
+        check(rc == 125 and "--config" in err, f"bad vxreplay flag with a host: {rc} {err!r}")
+        rc, out, err = run([VX, "run", "--no-such-flag", "--", prog("vecadd")])
+        check(rc == 125, f"unknown flag with a host: {rc} {err!r}")
+        rc, out, err = run([VX, "run", "--grid", "4", "--", prog("vecadd")])
+        check(rc == 125 and "sets its own launches" in err, f"--grid with a host: {rc} {err!r}")
+        rc, out, err = run([VX, "run", "--"])
+        check(rc == 125, f"nothing after --: {rc} {err!r}")
+        for code in (0, 3, 65, 66):
+            rc, out, err = run([VX, "run", "--", "sh", "-c", f"exit {code}"])
+            check(rc == code, f"the host's own status {code}: {rc} {err!r}")
+        rc, out, err = run([VX, "run", "--", "sh", "-c", "kill -TERM $$"])
+        check(rc == 128 + 15 and "signal 15" in err, f"a host killed by SIGTERM: {rc} {err!r}")
+        # Misuse of the channel itself: a program whose libvortex refuses a second device.
+        rc, out, err = run([VX, "run", "--", prog("sgemm"), "-n", "64"], env=dict(os.environ, VX_CONFIG="1x1x4x4"))
+        check(rc == 0, f"VX_CONFIG does not matter under vxreplay: {rc} {err!r}")
+
+
+def check_replay():
+    with tempfile.TemporaryDirectory() as tmp:
+        work = os.path.join(tmp, "work")
+        os.mkdir(work)
+        shutil.copy(prog("pipeline"), work)
+        shutil.copy(os.path.join(HOST_DIR, "pipeline_kernel.elf"), work)
+        db = os.path.join(tmp, "db")
+        rc0, out0, err0 = run([VX, "run", "--db", db, "--break", "scale", "--batch", "-ex", "continue", "-ex",
+                               "delete", "-ex", "continue", "--", os.path.join(work, "pipeline"), "-k",
+                               os.path.join(work, "pipeline_kernel.elf")])
+        check(rc0 == 0 and "PASSED" in out0, f"recording: {rc0} {out0!r} {err0!r}")
+        shutil.rmtree(work)  # no host, no kernel file
+        dirs = glob.glob(os.path.join(db, "*"))
+        check(len(dirs) == 1, f"one recording: {dirs}")
+        rc, out, err = run([VX, "ls", db])
+        check(rc == 0 and "host " in out and "pipeline" in out, f"ls names the host command: {out!r}")
+        # The replay opens at the recorded stop and runs to the recorded end.
+        rc1, out1, err1 = run([VX, "replay", dirs[0], "--batch", "-ex", "info launches", "-ex", "continue"])
+        check(rc1 == 0, f"replay: {rc1} {err1!r}")
+        stop0 = re.search(r"Breakpoint 1, (scale .*instructions)", out0)
+        stop1 = re.search(r"Checkpoint 1, (scale .*instructions)", out1)
+        check(stop0 is not None and stop1 is not None and
+              stop0.group(1).replace("pass 1", "pass 0") == stop1.group(1),
+              f"the replay opens at the recorded stop: {out0!r} / {out1!r}")
+        check(re.search(r"\* 2\s+pipeline", out1) is not None, f"info launches in the replay: {out1!r}")
+        check("[Kernel exited" in out1, f"the replay runs to the recorded end: {out1!r}")
+        # Breakpoints given to the replay stop in the replayed launches as they did in the original.
+        rc2, out2, err2 = run([VX, "replay", dirs[0], "--break", "scale", "--batch", "-ex", "continue"])
+        hits = re.findall(r"Breakpoint 1, scale \(pipeline\.c:\d+\), launch 2 \(pipeline\), pass \d+, \d+ instructions", out2)
+        check(rc2 == 0 and len(hits) == 1, f"a breakpoint in a replay: {rc2} {out2!r} {err2!r}")
+
+
+def check_abi():
+    with tempfile.TemporaryDirectory() as tmp:
+        dest = os.path.join(tmp, "dest")
+        rc, out, err = run(["meson", "install", "-C", BUILD, "--destdir", dest, "--no-rebuild", "--quiet"], timeout=300)
+        check(rc == 0, f"meson install: {rc} {err!r}")
+        pcs = glob.glob(os.path.join(dest, "**", "vortex.pc"), recursive=True)
+        headers = glob.glob(os.path.join(dest, "**", "vortex.h"), recursive=True)
+        libs = glob.glob(os.path.join(dest, "**", "libvortex.so"), recursive=True)
+        if not check(len(pcs) == 1 and len(headers) == 1 and len(libs) == 1, f"installed: {pcs} {headers} {libs}"):
+            return
+        env = dict(os.environ, PKG_CONFIG_PATH=os.path.dirname(pcs[0]), PKG_CONFIG_SYSROOT_DIR=dest)
+        rc, flags, err = run(["pkg-config", "--cflags", "--libs", "vortex"], env=env)
+        check(rc == 0 and "-lvortex" in flags, f"pkg-config vortex: {rc} {flags!r} {err!r}")
+        exe = os.path.join(tmp, "abi")
+        # No project include: only what pkg-config gives, and C, not C++.
+        rc, out, err = run(["cc", "-std=c99", "-Wall", "-Werror", os.path.join(SRC, "tests", "host", "abi.c"),
+                            *flags.split(), "-o", exe], env=env)
+        if not check(rc == 0, f"compiling against the installed header and library: {err!r}"):
+            return
+        runenv = dict(os.environ, LD_LIBRARY_PATH=os.path.dirname(libs[0]))
+        kernel = os.path.join(HOST_DIR, "vecadd_kernel.elf")
+        rc0, out0, err0 = run([exe, kernel], env=runenv)
+        check(rc0 == 0 and "ABI OK" in out0, f"abi plain: {rc0} {out0!r} {err0!r}")
+        rc1, out1, err1 = run([VX, "run", "--", exe, kernel], env=runenv)
+        check(rc1 == 0 and out1 == out0, f"abi under vxreplay: {rc1} {out1!r} {err1!r}")
+        rc, syms, err = run(["nm", "-D", "--defined-only", libs[0]])
+        names = sorted(l.split()[-1] for l in syms.splitlines() if l.strip())
+        check(all(n.startswith("vx_") for n in names) and len(names) == 20, f"exported symbols: {names}")
+
+
+{"plain": check_plain, "session": check_session, "kill": check_kill, "misuse": check_misuse,
+ "status": check_status, "replay": check_replay, "abi": check_abi}[CHECK]()
+sys.exit(1 if failures else 0)

@@ -111,6 +111,9 @@ Result<std::vector<TraceEntry>> Timeline::trace_back(
     auto res = s_.scan(req);
     if (!res) return res.error();
     trace = std::move(res->trace);
+    // The scan may end with the warp about to execute its next instruction right at now: that is the
+    // current point, not one before it.
+    std::erase_if(trace, [&](const TraceEntry& e) { return e.instret >= now.instret; });
     if (!held) {
       *complete = true;
       break;

@@ -207,6 +207,146 @@ TEST_CASE("reverse-stepi after N stepi gives back the N previous pcs and registe
   }
 }
 
+namespace {
+
+uint32_t word_at(Session& s, uint32_t pc) {
+  auto b = s.read_memory(pc, 4);
+  REQUIRE(b);
+  return uint32_t((*b)[0]) | uint32_t((*b)[1]) << 8 | uint32_t((*b)[2]) << 16 | uint32_t((*b)[3]) << 24;
+}
+bool call_word(uint32_t w) { return ((w & 0x7f) == 0x6f || (w & 0x7f) == 0x67) && ((w >> 7) & 31) == 1; }
+
+// A forward nexti of lane 0 of warp w, as the front end makes it: a call runs until the lane is back
+// at the return address with its frame (sp) unwound. Returns whether it stepped over a call.
+bool nexti(Session& s, WarpId w) {
+  const WarpState& ws = s.context().cores[w.core].warps[w.slot];
+  const uint32_t pc = ws.pc, sp0 = ws.x[2 * s.config().threads];
+  StepPolicy policy;
+  const bool call = call_word(word_at(s, pc));
+  if (call)
+    policy = [ret = pc + 4, sp0](uint32_t at, uint32_t sp) -> std::optional<std::pair<uint32_t, uint32_t>> {
+      if (at == ret && sp >= sp0) return std::nullopt;
+      return std::pair<uint32_t, uint32_t>{at, at + 4};
+    };
+  auto ev = s.step(w, 1, policy);
+  INFO((ev ? std::string() : ev.error().message));
+  REQUIRE(ev);
+  REQUIRE(ev->reason == StopReason::Step);
+  return call;
+}
+
+void check_warp(const WarpState& now, const WarpState& want) {
+  CHECK(now.pc == want.pc);
+  CHECK(now.x == want.x);
+  CHECK(now.instret == want.instret);
+  CHECK(now.tmask == want.tmask);
+}
+
+}  // namespace
+
+TEST_CASE("reverse-nexti after N nexti gives back the N previous points, over calls too", "[timeline]") {
+  Recorded r(k1x1x4x4, 2, "hello", 700);
+  auto printf_at = r.sym->resolve("vx_printf");
+  REQUIRE(printf_at);
+  REQUIRE(r.s->add_breakpoint(printf_at->addresses.at(0)));
+  auto first = r.s->resume();
+  REQUIRE(first);
+  REQUIRE(first->reason == StopReason::Breakpoint);
+  const WarpId w = first->hits.at(0).warp;
+  REQUIRE(r.s->remove_breakpoint(1));
+  std::vector<WarpState> seen{r.s->context().cores[w.core].warps[w.slot]};
+  int calls = 0;
+  // Through vx_printf (its calls of the lane printer stepped over), up to its return (which leaves
+  // the frame: reverse-nexti from the caller goes back over the whole call).
+  for (int i = 0; i < 60 && word_at(*r.s, seen.back().pc) != 0x00008067; ++i) {
+    calls += nexti(*r.s, w);
+    seen.push_back(r.s->context().cores[w.core].warps[w.slot]);
+  }
+  REQUIRE(calls > 0);  // the test covers a call stepped over
+  // Past the return, reverse-nexti goes back over the whole call, to the caller's call instruction.
+  const TimePoint at_ret = r.s->now();
+  nexti(*r.s, w);
+  auto over = r.tl->reverse_nexti(w, 0);
+  REQUIRE(over);
+  const WarpState& caller = r.s->context().cores[w.core].warps[w.slot];
+  CHECK(call_word(word_at(*r.s, caller.pc)));
+  CHECK(caller.instret < seen.front().instret);
+  REQUIRE(r.s->seek(at_ret, StopReason::Step, w));
+  check_warp(r.s->context().cores[w.core].warps[w.slot], seen.back());
+  for (size_t i = seen.size() - 1; i-- > 0;) {
+    INFO("reverse-nexti back to point " << i);
+    const uint64_t was = r.s->now().instret;
+    auto back = r.tl->reverse_nexti(w, 0);
+    REQUIRE(back);
+    REQUIRE(back->reason == StopReason::Step);
+    CHECK(back->instructions < was);
+    check_warp(r.s->context().cores[w.core].warps[w.slot], seen[i]);
+  }
+}
+
+TEST_CASE("reverse-finish goes back to the call of the current function", "[timeline]") {
+  Recorded r(k1x1x4x4, 2, "hello", 700);
+  // _start calls the kernel function: stop at that call, step into the callee and a few instructions on.
+  auto start = r.sym->function_at(r.img.start_pc);
+  REQUIRE(start);
+  uint32_t call = 0;
+  for (uint32_t pc = start->lo; pc < start->hi && !call; pc += 4)
+    if (call_word(word_at(*r.s, pc))) call = pc;
+  REQUIRE(call);
+  REQUIRE(r.s->add_breakpoint(call));
+  auto at_call = r.s->resume();
+  REQUIRE(at_call);
+  REQUIRE(at_call->reason == StopReason::Breakpoint);
+  const WarpId w = at_call->hits.at(0).warp;
+  REQUIRE(r.s->remove_breakpoint(1));
+  const WarpState before = r.s->context().cores[w.core].warps[w.slot];
+  for (int i = 0; i < 6; ++i) REQUIRE(r.s->step(w, 1));
+  REQUIRE(r.s->context().cores[w.core].warps[w.slot].pc != call + 4);
+  auto back = r.tl->reverse_finish(w, 0);
+  REQUIRE(back);
+  CHECK(back->reason == StopReason::Step);
+  check_warp(r.s->context().cores[w.core].warps[w.slot], before);
+  // At the call, in the outermost frame, there is nothing to finish.
+  auto outer = r.tl->reverse_finish(w, 0);
+  CHECK_FALSE(outer);
+}
+
+TEST_CASE("reverse-next after N next (line by line) gives back the previous line starts", "[timeline]") {
+  Recorded r(k1x1x4x4, 4, "reduce", 900);
+  auto bp = r.sym->resolve("reduce.c:74");
+  REQUIRE(bp);
+  REQUIRE(r.s->add_breakpoint(bp->addresses.at(0)));
+  auto first = r.s->resume();
+  REQUIRE(first);
+  REQUIRE(first->reason == StopReason::Breakpoint);
+  const WarpId w = first->hits.at(0).warp;
+  REQUIRE(r.s->remove_breakpoint(1));
+  auto line_of = [&](uint32_t pc) {
+    auto l = r.sym->locate(pc);
+    return l ? l->line : 0u;
+  };
+  // A forward `step` by hand: stepi until lane 0's line changes (every line of this stretch has one).
+  std::vector<WarpState> starts{r.s->context().cores[w.core].warps[w.slot]};
+  for (int n = 0; n < 5; ++n) {
+    const uint32_t line = line_of(starts.back().pc);
+    for (int guard = 0;; ++guard) {
+      REQUIRE(guard < 2000);
+      REQUIRE(r.s->step(w, 1));
+      const WarpState& ws = r.s->context().cores[w.core].warps[w.slot];
+      const uint32_t now = line_of(ws.pc);
+      if (now && now != line) break;
+    }
+    starts.push_back(r.s->context().cores[w.core].warps[w.slot]);
+  }
+  for (size_t i = starts.size() - 1; i-- > 0;) {
+    INFO("reverse-step back to line start " << i << " (line " << line_of(starts[i].pc) << ")");
+    auto back = r.tl->reverse_step(w, 0);
+    REQUIRE(back);
+    REQUIRE(back->reason == StopReason::Step);
+    check_warp(r.s->context().cores[w.core].warps[w.slot], starts[i]);
+  }
+}
+
 TEST_CASE("reverse-continue visits a loop breakpoint's hits backwards, then the start of history", "[timeline]") {
   Recorded r(k1x1x4x4, 1, "sgemm", 3000);
   auto loop = r.sym->resolve("sgemm.c:49");

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Time travel and recordings through the real binary (docs/time-travel.md):
 
-    reverse       reverse-stepi gives back the previous pcs and registers; reverse-continue visits a
-                  loop breakpoint's hits backwards; goto, when, checkpoint, info checkpoints
+    reverse       reverse-stepi, reverse-nexti and reverse-next give back the previous pcs and
+                  registers; reverse-finish goes back to the call; reverse-continue visits a loop
+                  breakpoint's hits backwards; goto, when, checkpoint, info checkpoints
     watch         a watchpoint on a histogram bin stops at every atomic increment, both ways
     recordings    vxreplay replay of a killed session opens at its last committed stop; a corrupt
                   recording and a tampered image are refused; vxreplay ls
@@ -50,6 +51,39 @@ def check_reverse(vx, ex, src, tmp):
               f"{t}: reverse-stepi pcs {[hex(p) for p, _ in backward]}, forward {[hex(p) for p, _ in forward]}")
         check(regs[n + 1:] == list(reversed(regs[:n])), f"{t}: registers going back differ from going forward")
         check(all(st["reason"] == "step" for st in stops[n + 1:]), f"{t}: reverse stops {[st['reason'] for st in stops]}")
+
+    # reverse-nexti after N nexti (over a call of the lane printer inside vx_printf) gives back the N
+    # previous points; reverse-next after N next the previous line starts. Neither stands still.
+    hello = os.path.join(ex, "hello.elf")
+    for elf, start, fwd, back, n in ((hello, "vx_printf", "nexti", "rni", 8),
+                                     (reduce_elf, f"reduce.c:{source_line(src, 'reduce', 'uint32_t s = warp_sum(')}",
+                                      "next", "rn", 4)):
+        cmds = [f"break {start}", "continue", "delete", "info registers"]
+        cmds += [fwd, "info registers"] * n + [back, "info registers"] * n
+        s = Session(vx, elf, cmds, db=os.path.join(tmp, back))
+        t = s.tag()
+        stops = s.stops()
+        regs = info_registers(s, "info registers")
+        if check(len(stops) == 1 + 2 * n and len(regs) == 1 + 2 * n,
+                 f"{t}: {len(stops)} stops, {len(regs)} register dumps; errors {s.errors()}"):
+            forward, backward = [st["pc"] for st in stops[:n]], [st["pc"] for st in stops[n + 1:]]
+            check(backward == list(reversed(forward)),
+                  f"{t}: {back} pcs {[hex(p) for p in backward]}, forward {[hex(p) for p in forward]}")
+            check(regs[n + 1:] == list(reversed(regs[:n])), f"{t}: registers going back differ from going forward")
+            counts = [st["instructions"] for st in stops[n:]]
+            check(all(a > b for a, b in zip(counts, counts[1:])), f"{t}: {back} did not go back each time: {counts}")
+
+    # reverse-finish from inside vx_printf: the call instruction that made the frame, in _start.
+    s = Session(vx, hello, ["break vx_printf", "continue", "bt", "stepi 4", "reverse-finish", "reverse-finish"],
+                db=os.path.join(tmp, "finish"))
+    t = s.tag()
+    stops = s.stops()
+    frames = s.output("bt").get("frames", [])
+    if check(len(stops) == 3 and len(frames) == 2, f"{t}: {len(stops)} stops, frames {frames}; errors {s.errors()}"):
+        check(stops[2]["reason"] == "step" and stops[2]["pc"] == frames[1]["pc"] - 4 and
+              stops[2]["disassembly"].startswith("jalr ra"), f"{t}: reverse-finish stopped at {stops[2]}")
+        check(s.errors() == ['"reverse-finish" is not meaningful in the outermost frame.'],
+              f"{t}: reverse-finish in the outermost frame: {s.errors()}")
 
     # reverse-continue in an inner loop: the same hits as forward, backwards, then the start.
     sgemm = os.path.join(ex, "sgemm.elf")

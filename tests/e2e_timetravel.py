@@ -183,6 +183,16 @@ def check_recordings(vx, ex, src, tmp):
     check(r.returncode == 0 and any("total 507 (expected 507)" in c for c in console),
           f"replay to the end: status {r.returncode}, console {console}, {r.stderr[-300:]}")
 
+    # --break plants its breakpoints once the recording's code is in memory: the replay opens at the
+    # first stop, and continue reaches the breakpoint's next hit, as in the recorded session.
+    r = subprocess.run([vx, "replay", rec2, "--break", f"reduce.c:{line}", "--batch", "--json", "-ex", "continue"],
+                       capture_output=True, text=True, timeout=120)
+    events = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+    got = [(e.get("reason"), e.get("instructions")) for e in events if e.get("event") == "stop"]
+    want = [(st["reason"], st["instructions"]) for st in s.stops()]
+    check(r.returncode == 0 and len(got) == 2 and got[1] == want[1] and got[1][0] == "breakpoint",
+          f"replay --break: status {r.returncode}, stops {got} (recorded {want}), {r.stderr[-300:]}")
+
     # vxreplay ls lists both.
     r = subprocess.run([vx, "ls", db2, "--json"], capture_output=True, text=True, timeout=60)
     listed = json.loads(r.stdout).get("recordings", []) if r.returncode == 0 else []

@@ -188,13 +188,22 @@ class Debugger::LaneEnv final : public ExprEnv {
 
 Debugger::Debugger(engine::Session& session, const engine::Symbols* symbols, const GridLaunch& launch, Sink& sink)
     : s_(session), sym_(symbols), timeline_(session, symbols), launch_(launch), sink_(sink) {
-  // Breakpoint conditions are decided where the hit happens: a false one costs no stop.
+  // Breakpoint and watchpoint conditions (and whether a watched value changed) are decided where the
+  // hit happens: a hit that does not stop costs no stop.
   s_.set_breakpoint_filter([this](const StopEvent& hit) {
     scanning_ = true;
-    pending_bps_ = filter_breakpoint_stop(hit, true);
-    pending_valid_ = true;
+    bool keep = false;
+    if (hit.reason == StopReason::Watchpoint) {
+      pending_watches_ = watch_views(hit, true);
+      pending_watches_valid_ = true;
+      keep = !pending_watches_.empty();
+    } else {
+      pending_bps_ = filter_breakpoint_stop(hit, true);
+      pending_valid_ = true;
+      keep = !pending_bps_.empty();
+    }
     scanning_ = false;
-    return !pending_bps_.empty();
+    return keep;
   });
 }
 
@@ -621,13 +630,14 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
       {
         InterruptGuard guard(s_);
         ProgressLine progress(s_, [this] { drain_console(); });
-        pending_valid_ = false;
+        pending_valid_ = pending_watches_valid_ = false;
         ev = (*request)();
       }
       drain_console();
       if (!ev) break;
       if (ev->reason == StopReason::Watchpoint) {
-        last_watches_ = watch_views(*ev, true);
+        // The engine asked the filter at the hit (a live session stops at every hit and asks here).
+        last_watches_ = pending_watches_valid_ ? pending_watches_ : watch_views(*ev, true);
         if (!last_watches_.empty()) break;
         continue;  // no watched value changed, or every condition is false: go on
       }

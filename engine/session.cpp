@@ -1231,6 +1231,24 @@ struct Session::Impl {
         case EventKind::Watch: {
           auto w = watch_events();
           if (mode.quiet()) continue;  // scans read hits themselves
+          // As for breakpoints: a hit the front end does not want (a false condition, a `watch`
+          // whose value did not change) costs no stop; the device goes on from where it is.
+          if (breakpoint_filter && !quiet) {
+            auto saved = dev.save_context();
+            if (!saved) return saved.error();
+            ctx = std::move(saved).value();
+            StopEvent hit;
+            hit.reason = StopReason::Watchpoint;
+            hit.launch = launch;
+            hit.pass = pass;
+            hit.instructions = ctx.kernel_instructions;
+            hit.watches = w;
+            describe(hit, DeviceException{}, false);
+            if (!breakpoint_filter(hit)) {
+              ++st.filtered_hits;
+              continue;
+            }
+          }
           return stop(StopReason::Watchpoint, {}, std::move(w));
         }
         case EventKind::Exception: {

@@ -181,7 +181,7 @@ struct SessionStats {
   uint64_t launch_instructions = 0;    // instructions the launches have retired (their own count)
   uint32_t passes = 0;                 // every launch's first pass included
   uint32_t stops = 0;
-  uint64_t filtered_hits = 0;          // breakpoint hits a filter dropped without stopping
+  uint64_t filtered_hits = 0;          // breakpoint and watchpoint hits a filter dropped without stopping
   uint64_t store_failures = 0;         // checkpoints the store could not write (the session went on)
   uint64_t unsaved_stops = 0;          // of those, stops the user saw
   uint64_t checkpoints = 0;
@@ -233,9 +233,10 @@ class Session {
   // with the pass and the launch's instruction count: front ends print console output as it comes
   // (take_console) and progress. Empty: none.
   void set_progress(std::function<void(uint32_t pass, uint64_t instructions)> hook);
-  // Decides, during a run, whether a breakpoint hit stops (true) or the run goes on in place with
-  // no stop, no checkpoint and no re-launch (false): breakpoint conditions. context() holds the state
-  // at the hit while it runs (evaluating_hit() is true then). Empty: every hit stops.
+  // Decides, during a run, whether a breakpoint or watchpoint hit stops (true) or the run goes on in
+  // place with no stop, no checkpoint and no re-launch (false): conditions, and a `watch` whose value
+  // did not change. context() holds the state at the hit while it runs (evaluating_hit() is true
+  // then; memory reads see the device as it is). Empty: every hit stops.
   void set_breakpoint_filter(std::function<bool(const StopEvent&)> filter);
   bool evaluating_hit() const;
   // The last checkpoint write failure ("" none); SessionStats counts them.

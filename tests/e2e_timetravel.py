@@ -141,6 +141,23 @@ def check_watch(vx, ex, src, tmp):
         check(all(x.get("lanes") for x in w) and all(x.get("pc") for x in w), f"{t}: watch reports {w}")
 
 
+    # A hit the front end drops (a false condition) costs no stop: one visible stop, one mark, and one
+    # re-launch (after that stop), whatever the number of hits filtered out on the way.
+    cmds = ["watch *(unsigned *)&bins if blockIdx.x == 5", "continue", "continue", "info checkpoints",
+            "info breakpoints"]
+    s = Session(vx, hist, cmds, db=os.path.join(tmp, "wf"))
+    t = s.tag()
+    stops = s.stops()
+    marks = s.output("info checkpoints").get("checkpoints", [])
+    if check(len(stops) == 2 and stops[0]["reason"] == "watchpoint" and stops[1]["reason"] == "exited",
+             f"{t}: stops {[st['reason'] for st in stops]}; errors {s.errors()}"):
+        check(stops[0]["cta"] == [5, 0, 0], f"{t}: stopped in cta {stops[0]['cta']}")
+        check([m["instret"] for m in marks] == [stops[0]["instructions"]], f"{t}: marks {marks} for one visible stop")
+        check(s.exit().get("stats", {}).get("passes") == 2, f"{t}: passes {s.exit().get('stats')}")
+        check("already hit 1 time" in s.output("info breakpoints").get("text", ""),
+              f"{t}: {s.output('info breakpoints').get('text')}")
+
+
 def check_recordings(vx, ex, src, tmp):
     reduce_elf = os.path.join(ex, "reduce.elf")
     line = source_line(src, "reduce", "uint32_t expect = prefix_sum(g + B) - prefix_sum(g);")

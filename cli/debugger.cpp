@@ -594,9 +594,12 @@ StopView Debugger::make_stop_view(const StopEvent& ev, const std::vector<int>& b
     v.cta = w->block_id;
     v.thread = thread_idx(*w, focus_.lane);
     v.pc = w->pc;
+    // A watchpoint stop stands right after the access: its source position is the accessing
+    // instruction's (the watch line's pc), not the next one's.
+    const uint32_t at = ev.reason == StopReason::Watchpoint && !last_watches_.empty() ? last_watches_.front().pc : w->pc;
     if (sym_) {
-      if (auto f = sym_->function_at(w->pc)) v.function = f->name;
-      if (auto loc = sym_->locate(w->pc)) {
+      if (auto f = sym_->function_at(at)) v.function = f->name;
+      if (auto loc = sym_->locate(at)) {
         if (v.function.empty()) v.function = loc->function;
         else if (!loc->function.empty() && loc->function != v.function) v.inlined = loc->function;
         v.file = loc->file;
@@ -1067,7 +1070,7 @@ void Debugger::cmd_info(Args a) {
 
 void Debugger::info_breakpoints() {
   if (bps_.empty()) return out("No breakpoints.", {{"breakpoints", nlohmann::json::array()}});
-  std::string text = "Num  Type         Enb  Address     What\n";
+  std::string text = "Num  Type             Enb  Address     What\n";
   nlohmann::json list = nlohmann::json::array();
   for (const auto& [id, b] : bps_) {
     if (b.watch_kind) {
@@ -1077,12 +1080,12 @@ void Debugger::info_breakpoints() {
     std::string what = b.location;
     if (sym_ && b.addresses.size() == 1) what = "in " + location_text(b.addresses[0]);
     else if (b.addresses.size() > 1) what = b.location + " (" + std::to_string(b.addresses.size()) + " locations)";
-    text += pad(std::to_string(id), 5) + pad(b.temporary ? "tbreakpoint" : "breakpoint", 13) +
+    text += pad(std::to_string(id), 5) + pad(b.temporary ? "tbreakpoint" : "breakpoint", 17) +
             pad(b.enabled ? "y" : "n", 5) + pad(b.addresses.size() == 1 ? hex32(b.addresses[0]) : "<MULTIPLE>", 12) +
             what + "\n";
     if (b.addresses.size() > 1)
       for (size_t i = 0; i < b.addresses.size(); ++i)
-        text += pad(std::to_string(id) + "." + std::to_string(i + 1), 23) + pad(hex32(b.addresses[i]), 12) +
+        text += pad(std::to_string(id) + "." + std::to_string(i + 1), 27) + pad(hex32(b.addresses[i]), 12) +
                 location_text(b.addresses[i]) + "\n";
     if (b.condition) text += "\tstop only if " + b.condition->text() + "\n";
     if (b.hits) text += "\tbreakpoint already hit " + std::to_string(b.hits) + (b.hits == 1 ? " time\n" : " times\n");

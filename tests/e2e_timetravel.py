@@ -139,6 +139,11 @@ def check_watch(vx, ex, src, tmp):
         check([stops[i]["instructions"] for i in (4, 5, 6)] == [stops[i]["instructions"] for i in (2, 1, 0)],
               f"{t}: reverse instruction counts {[st['instructions'] for st in stops]}")
         check(all(x.get("lanes") for x in w) and all(x.get("pc") for x in w), f"{t}: watch reports {w}")
+        # The stop's source position is the accessing instruction's (the one a breakpoint there names).
+        b = Session(vx, hist, [f"break *{w[0]['pc']:#x}", "info breakpoints"])
+        at = b.output("info breakpoints").get("breakpoints", [{}])[0]
+        check([(st.get("file"), st.get("line")) for st in stops] == [(at.get("file"), at.get("line"))] * len(stops),
+              f"{t}: watch stops at {[(st.get('file'), st.get('line')) for st in stops]}, the access at {at}")
 
 
     # A hit the front end drops (a false condition) costs no stop: one visible stop, one mark, and one
@@ -156,6 +161,18 @@ def check_watch(vx, ex, src, tmp):
         check(s.exit().get("stats", {}).get("passes") == 2, f"{t}: passes {s.exit().get('stats')}")
         check("already hit 1 time" in s.output("info breakpoints").get("text", ""),
               f"{t}: {s.output('info breakpoints').get('text')}")
+
+
+    # A local-memory watchpoint watches the focus core's local memory (core 0 before there is a focus),
+    # as `x` reads it: on two cores, only core 0's accesses stop.
+    cmds = ["awatch *(unsigned *)0xffff0000"] + ["continue"] * 6
+    s = Session(vx, hist, cmds, extra=["--config", "1x2x4x4"], db=os.path.join(tmp, "wl"))
+    t = s.tag()
+    stops = [st for st in s.stops() if st["reason"] == "watchpoint"]
+    said = s.output("awatch *(unsigned *)0xffff0000").get("text", "")
+    if check(len(stops) == 6 and "local memory of core 0" in said, f"{t}: {len(stops)} stops, {said!r}; {s.errors()}"):
+        cores = [x["core"] for st in stops for x in st["watchpoints"]]
+        check(cores == [0] * len(cores), f"{t}: accesses by cores {cores}")
 
 
 def check_recordings(vx, ex, src, tmp):

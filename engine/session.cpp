@@ -934,7 +934,9 @@ struct Session::Impl {
                                        std::none_of(new_pages.begin(), new_pages.end(),
                                                     [&](const checkpoint::PageData& p) { return p.hash == h; }))
           new_pages.push_back(u->second);
-    if (auto r = store->put(key, rec, new_pages, mark ? &stop_rec : nullptr); !r) {
+    // A stop the user saw is committed durably (with the automatic checkpoints staged before it); an
+    // automatic or quiet checkpoint is staged: it can be derived again, so it costs no fsync.
+    if (auto r = store->put(key, rec, new_pages, mark ? &stop_rec : nullptr, mark); !r) {
       for (auto& p : new_pages) unstored.emplace(p.hash, std::move(p));
       return make_error("could not save the checkpoint " + key.to_string() + ": " + r.error().message);
     }
@@ -1649,6 +1651,7 @@ Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() {
   if (!impl_) return;
   (void)impl_->flush();
+  if (impl_->store && !impl_->opts.read_only) (void)impl_->store->sync();
   if (impl_->store && !impl_->opts.replay && !impl_->opts.read_only) (void)impl_->store->set_writer_open(false);
 }
 
@@ -1883,7 +1886,11 @@ std::optional<TimePoint> Session::frontier(uint32_t launch) const {
 
 uint32_t Session::launches_started() const { return uint32_t(impl_->launch_entry.size()); }
 
-Result<void> Session::flush() { return impl_->flush(); }
+Result<void> Session::flush() {
+  if (auto r = impl_->flush(); !r) return r;
+  if (impl_->store && !impl_->opts.read_only) return impl_->store->sync();
+  return {};
+}
 
 Result<void> Session::host_finished(uint32_t host_status) {
   Impl& I = *impl_;

@@ -288,7 +288,8 @@ class Session {
   uint32_t launches_started() const;
 
   // --- Recordings ------------------------------------------------------------------------------
-  // Writes the host operations not yet in the store (they are also written with every checkpoint).
+  // Writes the host operations not yet in the store (they are also written with every checkpoint)
+  // and commits the automatic checkpoints staged since the last stop the user saw.
   Result<void> flush();
   // The host will issue nothing more (host_status: its exit status): recorded as the end of the
   // workload, so a replay runs to its end instead of stopping at "end of recording".

@@ -1804,6 +1804,7 @@ Result<std::vector<uint8_t>> Session::read_memory(uint32_t addr, uint32_t size) 
 }
 
 std::vector<ConsoleChunk> Session::take_console() { return impl_->take_console(); }
+const std::string& Session::console_so_far() const { return impl_->console_log; }
 SessionStats Session::stats() const { return impl_->st; }
 checkpoint::Store* Session::store() { return impl_->store ? &*impl_->store : nullptr; }
 

@@ -251,6 +251,9 @@ class Session {
   // Device memory as the kernel sees it (planted breakpoints show their original words).
   Result<std::vector<uint8_t>> read_memory(uint32_t addr, uint32_t size);
   std::vector<ConsoleChunk> take_console();  // console output since the last call
+  // The current launch's console output from its start to the current point, as the checkpoints
+  // keep it (the same after a move in time as on the first pass).
+  const std::string& console_so_far() const;
   SessionStats stats() const;
 
   // --- Watchpoints ---------------------------------------------------------------------------

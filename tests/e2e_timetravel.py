@@ -6,15 +6,18 @@
                   breakpoint's hits backwards; goto, when, checkpoint, info checkpoints
     watch         a watchpoint on a histogram bin stops at every atomic increment, both ways
     recordings    vxreplay replay of a killed session opens at its last committed stop; a corrupt
-                  recording and a tampered image are refused; vxreplay ls
+                  recording and a recording of another image are refused; the end-of-recording stop;
+                  vxreplay replay --break; vxreplay ls
     words         every word that named a command before time travel still does
 
 Usage: e2e_timetravel.py VXREPLAY EXAMPLES_DIR SOURCE_DIR CHECK
 """
+import ctypes
 import json
 import os
 import re
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -248,7 +251,32 @@ def check_recordings(vx, ex, src, tmp):
         for off in range(8192, min(len(data), 8192 + 4096 * 8), 97):
             data[off] ^= 0x5A
 
-    # (A kept image that does not match the header's hash is refused too: replay/timeline_test.cpp.)
+    # A recording of another image: the header names another kernel hash than the kept image's. The
+    # header value (envelope VXH1, always raw, docs/store.md) is rewritten with its kernelHash changed
+    # and its XXH3-64 checksum recomputed (libxxhash), in every copy LMDB's copy-on-write left.
+    def other_image(data):
+        xxh = ctypes.CDLL("libxxhash.so.0")
+        xxh.XXH3_64bits.restype = ctypes.c_uint64
+        xxh.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+        at = data.find(b"VXH1")
+        while at >= 8:
+            start = at - 8
+            size, = struct.unpack_from("<I", data, start + 16)
+            payload = start + 24
+            # Flat Cap'n Proto message: a one-segment table, then the root struct pointer.
+            ptr, = struct.unpack_from("<Q", data, payload + 8)
+            offset = ((ptr & 0xFFFFFFFF) >> 2) - (1 << 30 if ptr & 0x80000000 else 0)
+            data_section = payload + 8 + 8 + 8 * offset
+            kernel_hash = data_section + 8  # kernelHash @2, the second 64-bit slot
+            data[kernel_hash] ^= 1
+            end = payload + size
+            struct.pack_into("<Q", data, start, xxh.XXH3_64bits(bytes(data[start + 8:end]), end - start - 8))
+            at = data.find(b"VXH1", at + 4)
+
+    r = damaged("other-image", other_image)
+    check(r.returncode == EXIT_BAD_INPUT and "does not match its header" in r.stderr and "reduce.elf" in r.stderr and
+          len(r.stderr.strip().splitlines()) == 1, f"recording of another image: status {r.returncode}, {r.stderr[-300:]!r}")
+
     r = damaged("corrupt", flip_middle)
     check(r.returncode == EXIT_BAD_INPUT and "corrupt" in r.stderr and len(r.stderr.strip().splitlines()) == 1,
           f"corrupt recording: status {r.returncode}, stderr {r.stderr[-300:]!r}")

@@ -1441,7 +1441,7 @@ struct Session::Impl {
     StopEvent ev;
     ev.reason = as;
     ev.launch = launch;
-    ev.pass = pass;
+    ev.pass = 0;  // reached by a move in time, not by a pass of its own
     ev.instructions = ctx.kernel_instructions;
     ev.watches = std::move(watch);
     if ((as == StopReason::Step || as == StopReason::Breakpoint) && focus && focus->core < ctx.cores.size() &&
@@ -1640,6 +1640,7 @@ struct Session::Impl {
     if (!ev) return ev.error();
     if (ev->reason != StopReason::Step) return std::optional<StopEvent>();
     StopEvent out = *ev;
+    out.pass = 0;  // a move in time
     out.hits.clear();
     add_hit(out, warp.core, warp.slot);
     last = out;

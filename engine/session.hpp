@@ -84,7 +84,7 @@ struct WatchEvent {
 struct StopEvent {
   StopReason reason = StopReason::Exited;
   uint32_t launch = 0;        // 1-based launch index within the workload
-  uint32_t pass = 0;          // 1-based pass of that launch
+  uint32_t pass = 0;          // 1-based pass of that launch; 0: a stop reached by a move in time (seek)
   uint64_t instructions = 0;  // warp instructions the launch had retired at the stop (Exited: at its end)
   std::vector<int> breakpoints;  // Breakpoint: ids of the breakpoints at the hit warps' PCs
   std::vector<WarpHit> hits;     // Breakpoint/Step/Exception/Assertion: the warps concerned, first the one that stopped

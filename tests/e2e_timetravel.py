@@ -120,6 +120,15 @@ def check_reverse(vx, ex, src, tmp):
         check(whens[2] == 0, f"{t}: goto start went to {whens[2]}")
         check(whens[3] >= cps[2]["instret"], f"{t}: goto end went to {whens[3]}, before the last stop {cps[2]}")
         check(s.outputs("checkpoint")[0].get("checkpoint") == 2, f"{t}: checkpoint said {s.outputs('checkpoint')}")
+        # A stop reached by a move in time has no pass of its own (0 in JSON, none in the header).
+        moved = s.stops()[-4:]
+        check([st["pass"] for st in moved] == [0] * 4, f"{t}: passes of goto stops {[st['pass'] for st in moved]}")
+    p = subprocess.run([vx, "run", reduce_elf, "--batch", "--db", os.path.join(tmp, "human"), "--break",
+                        f"reduce.c:{line}", "-ex", "continue", "-ex", "reverse-stepi", "-ex", "goto start"],
+                       capture_output=True, text=True, timeout=120)
+    headers = [l for l in p.stdout.splitlines() if " instructions" in l and ("Step" in l or "Start of" in l)]
+    check(len(headers) == 2 and not any("pass" in l for l in headers) and "lanes none" not in p.stdout,
+          f"human stop headers after moves in time: {headers}")
 
 
 def check_watch(vx, ex, src, tmp):

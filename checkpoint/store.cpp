@@ -146,8 +146,8 @@ struct Store::Impl {
     for (const auto& [hash, value] : staged_pages) {
       auto hk = codec::encode_hash(hash);
       bool existed = false;
-      if (auto r = txn.put(pages, hash_val(hk), lmdb::val(value.data(), value.size()), MDB_NOOVERWRITE, &existed,
-                           "page");
+      if (auto r =
+              txn.put(pages, hash_val(hk), lmdb::val(value.data(), value.size()), MDB_NOOVERWRITE, &existed, "page");
           !r && !existed)
         return r.error();
     }

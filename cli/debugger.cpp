@@ -596,7 +596,8 @@ StopView Debugger::make_stop_view(const StopEvent& ev, const std::vector<int>& b
     v.pc = w->pc;
     // A watchpoint stop stands right after the access: its source position is the accessing
     // instruction's (the watch line's pc), not the next one's.
-    const uint32_t at = ev.reason == StopReason::Watchpoint && !last_watches_.empty() ? last_watches_.front().pc : w->pc;
+    const uint32_t at =
+        ev.reason == StopReason::Watchpoint && !last_watches_.empty() ? last_watches_.front().pc : w->pc;
     if (sym_) {
       if (auto f = sym_->function_at(at)) v.function = f->name;
       if (auto loc = sym_->locate(at)) {

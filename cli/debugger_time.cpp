@@ -427,7 +427,10 @@ void Debugger::info_watchpoints() {
 
 void Debugger::describe_watchpoint(const UserBreakpoint& b, std::string* text, nlohmann::json* list) const {
   *text += pad(std::to_string(b.id), 5) +
-           pad(b.watch_command == "rwatch" ? "read watchpoint" : b.watch_command == "awatch" ? "acc watchpoint" : "hw watchpoint", 17) +
+           pad(b.watch_command == "rwatch"   ? "read watchpoint"
+               : b.watch_command == "awatch" ? "acc watchpoint"
+                                             : "hw watchpoint",
+               17) +
            pad(b.enabled ? "y" : "n", 5) + pad(hex32(b.watch.addr), 12) + b.location + where_text(b.watch) + "\n";
   if (b.condition) *text += "\tstop only if " + b.condition->text() + "\n";
   if (b.hits) *text += "\twatchpoint already hit " + std::to_string(b.hits) + (b.hits == 1 ? " time\n" : " times\n");

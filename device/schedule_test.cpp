@@ -26,9 +26,8 @@ Schedule schedule_of(const DeviceConfig& cfg, uint64_t seed) {
   Bench b(cfg, RunOptions{seed, 1'000'000});
   // Every thread increments a shared word without atomics (a race whose result depends on the
   // schedule) and stores what it saw.
-  b.load_kernel({rv::lui(t3, 0x20), rv::lw(t5, t3, 0), rv::addi(t5, t5, 1), rv::addi(zero, zero, 0),
-                 rv::sw(t5, t3, 0), rv::csrr(t0, kTidX), slli(t6, t0, 2), rv::add(t6, t6, t3),
-                 rv::sw(t5, t6, 0x100), rv::ret()});
+  b.load_kernel({rv::lui(t3, 0x20), rv::lw(t5, t3, 0), rv::addi(t5, t5, 1), rv::addi(zero, zero, 0), rv::sw(t5, t3, 0),
+                 rv::csrr(t0, kTidX), slli(t6, t0, 2), rv::add(t6, t6, t3), rv::sw(t5, t6, 0x100), rv::ret()});
   LaunchState l;
   l.kind = LaunchKind::Grid;
   l.start_pc = Bench::kCode;

@@ -133,7 +133,7 @@ namespace {
 // none, and their stops go anywhere in the run.
 void time_travel_property(bool anywhere_in_run) {
   // hello*40 prints all along its run: the console so far is not empty at its later stops.
-  const std::vector<std::string> kernels = {"vecadd", "sgemm",  "reduce", "diverge",  "histogram",
+  const std::vector<std::string> kernels = {"vecadd", "sgemm", "reduce", "diverge",  "histogram",
                                             "racy",   "saxpy", "hello",  "hello*40", "hello*40"};
   vx::test::check_property("time travel", kSeed, 14, 30, [&] {
     using namespace rc;
@@ -153,7 +153,8 @@ void time_travel_property(bool anywhere_in_run) {
     auto fn = r.sym->function_at(r.img.launch ? r.img.launch->entry : r.img.start_pc);
     RC_ASSERT(fn.has_value());
     const int breakpoints = anywhere_in_run ? *gen::element(0, 2) : 2;
-    INFO("kernel " << kernel << " on " << cfg.to_string() << ", seed " << seed << ", interval " << interval << ", breakpoints " << breakpoints);
+    INFO("kernel " << kernel << " on " << cfg.to_string() << ", seed " << seed << ", interval " << interval
+                   << ", breakpoints " << breakpoints);
     for (int i = 0; i < breakpoints; ++i) {
       uint32_t pc = fn->lo + 4 * *gen::inRange<uint32_t>(0, (fn->hi - fn->lo) / 4);
       RC_ASSERT(r.s->add_breakpoint(pc).ok());
@@ -214,7 +215,8 @@ void time_travel_property(bool anywhere_in_run) {
 
 }  // namespace
 
-TEST_CASE("property: any sequence of forward and backward moves stops where the undisturbed run is", "[timeline][property]") {
+TEST_CASE("property: any sequence of forward and backward moves stops where the undisturbed run is",
+          "[timeline][property]") {
   time_travel_property(false);
 }
 

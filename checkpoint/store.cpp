@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -135,12 +136,68 @@ struct Store::Impl {
   }
   Result<void> check_pages(lmdb::Txn& txn, const CheckpointRecord& rec, const std::string& what);
   Result<CheckpointRecord> read_record(lmdb::Txn& txn, const TimeKey& key, bool* found);
+
+  // Checkpoints put with durable = false, not committed yet: encoded records by encoded key (byte
+  // order is time order) and the encoded pages they brought. A write transaction takes them along.
+  std::map<std::array<uint8_t, codec::kKeyBytes>, std::vector<uint8_t>> staged;
+  std::map<PageHash, std::vector<uint8_t>> staged_pages;
+  uint64_t staged_bytes = 0;
+  // Past this many staged bytes, a put commits them (memory stays bounded however long a run goes).
+  static constexpr uint64_t kMaxStagedBytes = 64ull << 20;
+  Result<void> write_staged(lmdb::Txn& txn) {
+    for (const auto& [hash, value] : staged_pages) {
+      auto hk = codec::encode_hash(hash);
+      bool existed = false;
+      if (auto r =
+              txn.put(pages, hash_val(hk), lmdb::val(value.data(), value.size()), MDB_NOOVERWRITE, &existed, "page");
+          !r && !existed)
+        return r.error();
+    }
+    for (const auto& [k, value] : staged)
+      if (auto r = txn.put(checkpoints, key_val(k), lmdb::val(value.data(), value.size()), MDB_NOOVERWRITE, nullptr,
+                           "checkpoint");
+          !r)
+        return r.error();
+    return {};
+  }
+  void clear_staged() {
+    staged.clear();
+    staged_pages.clear();
+    staged_bytes = 0;
+  }
+  // A write transaction that already holds the staged checkpoints (cleared once it commits).
+  Result<lmdb::Txn> begin_write() {
+    auto txn = lmdb::Txn::begin(env.get(), false);
+    if (!txn) return txn.error();
+    if (auto r = write_staged(*txn); !r) return r.error();
+    return txn;
+  }
+  Result<void> commit(lmdb::Txn& txn) {
+    if (auto r = txn.commit(); !r) return r;
+    clear_staged();
+    return {};
+  }
 };
 
 Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Store::Store(Store&&) noexcept = default;
 Store& Store::operator=(Store&&) noexcept = default;
-Store::~Store() = default;
+Store::~Store() {
+  if (impl_ && !impl_->staged.empty()) (void)sync();
+}
+
+uint64_t Store::staged() const { return impl_->staged.size(); }
+
+Result<void> Store::sync() {
+  Impl& I = *impl_;
+  if (I.staged.empty() || I.read_only) return {};
+  return guarded<void>(I.err("committing staged checkpoints").message, [&]() -> Result<void> {
+    auto txn = I.begin_write();
+    if (!txn) return I.err("committing staged checkpoints", txn.error());
+    if (auto r = I.commit(*txn); !r) return I.err("committing staged checkpoints", r.error());
+    return {};
+  });
+}
 
 const StoreHeader& Store::header() const { return impl_->header; }
 const std::string& Store::dir() const { return impl_->dir; }
@@ -360,6 +417,12 @@ Result<void> Store::Impl::check_pages(lmdb::Txn& txn, const CheckpointRecord& re
     auto k = codec::encode_hash(hash);
     MDB_val v;
     bool found = false;
+    if (auto st = staged_pages.find(hash); st != staged_pages.end()) {
+      auto raw = codec::Codec::raw_size(st->second.data(), st->second.size());
+      if (!raw || *raw != size)
+        return err(what + " uses page " + hash.to_string() + " as " + std::to_string(size) + " bytes, but it is not");
+      continue;
+    }
     if (auto r = txn.get(pages, hash_val(k), &v, &found, "page"); !r) return err(what, r.error());
     if (!found) return err(what + " names page " + hash.to_string() + ", which is not in the store");
     if (!in_file(v)) return past_end(what + ": page " + hash.to_string(), v);
@@ -375,9 +438,14 @@ Result<CheckpointRecord> Store::Impl::read_record(lmdb::Txn& txn, const TimeKey&
   const std::string what = "checkpoint " + key.to_string();
   auto k = codec::encode_key(key);
   MDB_val v;
-  if (auto r = txn.get(checkpoints, key_val(k), &v, found, "checkpoint"); !r) return err(what, r.error());
-  if (!*found) return err("there is no " + what);
-  if (!in_file(v)) return past_end(what, v);
+  if (auto st = staged.find(k); st != staged.end()) {
+    v = lmdb::val(st->second.data(), st->second.size());
+    *found = true;
+  } else {
+    if (auto r = txn.get(checkpoints, key_val(k), &v, found, "checkpoint"); !r) return err(what, r.error());
+    if (!*found) return err("there is no " + what);
+    if (!in_file(v)) return past_end(what, v);
+  }
   auto rec = codec.decode_checkpoint(bytes_of(v), v.mv_size);
   if (!rec) return err(what + " is corrupt", rec.error());
   if (rec->key != key) return err(what + " is corrupt: it holds the record of " + rec->key.to_string());
@@ -387,7 +455,8 @@ Result<CheckpointRecord> Store::Impl::read_record(lmdb::Txn& txn, const TimeKey&
 }
 
 Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const std::vector<PageData>& pages,
-                        const StopRecord* mark) {
+                        const StopRecord* mark, bool durable) {
+  if (mark) durable = true;
   Impl& I = *impl_;
   const std::string what = "cannot put checkpoint " + key.to_string();
   return guarded<void>(I.err(what).message, [&]() -> Result<void> {
@@ -415,14 +484,17 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
     }
     auto value = I.codec.encode_checkpoint(rec);
 
-    auto txn = lmdb::Txn::begin(I.env.get(), false);
+    // A staged put only reads the store; a durable one writes the staged checkpoints first.
+    auto txn = durable ? I.begin_write() : lmdb::Txn::begin(I.env.get(), true);
     if (!txn) return I.err(what, txn.error());
     auto k = codec::encode_key(key);
     MDB_val existing;
-    bool found = false;
-    if (auto r = txn->get(I.checkpoints, key_val(k), &existing, &found, "checkpoint"); !r)
-      return I.err(what, r.error());
+    bool found = I.staged.count(k) > 0;
+    if (!found)
+      if (auto r = txn->get(I.checkpoints, key_val(k), &existing, &found, "checkpoint"); !r)
+        return I.err(what, r.error());
     if (found) return I.err(what + ": a checkpoint at that time already exists (records are immutable)");
+    std::map<PageHash, std::vector<uint8_t>> new_staged;
 
     uint64_t written = 0, stored_bytes = 0, new_raw = 0;
     for (const auto& [hash, size] : *named) {
@@ -437,25 +509,39 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
                        " bytes (the store is corrupt)");
         continue;
       }
+      if (!durable && I.staged_pages.count(hash)) continue;
       auto g = given.find(hash);
       if (g == given.end())
         return I.err(what + ": the record names page " + hash.to_string() + ", which is neither given nor stored");
       auto pv = I.codec.encode_page(g->second->bytes.data(), g->second->bytes.size());
+      if (!durable) {
+        stored_bytes += pv.size();
+        new_raw += g->second->bytes.size();
+        new_staged.emplace(hash, std::move(pv));
+        ++written;
+        continue;
+      }
       if (auto r = txn->put(I.pages, hash_val(hk), lmdb::val(pv.data(), pv.size()), 0, nullptr, "page"); !r)
         return I.err(what, r.error());
       ++written;
       stored_bytes += pv.size();
       new_raw += g->second->bytes.size();
     }
-    if (auto r = txn->put(I.checkpoints, key_val(k), lmdb::val(value.data(), value.size()), 0, nullptr, "checkpoint");
-        !r)
-      return I.err(what, r.error());
-    if (mark) {
-      auto mv = I.codec.encode_mark(*mark);
-      if (auto r = txn->put(I.marks, key_val(k), lmdb::val(mv.data(), mv.size()), 0, nullptr, "mark"); !r)
+    if (durable) {
+      if (auto r = txn->put(I.checkpoints, key_val(k), lmdb::val(value.data(), value.size()), 0, nullptr, "checkpoint");
+          !r)
         return I.err(what, r.error());
+      if (mark) {
+        auto mv = I.codec.encode_mark(*mark);
+        if (auto r = txn->put(I.marks, key_val(k), lmdb::val(mv.data(), mv.size()), 0, nullptr, "mark"); !r)
+          return I.err(what, r.error());
+      }
+      if (auto r = I.commit(*txn); !r) return I.err(what, r.error());
+    } else {
+      I.staged_bytes += value.size() + stored_bytes;
+      I.staged.emplace(k, value);
+      I.staged_pages.merge(new_staged);
     }
-    if (auto r = txn->commit(); !r) return I.err(what, r.error());
 
     StoreStats& s = I.stats;
     s.records += 1;
@@ -468,6 +554,10 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
     s.new_page_raw_bytes += new_raw;
     s.stored_page_bytes += stored_bytes;
     s.record_bytes += value.size();
+    if (!durable && I.staged_bytes > Impl::kMaxStagedBytes) {
+      // Committed now; should that fail, they stay staged (readable) and go with the next write.
+      (void)sync();
+    }
     return {};
   });
 }
@@ -498,6 +588,11 @@ Result<std::vector<uint8_t>> Store::read_page(const PageHash& hash) {
   Impl& I = *impl_;
   const std::string what = "page " + hash.to_string();
   return guarded<std::vector<uint8_t>>(I.err(what).message, [&]() -> Result<std::vector<uint8_t>> {
+    if (auto st = I.staged_pages.find(hash); st != I.staged_pages.end()) {
+      auto bytes = I.codec.decode_page(st->second.data(), st->second.size(), hash);
+      if (!bytes) return I.err(what + " is corrupt", bytes.error());
+      return bytes;
+    }
     auto txn = lmdb::Txn::begin(I.env.get(), true);
     if (!txn) return I.err(what, txn.error());
     auto k = codec::encode_hash(hash);
@@ -531,6 +626,10 @@ Result<std::vector<TimeKey>> Store::list() {
                      std::to_string(codec::kKeyBytes) + " (the store is corrupt)");
       keys.push_back(*key);
     }
+    if (!I.staged.empty()) {
+      for (const auto& [k2, value] : I.staged) keys.push_back(*codec::decode_key(k2.data(), k2.size()));
+      std::sort(keys.begin(), keys.end());
+    }
     return keys;
   });
 }
@@ -539,7 +638,7 @@ Result<std::optional<TimeKey>> Store::at_or_before(const TimeKey& t) {
   Impl& I = *impl_;
   const std::string what = "looking up the checkpoint at or before " + t.to_string();
   using Out = std::optional<TimeKey>;
-  return guarded<Out>(I.err(what).message, [&]() -> Result<Out> {
+  auto stored = guarded<Out>(I.err(what).message, [&]() -> Result<Out> {
     auto txn = lmdb::Txn::begin(I.env.get(), true);
     if (!txn) return I.err(what, txn.error());
     auto cur = lmdb::Cursor::open(*txn, I.checkpoints);
@@ -563,15 +662,23 @@ Result<std::optional<TimeKey>> Store::at_or_before(const TimeKey& t) {
     if (!key) return I.err(what + ": the checkpoints database holds a malformed key (the store is corrupt)");
     return Out(*key);
   });
+  if (!stored || I.staged.empty()) return stored;
+  auto it = I.staged.upper_bound(codec::encode_key(t));
+  if (it == I.staged.begin()) return stored;
+  --it;
+  const TimeKey key = *codec::decode_key(it->first.data(), it->first.size());
+  if (!*stored || **stored < key) return Out(key);
+  return stored;
 }
 
 Result<bool> Store::has(const TimeKey& key) {
   Impl& I = *impl_;
   const std::string what = "looking up checkpoint " + key.to_string();
   return guarded<bool>(I.err(what).message, [&]() -> Result<bool> {
+    auto k = codec::encode_key(key);
+    if (I.staged.count(k)) return true;
     auto txn = lmdb::Txn::begin(I.env.get(), true);
     if (!txn) return I.err(what, txn.error());
-    auto k = codec::encode_key(key);
     MDB_val v;
     bool found = false;
     if (auto r = txn->get(I.checkpoints, key_val(k), &v, &found, "checkpoint"); !r) return I.err(what, r.error());
@@ -583,7 +690,7 @@ Result<void> Store::set_writer_open(bool open) {
   Impl& I = *impl_;
   return guarded<void>(I.err("writer flag").message, [&]() -> Result<void> {
     if (I.read_only) return I.err("the store is open read-only");
-    auto txn = lmdb::Txn::begin(I.env.get(), false);
+    auto txn = I.begin_write();
     if (!txn) return I.err("writer flag", txn.error());
     MDB_val k = lmdb::val(kOpenKey, sizeof kOpenKey - 1);
     if (open) {
@@ -593,7 +700,7 @@ Result<void> Store::set_writer_open(bool open) {
       int rc = mdb_del(txn->get(), I.meta, &k, nullptr);
       if (rc != 0 && rc != MDB_NOTFOUND) return I.err("", lmdb::error(rc, "mdb_del writer flag"));
     }
-    if (auto r = txn->commit(); !r) return I.err("writer flag", r.error());
+    if (auto r = I.commit(*txn); !r) return I.err("writer flag", r.error());
     return {};
   });
 }
@@ -617,7 +724,7 @@ Result<void> Store::set_mark(const TimeKey& key, const StopRecord& mark) {
   return guarded<void>(I.err(what).message, [&]() -> Result<void> {
     if (I.read_only) return I.err(what + ": the store is open read-only");
     if (uint8_t(mark.kind) >= kStopKindCount) return I.err(what + ": unknown stop kind");
-    auto txn = lmdb::Txn::begin(I.env.get(), false);
+    auto txn = I.begin_write();
     if (!txn) return I.err(what, txn.error());
     auto k = codec::encode_key(key);
     MDB_val v;
@@ -627,7 +734,7 @@ Result<void> Store::set_mark(const TimeKey& key, const StopRecord& mark) {
     auto mv = I.codec.encode_mark(mark);
     if (auto r = txn->put(I.marks, key_val(k), lmdb::val(mv.data(), mv.size()), 0, nullptr, "mark"); !r)
       return I.err(what, r.error());
-    if (auto r = txn->commit(); !r) return I.err(what, r.error());
+    if (auto r = I.commit(*txn); !r) return I.err(what, r.error());
     return {};
   });
 }
@@ -672,7 +779,7 @@ Result<void> Store::append_ops(const std::vector<HostOpRecord>& ops, const std::
       if (hash_page(p.bytes) != p.hash) return I.err(what + ": data " + p.hash.to_string() + " does not hash to its key");
       given.emplace(p.hash, &p);
     }
-    auto txn = lmdb::Txn::begin(I.env.get(), false);
+    auto txn = I.begin_write();
     if (!txn) return I.err(what, txn.error());
     uint64_t index = I.op_count, written = 0, stored_bytes = 0;
     for (const HostOpRecord& op : ops) {
@@ -703,7 +810,7 @@ Result<void> Store::append_ops(const std::vector<HostOpRecord>& ops, const std::
         return I.err(what, r.error());
       ++index;
     }
-    if (auto r = txn->commit(); !r) return I.err(what, r.error());
+    if (auto r = I.commit(*txn); !r) return I.err(what, r.error());
     I.op_count = index;
     I.stats.pages += written;
     I.stats.stored_page_bytes += stored_bytes;

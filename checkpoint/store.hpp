@@ -38,7 +38,7 @@ struct OpenOptions {
 struct StoreStats {
   uint64_t records = 0;  // checkpoints in the store
   uint64_t pages = 0;    // distinct pages in the store
-  // Since this Store was opened (committed puts only):
+  // Since this Store was opened (committed and staged puts):
   uint64_t puts = 0;
   uint64_t pages_given = 0;         // pages handed to put
   uint64_t pages_written = 0;       // of those, pages new to the store
@@ -74,8 +74,17 @@ class Store {
   // every page in pages must be named, with a hash that matches its bytes. Memory pages are
   // kPageSize bytes, local memories the configured size.
   // mark: also list the checkpoint as a stop the user saw (marks()), in the same transaction.
+  // durable = false (a checkpoint that can be derived again, such as an automatic one): the checkpoint
+  // is staged in memory, visible to every read of this Store at once, and committed with the next
+  // durable write (a durable put, set_mark, append_ops, set_writer_open, sync()) or when this Store
+  // closes; it costs no fsync of its own, and a killed process or a crash loses it (never what was
+  // committed before). A put with a mark is durable.
   Result<void> put(const TimeKey& key, const CheckpointRecord& rec, const std::vector<PageData>& pages,
-                   const StopRecord* mark = nullptr);
+                   const StopRecord* mark = nullptr, bool durable = true);
+  // Commits the staged checkpoints (nothing to do when there are none).
+  Result<void> sync();
+  // Staged checkpoints not committed yet.
+  uint64_t staged() const;
   // A recording session marks the store while it writes, and clears the mark when it ends cleanly:
   // writer_left_open() says the last writer was killed (its recording ends at its last commit).
   Result<void> set_writer_open(bool open);

@@ -437,6 +437,46 @@ TEST_CASE("Two checkpoints naming the same page content store it once") {
   must(store.verify(c.rec.key));
 }
 
+TEST_CASE("A staged checkpoint reads back at once, commits with the next durable write, and a kill loses only it") {
+  TempDir dir;
+  auto a = sample_at(TimeKey{1, 10}), b = sample_at(TimeKey{1, 20}), c = sample_at(TimeKey{1, 30});
+  // In a child that ends like a killed process (no destructors): a durable put, then a staged one.
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    auto st = Store::open(dir.path, header_for(kConfig), OpenMode::Create);
+    bool ok = st && st->put(a.rec.key, a.rec, a.pages) && st->put(b.rec.key, b.rec, b.pages, nullptr, false) &&
+              st->staged() == 1;
+    if (ok) {
+      auto has = st->has(b.rec.key);
+      ok = has && *has;
+    }
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadWrite));
+  CHECK(must(store.list()) == std::vector<TimeKey>{a.rec.key});
+
+  must(store.put(b.rec.key, b.rec, b.pages, nullptr, false));
+  must(store.put(c.rec.key, c.rec, c.pages, nullptr, false));
+  CHECK(store.staged() == 2);
+  CHECK(must(store.get(b.rec.key)) == b.rec);
+  must(store.verify(c.rec.key));
+  CHECK(must(store.has(c.rec.key)));
+  CHECK(must(store.list()) == std::vector<TimeKey>{a.rec.key, b.rec.key, c.rec.key});
+  CHECK(must(store.at_or_before(TimeKey{1, 25})) == b.rec.key);
+  CHECK(must(store.at_or_before(TimeKey{1, 15})) == a.rec.key);
+  CHECK_FALSE(store.put(b.rec.key, b.rec, b.pages, nullptr, false));  // records are immutable, staged too
+  // A mark is durable: it commits the staged checkpoints in its transaction.
+  must(store.set_mark(c.rec.key, StopRecord{StopKind::Breakpoint, "breakpoint", {}}));
+  CHECK(store.staged() == 0);
+  CHECK(must(store.marks()).size() == 1);
+  must(store.verify(b.rec.key));
+}
+
 TEST_CASE("An incompressible page is stored raw: never more than its bytes plus the envelope") {
   TempDir dir;
   auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::Create, no_sync()));

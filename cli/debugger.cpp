@@ -189,13 +189,22 @@ class Debugger::LaneEnv final : public ExprEnv {
 
 Debugger::Debugger(engine::Session& session, const engine::Symbols* symbols, const GridLaunch& launch, Sink& sink)
     : s_(session), sym_(symbols), timeline_(session, symbols), launch_(launch), sink_(sink) {
-  // Breakpoint conditions are decided where the hit happens: a false one costs no stop.
+  // Breakpoint and watchpoint conditions (and whether a watched value changed) are decided where the
+  // hit happens: a hit that does not stop costs no stop.
   s_.set_breakpoint_filter([this](const StopEvent& hit) {
     scanning_ = true;
-    pending_bps_ = filter_breakpoint_stop(hit, true);
-    pending_valid_ = true;
+    bool keep = false;
+    if (hit.reason == StopReason::Watchpoint) {
+      pending_watches_ = watch_views(hit, true);
+      pending_watches_valid_ = true;
+      keep = !pending_watches_.empty();
+    } else {
+      pending_bps_ = filter_breakpoint_stop(hit, true);
+      pending_valid_ = true;
+      keep = !pending_bps_.empty();
+    }
     scanning_ = false;
-    return !pending_bps_.empty();
+    return keep;
   });
 }
 
@@ -587,9 +596,13 @@ StopView Debugger::make_stop_view(const StopEvent& ev, const std::vector<int>& b
     v.cta = w->block_id;
     v.thread = thread_idx(*w, focus_.lane);
     v.pc = w->pc;
+    // A watchpoint stop stands right after the access: its source position is the accessing
+    // instruction's (the watch line's pc), not the next one's.
+    const uint32_t at =
+        ev.reason == StopReason::Watchpoint && !last_watches_.empty() ? last_watches_.front().pc : w->pc;
     if (sym_) {
-      if (auto f = sym_->function_at(w->pc)) v.function = f->name;
-      if (auto loc = sym_->locate(w->pc)) {
+      if (auto f = sym_->function_at(at)) v.function = f->name;
+      if (auto loc = sym_->locate(at)) {
         if (v.function.empty()) v.function = loc->function;
         else if (!loc->function.empty() && loc->function != v.function) v.inlined = loc->function;
         v.file = loc->file;
@@ -623,13 +636,14 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
       {
         InterruptGuard guard(s_);
         ProgressLine progress(s_, [this] { drain_console(); });
-        pending_valid_ = false;
+        pending_valid_ = pending_watches_valid_ = false;
         ev = (*request)();
       }
       drain_console();
       if (!ev) break;
       if (ev->reason == StopReason::Watchpoint) {
-        last_watches_ = watch_views(*ev, true);
+        // The engine asked the filter at the hit (a live session stops at every hit and asks here).
+        last_watches_ = pending_watches_valid_ ? pending_watches_ : watch_views(*ev, true);
         if (!last_watches_.empty()) break;
         continue;  // no watched value changed, or every condition is false: go on
       }
@@ -1099,7 +1113,7 @@ void Debugger::info_launches() {
 
 void Debugger::info_breakpoints() {
   if (bps_.empty()) return out("No breakpoints.", {{"breakpoints", nlohmann::json::array()}});
-  std::string text = "Num  Type         Enb  Address     What\n";
+  std::string text = "Num  Type             Enb  Address     What\n";
   nlohmann::json list = nlohmann::json::array();
   for (const auto& [id, b] : bps_) {
     if (b.watch_kind) {
@@ -1109,12 +1123,12 @@ void Debugger::info_breakpoints() {
     std::string what = b.location;
     if (sym_ && b.addresses.size() == 1) what = "in " + location_text(b.addresses[0]);
     else if (b.addresses.size() > 1) what = b.location + " (" + std::to_string(b.addresses.size()) + " locations)";
-    text += pad(std::to_string(id), 5) + pad(b.temporary ? "tbreakpoint" : "breakpoint", 13) +
+    text += pad(std::to_string(id), 5) + pad(b.temporary ? "tbreakpoint" : "breakpoint", 17) +
             pad(b.enabled ? "y" : "n", 5) + pad(b.addresses.size() == 1 ? hex32(b.addresses[0]) : "<MULTIPLE>", 12) +
             what + "\n";
     if (b.addresses.size() > 1)
       for (size_t i = 0; i < b.addresses.size(); ++i)
-        text += pad(std::to_string(id) + "." + std::to_string(i + 1), 23) + pad(hex32(b.addresses[i]), 12) +
+        text += pad(std::to_string(id) + "." + std::to_string(i + 1), 27) + pad(hex32(b.addresses[i]), 12) +
                 location_text(b.addresses[i]) + "\n";
     if (b.condition) text += "\tstop only if " + b.condition->text() + "\n";
     if (b.hits) text += "\tbreakpoint already hit " + std::to_string(b.hits) + (b.hits == 1 ? " time\n" : " times\n");

@@ -183,6 +183,8 @@ class Debugger {
   bool scanning_ = false;  // a reverse move is looking at a hit: the context is the hit's, not a stop's
   std::vector<int> pending_bps_;  // the breakpoints the last hit stops for (the engine's filter)
   bool pending_valid_ = false;    // the engine's filter decided the current request's last hit
+  std::vector<StopView::Watch> pending_watches_;  // the same for the last watchpoint hit
+  bool pending_watches_valid_ = false;
   std::vector<StopView::Watch> last_watches_;  // the current stop's watch report
   GridLaunch launch_;
   Sink& sink_;

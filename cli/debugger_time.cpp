@@ -23,6 +23,10 @@ std::vector<uint32_t> lanes_of(uint32_t mask) {
   return out;
 }
 
+std::string where_text(const engine::WatchSpec& w) {
+  return w.local ? " (local memory of core " + std::to_string(w.core) + ")" : "";
+}
+
 std::string pad(std::string s, size_t n) {
   if (s.size() < n) s.append(n - s.size(), ' ');
   return s;
@@ -389,8 +393,9 @@ void Debugger::cmd_watch(const std::string& name, Args a) {
   b.watch.len = len;
   b.watch.kind = b.watch_kind;
   if (addr >= memmap::kLocalMemBase) {
+    // The focus core's local memory, as `x` reads it (core 0 before there is a focus).
     b.watch.local = true;
-    b.watch.core = focus_.valid ? int32_t(focus_.core) : -1;
+    b.watch.core = focus_.valid ? int32_t(focus_.core) : 0;
   } else if (uint64_t(addr) + len > memmap::kLocalMemBase) {
     return err(name + ": the range crosses the start of local memory at " + hex32(memmap::kLocalMemBase));
   }
@@ -411,10 +416,7 @@ void Debugger::cmd_watch(const std::string& name, Args a) {
   ++next_bp_;
   std::string what = name == "watch" ? "Hardware watchpoint " : name == "rwatch" ? "Hardware read watchpoint "
                                                                                   : "Hardware access (read/write) watchpoint ";
-  std::string where = b.watch.local ? (b.watch.core >= 0 ? " (local memory of core " + std::to_string(b.watch.core) + ")"
-                                                         : " (local memory of every core)")
-                                    : "";
-  out(what + std::to_string(b.id) + ": " + b.location + where,
+  out(what + std::to_string(b.id) + ": " + b.location + where_text(b.watch),
       {{"watchpoint", b.id}, {"kind", name}, {"address", addr}, {"length", len}, {"local", b.watch.local}});
 }
 
@@ -423,7 +425,7 @@ void Debugger::info_watchpoints() {
   std::string text;
   for (const auto& [id, b] : bps_) {
     if (!b.watch_kind) continue;
-    if (text.empty()) text = "Num  Type             Enb  What\n";
+    if (text.empty()) text = "Num  Type             Enb  Address     What\n";
     describe_watchpoint(b, &text, &list);
   }
   if (text.empty()) text = "No watchpoints.";
@@ -432,8 +434,11 @@ void Debugger::info_watchpoints() {
 
 void Debugger::describe_watchpoint(const UserBreakpoint& b, std::string* text, nlohmann::json* list) const {
   *text += pad(std::to_string(b.id), 5) +
-           pad(b.watch_command == "rwatch" ? "read watchpoint" : b.watch_command == "awatch" ? "acc watchpoint" : "hw watchpoint", 17) +
-           pad(b.enabled ? "y" : "n", 5) + b.location + "\n";
+           pad(b.watch_command == "rwatch"   ? "read watchpoint"
+               : b.watch_command == "awatch" ? "acc watchpoint"
+                                             : "hw watchpoint",
+               17) +
+           pad(b.enabled ? "y" : "n", 5) + pad(hex32(b.watch.addr), 12) + b.location + where_text(b.watch) + "\n";
   if (b.condition) *text += "\tstop only if " + b.condition->text() + "\n";
   if (b.hits) *text += "\twatchpoint already hit " + std::to_string(b.hits) + (b.hits == 1 ? " time\n" : " times\n");
   list->push_back({{"id", b.id}, {"type", b.watch_command}, {"location", b.location}, {"address", b.watch.addr},

@@ -62,7 +62,9 @@ std::string HumanSink::format_stop(const StopView& v, bool color) {
     if (!v.file.empty()) s += " (" + base_name(v.file) + ":" + std::to_string(v.line) + ")";
   }
   if (!v.launch_label.empty()) s += ", " + v.launch_label;
-  s += ", pass " + std::to_string(v.pass) + ", " + std::to_string(v.instructions) + " instructions";
+  // Pass 0: the stop was reached by a move in time (a reverse command, goto), not by a pass of its own.
+  if (v.pass) s += ", pass " + std::to_string(v.pass);
+  s += ", " + std::to_string(v.instructions) + " instructions";
   s += color ? kReset : "";
   s += "\n";
   if (v.has_focus) {
@@ -72,7 +74,7 @@ std::string HumanSink::format_stop(const StopView& v, bool color) {
     std::string also;
     for (size_t i = 1; i < v.hits.size(); ++i) {
       const auto& h = v.hits[i];
-      if (h.core == v.core && h.warp == v.warp) continue;
+      if ((h.core == v.core && h.warp == v.warp) || h.lanes.empty()) continue;  // a warp with no lanes left is not here
       also += (also.empty() ? "" : ", ") + std::string("core ") + std::to_string(h.core) + " warp " +
               std::to_string(h.warp) + " lanes " + format_lanes(h.lanes);
       if (h.pc != v.pc) also += " at " + hex32(h.pc) + (h.where.empty() ? "" : " in " + h.where);

@@ -167,12 +167,8 @@ int replay_command(const ReplayArgs& a) {
   sv.mode_why = s.info().why;
   sink->start(sv);
 
-  for (const std::string& loc : a.breaks) {
-    int before = dbg.errors();
-    dbg.execute("break " + loc);
-    if (dbg.errors() != before) return dbg.finish_session(dir, kExitUsage);
-  }
-  // Open at the first stop of the recording (or checkpoint N).
+  // Open at the first stop of the recording (or checkpoint N; with no stop, the start of its first launch).
+  // The kernel's code is in device memory only from there on, so the breakpoints come after.
   auto marks = s.marks();
   if (!marks) return fail(*sink, kExitBadInput, "the recording " + dir + ": " + marks.error().message);
   if (a.at) {
@@ -186,6 +182,13 @@ int replay_command(const ReplayArgs& a) {
     dbg.execute("goto " + std::to_string(marks->size()));
   } else if (!marks->empty()) {
     dbg.execute("goto 1");
+  } else if (auto keys = s.checkpoint_keys(); keys && !keys->empty()) {
+    dbg.execute("goto start");
+  }
+  for (const std::string& loc : a.breaks) {
+    int before = dbg.errors();
+    dbg.execute("break " + loc);
+    if (dbg.errors() != before) return dbg.finish_session(dir, kExitUsage);
   }
   run_commands(dbg, *scripts, a.commands, a.batch, a.json);
   return dbg.finish_session(dir);

@@ -962,7 +962,9 @@ struct Session::Impl {
                                        std::none_of(new_pages.begin(), new_pages.end(),
                                                     [&](const checkpoint::PageData& p) { return p.hash == h; }))
           new_pages.push_back(u->second);
-    if (auto r = store->put(key, rec, new_pages, mark ? &stop_rec : nullptr); !r) {
+    // A stop the user saw is committed durably (with the automatic checkpoints staged before it); an
+    // automatic or quiet checkpoint is staged: it can be derived again, so it costs no fsync.
+    if (auto r = store->put(key, rec, new_pages, mark ? &stop_rec : nullptr, mark); !r) {
       for (auto& p : new_pages) unstored.emplace(p.hash, std::move(p));
       return make_error("could not save the checkpoint " + key.to_string() + ": " + r.error().message);
     }
@@ -1273,6 +1275,24 @@ struct Session::Impl {
         case EventKind::Watch: {
           auto w = watch_events();
           if (mode.quiet()) continue;  // scans read hits themselves
+          // As for breakpoints: a hit the front end does not want (a false condition, a `watch`
+          // whose value did not change) costs no stop; the device goes on from where it is.
+          if (breakpoint_filter && !quiet) {
+            auto saved = dev.save_context();
+            if (!saved) return saved.error();
+            ctx = std::move(saved).value();
+            StopEvent hit;
+            hit.reason = StopReason::Watchpoint;
+            hit.launch = launch;
+            hit.pass = pass;
+            hit.instructions = ctx.kernel_instructions;
+            hit.watches = w;
+            describe(hit, DeviceException{}, false);
+            if (!breakpoint_filter(hit)) {
+              ++st.filtered_hits;
+              continue;
+            }
+          }
           return stop(StopReason::Watchpoint, {}, std::move(w));
         }
         case EventKind::Exception: {
@@ -1463,7 +1483,7 @@ struct Session::Impl {
     StopEvent ev;
     ev.reason = as;
     ev.launch = launch;
-    ev.pass = pass;
+    ev.pass = 0;  // reached by a move in time, not by a pass of its own
     ev.instructions = ctx.kernel_instructions;
     ev.watches = std::move(watch);
     if ((as == StopReason::Step || as == StopReason::Breakpoint) && focus && focus->core < ctx.cores.size() &&
@@ -1662,6 +1682,7 @@ struct Session::Impl {
     if (!ev) return ev.error();
     if (ev->reason != StopReason::Step) return std::optional<StopEvent>();
     StopEvent out = *ev;
+    out.pass = 0;  // a move in time
     out.hits.clear();
     add_hit(out, warp.core, warp.slot);
     last = out;
@@ -1673,6 +1694,7 @@ Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() {
   if (!impl_) return;
   (void)impl_->flush();
+  if (impl_->store && !impl_->opts.read_only) (void)impl_->store->sync();
   if (impl_->store && !impl_->opts.replay && !impl_->opts.read_only) (void)impl_->store->set_writer_open(false);
 }
 
@@ -1830,6 +1852,7 @@ Result<std::vector<uint8_t>> Session::read_memory(uint32_t addr, uint32_t size) 
 }
 
 std::vector<ConsoleChunk> Session::take_console() { return impl_->take_console(); }
+const std::string& Session::console_so_far() const { return impl_->console_log; }
 SessionStats Session::stats() const { return impl_->st; }
 std::vector<DivergentBranch> Session::divergent_branches() const { return impl_->dev.divergent_branches(); }
 checkpoint::Store* Session::store() { return impl_->store ? &*impl_->store : nullptr; }
@@ -1913,7 +1936,11 @@ std::optional<TimePoint> Session::frontier(uint32_t launch) const {
 
 uint32_t Session::launches_started() const { return uint32_t(impl_->launch_entry.size()); }
 
-Result<void> Session::flush() { return impl_->flush(); }
+Result<void> Session::flush() {
+  if (auto r = impl_->flush(); !r) return r;
+  if (impl_->store && !impl_->opts.read_only) return impl_->store->sync();
+  return {};
+}
 
 Result<void> Session::host_finished(uint32_t host_status) {
   Impl& I = *impl_;

@@ -85,7 +85,7 @@ struct WatchEvent {
 struct StopEvent {
   StopReason reason = StopReason::Exited;
   uint32_t launch = 0;        // 1-based launch index within the workload
-  uint32_t pass = 0;          // 1-based pass of that launch
+  uint32_t pass = 0;          // 1-based pass of that launch; 0: a stop reached by a move in time (seek)
   uint64_t instructions = 0;  // warp instructions the launch had retired at the stop (Exited: at its end)
   std::vector<int> breakpoints;  // Breakpoint: ids of the breakpoints at the hit warps' PCs
   std::vector<WarpHit> hits;     // Breakpoint/Step/Exception/Assertion: the warps concerned, first the one that stopped
@@ -182,7 +182,7 @@ struct SessionStats {
   uint64_t launch_instructions = 0;    // instructions the launches have retired (their own count)
   uint32_t passes = 0;                 // every launch's first pass included
   uint32_t stops = 0;
-  uint64_t filtered_hits = 0;          // breakpoint hits a filter dropped without stopping
+  uint64_t filtered_hits = 0;          // breakpoint and watchpoint hits a filter dropped without stopping
   uint64_t store_failures = 0;         // checkpoints the store could not write (the session went on)
   uint64_t unsaved_stops = 0;          // of those, stops the user saw
   uint64_t checkpoints = 0;
@@ -234,9 +234,10 @@ class Session {
   // with the pass and the launch's instruction count: front ends print console output as it comes
   // (take_console) and progress. Empty: none.
   void set_progress(std::function<void(uint32_t pass, uint64_t instructions)> hook);
-  // Decides, during a run, whether a breakpoint hit stops (true) or the run goes on in place with
-  // no stop, no checkpoint and no re-launch (false): breakpoint conditions. context() holds the state
-  // at the hit while it runs (evaluating_hit() is true then). Empty: every hit stops.
+  // Decides, during a run, whether a breakpoint or watchpoint hit stops (true) or the run goes on in
+  // place with no stop, no checkpoint and no re-launch (false): conditions, and a `watch` whose value
+  // did not change. context() holds the state at the hit while it runs (evaluating_hit() is true
+  // then; memory reads see the device as it is). Empty: every hit stops.
   void set_breakpoint_filter(std::function<bool(const StopEvent&)> filter);
   bool evaluating_hit() const;
   // The last checkpoint write failure ("" none); SessionStats counts them.
@@ -251,6 +252,9 @@ class Session {
   // Device memory as the kernel sees it (planted breakpoints show their original words).
   Result<std::vector<uint8_t>> read_memory(uint32_t addr, uint32_t size);
   std::vector<ConsoleChunk> take_console();  // console output since the last call
+  // The current launch's console output from its start to the current point, as the checkpoints
+  // keep it (the same after a move in time as on the first pass).
+  const std::string& console_so_far() const;
   SessionStats stats() const;
   // The device's divergent plain branches so far, one per PC (Driver::divergent_branches).
   std::vector<DivergentBranch> divergent_branches() const;
@@ -290,7 +294,8 @@ class Session {
   uint32_t launches_started() const;
 
   // --- Recordings ------------------------------------------------------------------------------
-  // Writes the host operations not yet in the store (they are also written with every checkpoint).
+  // Writes the host operations not yet in the store (they are also written with every checkpoint)
+  // and commits the automatic checkpoints staged since the last stop the user saw.
   Result<void> flush();
   // The host will issue nothing more (host_status: its exit status): recorded as the end of the
   // workload, so a replay runs to its end instead of stopping at "end of recording".

@@ -475,3 +475,40 @@ TEST_CASE("a breakpoint filter that drops hits costs no stop, and the kept hit i
   CHECK(d.console == u.console);
   CHECK(d.s->stats().instructions == u.instructions);
 }
+
+TEST_CASE("a watchpoint hit the filter drops costs no stop either", "[session]") {
+  const std::string kernel = "histogram";
+  Undisturbed u = undisturbed(k1x1x4x4, 1, kernel);
+  Debugged d(k1x1x4x4, 1, kernel);
+  // Local memory word 0 of core 0: every CTA zeroes and counts its bin 0 there.
+  WatchSpec spec;
+  spec.addr = memmap::kLocalMemBase;
+  spec.kind = kWatchRead | kWatchWrite;
+  spec.local = true;
+  spec.core = 0;
+  REQUIRE(d.s->add_watchpoint(spec));
+  uint32_t seen = 0;
+  std::vector<uint64_t> at;
+  d.s->set_breakpoint_filter([&](const StopEvent& hit) {
+    CHECK(hit.reason == StopReason::Watchpoint);
+    CHECK(d.s->evaluating_hit());
+    CHECK(d.s->context().kernel_instructions == hit.instructions);
+    CHECK(hit.watches.size() == 1);
+    at.push_back(hit.instructions);
+    return ++seen == 5;
+  });
+  StopEvent ev = d.go(d.s->resume());
+  REQUIRE(ev.reason == StopReason::Watchpoint);
+  REQUIRE(seen == 5);
+  CHECK(ev.instructions == at.back());
+  Reference ref(k1x1x4x4, 1, kernel);
+  check_same_state(d.s->context(), ref.state_at(ev.instructions));
+  CHECK(d.s->stats().filtered_hits == 4);
+  CHECK(d.s->stats().passes == 1);
+  d.s->set_breakpoint_filter([](const StopEvent&) { return false; });
+  StopEvent end = d.go(d.s->resume());
+  REQUIRE(end.reason == StopReason::Exited);
+  CHECK(d.s->stats().passes == 2);
+  CHECK(d.memory(false) == u.memory);
+  CHECK(d.console == u.console);
+}

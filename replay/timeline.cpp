@@ -111,6 +111,9 @@ Result<std::vector<TraceEntry>> Timeline::trace_back(
     auto res = s_.scan(req);
     if (!res) return res.error();
     trace = std::move(res->trace);
+    // The scan may end with the warp about to execute its next instruction right at now: that is the
+    // current point, not one before it.
+    std::erase_if(trace, [&](const TraceEntry& e) { return e.instret >= now.instret; });
     if (!held) {
       *complete = true;
       break;
@@ -329,10 +332,15 @@ Result<StopEvent> Timeline::goto_mark(size_t number) {
 
 Result<StopEvent> Timeline::goto_start() {
   if (!s_.store()) return make_error("time travel needs the recording (the session runs without --db)");
-  TimePoint now = s_.now();
-  if (now.launch == 0) return make_error("The kernel is not running: \"continue\" starts it.");
-  auto ev = s_.seek(TimePoint{now.launch, 0}, StopReason::HistoryStart);
-  return ev;
+  uint32_t launch = s_.now().launch;
+  if (launch == 0) {
+    // Nothing has run yet (a recording just reopened): the start of the first recorded launch.
+    auto keys = s_.checkpoint_keys();
+    if (!keys) return keys.error();
+    if (keys->empty()) return make_error("The kernel is not running: \"continue\" starts it.");
+    launch = keys->front().launch;
+  }
+  return s_.seek(TimePoint{launch, 0}, StopReason::HistoryStart);
 }
 
 Result<StopEvent> Timeline::goto_end() {

@@ -46,7 +46,8 @@ class Timeline {
   // The marks (info checkpoints), numbered from 1 in time order.
   Result<std::vector<engine::Mark>> marks();
   Result<engine::StopEvent> goto_mark(size_t number);
-  // The first and the last point of the current launch's recorded history.
+  // The first and the last point of the current launch's recorded history (goto_start before anything
+  // ran: the first recorded launch's).
   Result<engine::StopEvent> goto_start();
   Result<engine::StopEvent> goto_end();
 

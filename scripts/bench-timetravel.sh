@@ -3,13 +3,18 @@
 # run (docs/time-travel.md): the time of one reverse-stepi, of a reverse-continue to a breakpoint
 # about 1 M instructions back, of one goto between two checkpoints; the automatic checkpoints' number
 # and bytes against the run's length; a forward run's time with automatic checkpoints against the
-# same run without them (--checkpoint-interval 0), as a ratio measured in the same run.
-# Each figure is a difference of session medians (5 sessions each), divided by the commands' count.
+# same run without them (--checkpoint-interval 0): whole sessions in alternating pairs (with, without,
+# with, without, ...), a ratio per pair, the median ratio, so a drift of the machine's speed affects
+# both sides of a pair alike.
+#
+# Usage: scripts/bench-timetravel.sh [BUILD_DIR]   (default: build; the vxreplay and examples there)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -x build/vxreplay ] || scripts/build.sh >/dev/null
-vx="$PWD/build/vxreplay"
-elf="$PWD/build/examples/sgemm.elf"
+build=$(realpath "${1:-build}")
+[ -x "$build/vxreplay" ] || { echo "bench-timetravel: no vxreplay in $build (build it first)" >&2; exit 64; }
+vx="$build/vxreplay"
+elf="$build/examples/sgemm.elf"
+echo "vxreplay: $vx"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "date: $(date -u +%Y-%m-%d)  nproc: $(nproc)  cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
@@ -30,24 +35,26 @@ def session(commands, extra=()):
     events = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
     return dt, events
 
-def median(commands, extra=(), reps=5):
-    runs = [session(commands, extra) for _ in range(reps)]
-    return statistics.median(r[0] for r in runs), runs[-1][1]
-
 def stops(events):
     return [e for e in events if e.get("event") == "stop"]
 
-# The run's length, and the forward run with and without automatic checkpoints.
-plain_t, ev = median(["continue"], ["--checkpoint-interval", "0"])
-total = [e for e in ev if e.get("event") == "exit"][0]["stats"]["instructions"]
-auto_t, ev_auto = median(["continue", "info checkpoints all"])
+# The forward run with and without automatic checkpoints, in alternating pairs: A B A B ...
+PAIRS = 9
+with_t, without_t, ratios = [], [], []
+for _ in range(PAIRS):
+    a, ev_auto = session(["continue", "info checkpoints all"])
+    b, ev_none = session(["continue"], ["--checkpoint-interval", "0"])
+    with_t.append(a)
+    without_t.append(b)
+    ratios.append(a / b)
+total = [e for e in ev_none if e.get("event") == "exit"][0]["stats"]["instructions"]
 auto_cps = len([e for e in ev_auto if e.get("command") == "info checkpoints all"][0]["all"])
 auto_bytes = [e for e in ev_auto if e.get("event") == "exit"][0]["stats"]["bytes_stored"]
-_, ev_none = median(["continue"], ["--checkpoint-interval", "0"], reps=1)
 none_bytes = [e for e in ev_none if e.get("event") == "exit"][0]["stats"]["bytes_stored"]
 print(f"sgemm N=64 1x1x4x4: {total} warp instructions; automatic checkpoints every 262144 instructions")
-print(f"  forward run, session with `continue`: {plain_t*1e3:7.1f} ms without automatic checkpoints, "
-      f"{auto_t*1e3:7.1f} ms with them: ratio {auto_t/plain_t:.3f}")
+print(f"  forward run, session with `continue`, {PAIRS} alternating pairs: median {statistics.median(with_t)*1e3:7.1f} ms "
+      f"with automatic checkpoints, {statistics.median(without_t)*1e3:7.1f} ms without; ratio per pair: median "
+      f"{statistics.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})")
 print(f"  automatic checkpoints: {auto_cps} for {total} instructions, {(auto_bytes-none_bytes)/max(1,auto_cps):.0f} bytes "
       f"each on average ({auto_bytes} bytes stored in all)")
 

@@ -1,19 +1,23 @@
 #!/usr/bin/env python3
 """Time travel and recordings through the real binary (docs/time-travel.md):
 
-    reverse       reverse-stepi gives back the previous pcs and registers; reverse-continue visits a
-                  loop breakpoint's hits backwards; goto, when, checkpoint, info checkpoints
+    reverse       reverse-stepi, reverse-nexti and reverse-next give back the previous pcs and
+                  registers; reverse-finish goes back to the call; reverse-continue visits a loop
+                  breakpoint's hits backwards; goto, when, checkpoint, info checkpoints
     watch         a watchpoint on a histogram bin stops at every atomic increment, both ways
     recordings    vxreplay replay of a killed session opens at its last committed stop; a corrupt
-                  recording and a tampered image are refused; vxreplay ls
+                  recording and a recording of another image are refused; the end-of-recording stop;
+                  vxreplay replay --break; vxreplay ls
     words         every word that named a command before time travel still does
 
 Usage: e2e_timetravel.py VXREPLAY EXAMPLES_DIR SOURCE_DIR CHECK
 """
+import ctypes
 import json
 import os
 import re
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -51,6 +55,39 @@ def check_reverse(vx, ex, src, tmp):
         check(regs[n + 1:] == list(reversed(regs[:n])), f"{t}: registers going back differ from going forward")
         check(all(st["reason"] == "step" for st in stops[n + 1:]), f"{t}: reverse stops {[st['reason'] for st in stops]}")
 
+    # reverse-nexti after N nexti (over a call of the lane printer inside vx_printf) gives back the N
+    # previous points; reverse-next after N next the previous line starts. Neither stands still.
+    hello = os.path.join(ex, "hello.elf")
+    for elf, start, fwd, back, n in ((hello, "vx_printf", "nexti", "rni", 8),
+                                     (reduce_elf, f"reduce.c:{source_line(src, 'reduce', 'uint32_t s = warp_sum(')}",
+                                      "next", "rn", 4)):
+        cmds = [f"break {start}", "continue", "delete", "info registers"]
+        cmds += [fwd, "info registers"] * n + [back, "info registers"] * n
+        s = Session(vx, elf, cmds, db=os.path.join(tmp, back))
+        t = s.tag()
+        stops = s.stops()
+        regs = info_registers(s, "info registers")
+        if check(len(stops) == 1 + 2 * n and len(regs) == 1 + 2 * n,
+                 f"{t}: {len(stops)} stops, {len(regs)} register dumps; errors {s.errors()}"):
+            forward, backward = [st["pc"] for st in stops[:n]], [st["pc"] for st in stops[n + 1:]]
+            check(backward == list(reversed(forward)),
+                  f"{t}: {back} pcs {[hex(p) for p in backward]}, forward {[hex(p) for p in forward]}")
+            check(regs[n + 1:] == list(reversed(regs[:n])), f"{t}: registers going back differ from going forward")
+            counts = [st["instructions"] for st in stops[n:]]
+            check(all(a > b for a, b in zip(counts, counts[1:])), f"{t}: {back} did not go back each time: {counts}")
+
+    # reverse-finish from inside vx_printf: the call instruction that made the frame, in _start.
+    s = Session(vx, hello, ["break vx_printf", "continue", "bt", "stepi 4", "reverse-finish", "reverse-finish"],
+                db=os.path.join(tmp, "finish"))
+    t = s.tag()
+    stops = s.stops()
+    frames = s.output("bt").get("frames", [])
+    if check(len(stops) == 3 and len(frames) == 2, f"{t}: {len(stops)} stops, frames {frames}; errors {s.errors()}"):
+        check(stops[2]["reason"] == "step" and stops[2]["pc"] == frames[1]["pc"] - 4 and
+              stops[2]["disassembly"].startswith("jalr ra"), f"{t}: reverse-finish stopped at {stops[2]}")
+        check(s.errors() == ['"reverse-finish" is not meaningful in the outermost frame.'],
+              f"{t}: reverse-finish in the outermost frame: {s.errors()}")
+
     # reverse-continue in an inner loop: the same hits as forward, backwards, then the start.
     sgemm = os.path.join(ex, "sgemm.elf")
     loop = source_line(src, "sgemm", "for (uint32_t k = 0; k < T; k++) acc +=")
@@ -83,6 +120,15 @@ def check_reverse(vx, ex, src, tmp):
         check(whens[2] == 0, f"{t}: goto start went to {whens[2]}")
         check(whens[3] >= cps[2]["instret"], f"{t}: goto end went to {whens[3]}, before the last stop {cps[2]}")
         check(s.outputs("checkpoint")[0].get("checkpoint") == 2, f"{t}: checkpoint said {s.outputs('checkpoint')}")
+        # A stop reached by a move in time has no pass of its own (0 in JSON, none in the header).
+        moved = s.stops()[-4:]
+        check([st["pass"] for st in moved] == [0] * 4, f"{t}: passes of goto stops {[st['pass'] for st in moved]}")
+    p = subprocess.run([vx, "run", reduce_elf, "--batch", "--db", os.path.join(tmp, "human"), "--break",
+                        f"reduce.c:{line}", "-ex", "continue", "-ex", "reverse-stepi", "-ex", "goto start"],
+                       capture_output=True, text=True, timeout=120)
+    headers = [l for l in p.stdout.splitlines() if " instructions" in l and ("Step" in l or "Start of" in l)]
+    check(len(headers) == 2 and not any("pass" in l for l in headers) and "lanes none" not in p.stdout,
+          f"human stop headers after moves in time: {headers}")
 
 
 def check_watch(vx, ex, src, tmp):
@@ -105,6 +151,40 @@ def check_watch(vx, ex, src, tmp):
         check([stops[i]["instructions"] for i in (4, 5, 6)] == [stops[i]["instructions"] for i in (2, 1, 0)],
               f"{t}: reverse instruction counts {[st['instructions'] for st in stops]}")
         check(all(x.get("lanes") for x in w) and all(x.get("pc") for x in w), f"{t}: watch reports {w}")
+        # The stop's source position is the accessing instruction's (the one a breakpoint there names).
+        b = Session(vx, hist, [f"break *{w[0]['pc']:#x}", "info breakpoints"])
+        at = b.output("info breakpoints").get("breakpoints", [{}])[0]
+        check([(st.get("file"), st.get("line")) for st in stops] == [(at.get("file"), at.get("line"))] * len(stops),
+              f"{t}: watch stops at {[(st.get('file'), st.get('line')) for st in stops]}, the access at {at}")
+
+
+    # A hit the front end drops (a false condition) costs no stop: one visible stop, one mark, and one
+    # re-launch (after that stop), whatever the number of hits filtered out on the way.
+    cmds = ["watch *(unsigned *)&bins if blockIdx.x == 5", "continue", "continue", "info checkpoints",
+            "info breakpoints"]
+    s = Session(vx, hist, cmds, db=os.path.join(tmp, "wf"))
+    t = s.tag()
+    stops = s.stops()
+    marks = s.output("info checkpoints").get("checkpoints", [])
+    if check(len(stops) == 2 and stops[0]["reason"] == "watchpoint" and stops[1]["reason"] == "exited",
+             f"{t}: stops {[st['reason'] for st in stops]}; errors {s.errors()}"):
+        check(stops[0]["cta"] == [5, 0, 0], f"{t}: stopped in cta {stops[0]['cta']}")
+        check([m["instret"] for m in marks] == [stops[0]["instructions"]], f"{t}: marks {marks} for one visible stop")
+        check(s.exit().get("stats", {}).get("passes") == 2, f"{t}: passes {s.exit().get('stats')}")
+        check("already hit 1 time" in s.output("info breakpoints").get("text", ""),
+              f"{t}: {s.output('info breakpoints').get('text')}")
+
+
+    # A local-memory watchpoint watches the focus core's local memory (core 0 before there is a focus),
+    # as `x` reads it: on two cores, only core 0's accesses stop.
+    cmds = ["awatch *(unsigned *)0xffff0000"] + ["continue"] * 6
+    s = Session(vx, hist, cmds, extra=["--config", "1x2x4x4"], db=os.path.join(tmp, "wl"))
+    t = s.tag()
+    stops = [st for st in s.stops() if st["reason"] == "watchpoint"]
+    said = s.output("awatch *(unsigned *)0xffff0000").get("text", "")
+    if check(len(stops) == 6 and "local memory of core 0" in said, f"{t}: {len(stops)} stops, {said!r}; {s.errors()}"):
+        cores = [x["core"] for st in stops for x in st["watchpoints"]]
+        check(cores == [0] * len(cores), f"{t}: accesses by cores {cores}")
 
 
 def check_recordings(vx, ex, src, tmp):
@@ -149,6 +229,16 @@ def check_recordings(vx, ex, src, tmp):
     check(r.returncode == 0 and any("total 507 (expected 507)" in c for c in console),
           f"replay to the end: status {r.returncode}, console {console}, {r.stderr[-300:]}")
 
+    # --break plants its breakpoints once the recording's code is in memory: the replay opens at the
+    # first stop, and continue reaches the breakpoint's next hit, as in the recorded session.
+    r = subprocess.run([vx, "replay", rec2, "--break", f"reduce.c:{line}", "--batch", "--json", "-ex", "continue"],
+                       capture_output=True, text=True, timeout=120)
+    events = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+    got = [(e.get("reason"), e.get("instructions")) for e in events if e.get("event") == "stop"]
+    want = [(st["reason"], st["instructions"]) for st in s.stops()]
+    check(r.returncode == 0 and len(got) == 2 and got[1] == want[1] and got[1][0] == "breakpoint",
+          f"replay --break: status {r.returncode}, stops {got} (recorded {want}), {r.stderr[-300:]}")
+
     # vxreplay ls lists both.
     r = subprocess.run([vx, "ls", db2, "--json"], capture_output=True, text=True, timeout=60)
     listed = json.loads(r.stdout).get("recordings", []) if r.returncode == 0 else []
@@ -170,7 +260,32 @@ def check_recordings(vx, ex, src, tmp):
         for off in range(8192, min(len(data), 8192 + 4096 * 8), 97):
             data[off] ^= 0x5A
 
-    # (A kept image that does not match the header's hash is refused too: replay/timeline_test.cpp.)
+    # A recording of another image: the header names another kernel hash than the kept image's. The
+    # header value (envelope VXH1, always raw, docs/store.md) is rewritten with its kernelHash changed
+    # and its XXH3-64 checksum recomputed (libxxhash), in every copy LMDB's copy-on-write left.
+    def other_image(data):
+        xxh = ctypes.CDLL("libxxhash.so.0")
+        xxh.XXH3_64bits.restype = ctypes.c_uint64
+        xxh.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+        at = data.find(b"VXH1")
+        while at >= 8:
+            start = at - 8
+            size, = struct.unpack_from("<I", data, start + 16)
+            payload = start + 24
+            # Flat Cap'n Proto message: a one-segment table, then the root struct pointer.
+            ptr, = struct.unpack_from("<Q", data, payload + 8)
+            offset = ((ptr & 0xFFFFFFFF) >> 2) - (1 << 30 if ptr & 0x80000000 else 0)
+            data_section = payload + 8 + 8 + 8 * offset
+            kernel_hash = data_section + 8  # kernelHash @2, the second 64-bit slot
+            data[kernel_hash] ^= 1
+            end = payload + size
+            struct.pack_into("<Q", data, start, xxh.XXH3_64bits(bytes(data[start + 8:end]), end - start - 8))
+            at = data.find(b"VXH1", at + 4)
+
+    r = damaged("other-image", other_image)
+    check(r.returncode == EXIT_BAD_INPUT and "does not match its header" in r.stderr and "reduce.elf" in r.stderr and
+          len(r.stderr.strip().splitlines()) == 1, f"recording of another image: status {r.returncode}, {r.stderr[-300:]!r}")
+
     r = damaged("corrupt", flip_middle)
     check(r.returncode == EXIT_BAD_INPUT and "corrupt" in r.stderr and len(r.stderr.strip().splitlines()) == 1,
           f"corrupt recording: status {r.returncode}, stderr {r.stderr[-300:]!r}")

@@ -24,11 +24,20 @@ using namespace vx::engine;
 
 inline const std::string kExamples = VX_EXAMPLES_DIR;
 
+// A kernel is an example's name, optionally with "*N": its launch with a grid of N CTAs in x (e.g.
+// "hello*40", a run long enough for console drains to happen while it runs).
+inline std::string kernel_file(const std::string& kernel) {
+  return kExamples + "/" + kernel.substr(0, kernel.find('*')) + ".elf";
+}
+
 inline KernelImage launch_kernel(Driver& d, const std::string& name) {
-  auto image = load_kernel_image(kExamples + "/" + name + ".elf");
+  auto image = load_kernel_image(kernel_file(name));
   REQUIRE(image);
   HostRuntime rt(d);
-  auto launch = resolve_grid_launch(*image, d.config(), {});
+  LaunchOverrides o;
+  if (size_t star = name.find('*'); star != std::string::npos)
+    o.grid = std::array<uint32_t, 3>{uint32_t(std::stoul(name.substr(star + 1))), 1, 1};
+  auto launch = resolve_grid_launch(*image, d.config(), o);
   REQUIRE(launch);
   REQUIRE(rt.load_image(*image));
   REQUIRE(rt.launch_grid(*launch));
@@ -70,6 +79,7 @@ struct Reference {
   KernelImage img;
   uint64_t at = 0;
   std::string console;
+  std::string console_bytes;  // the same output without the slot numbers
   Reference(const DeviceConfig& cfg, uint64_t seed, const std::string& kernel) : dev(open(cfg, seed)) {
     img = launch_kernel(*dev, kernel);
   }
@@ -84,7 +94,10 @@ struct Reference {
       DeviceEvent e = dev->wait(0);
       REQUIRE(e.kind == EventKind::Budget);
     }
-    console += console_text(dev->read_console());
+    for (const ConsoleChunk& c : dev->read_console()) {
+      console += std::to_string(c.slot) + ":" + c.bytes;
+      console_bytes += c.bytes;
+    }
     auto c = dev->save_context();
     REQUIRE(c);
     return *c;

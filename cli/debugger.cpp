@@ -203,6 +203,7 @@ Debugger::~Debugger() { s_.set_breakpoint_filter(nullptr); }
 void Debugger::out(const std::string& text, const nlohmann::json& data) { sink_.output(command_, text, data); }
 void Debugger::err(const std::string& message) {
   ++errors_;
+  if (message.rfind("internal error", 0) == 0) internal_error_ = true;
   sink_.error(command_, message);
 }
 void Debugger::usage(const std::string& message) { err(message + " (try \"help\")"); }
@@ -1679,6 +1680,7 @@ int Debugger::finish_session(const std::string& store_dir, std::optional<int> st
     status = 74;  // docs/cli.md: the recording could not be written
   }
   if (status_override) status = *status_override;
+  if (internal_error_) status = 70;  // docs/cli.md: an internal error, whatever else happened
   ExitView v;
   v.status = status;
   if (state_ == State::Exited) v.exit_code = exit_code_;

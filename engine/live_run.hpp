@@ -27,6 +27,10 @@ struct LiveState {
   uint64_t attach_after = 0;  // stop the first launch after this many instructions (haltreq)
   bool reset_halt = false;    // stop the first launch at its first instruction (resethaltreq)
   bool attach_done = false;
+  // Time travel (docs/live.md): the launches in which a warp ran alone (a DM step), and whether
+  // the next checkpoint ends an interval that ran so. Checkpoints carry both (live, stepped).
+  std::set<uint32_t> departed;
+  bool stepped = false;
 };
 
 namespace live {
@@ -42,6 +46,14 @@ template <class S>
 WarpId warp_of(const S& s, uint32_t g) {
   const uint32_t nw = s.dev.config().warps;
   return WarpId{g / nw, g % nw};
+}
+
+// A warp is about to run alone (a DM step), out of the scheduler's order: from here the launch's
+// live history departs from what a re-launch reproduces (docs/live.md "Time travel while live").
+template <class S>
+void solo(S& s) {
+  s.lv.departed.insert(s.launch);
+  s.lv.stepped = true;
 }
 
 template <class S>
@@ -60,8 +72,10 @@ Result<void> sync_breakpoints(S& s) {
 }
 
 // The state at a halt: the context the DM cannot reach, then every warp's PC, mask and
-// registers read through the DM. The DM's own marks (halted, causes) are the debugger's, not the
-// kernel's: the checkpoint holds the kernel as if nobody had halted it.
+// registers read through the DM. The DM's own marks (halted, causes) and its scratch registers
+// (DSCRATCH, which every injected read goes through) are the debugger's, not the kernel's: the
+// checkpoint holds the kernel as if nobody had halted it, so a re-launch that reaches the same
+// point finds the same state.
 template <class S>
 Result<void> capture(S& s) {
   if (auto r = s.capture(); !r) return r;
@@ -71,6 +85,7 @@ Result<void> capture(S& s) {
       w.halted = false;
       w.halt_cause = HaltCause::None;
       w.reset_halt = false;
+      w.dscratch.clear();
     }
   return {};
 }
@@ -195,6 +210,7 @@ Result<std::optional<StopEvent>> run_others(S& s, uint32_t g, LiveStep* out, con
   std::vector<uint32_t> others;
   for (uint32_t o = 0; o < total; ++o)
     if (o != g && !held.count(o)) others.push_back(o);
+  solo(s);
   for (;;) {
     if (auto r = s.lv.dev->dm().resume_warps(others); !r) return r.error();
     s.lv.info.held = false;
@@ -241,6 +257,7 @@ Result<StopEvent> step(S& s, const Mode& mode) {
     if (!first && s.planted.count(pc)) return stop(s, StopReason::Breakpoint, at(Cause::Breakpoint, pc, mode.warp));
     first = false;
     if (s.interrupted) return stop(s, StopReason::Interrupt, {});
+    solo(s);
     auto r = s.lv.dev->step(g);
     if (!r) return r.error();
     LiveStep st = *r;
@@ -318,6 +335,7 @@ Result<StopEvent> run(S& s, const Mode& mode) {
       for (uint32_t w = 0; w < s.ctx.cores[c].warps.size(); ++w) {
         const WarpState& ws = s.ctx.cores[c].warps[w];
         if (!ws.active || !s.planted.count(ws.pc)) continue;
+        solo(s);
         auto st = ld.step(ld.gid(c, w));
         if (!st) return st.error();
         if (st->kind == LiveStep::Waiting) waiting.insert(ld.gid(c, w));
@@ -338,6 +356,10 @@ Result<StopEvent> run(S& s, const Mode& mode) {
         return stop(s, StopReason::Exception, at(past.cause, past.pc, warp_of(s, g)));
       }
     }
+    // The departure ends here: a checkpoint, so that the seeded run from here (the live history
+    // up to the next stop) is one a re-launch from this checkpoint reproduces (time travel).
+    if (s.lv.stepped && s.store && !s.opts.read_only)
+      if (auto r = auto_checkpoint(s, false); !r) return r.error();
     if (auto r = ld.resume_all(); !r) return r.error();
     s.lv.info.held = false;
   } else if (mode.kind == Mode::Step) {

@@ -889,6 +889,10 @@ struct Session::Impl {
       if (!rec) return make_error("could not read the checkpoint " + key.to_string() + ": " + rec.error().message);
       auto stored = record_to_context(*rec, dev.config(), [&](const checkpoint::PageHash& h) { return store->read_page(h); });
       if (!stored) return make_error("could not read the checkpoint " + key.to_string() + ": " + stored.error().message);
+      // A live history's checkpoint (docs/live.md): a forward run back in it that ran through a
+      // stepped interval without stopping (its breakpoints deleted) re-executed it, and may reach a
+      // later live key in another state. The recording keeps the live state; this one is not written.
+      if (rec->live && !lv.on && !(*stored == ctx)) return {};
       if (!(*stored == ctx))
         return make_error("internal error: the state reached at " + key.to_string() +
                           " differs from the checkpoint stored there (the model is not deterministic here)");
@@ -908,6 +912,8 @@ struct Session::Impl {
     context_to_record(ctx, &rec, &new_pages);
     rec.key = key;
     rec.stop = stop_rec;
+    rec.live = lv.on && lv.departed.count(launch);
+    rec.stepped = lv.on && lv.stepped;
     ThreadLists l = lists();
     auto conv = [](const std::vector<UnitRange>& in) {
       std::vector<checkpoint::UnitRange> out;
@@ -943,6 +949,7 @@ struct Session::Impl {
       unstored.erase(p.hash);
     }
     last_key = key;
+    if (lv.on) lv.stepped = false;
     ++st.checkpoints;
     checkpoint::StoreStats ss = store->stats();
     st.bytes_stored = ss.stored_page_bytes + ss.record_bytes;
@@ -1078,6 +1085,7 @@ struct Session::Impl {
     if (phase == Phase::Dead) return make_error("the workload was killed: " + last.message);
     bool step_armed = false;
     if (phase == Phase::Stopped) {
+      if (auto r = follow_recording(mode); !r || *r) return r ? Result<StopEvent>(**r) : Result<StopEvent>(r.error());
       if (fatal) {
         // The stop stays as it is: inspectable, and a point time travel can leave and reach again.
         if (mode.quiet()) return make_error("the launch cannot go on past this point (it stopped on a fault)");
@@ -1311,6 +1319,95 @@ struct Session::Impl {
     return {};
   }
 
+  // The launch's next checkpoint after the stop when a live session reached it by Debug Module
+  // steps (docs/live.md "Time travel while live"): a re-launch from here follows the seeded
+  // schedule, not that interval, so the engine restores its end instead of re-executing it.
+  Result<std::optional<checkpoint::CheckpointRecord>> stepped_ahead() {
+    using Out = std::optional<checkpoint::CheckpointRecord>;
+    if (!store || lv.on || phase != Phase::Stopped || !may_have_live()) return Out();
+    auto keys = store->list();
+    if (!keys) return keys.error();
+    const checkpoint::TimeKey here{launch, ctx.kernel_instructions};
+    auto it = std::upper_bound(keys->begin(), keys->end(), here);
+    if (it == keys->end() || it->launch != launch) return Out();
+    auto rec = store->get(*it);
+    if (!rec) return rec.error();
+    if (!rec->stepped) return Out();
+    return Out(std::move(*rec));
+  }
+
+  // Back in a live history (docs/live.md "Time travel while live"): a forward move follows the
+  // recording over the intervals the live session ran by Debug Module steps instead of
+  // re-executing them. A stepi of the one warp that such an interval moved is that interval; a
+  // continue (or a run to a later instruction) goes on from its end, and stops there when the live
+  // session stopped there at a breakpoint; past a continue's departure (the warps stepped past
+  // their breakpoints) every move goes on from its end. Any other move into one is refused.
+  // A stop event when the move ended in the recording; nullopt: run from the current point.
+  Result<std::optional<StopEvent>> follow_recording(const Mode& mode) {
+    using Out = std::optional<StopEvent>;
+    for (;;) {
+      auto ahead = stepped_ahead();
+      if (!ahead) return ahead.error();
+      if (!*ahead) return Out();
+      const checkpoint::CheckpointRecord& rec = **ahead;
+      const checkpoint::TimeKey from{launch, ctx.kernel_instructions}, to = rec.key;
+      std::vector<WarpId> moved;
+      for (const auto& w : rec.warps) {
+        if (w.core >= ctx.cores.size() || w.slot >= ctx.cores[w.core].warps.size()) continue;
+        const WarpState& now = ctx.cores[w.core].warps[w.slot];
+        if (!now.active || !w.active || now.cta_linear != w.cta_linear || now.instret != w.instret)
+          moved.push_back(WarpId{w.core, w.slot});
+      }
+      const bool just_focus = moved.size() == 1 && moved[0].core == mode.warp.core && moved[0].slot == mode.warp.slot;
+      if (mode.kind == Mode::Step && !mode.policy && to.instret == from.instret + 1 && just_focus) {
+        auto ev = seek(TimePoint{to.launch, to.instret}, StopReason::Step, mode.warp, {});
+        if (!ev) return ev.error();
+        return Out(std::move(*ev));
+      }
+      const bool departure = rec.stop.kind == checkpoint::StopKind::Automatic;
+      const bool onward = mode.kind == Mode::Continue || (mode.kind == Mode::RunTo && mode.target > to.instret);
+      const bool inside = (mode.kind == Mode::Seek || mode.kind == Mode::RunTo || mode.kind == Mode::UntilWarp) &&
+                          mode.target < to.instret;
+      if ((!departure && !onward) || inside) return make_error(stepped_message(from, to));
+      if (!departure && mode.kind == Mode::Continue && rec.stop.kind == checkpoint::StopKind::Breakpoint) {
+        auto ev = seek(TimePoint{to.launch, to.instret}, StopReason::Breakpoint,
+                       WarpId{rec.stop.exception.core, rec.stop.exception.warp}, {});
+        if (!ev) return ev.error();
+        return Out(std::move(*ev));
+      }
+      if (auto r = restore(to); !r) return r.error();
+    }
+  }
+
+  // Only a live session, or a replay of a recording (which a live session may have written), has
+  // live checkpoints: a re-launch session never looks for them.
+  bool may_have_live() const { return lv.dev != nullptr || opts.replay; }
+
+  // The last checkpoint before the first stepped one in (now, until] of this launch: a scan ends
+  // there, as a re-launch does not reproduce what follows (docs/live.md).
+  Result<std::optional<uint64_t>> scan_end_before_stepped(uint64_t until) {
+    using Out = std::optional<uint64_t>;
+    if (!store || lv.on || !may_have_live()) return Out();
+    auto keys = store->list();
+    if (!keys) return keys.error();
+    uint64_t prev = ctx.kernel_instructions;
+    for (auto it = std::upper_bound(keys->begin(), keys->end(), checkpoint::TimeKey{launch, ctx.kernel_instructions});
+         it != keys->end() && it->launch == launch && it->instret <= until; ++it) {
+      auto rec = store->get(*it);
+      if (!rec) return rec.error();
+      if (rec->stepped) return Out(prev);
+      prev = it->instret;
+    }
+    return Out();
+  }
+
+  static std::string stepped_message(const checkpoint::TimeKey& from, const checkpoint::TimeKey& to) {
+    return "the live session ran launch " + std::to_string(from.launch) + " from instruction " +
+           std::to_string(from.instret) + " to " + std::to_string(to.instret) +
+           " by Debug Module steps (warps run alone), which a re-launch does not reproduce: only those two points "
+           "are recorded (docs/live.md)";
+  }
+
   // Restores the checkpoint at key exactly: memory, state, the plan's cursor and the launch.
   Result<void> restore(const checkpoint::TimeKey& key) {
     live::leave(*this, "a move in time re-launches from a checkpoint: the session went on in re-launch mode");
@@ -1403,7 +1500,14 @@ struct Session::Impl {
     if (!*key || (*key)->launch != t.launch)
       return make_error("no checkpoint of launch " + std::to_string(t.launch) + " at or before instruction " +
                         std::to_string(t.instret));
-    const bool here = phase == Phase::Stopped && launch == t.launch && ctx.kernel_instructions == t.instret;
+    // Already there: nothing to restore, unless the state here may not be the recorded one (a live
+    // session's history, which a re-launch can reach in another state: docs/live.md).
+    bool here = phase == Phase::Stopped && launch == t.launch && ctx.kernel_instructions == t.instret;
+    if (here && !lv.on && **key == checkpoint::TimeKey{t.launch, t.instret}) {
+      auto rec = store->get(**key);
+      if (!rec) return rec.error();
+      if (rec->live || rec->stepped) here = false;
+    }
     if (!here) {
       if (auto r = restore(**key); !r) return r.error();
       if (t.instret > (*key)->instret) {
@@ -1467,6 +1571,32 @@ struct Session::Impl {
       out.reached = ctx.kernel_instructions;
       return out;
     }
+    // An interval a live session ran by Debug Module steps: only its ends are recorded
+    // (docs/live.md), so a scan finds nothing inside it but the breakpoint hit it starts with.
+    auto ahead = stepped_ahead();
+    if (!ahead) return ahead.error();
+    uint64_t until = req.until;
+    auto end = scan_end_before_stepped(req.until);
+    if (!end) return end.error();
+    if (*end && **end > ctx.kernel_instructions) until = **end;
+    if (*ahead) {
+      out.reached = ctx.kernel_instructions;
+      if (!req.breakpoints) return out;
+      std::optional<WarpId> at;
+      for (uint32_t c = 0; c < ctx.cores.size() && !at; ++c)
+        for (uint32_t w = 0; w < ctx.cores[c].warps.size() && !at; ++w)
+          if (ctx.cores[c].warps[w].active && planted.count(ctx.cores[c].warps[w].pc)) at = WarpId{c, w};
+      if (!at) return out;
+      const DeviceException x{Cause::Breakpoint, ctx.cores[at->core].warps[at->slot].pc, at->core, at->slot, 0, 0};
+      StopEvent ev;
+      ev.reason = StopReason::Breakpoint;
+      ev.launch = launch;
+      ev.instructions = ctx.kernel_instructions;
+      ev.exception = x;
+      describe(ev, x, false);
+      if ((!req.accept || req.accept(ev)) && !ev.breakpoints.empty()) out.hits.push_back(std::move(ev));
+      return out;
+    }
     if (last.reason == StopReason::Assertion || last.reason == StopReason::Exception) {
       WarpState& ws = ctx.cores[last.exception.core].warps[last.exception.warp];
       if (ws.active && ws.pc == last.exception.pc) ws.pc += 4;
@@ -1487,8 +1617,8 @@ struct Session::Impl {
     const uint32_t nt = dev.config().threads;
     for (;;) {
       const uint64_t now = launch_progress();
-      if (now >= req.until) break;
-      uint64_t budget = std::min<uint64_t>(opts.slice, req.until - now);
+      if (now >= until) break;
+      uint64_t budget = std::min<uint64_t>(opts.slice, until - now);
       if (next_auto > now) budget = std::min(budget, next_auto - now);
       DeviceEvent e = dev.wait(budget);
       drain_console();

@@ -8,10 +8,14 @@ Usage: e2e_live.py VXREPLAY EXAMPLES_DIR SOURCE_DIR CHECK
     divergent   a breakpoint inside a divergent region stops live with one lane active
     fault       a kernel that faults while live: an exception stop, state readable, continue ends it
     session     info session and the start event's mode
+    timetravel  reverse moves over a live history, and forward again: the live session's states
 The re-launch scripts of e2e_debug.py run in live mode as the meson tests live-debug-* (VXREPLAY_E2E_MODE).
 """
+import json
 import os
+import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_common import EXIT_DEVICE_STOP, check, failures, run  # noqa: E402
@@ -169,6 +173,56 @@ def check_fault(vx, ex, src):
     check(strip(rl.stops()[0]) == strip(stops[0]) if stops and rl.stops() else False, f"{t}: fault stop differs")
 
 
+def check_timetravel(vx, ex, src):
+    """Time travel over a live history (docs/live.md "Time travel while live"): reverse moves and
+    the forward moves after them show the states the live session recorded, one state per point."""
+    with tempfile.TemporaryDirectory() as tmp:
+        # stepi, back and forth over live steps: the same registers at each point, no internal error.
+        reduce_elf = os.path.join(ex, "reduce.elf")
+        cmds = ["break reduce", "continue", "continue", "stepi", "info registers", "stepi", "info registers",
+                "reverse-stepi", "info registers", "reverse-stepi", "info registers", "stepi", "info registers",
+                "stepi", "info registers"]
+        s = Session(vx, reduce_elf, cmds, extra=["--mode", "live"], db=os.path.join(tmp, "r"))
+        t = s.tag()
+        regs = [o.get("text") for o in s.outputs("info registers")]
+        whens = [st["instructions"] for st in s.stops()]
+        check(not s.errors() and s.rc == 0, f"{t}: status {s.rc}, errors {s.errors()}")
+        if check(len(regs) == 6 and len(whens) == 8, f"{t}: {len(regs)} register dumps, stops {whens}"):
+            k = whens[1]
+            check(whens[2:] == [k + 1, k + 2, k + 1, k, k + 1, k + 2], f"{t}: stops {whens}")
+            check(regs[2] == regs[0] and regs[4] == regs[0] and regs[5] == regs[1], f"{t}: registers differ")
+        # The same recording replayed: a stepi from a live breakpoint stop is the live step past it.
+        rec = os.path.join(tmp, "r", "reduce-1")
+        p = subprocess.run([vx, "replay", rec, "--at", "2", "--batch", "--json", "-ex", "stepi", "-ex", "reverse-stepi",
+                            "-ex", "stepi"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        events = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
+        got = [e.get("instructions") for e in events if e.get("event") == "stop"]
+        errs = [e for e in events if e.get("event") == "error"]
+        check(p.returncode == 0 and not errs and len(whens) == 8 and got[-3:] == [whens[1] + 1, whens[1], whens[1] + 1],
+              f"replay --at 2 of a live recording: stops {got}, errors {errs}, status {p.returncode} {p.stderr[-300:]}")
+
+        # reverse-continue, then continue: the live session's hits, in both directions.
+        sgemm = os.path.join(ex, "sgemm.elf")
+        loop = source_line(src, "sgemm", "for (uint32_t k = 0; k < T; k++) acc +=")
+        cmds = [f"break sgemm.c:{loop}"] + ["continue"] * 4 + ["reverse-continue"] * 3 + ["continue"] * 3
+        s = Session(vx, sgemm, cmds, extra=["--mode", "live"], db=os.path.join(tmp, "c"))
+        t = s.tag()
+        hits = [st["instructions"] for st in s.stops()]
+        if check(len(hits) == 10 and not s.errors(), f"{t}: stops {hits}, errors {s.errors()}"):
+            fwd = hits[:4]
+            check(hits[4:7] == [fwd[2], fwd[1], fwd[0]], f"{t}: reverse-continue {hits[4:7]}, forward {fwd}")
+            check(hits[7:9] == fwd[1:3], f"{t}: continue after going back {hits[7:]}, forward {fwd}")
+            check(s.rc == 0, f"{t}: status {s.rc}")
+
+        # A fault while live, then back and forth: no internal error; the fault again at the end.
+        fault = os.path.join(ex, "fault.elf")
+        s = Session(vx, fault, ["continue", "reverse-stepi", "stepi", "reverse-continue", "continue"],
+                    extra=["--mode", "live"], db=os.path.join(tmp, "f"))
+        t = s.tag()
+        check(not any("internal error" in e for e in s.errors()), f"{t}: errors {s.errors()}")
+        check(s.rc == EXIT_DEVICE_STOP, f"{t}: status {s.rc}")
+
+
 def check_session(vx, ex, src):
     elf = os.path.join(ex, "vecadd.elf")
     s = Session(vx, elf, ["info session", "break vecadd", "continue", "info session", "delete", "continue",
@@ -187,7 +241,7 @@ def check_session(vx, ex, src):
 def main():
     vx, ex, src, what = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3], sys.argv[4]
     checks = {"compare": check_compare, "no-dm": check_no_dm, "attach": check_attach, "divergent": check_divergent,
-              "fault": check_fault, "session": check_session}
+              "fault": check_fault, "session": check_session, "timetravel": check_timetravel}
     if what not in checks:
         print("unknown check", what, file=sys.stderr)
         return 2

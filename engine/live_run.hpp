@@ -239,6 +239,14 @@ Result<std::optional<StopEvent>> run_others(S& s, uint32_t g, LiveStep* out, con
   }
 }
 
+// DM steps count like normal execution, and so against the watchdog: the launch's instruction
+// budget (SessionOptions::watchdog) ends a step that never leaves a spin loop, as it ends a run.
+template <class S>
+std::optional<DeviceException> watchdog_due(const S& s, WarpId w, uint32_t pc, uint32_t tmask) {
+  if (!s.opts.watchdog || s.launch_progress() < s.opts.watchdog) return std::nullopt;
+  return DeviceException{Cause::Watchdog, pc, w.core, w.slot, tmask ? 31u - unsigned(std::countl_zero(tmask)) : 0u, 0};
+}
+
 // stepi / step / next / finish: DM steps of the focus warp, every other warp halted.
 template <class S, class Mode>
 Result<StopEvent> step(S& s, const Mode& mode) {
@@ -257,6 +265,10 @@ Result<StopEvent> step(S& s, const Mode& mode) {
     if (!first && s.planted.count(pc)) return stop(s, StopReason::Breakpoint, at(Cause::Breakpoint, pc, mode.warp));
     first = false;
     if (s.interrupted) return stop(s, StopReason::Interrupt, {});
+    if (auto x = watchdog_due(s, mode.warp, pc, tmask)) {
+      s.fatal = true;
+      return stop(s, StopReason::Watchdog, *x);
+    }
     solo(s);
     auto r = s.lv.dev->step(g);
     if (!r) return r.error();

@@ -130,6 +130,18 @@ def check_attach(vx, ex, src):
     info = s.output("info session")
     check(info.get("mode") == "live" and info.get("held") is True, f"{t}: info session {info}")
 
+    # next in the spin loop: DM steps count against the watchdog, which ends the step (exit 66).
+    try:
+        s = Session(vx, elf, ["stepi", "next"], extra=["--mode", "live", "--attach-after", "5000", "--watchdog",
+                                                       "100000"], timeout=60)
+        t = s.tag()
+        stops = s.stops()
+        check(len(stops) == 3 and stops[2]["reason"] == "watchdog" and stops[2]["instructions"] == 100000,
+              f"{t}: stops {stops[1:]}, errors {s.errors()}")
+        check(s.rc == EXIT_DEVICE_STOP, f"{t}: status {s.rc}")
+    except subprocess.TimeoutExpired:
+        check(False, "live next in hang's spin loop did not end at the watchdog within 60 s")
+
     elf = os.path.join(ex, "vecadd.elf")
     s = Session(vx, elf, ["stepi", "stepi", "info registers pc", "continue"], extra=["--mode", "live", "--reset-halt"])
     t = s.tag()

@@ -302,7 +302,10 @@ Result<std::vector<uint8_t>> Debugger::read_bytes(uint32_t addr, uint32_t size) 
       return make_error("cannot read " + hex32(addr) + ": core " + std::to_string(core) + "'s local memory is " +
                         std::to_string(lm.size()) + " bytes (" + hex32(memmap::kLocalMemBase) + ".." +
                         hex32(uint32_t(memmap::kLocalMemBase + lm.size() - 1)) + ")");
-    return std::vector<uint8_t>(lm.begin() + off, lm.begin() + off + size);
+    if (scanning_) return std::vector<uint8_t>(lm.begin() + off, lm.begin() + off + size);
+    auto r = s_.read_local_memory(core, addr, size);
+    if (!r) return make_error("cannot read memory at " + hex32(addr) + ": " + r.error().message);
+    return r;
   }
   auto r = s_.read_memory(addr, size);
   if (!r) return make_error("cannot read memory at " + hex32(addr) + ": " + r.error().message);

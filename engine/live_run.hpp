@@ -78,7 +78,7 @@ Result<void> sync_breakpoints(S& s) {
 // point finds the same state.
 template <class S>
 Result<void> capture(S& s) {
-  if (auto r = s.capture(); !r) return r;
+  if (auto r = s.capture(false); !r) return r;
   if (auto r = s.lv.dev->read_warps(s.ctx, s.dev.config().threads); !r) return r;
   for (CoreState& c : s.ctx.cores)
     for (WarpState& w : c.warps) {
@@ -122,14 +122,17 @@ Result<void> auto_checkpoint(S& s, bool resume) {
   if (*exists) return {};
   s.account_pass();
   if (auto r = s.lv.dev->halt_all(); !r) return r;
+  const bool was_held = s.lv.info.held;
+  s.lv.info.held = true;  // the pages are read through the DM too
   if (auto r = capture(s); !r) return r;
   StopEvent ev;
   ev.reason = StopReason::InstructionCount;
   ev.launch = s.launch;
   ev.instructions = s.ctx.kernel_instructions;
   if (auto r = s.save_checkpoint(ev, false); !r) return r;
-  if (resume) return s.lv.dev->resume_all();
-  return {};
+  if (!resume) return {};
+  s.lv.info.held = was_held;
+  return s.lv.dev->resume_all();
 }
 
 template <class S>
@@ -508,11 +511,12 @@ void leave(S& s, const std::string& why) {
   s.lv.info.why = why;
 }
 
+// Memory through a halted warp's view (on `core` when given: its local memory).
 template <class S>
-Result<std::vector<uint8_t>> read_memory(S& s, uint32_t addr, uint32_t size) {
+Result<std::vector<uint8_t>> read_memory(S& s, uint32_t addr, uint32_t size, std::optional<uint32_t> core = {}) {
   std::vector<uint8_t> bytes(size);
   uint32_t through = UINT32_MAX;
-  for (uint32_t c = 0; c < s.ctx.cores.size() && through == UINT32_MAX; ++c)
+  for (uint32_t c = core.value_or(0); c < s.ctx.cores.size() && through == UINT32_MAX && (!core || c == *core); ++c)
     for (uint32_t w = 0; w < s.ctx.cores[c].warps.size(); ++w)
       if (s.ctx.cores[c].warps[w].active) {
         through = s.lv.dev->gid(c, w);

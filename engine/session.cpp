@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
@@ -245,9 +246,10 @@ struct Session::Impl {
   SessionStats st;
   LiveState lv;  // live mode (engine/live_run.hpp)
 
-  // Device memory for checkpoints: through the Debug Module while a live launch is held.
+  // Device memory for checkpoints: through the Debug Module while a live launch is held (at a stop,
+  // and at an automatic checkpoint, for which every warp is halted too).
   Result<void> read_device(uint32_t addr, std::span<uint8_t> bytes) {
-    if (lv.on && lv.info.held && phase == Phase::Stopped) {
+    if (lv.on && lv.info.held) {
       auto r = live::read_memory(*this, addr, uint32_t(bytes.size()));
       if (!r) return r.error();
       std::copy(r->begin(), r->end(), bytes.begin());
@@ -803,14 +805,17 @@ struct Session::Impl {
     }
   }
 
-  // Saves the state at the current event (the launch is still in flight).
-  Result<void> capture() {
+  // Saves the state at the current event (the launch is still in flight). io_region: also the I/O
+  // region a re-launch puts back (a live stop does not re-launch: a move in time restores it).
+  Result<void> capture(bool io_region = true) {
     auto saved = dev.save_context();
     if (!saved) return saved.error();
     ctx = std::move(saved).value();
     drain_console();
-    io_snapshot.assign(memmap::kIoEnd - memmap::kIoBase, 0);
-    (void)dev.copy_from_device(memmap::kIoBase, io_snapshot);
+    if (io_region) {
+      io_snapshot.assign(memmap::kIoEnd - memmap::kIoBase, 0);
+      (void)dev.copy_from_device(memmap::kIoBase, io_snapshot);
+    }
     note_reached(ctx.kernel_instructions);
     return {};
   }
@@ -1904,10 +1909,40 @@ SessionInfo Session::info() const {
   return i;
 }
 
+Result<std::vector<uint8_t>> Session::read_local_memory(uint32_t core, uint32_t addr, uint32_t size) {
+  const DeviceContext& c = impl_->ctx;
+  if (core >= c.cores.size()) return make_error("no core " + std::to_string(core));
+  const uint64_t off = uint64_t(addr) - memmap::kLocalMemBase;
+  if (addr < memmap::kLocalMemBase || off + size > c.cores[core].local_mem.size())
+    return make_error("outside core " + std::to_string(core) + "'s local memory");
+  if (impl_->lv.on && impl_->lv.info.held && stopped()) {
+    auto r = live::read_memory(*impl_, addr, size, core);
+    if (r || r.error().message.rfind("no halted warp", 0) != 0) return r;
+    // No warp of that core to load through: what the stop saved (docs/live.md).
+  }
+  const auto& lm = c.cores[core].local_mem;
+  return std::vector<uint8_t>(lm.begin() + off, lm.begin() + off + size);
+}
+
+// The same words for an unmapped read whichever way it went (the device's copy, or a load injected
+// through the Debug Module): what is wrong, not how the engine looked.
+static Error unmapped(uint32_t addr, uint32_t size) {
+  char text[64];
+  std::snprintf(text, sizeof text, "0x%x..0x%llx", addr, static_cast<unsigned long long>(uint64_t(addr) + size));
+  return Error{std::string(text) + " is not mapped device memory"};
+}
+
 Result<std::vector<uint8_t>> Session::read_memory(uint32_t addr, uint32_t size) {
-  if (impl_->lv.on && impl_->lv.info.held && stopped()) return live::read_memory(*impl_, addr, size);
+  if (impl_->lv.on && impl_->lv.info.held && stopped()) {
+    auto r = live::read_memory(*impl_, addr, size);
+    if (!r && r.error().message.find("unmapped") != std::string::npos) return unmapped(addr, size);
+    return r;
+  }
   std::vector<uint8_t> bytes(size);
-  if (auto r = impl_->dev.copy_from_device(addr, bytes); !r) return r.error();
+  if (auto r = impl_->dev.copy_from_device(addr, bytes); !r) {
+    if (r.error().message.find("not mapped") != std::string::npos) return unmapped(addr, size);
+    return r.error();
+  }
   impl_->unplant_view(addr, bytes);
   return bytes;
 }

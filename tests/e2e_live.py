@@ -246,6 +246,26 @@ def check_session(vx, ex, src):
         check([i.get("held") for i in infos] == [False, True, False], f"{t}: held {[i.get('held') for i in infos]}")
         check(infos[1]["dm_accesses"] > infos[0]["dm_accesses"], f"{t}: DM accesses {infos}")
     check(s.of("start")[0].get("mode") == "live", f"{t}: start {s.of('start')}")
+    # Reads through the DM (docs/live.md): local memory by injected loads, the per-warp CSRs, and
+    # an unmapped address that fails with the same words in both modes.
+    reduce_elf = os.path.join(ex, "reduce.elf")
+    line = source_line(src, "reduce", "lm->odd[tid] = odd;")
+    cmds = [f"break reduce.c:{line}", "continue", "continue", "info session", "x/8x 0xffff0000", "info session",
+            "info registers float", "x/4x 0x10"]
+    lv = Session(vx, reduce_elf, cmds, extra=["--mode", "live"])
+    rl = Session(vx, reduce_elf, cmds, extra=["--mode", "relaunch"])
+    t = lv.tag()
+    lm = [o.get("text") for o in lv.outputs("x/8x 0xffff0000")]
+    check(lm and lm == [o.get("text") for o in rl.outputs("x/8x 0xffff0000")], f"{t}: local memory {lm}")
+    acc = [i.get("dm_accesses", 0) for i in lv.outputs("info session")]
+    # 8 words by injected loads in a warp of the focus core, already selected: 6n + 7 (engine/dm_client.hpp),
+    # one less as INJECT still holds the instruction the read starts with.
+    check(len(acc) == 2 and acc[1] - acc[0] == 6 * 8 + 6, f"{t}: DM accesses for 8 words of local memory {acc}")
+    check([o.get("text") for o in lv.outputs("info registers float")] ==
+          [o.get("text") for o in rl.outputs("info registers float")], f"{t}: info registers float differs")
+    check(lv.errors() == rl.errors() and len(lv.errors()) == 1 and "not mapped" in lv.errors()[0],
+          f"{t}: errors live {lv.errors()}, relaunch {rl.errors()}")
+
     d = Session(vx, elf, ["info session"])
     check(d.output("info session").get("mode") == "relaunch", f"default: {d.output('info session')}")
 

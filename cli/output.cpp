@@ -155,6 +155,10 @@ void JsonSink::start(const StartView& v) {
         {"symbols", v.symbols},
         {"replay", v.replay},
         {"mode", v.mode},
+        {"requested", v.requested},
+        {"why", v.mode_why},
+        {"debug_module", v.debug_module},
+        {"held", v.held},
         {"store", v.store.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v.store)}});
 }
 

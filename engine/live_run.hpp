@@ -493,6 +493,15 @@ Result<void> setup(S& s, Driver& device, const SessionOptions& options) {
   lv.info.has_dm = p.ok();
   if (p) lv.info.platform = *p;
   if (!p && options.mode == SessionMode::Live) return make_error(kNoDebugModule);
+  if (options.replay) {
+    // A recording has no launch on the device to halt: it is opened at a checkpoint and replayed
+    // by re-launching from it (a move in time, below), so the DM stays inactive.
+    (void)device.dm_write(dm::kDctrl, 0);
+    lv.info.why = std::string("--mode ") + session_mode_name(options.mode) +
+                  ": a recording replays by re-launching from its checkpoints (nothing of it is on the device to "
+                  "halt in place; docs/live.md)";
+    return {};
+  }
   lv.on = lv.info.live = p.ok();
   lv.info.why = options.mode == SessionMode::Live ? "--mode live: warps halted in place through the Debug Module"
                 : p ? "--mode auto: the device has a Debug Module, so warps are halted in place through it"

@@ -245,7 +245,22 @@ def check_session(vx, ex, src):
         check(all(i.get("mode") == "live" and i.get("debug_module") for i in infos), f"{t}: {infos}")
         check([i.get("held") for i in infos] == [False, True, False], f"{t}: held {[i.get('held') for i in infos]}")
         check(infos[1]["dm_accesses"] > infos[0]["dm_accesses"], f"{t}: DM accesses {infos}")
-    check(s.of("start")[0].get("mode") == "live", f"{t}: start {s.of('start')}")
+    start = s.of("start")[0]
+    check(start.get("mode") == "live", f"{t}: start {start}")
+    # The start event says what info session says (docs/cli.md).
+    check(start.get("requested") == "live" and start.get("why") == infos[0].get("why") and
+          start.get("debug_module") is True and start.get("held") is False if infos else False, f"{t}: start {start}")
+    # vxreplay replay --mode live replays by re-launching, and says so.
+    with tempfile.TemporaryDirectory() as tmp:
+        Session(vx, elf, ["break vecadd", "continue"], extra=["--mode", "live"], db=tmp)
+        p = subprocess.run([vx, "replay", os.path.join(tmp, "vecadd-1"), "--mode", "live", "--batch", "--json", "-ex",
+                            "info session"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        ev = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
+        st = [e for e in ev if e.get("event") == "start"]
+        info = [e for e in ev if e.get("command") == "info session"]
+        check(st and st[0].get("mode") == "relaunch" and st[0].get("requested") == "live" and
+              "re-launching" in st[0].get("why", ""), f"replay --mode live: start {st}")
+        check(info and info[0].get("mode") == "relaunch" and not info[0].get("held"), f"replay --mode live: {info}")
     # Reads through the DM (docs/live.md): local memory by injected loads, the per-warp CSRs, and
     # an unmapped address that fails with the same words in both modes.
     reduce_elf = os.path.join(ex, "reduce.elf")

@@ -1353,6 +1353,47 @@ struct Session::Impl {
     for (;;) {
       auto ahead = stepped_ahead();
       if (!ahead) return ahead.error();
+      if (!*ahead && mode.kind == Mode::Continue) {
+        // A seeded interval, and a stepped one further on: a continue scans up to it, as a re-launch
+        // run would go on into it (the first hit after here is the stop), and follows it from there.
+        auto end = scan_end_before_stepped(UINT64_MAX);
+        if (!end) return end.error();
+        if (!*end) return Out();
+        const uint64_t from = ctx.kernel_instructions;
+        ScanRequest req;
+        req.until = **end;
+        req.breakpoints = true;
+        req.watchpoints = true;
+        req.accept = [&](const StopEvent& e) {
+          return e.reason != StopReason::Breakpoint || !breakpoint_filter || breakpoint_filter(e);
+        };
+        auto res = scan(req);
+        if (!res) return res.error();
+        std::optional<StopEvent> first;
+        for (const StopEvent& h : res->hits)
+          if (h.instructions > from && (!first || h.instructions < first->instructions)) first = h;
+        if (first) {
+          const bool watch = first->reason == StopReason::Watchpoint;
+          auto ev = seek(TimePoint{launch, first->instructions}, watch ? StopReason::Watchpoint : StopReason::Breakpoint,
+                         std::nullopt, watch ? first->watches : std::vector<WatchEvent>{});
+          if (!ev) return ev.error();
+          return Out(std::move(*ev));
+        }
+        // The scan ends where the stepped interval starts: a stop at a breakpoint there is the hit.
+        if (auto r = restore(checkpoint::TimeKey{launch, **end}); !r) return r.error();
+        for (uint32_t c = 0; c < ctx.cores.size(); ++c)
+          for (uint32_t w = 0; w < ctx.cores[c].warps.size(); ++w) {
+            const WarpState& ws = ctx.cores[c].warps[w];
+            if (ws.active && std::any_of(bps.begin(), bps.end(), [&](const auto& b) {
+                  return b.second.enabled && b.second.addr == ws.pc;
+                })) {
+              auto ev = seek(TimePoint{launch, **end}, StopReason::Breakpoint, WarpId{c, w}, {});
+              if (!ev) return ev.error();
+              return Out(std::move(*ev));
+            }
+          }
+        continue;
+      }
       if (!*ahead) return Out();
       const checkpoint::CheckpointRecord& rec = **ahead;
       const checkpoint::TimeKey from{launch, ctx.kernel_instructions}, to = rec.key;
@@ -1374,7 +1415,10 @@ struct Session::Impl {
       const bool inside = (mode.kind == Mode::Seek || mode.kind == Mode::RunTo || mode.kind == Mode::UntilWarp) &&
                           mode.target < to.instret;
       if ((!departure && !onward) || inside) return make_error(stepped_message(from, to));
-      if (!departure && mode.kind == Mode::Continue && rec.stop.kind == checkpoint::StopKind::Breakpoint) {
+      const bool still_set = std::any_of(bps.begin(), bps.end(), [&](const auto& b) {
+        return b.second.enabled && b.second.addr == rec.stop.exception.pc;
+      });
+      if (!departure && mode.kind == Mode::Continue && rec.stop.kind == checkpoint::StopKind::Breakpoint && still_set) {
         auto ev = seek(TimePoint{to.launch, to.instret}, StopReason::Breakpoint,
                        WarpId{rec.stop.exception.core, rec.stop.exception.warp}, {});
         if (!ev) return ev.error();

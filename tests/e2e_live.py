@@ -226,6 +226,16 @@ def check_timetravel(vx, ex, src):
             check(hits[7:9] == fwd[1:3], f"{t}: continue after going back {hits[7:]}, forward {fwd}")
             check(s.rc == 0, f"{t}: status {s.rc}")
 
+        # After stepi and continue live: from the start, continue follows the recording over the steps.
+        cmds = [f"break sgemm.c:{loop}", "continue", "stepi", "stepi", "continue", "continue", "goto start",
+                "continue", "continue", "continue"]
+        s = Session(vx, sgemm, cmds, extra=["--mode", "live"], db=os.path.join(tmp, "g"))
+        t = s.tag()
+        st = [(x["reason"], x["instructions"]) for x in s.stops()]
+        if check(len(st) == 9 and not s.errors(), f"{t}: stops {st}, errors {s.errors()}"):
+            live_hits = [st[0], st[3], st[4]]
+            check(st[6:] == live_hits, f"{t}: continue from the start {st[6:]}, live {live_hits}")
+
         # A fault while live, then back and forth: no internal error; the fault again at the end.
         fault = os.path.join(ex, "fault.elf")
         s = Session(vx, fault, ["continue", "reverse-stepi", "stepi", "reverse-continue", "continue"],

@@ -1374,8 +1374,9 @@ struct Session::Impl {
           if (h.instructions > from && (!first || h.instructions < first->instructions)) first = h;
         if (first) {
           const bool watch = first->reason == StopReason::Watchpoint;
-          auto ev = seek(TimePoint{launch, first->instructions}, watch ? StopReason::Watchpoint : StopReason::Breakpoint,
-                         std::nullopt, watch ? first->watches : std::vector<WatchEvent>{});
+          auto ev =
+              seek(TimePoint{launch, first->instructions}, watch ? StopReason::Watchpoint : StopReason::Breakpoint,
+                   std::nullopt, watch ? first->watches : std::vector<WatchEvent>{});
           if (!ev) return ev.error();
           return Out(std::move(*ev));
         }
@@ -1384,9 +1385,8 @@ struct Session::Impl {
         for (uint32_t c = 0; c < ctx.cores.size(); ++c)
           for (uint32_t w = 0; w < ctx.cores[c].warps.size(); ++w) {
             const WarpState& ws = ctx.cores[c].warps[w];
-            if (ws.active && std::any_of(bps.begin(), bps.end(), [&](const auto& b) {
-                  return b.second.enabled && b.second.addr == ws.pc;
-                })) {
+            if (ws.active && std::any_of(bps.begin(), bps.end(),
+                                         [&](const auto& b) { return b.second.enabled && b.second.addr == ws.pc; })) {
               auto ev = seek(TimePoint{launch, **end}, StopReason::Breakpoint, WarpId{c, w}, {});
               if (!ev) return ev.error();
               return Out(std::move(*ev));

@@ -539,6 +539,8 @@ std::vector<uint8_t> Codec::encode_checkpoint(const CheckpointRecord& rec) {
   b.setKernelInstructions(rec.kernel_instructions);
   b.setKernelLaneInstructions(rec.kernel_lane_instructions);
   b.setDrainCountdown(rec.drain_countdown);
+  b.setLive(rec.live);
+  b.setStepped(rec.stepped);
 
   kj::Array<capnp::word> words = capnp::messageToFlatArray(msg);
   auto bytes = words.asBytes();
@@ -613,6 +615,8 @@ Result<CheckpointRecord> Codec::decode_checkpoint(const uint8_t* value, size_t s
     rec.kernel_instructions = root.getKernelInstructions();
     rec.kernel_lane_instructions = root.getKernelLaneInstructions();
     rec.drain_countdown = root.getDrainCountdown();
+    rec.live = root.getLive();
+    rec.stepped = root.getStepped();
     if (!d.error.empty()) return make_error(d.error);
     return {};
   });

@@ -277,6 +277,12 @@ struct CheckpointRecord {
   uint64_t kernel_instructions = 0;       // warp instructions the launch has retired, over every pass
   uint64_t kernel_lane_instructions = 0;  // their active lanes
   uint64_t drain_countdown = 0;           // warp instructions until the next console drain
+  // Live sessions (docs/live.md "Time travel while live"). live: written by a live session after the
+  // launch's first Debug Module step, so a re-launch that reaches this key may hold another state.
+  // stepped: the interval from the launch's previous checkpoint ran by Debug Module steps (warps run
+  // alone, out of the scheduler's order): a re-launch from that checkpoint does not follow it.
+  bool live = false;
+  bool stepped = false;
   bool operator==(const CheckpointRecord&) const = default;
 };
 

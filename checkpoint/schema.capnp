@@ -241,6 +241,9 @@ struct Checkpoint {
   kernelInstructions @12 :UInt64;    # warp instructions the launch has retired, over every pass
   kernelLaneInstructions @13 :UInt64;  # their active lanes
   drainCountdown @14 :UInt64;        # warp instructions until the next console drain
+  # Live sessions (docs/live.md "Time travel while live"; absent: false).
+  live @15 :Bool;     # written live after the launch's first Debug Module step: not a re-launch's state
+  stepped @16 :Bool;  # reached from the launch's previous checkpoint by Debug Module steps (a warp run alone)
 }
 
 # A value of the "marks" database (format 2): a point the user stopped at or marked, listed by

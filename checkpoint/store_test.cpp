@@ -329,6 +329,8 @@ TEST_CASE("Random records round-trip through the store exactly (rapidcheck, fixe
     r.kernel_instructions = u64();
     r.kernel_lane_instructions = u64();
     r.drain_countdown = u64();
+    r.live = *gen::arbitrary<bool>();
+    r.stepped = *gen::arbitrary<bool>();
 
     // RC_ASSERT does not short-circuit && or ||: failures are reported with RC_FAIL.
     if (auto put = store.put(r.key, r, pages); !put) RC_FAIL(put.error().message);
@@ -958,6 +960,8 @@ TEST_CASE("A record written before Checkpoint fields 11..14 existed reads back w
   CHECK(got.kernel_instructions == 0);
   CHECK(got.kernel_lane_instructions == 0);
   CHECK(got.drain_countdown == 0);
+  CHECK_FALSE(got.live);
+  CHECK_FALSE(got.stepped);
   CHECK_FALSE(codec::validate(got, ConfigRecord{1, 1, 4, 4, 0}));
 }
 

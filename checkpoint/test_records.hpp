@@ -171,6 +171,8 @@ inline Sample make_sample(const ConfigRecord& cfg, const TimeKey& key, uint64_t 
   c.kernel_instructions = r.next();
   c.kernel_lane_instructions = r.next();
   c.drain_countdown = r.below(4097);
+  c.live = r.below(2) != 0;
+  c.stepped = r.below(2) != 0;
   return s;
 }
 

@@ -317,6 +317,9 @@ int debug_command(const DebugArgs& a) {
   const engine::SessionInfo si = (*session)->info();
   sv.mode = si.live ? "live" : "relaunch";
   sv.mode_why = si.why;
+  sv.requested = engine::session_mode_name(si.requested);
+  sv.debug_module = si.has_dm;
+  sv.held = si.held;
   sink->start(sv);
 
   for (const std::string& loc : a.breaks) {

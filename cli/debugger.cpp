@@ -213,6 +213,7 @@ Debugger::~Debugger() { s_.set_breakpoint_filter(nullptr); }
 void Debugger::out(const std::string& text, const nlohmann::json& data) { sink_.output(command_, text, data); }
 void Debugger::err(const std::string& message) {
   ++errors_;
+  if (message.rfind("internal error", 0) == 0) internal_error_ = true;
   sink_.error(command_, message);
 }
 void Debugger::usage(const std::string& message) { err(message + " (try \"help\")"); }
@@ -311,7 +312,10 @@ Result<std::vector<uint8_t>> Debugger::read_bytes(uint32_t addr, uint32_t size) 
       return make_error("cannot read " + hex32(addr) + ": core " + std::to_string(core) + "'s local memory is " +
                         std::to_string(lm.size()) + " bytes (" + hex32(memmap::kLocalMemBase) + ".." +
                         hex32(uint32_t(memmap::kLocalMemBase + lm.size() - 1)) + ")");
-    return std::vector<uint8_t>(lm.begin() + off, lm.begin() + off + size);
+    if (scanning_) return std::vector<uint8_t>(lm.begin() + off, lm.begin() + off + size);
+    auto r = s_.read_local_memory(core, addr, size);
+    if (!r) return make_error("cannot read memory at " + hex32(addr) + ": " + r.error().message);
+    return r;
   }
   auto r = s_.read_memory(addr, size);
   if (!r) return make_error("cannot read memory at " + hex32(addr) + ": " + r.error().message);
@@ -1762,6 +1766,7 @@ int Debugger::finish_session(const std::string& store_dir, std::optional<int> st
   }
   if (status_override) status = *status_override;
   report_divergence();
+  if (internal_error_) status = 70;  // docs/cli.md: an internal error, whatever else happened
   ExitView v;
   v.status = status;
   if (state_ == State::Exited) v.exit_code = exit_code_;

@@ -192,6 +192,7 @@ class Debugger {
   std::string command_;  // the command being run (for JSON events)
   std::chrono::steady_clock::time_point command_start_;  // when it started (stop events say how long it took)
   int errors_ = 0;
+  bool internal_error_ = false;  // an "internal error: ..." was reported: the session exits 70
 
   State state_ = State::NotStarted;
   bool device_stop_ = false;          // the last stop was an exception, assertion or watchdog

@@ -162,6 +162,10 @@ void JsonSink::start(const StartView& v) {
         {"replay", v.replay},
         {"mode", v.mode},
         {"host", v.host.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v.host)},
+        {"requested", v.requested},
+        {"why", v.mode_why},
+        {"debug_module", v.debug_module},
+        {"held", v.held},
         {"store", v.store.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v.store)}});
 }
 

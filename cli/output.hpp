@@ -80,6 +80,9 @@ struct StartView {
   std::string host;     // the host program's command line (vxreplay run -- PROGRAM), "" for a kernel alone
   std::string mode = "relaunch";  // the session's method: "live" or "relaunch" (docs/live.md)
   std::string mode_why;           // why that method
+  std::string requested = "relaunch";  // the method asked for (--mode): relaunch, live or auto
+  bool debug_module = false;           // the device has a Debug Module
+  bool held = false;                   // a launch is halted on the device
 };
 
 class Sink {

@@ -165,6 +165,9 @@ int replay_command(const ReplayArgs& a) {
   sv.replay = true;
   sv.mode = s.info().live ? "live" : "relaunch";
   sv.mode_why = s.info().why;
+  sv.requested = engine::session_mode_name(s.info().requested);
+  sv.debug_module = s.info().has_dm;
+  sv.held = s.info().held;
   sink->start(sv);
 
   // Open at the first stop of the recording (or checkpoint N; with no stop, the start of its first launch).

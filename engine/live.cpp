@@ -111,6 +111,18 @@ Result<void> LiveDevice::read_warps(DeviceContext& ctx, uint32_t threads) {
       if (!snap) return snap.error();
       ws.pc = snap->pc;
       ws.tmask = snap->tmask;
+      // The per-warp CSRs a kernel can read (lane 0 reads the warp's), by injected csrr.
+      for (auto [csr, field] : {std::pair{0x003u, &ws.fcsr},
+                                {0x300u, &ws.mstatus},
+                                {0x305u, &ws.mtvec},
+                                {0x340u, &ws.mscratch},
+                                {0x341u, &ws.mepc},
+                                {0x342u, &ws.mcause},
+                                {0x343u, &ws.mtval}}) {
+        auto v = dm_.read_csr(gid(c, w), 0, csr);
+        if (!v) return v.error();
+        *field = *v;
+      }
       for (uint32_t t = 0; t < threads && t < snap->threads.size(); ++t)
         for (uint32_t r = 0; r < 32; ++r) {
           if (ws.x.size() > r * threads + t) ws.x[r * threads + t] = snap->threads[t].x[r];

@@ -76,7 +76,8 @@ class LiveDevice {
   Result<void> write_pc(uint32_t g, uint32_t pc) { return dm_.write_pc(g, pc); }
   Result<uint32_t> read_pc(uint32_t g) { return dm_.read_pc(g); }
 
-  // Overwrites every active warp's PC, thread mask, GPRs and FPRs in ctx with what the DM reads
+  // Overwrites every active warp's PC, thread mask, per-warp CSRs (fcsr, mstatus, mtvec, mscratch,
+  // mepc, mcause, mtval), GPRs and FPRs in ctx with what the DM reads
   // (every warp must be halted). Warps whose slot holds no work are left as they are.
   Result<void> read_warps(DeviceContext& ctx, uint32_t threads);
   // Device memory through a halted warp (lane 0 of `through`), any alignment and size.

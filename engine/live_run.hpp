@@ -27,6 +27,10 @@ struct LiveState {
   uint64_t attach_after = 0;  // stop the first launch after this many instructions (haltreq)
   bool reset_halt = false;    // stop the first launch at its first instruction (resethaltreq)
   bool attach_done = false;
+  // Time travel (docs/live.md): the launches in which a warp ran alone (a DM step), and whether
+  // the next checkpoint ends an interval that ran so. Checkpoints carry both (live, stepped).
+  std::set<uint32_t> departed;
+  bool stepped = false;
 };
 
 namespace live {
@@ -42,6 +46,14 @@ template <class S>
 WarpId warp_of(const S& s, uint32_t g) {
   const uint32_t nw = s.dev.config().warps;
   return WarpId{g / nw, g % nw};
+}
+
+// A warp is about to run alone (a DM step), out of the scheduler's order: from here the launch's
+// live history departs from what a re-launch reproduces (docs/live.md "Time travel while live").
+template <class S>
+void solo(S& s) {
+  s.lv.departed.insert(s.launch);
+  s.lv.stepped = true;
 }
 
 template <class S>
@@ -60,17 +72,20 @@ Result<void> sync_breakpoints(S& s) {
 }
 
 // The state at a halt: the context the DM cannot reach, then every warp's PC, mask and
-// registers read through the DM. The DM's own marks (halted, causes) are the debugger's, not the
-// kernel's: the checkpoint holds the kernel as if nobody had halted it.
+// registers read through the DM. The DM's own marks (halted, causes) and its scratch registers
+// (DSCRATCH, which every injected read goes through) are the debugger's, not the kernel's: the
+// checkpoint holds the kernel as if nobody had halted it, so a re-launch that reaches the same
+// point finds the same state.
 template <class S>
 Result<void> capture(S& s) {
-  if (auto r = s.capture(); !r) return r;
+  if (auto r = s.capture(false); !r) return r;
   if (auto r = s.lv.dev->read_warps(s.ctx, s.dev.config().threads); !r) return r;
   for (CoreState& c : s.ctx.cores)
     for (WarpState& w : c.warps) {
       w.halted = false;
       w.halt_cause = HaltCause::None;
       w.reset_halt = false;
+      w.dscratch.clear();
     }
   return {};
 }
@@ -107,14 +122,17 @@ Result<void> auto_checkpoint(S& s, bool resume) {
   if (*exists) return {};
   s.account_pass();
   if (auto r = s.lv.dev->halt_all(); !r) return r;
+  const bool was_held = s.lv.info.held;
+  s.lv.info.held = true;  // the pages are read through the DM too
   if (auto r = capture(s); !r) return r;
   StopEvent ev;
   ev.reason = StopReason::InstructionCount;
   ev.launch = s.launch;
   ev.instructions = s.ctx.kernel_instructions;
   if (auto r = s.save_checkpoint(ev, false); !r) return r;
-  if (resume) return s.lv.dev->resume_all();
-  return {};
+  if (!resume) return {};
+  s.lv.info.held = was_held;
+  return s.lv.dev->resume_all();
 }
 
 template <class S>
@@ -195,6 +213,7 @@ Result<std::optional<StopEvent>> run_others(S& s, uint32_t g, LiveStep* out, con
   std::vector<uint32_t> others;
   for (uint32_t o = 0; o < total; ++o)
     if (o != g && !held.count(o)) others.push_back(o);
+  solo(s);
   for (;;) {
     if (auto r = s.lv.dev->dm().resume_warps(others); !r) return r.error();
     s.lv.info.held = false;
@@ -223,6 +242,14 @@ Result<std::optional<StopEvent>> run_others(S& s, uint32_t g, LiveStep* out, con
   }
 }
 
+// DM steps count like normal execution, and so against the watchdog: the launch's instruction
+// budget (SessionOptions::watchdog) ends a step that never leaves a spin loop, as it ends a run.
+template <class S>
+std::optional<DeviceException> watchdog_due(const S& s, WarpId w, uint32_t pc, uint32_t tmask) {
+  if (!s.opts.watchdog || s.launch_progress() < s.opts.watchdog) return std::nullopt;
+  return DeviceException{Cause::Watchdog, pc, w.core, w.slot, tmask ? 31u - unsigned(std::countl_zero(tmask)) : 0u, 0};
+}
+
 // stepi / step / next / finish: DM steps of the focus warp, every other warp halted.
 template <class S, class Mode>
 Result<StopEvent> step(S& s, const Mode& mode) {
@@ -241,6 +268,11 @@ Result<StopEvent> step(S& s, const Mode& mode) {
     if (!first && s.planted.count(pc)) return stop(s, StopReason::Breakpoint, at(Cause::Breakpoint, pc, mode.warp));
     first = false;
     if (s.interrupted) return stop(s, StopReason::Interrupt, {});
+    if (auto x = watchdog_due(s, mode.warp, pc, tmask)) {
+      s.fatal = true;
+      return stop(s, StopReason::Watchdog, *x);
+    }
+    solo(s);
     auto r = s.lv.dev->step(g);
     if (!r) return r.error();
     LiveStep st = *r;
@@ -318,6 +350,7 @@ Result<StopEvent> run(S& s, const Mode& mode) {
       for (uint32_t w = 0; w < s.ctx.cores[c].warps.size(); ++w) {
         const WarpState& ws = s.ctx.cores[c].warps[w];
         if (!ws.active || !s.planted.count(ws.pc)) continue;
+        solo(s);
         auto st = ld.step(ld.gid(c, w));
         if (!st) return st.error();
         if (st->kind == LiveStep::Waiting) waiting.insert(ld.gid(c, w));
@@ -338,6 +371,10 @@ Result<StopEvent> run(S& s, const Mode& mode) {
         return stop(s, StopReason::Exception, at(past.cause, past.pc, warp_of(s, g)));
       }
     }
+    // The departure ends here: a checkpoint, so that the seeded run from here (the live history
+    // up to the next stop) is one a re-launch from this checkpoint reproduces (time travel).
+    if (s.lv.stepped && s.store && !s.opts.read_only)
+      if (auto r = auto_checkpoint(s, false); !r) return r.error();
     if (auto r = ld.resume_all(); !r) return r.error();
     s.lv.info.held = false;
   } else if (mode.kind == Mode::Step) {
@@ -456,6 +493,15 @@ Result<void> setup(S& s, Driver& device, const SessionOptions& options) {
   lv.info.has_dm = p.ok();
   if (p) lv.info.platform = *p;
   if (!p && options.mode == SessionMode::Live) return make_error(kNoDebugModule);
+  if (options.replay) {
+    // A recording has no launch on the device to halt: it is opened at a checkpoint and replayed
+    // by re-launching from it (a move in time, below), so the DM stays inactive.
+    (void)device.dm_write(dm::kDctrl, 0);
+    lv.info.why = std::string("--mode ") + session_mode_name(options.mode) +
+                  ": a recording replays by re-launching from its checkpoints (nothing of it is on the device to "
+                  "halt in place; docs/live.md)";
+    return {};
+  }
   lv.on = lv.info.live = p.ok();
   lv.info.why = options.mode == SessionMode::Live ? "--mode live: warps halted in place through the Debug Module"
                 : p ? "--mode auto: the device has a Debug Module, so warps are halted in place through it"
@@ -474,11 +520,12 @@ void leave(S& s, const std::string& why) {
   s.lv.info.why = why;
 }
 
+// Memory through a halted warp's view (on `core` when given: its local memory).
 template <class S>
-Result<std::vector<uint8_t>> read_memory(S& s, uint32_t addr, uint32_t size) {
+Result<std::vector<uint8_t>> read_memory(S& s, uint32_t addr, uint32_t size, std::optional<uint32_t> core = {}) {
   std::vector<uint8_t> bytes(size);
   uint32_t through = UINT32_MAX;
-  for (uint32_t c = 0; c < s.ctx.cores.size() && through == UINT32_MAX; ++c)
+  for (uint32_t c = core.value_or(0); c < s.ctx.cores.size() && through == UINT32_MAX && (!core || c == *core); ++c)
     for (uint32_t w = 0; w < s.ctx.cores[c].warps.size(); ++w)
       if (s.ctx.cores[c].warps[w].active) {
         through = s.lv.dev->gid(c, w);

@@ -1,10 +1,15 @@
 // Live sessions (docs/live.md): the engine's run control through the Debug Module against the
 // re-launch method on the same kernels, devices without a DM, and the DM access count of every
 // live operation (a regression in batching changes a count and fails here).
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstring>
+#include <filesystem>
 
 #include "device/host_runtime.hpp"
 #include "engine/session.hpp"
+#include "engine/symbols.hpp"
 
 using namespace vx;
 using namespace vx::engine;
@@ -18,7 +23,18 @@ struct Live {
   std::unique_ptr<Session> s;
 };
 
-Live open_session(const std::string& kernel, SessionMode mode, bool dm = true, const DeviceConfig& cfg = {1, 1, 4, 4}) {
+// A store directory of this process, removed with everything in it.
+struct TempStore {
+  std::string path = (std::filesystem::temp_directory_path() / ("vx-live-" + std::to_string(::getpid()))).string();
+  TempStore() { std::filesystem::remove_all(path); }
+  ~TempStore() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+Live open_session(const std::string& kernel, SessionMode mode, bool dm = true, const DeviceConfig& cfg = {1, 1, 4, 4},
+                  const std::string& store_dir = "") {
   Live l;
   RunOptions o;
   o.debug_module = dm;
@@ -27,6 +43,8 @@ Live open_session(const std::string& kernel, SessionMode mode, bool dm = true, c
   l.dev = std::move(d).value();
   SessionOptions so;
   so.mode = mode;
+  so.store_dir = store_dir;
+  so.store_sync = false;
   auto s = Session::create(*l.dev, so);
   REQUIRE(s);
   l.s = std::move(s).value();
@@ -144,12 +162,12 @@ TEST_CASE("DM access counts of every live operation", "[live]") {
   CHECK(connect == 4);  // connect: DCTRL read, activate, PLATFORM, DCONFIG.ebreakh
 
   // run_to: the launch starts halted (reset-halt), nothing to plant, every warp resumed; then the
-  // stop: haltreq over all, WSTATUS, and every register of the 4 warps read by injection.
+  // stop: haltreq over all, WSTATUS, and every register and per-warp CSR of the 4 warps read by injection.
   auto ev = l.s->run_to(2000);
   REQUIRE(ev);
   REQUIRE(ev->reason == StopReason::InstructionCount);
   const uint64_t first_stop = dm(l) - connect;
-  CHECK(first_stop == 4113);  // nearly all of it: read_warp of 4 warps of 4 threads
+  CHECK(first_stop == 4341);  // nearly all of it: read_warp of 4 warps of 4 threads
 
   // Reading the stop's registers again costs nothing: they were read at the stop.
   uint64_t before = dm(l);
@@ -163,7 +181,7 @@ TEST_CASE("DM access counts of every live operation", "[live]") {
   REQUIRE(st);
   REQUIRE(st->reason == StopReason::Step);
   const uint64_t stepi = dm(l) - before;
-  CHECK(stepi == 4116);
+  CHECK(stepi == 4343);
 
   // Memory: 16 words through a halted warp, 6n + 7 (engine/dm_client.hpp).
   before = dm(l);
@@ -183,8 +201,8 @@ TEST_CASE("DM access counts of every live operation", "[live]") {
   REQUIRE(h2);
   REQUIRE(h2->reason == StopReason::Breakpoint);
   const uint64_t between = dm(l) - before;
-  CHECK(to_hit == 4175);
-  CHECK(between == 4155);
+  CHECK(to_hit == 4403);
+  CHECK(between == 4383);
 }
 
 TEST_CASE("DM access counts: halt after reset, stepping from the first instruction, a line step, attach", "[live]") {
@@ -213,7 +231,7 @@ TEST_CASE("DM access counts: halt after reset, stepping from the first instructi
   REQUIRE(ev);
   REQUIRE(ev->reason == StopReason::Step);
   CHECK(ev->instructions == 0);  // every warp on its first instruction
-  CHECK(dm(l) - before == 4113);  // as the first stop of engine operations: reset-halt, read 4 warps
+  CHECK(dm(l) - before == 4341);  // as the first stop of engine operations: reset-halt, read 4 warps
   const WarpId w = ev->hits[0].warp;
   const uint32_t pc0 = ev->hits[0].pc;
   before = dm(l);
@@ -221,7 +239,7 @@ TEST_CASE("DM access counts: halt after reset, stepping from the first instructi
   REQUIRE(s1);
   CHECK(s1->instructions == 1);
   CHECK(s1->hits[0].pc == pc0 + 4);
-  CHECK(dm(l) - before == 4116);
+  CHECK(dm(l) - before == 4343);
   // A step over a 3-instruction range: 3 DM steps, the thread mask and sp read where the policy is asked.
   int asked = 0;
   before = dm(l);
@@ -233,7 +251,7 @@ TEST_CASE("DM access counts: halt after reset, stepping from the first instructi
   REQUIRE(s3);
   CHECK(s3->instructions == 4);
   CHECK(asked == 2);
-  CHECK(dm(l) - before == 4156);  // 40 more than a stepi: two more steps, the masks and sp
+  CHECK(dm(l) - before == 4383);  // 40 more than a stepi: two more steps, the masks and sp
 }
 
 TEST_CASE("attach: the first continue halts the launch after N instructions through haltreq", "[live]") {
@@ -260,8 +278,98 @@ TEST_CASE("attach: the first continue halts the launch after N instructions thro
   CHECK(ev->reason == StopReason::Interrupt);
   CHECK(ev->instructions == 5000);
   CHECK(l.s->info().held);
-  CHECK(dm(l) - before == 4113);
+  CHECK(dm(l) - before == 4341);
   int active = 0;
   for (const WarpState& ws : l.s->context().cores[0].warps) active += ws.active;
   CHECK(active == 4);  // hang's CTAs fill the 4 slots, every warp spinning
+}
+
+namespace {
+
+// The first BAR (Vortex custom-0, funct3 4, rd x0) at or after `from`, read from the device.
+uint32_t first_bar(Session& s, uint32_t from) {
+  auto m = s.read_memory(from, 4096);
+  REQUIRE(m);
+  for (uint32_t i = 0; i + 4 <= m->size(); i += 4) {
+    uint32_t w = 0;
+    std::memcpy(&w, m->data() + i, 4);
+    if ((w & 0x707f) == 0x400b && ((w >> 7) & 31) == 0 && (w >> 25) == 0) return from + i;
+  }
+  FAIL("no BAR in reduce");
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("DM access counts: finish, a fault stop, continuing past a waiting warp, a stop with a store", "[live]") {
+  SECTION("finish from the kernel's function: DM steps of the focus warp, sp read where the policy is asked") {
+    Live l = open_session("sgemm", SessionMode::Live);
+    auto sym = Symbols::load(kExamples + "/sgemm.elf");
+    REQUIRE(sym);
+    auto entry = sym->symbol_address("sgemm");
+    REQUIRE(entry);
+    REQUIRE(l.s->add_breakpoint(*entry));
+    auto hit = l.s->resume();
+    REQUIRE(hit);
+    REQUIRE(hit->reason == StopReason::Breakpoint);
+    const WarpId w = hit->hits[0].warp;
+    const uint32_t sp0 = l.s->context().cores[w.core].warps[w.slot].x[2 * 4];
+    for (const Breakpoint& b : l.s->breakpoints()) REQUIRE(l.s->remove_breakpoint(b.id));
+    int asked = 0;
+    const uint64_t before = dm(l);
+    auto fin = l.s->step(w, 0, [&](uint32_t pc, uint32_t sp) -> std::optional<std::pair<uint32_t, uint32_t>> {
+      ++asked;
+      if (sp > sp0) return std::nullopt;  // returned to the caller
+      return std::make_pair(pc, pc + 4);
+    });
+    REQUIRE(fin);
+    CHECK(fin->reason == StopReason::Step);
+    // sgemm keeps sp: the step runs the warp's work to its end (its TMC 0), 1,322 lines' worth.
+    CHECK(asked == 1322);
+    CHECK(dm(l) - before == 24713);
+  }
+  SECTION("a fault stop: the halt, then the stop's reads") {
+    Live l = open_session("fault", SessionMode::Live);
+    const uint64_t before = dm(l);
+    auto ev = l.s->resume();
+    REQUIRE(ev);
+    REQUIRE(ev->reason == StopReason::Exception);
+    CHECK(dm(l) - before == 4341);
+  }
+  SECTION("continuing past a warp that waits at a breakpoint on a BAR: the others run until it can step past") {
+    Live l = open_session("reduce", SessionMode::Live);
+    auto sym = Symbols::load(kExamples + "/reduce.elf");
+    REQUIRE(sym);
+    auto entry = sym->symbol_address("reduce");
+    REQUIRE(entry);
+    const uint32_t bar = first_bar(*l.s, *entry);
+    REQUIRE(l.s->add_breakpoint(bar));
+    auto h1 = l.s->resume();
+    REQUIRE(h1);
+    REQUIRE(h1->reason == StopReason::Breakpoint);
+    CHECK(h1->hits[0].pc == bar);
+    const uint64_t before = dm(l);
+    auto h2 = l.s->resume();
+    REQUIRE(h2);
+    REQUIRE(h2->reason == StopReason::Breakpoint);
+    CHECK(h2->hits[0].pc == bar);
+    CHECK(h2->hits[0].warp != h1->hits[0].warp);  // another warp reached the BAR while the first waited
+    // The step onto the BAR, the others resumed and halted around a slice, the step past, the stop.
+    CHECK(dm(l) - before == 4384);
+  }
+  SECTION("a breakpoint stop with a store: the checkpoint's dirty pages are read through the DM too") {
+    TempStore dir;
+    Live l = open_session("sgemm", SessionMode::Live, true, {1, 1, 4, 4}, dir.path);
+    auto ev = l.s->run_to(2000);
+    REQUIRE(ev);
+    REQUIRE(l.s->add_breakpoint(ev->hits.empty() ? l.s->context().cores[0].warps[0].pc : ev->hits[0].pc));
+    const uint64_t before = dm(l);
+    auto hit = l.s->resume();
+    REQUIRE(hit);
+    REQUIRE(hit->reason == StopReason::Breakpoint);
+    CHECK(l.s->stats().checkpoints == 4);  // the launch's start, the run_to stop, the departure, the hit
+    // The departure's checkpoint (the warps read again) and the hit, each writing the pages dirtied
+    // since the last checkpoint, read by injected loads (6n + 7 a page of n words).
+    CHECK(dm(l) - before == 14939);
+  }
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
@@ -248,9 +249,10 @@ struct Session::Impl {
   SessionStats st;
   LiveState lv;  // live mode (engine/live_run.hpp)
 
-  // Device memory for checkpoints: through the Debug Module while a live launch is held.
+  // Device memory for checkpoints: through the Debug Module while a live launch is held (at a stop,
+  // and at an automatic checkpoint, for which every warp is halted too).
   Result<void> read_device(uint32_t addr, std::span<uint8_t> bytes) {
-    if (lv.on && lv.info.held && phase == Phase::Stopped) {
+    if (lv.on && lv.info.held) {
       auto r = live::read_memory(*this, addr, uint32_t(bytes.size()));
       if (!r) return r.error();
       std::copy(r->begin(), r->end(), bytes.begin());
@@ -831,14 +833,17 @@ struct Session::Impl {
     }
   }
 
-  // Saves the state at the current event (the launch is still in flight).
-  Result<void> capture() {
+  // Saves the state at the current event (the launch is still in flight). io_region: also the I/O
+  // region a re-launch puts back (a live stop does not re-launch: a move in time restores it).
+  Result<void> capture(bool io_region = true) {
     auto saved = dev.save_context();
     if (!saved) return saved.error();
     ctx = std::move(saved).value();
     drain_console();
-    io_snapshot.assign(memmap::kIoEnd - memmap::kIoBase, 0);
-    (void)dev.copy_from_device(memmap::kIoBase, io_snapshot);
+    if (io_region) {
+      io_snapshot.assign(memmap::kIoEnd - memmap::kIoBase, 0);
+      (void)dev.copy_from_device(memmap::kIoBase, io_snapshot);
+    }
     note_reached(ctx.kernel_instructions);
     return {};
   }
@@ -917,6 +922,10 @@ struct Session::Impl {
       if (!rec) return make_error("could not read the checkpoint " + key.to_string() + ": " + rec.error().message);
       auto stored = record_to_context(*rec, dev.config(), [&](const checkpoint::PageHash& h) { return store->read_page(h); });
       if (!stored) return make_error("could not read the checkpoint " + key.to_string() + ": " + stored.error().message);
+      // A live history's checkpoint (docs/live.md): a forward run back in it that ran through a
+      // stepped interval without stopping (its breakpoints deleted) re-executed it, and may reach a
+      // later live key in another state. The recording keeps the live state; this one is not written.
+      if (rec->live && !lv.on && !(*stored == ctx)) return {};
       if (!(*stored == ctx))
         return make_error("internal error: the state reached at " + key.to_string() +
                           " differs from the checkpoint stored there (the model is not deterministic here)");
@@ -936,6 +945,8 @@ struct Session::Impl {
     context_to_record(ctx, &rec, &new_pages);
     rec.key = key;
     rec.stop = stop_rec;
+    rec.live = lv.on && lv.departed.count(launch);
+    rec.stepped = lv.on && lv.stepped;
     ThreadLists l = lists();
     auto conv = [](const std::vector<UnitRange>& in) {
       std::vector<checkpoint::UnitRange> out;
@@ -973,6 +984,7 @@ struct Session::Impl {
       unstored.erase(p.hash);
     }
     last_key = key;
+    if (lv.on) lv.stepped = false;
     ++st.checkpoints;
     checkpoint::StoreStats ss = store->stats();
     st.bytes_stored = ss.stored_page_bytes + ss.record_bytes;
@@ -1113,6 +1125,7 @@ struct Session::Impl {
     if (phase == Phase::Dead) return make_error("the workload was killed: " + last.message);
     bool step_armed = false;
     if (phase == Phase::Stopped) {
+      if (auto r = follow_recording(mode); !r || *r) return r ? Result<StopEvent>(**r) : Result<StopEvent>(r.error());
       if (fatal) {
         // The stop stays as it is: inspectable, and a point time travel can leave and reach again.
         if (mode.quiet()) return make_error("the launch cannot go on past this point (it stopped on a fault)");
@@ -1373,6 +1386,139 @@ struct Session::Impl {
     return {};
   }
 
+  // The launch's next checkpoint after the stop when a live session reached it by Debug Module
+  // steps (docs/live.md "Time travel while live"): a re-launch from here follows the seeded
+  // schedule, not that interval, so the engine restores its end instead of re-executing it.
+  Result<std::optional<checkpoint::CheckpointRecord>> stepped_ahead() {
+    using Out = std::optional<checkpoint::CheckpointRecord>;
+    if (!store || lv.on || phase != Phase::Stopped || !may_have_live()) return Out();
+    auto keys = store->list();
+    if (!keys) return keys.error();
+    const checkpoint::TimeKey here{launch, ctx.kernel_instructions};
+    auto it = std::upper_bound(keys->begin(), keys->end(), here);
+    if (it == keys->end() || it->launch != launch) return Out();
+    auto rec = store->get(*it);
+    if (!rec) return rec.error();
+    if (!rec->stepped) return Out();
+    return Out(std::move(*rec));
+  }
+
+  // Back in a live history (docs/live.md "Time travel while live"): a forward move follows the
+  // recording over the intervals the live session ran by Debug Module steps instead of
+  // re-executing them. A stepi of the one warp that such an interval moved is that interval; a
+  // continue (or a run to a later instruction) goes on from its end, and stops there when the live
+  // session stopped there at a breakpoint; past a continue's departure (the warps stepped past
+  // their breakpoints) every move goes on from its end. Any other move into one is refused.
+  // A stop event when the move ended in the recording; nullopt: run from the current point.
+  Result<std::optional<StopEvent>> follow_recording(const Mode& mode) {
+    using Out = std::optional<StopEvent>;
+    for (;;) {
+      auto ahead = stepped_ahead();
+      if (!ahead) return ahead.error();
+      if (!*ahead && mode.kind == Mode::Continue) {
+        // A seeded interval, and a stepped one further on: a continue scans up to it, as a re-launch
+        // run would go on into it (the first hit after here is the stop), and follows it from there.
+        auto end = scan_end_before_stepped(UINT64_MAX);
+        if (!end) return end.error();
+        if (!*end) return Out();
+        const uint64_t from = ctx.kernel_instructions;
+        ScanRequest req;
+        req.until = **end;
+        req.breakpoints = true;
+        req.watchpoints = true;
+        req.accept = [&](const StopEvent& e) {
+          return e.reason != StopReason::Breakpoint || !breakpoint_filter || breakpoint_filter(e);
+        };
+        auto res = scan(req);
+        if (!res) return res.error();
+        std::optional<StopEvent> first;
+        for (const StopEvent& h : res->hits)
+          if (h.instructions > from && (!first || h.instructions < first->instructions)) first = h;
+        if (first) {
+          const bool watch = first->reason == StopReason::Watchpoint;
+          auto ev =
+              seek(TimePoint{launch, first->instructions}, watch ? StopReason::Watchpoint : StopReason::Breakpoint,
+                   std::nullopt, watch ? first->watches : std::vector<WatchEvent>{});
+          if (!ev) return ev.error();
+          return Out(std::move(*ev));
+        }
+        // The scan ends where the stepped interval starts: a stop at a breakpoint there is the hit.
+        if (auto r = restore(checkpoint::TimeKey{launch, **end}); !r) return r.error();
+        for (uint32_t c = 0; c < ctx.cores.size(); ++c)
+          for (uint32_t w = 0; w < ctx.cores[c].warps.size(); ++w) {
+            const WarpState& ws = ctx.cores[c].warps[w];
+            if (ws.active && std::any_of(bps.begin(), bps.end(),
+                                         [&](const auto& b) { return b.second.enabled && b.second.addr == ws.pc; })) {
+              auto ev = seek(TimePoint{launch, **end}, StopReason::Breakpoint, WarpId{c, w}, {});
+              if (!ev) return ev.error();
+              return Out(std::move(*ev));
+            }
+          }
+        continue;
+      }
+      if (!*ahead) return Out();
+      const checkpoint::CheckpointRecord& rec = **ahead;
+      const checkpoint::TimeKey from{launch, ctx.kernel_instructions}, to = rec.key;
+      std::vector<WarpId> moved;
+      for (const auto& w : rec.warps) {
+        if (w.core >= ctx.cores.size() || w.slot >= ctx.cores[w.core].warps.size()) continue;
+        const WarpState& now = ctx.cores[w.core].warps[w.slot];
+        if (!now.active || !w.active || now.cta_linear != w.cta_linear || now.instret != w.instret)
+          moved.push_back(WarpId{w.core, w.slot});
+      }
+      const bool just_focus = moved.size() == 1 && moved[0].core == mode.warp.core && moved[0].slot == mode.warp.slot;
+      if (mode.kind == Mode::Step && !mode.policy && to.instret == from.instret + 1 && just_focus) {
+        auto ev = seek(TimePoint{to.launch, to.instret}, StopReason::Step, mode.warp, {});
+        if (!ev) return ev.error();
+        return Out(std::move(*ev));
+      }
+      const bool departure = rec.stop.kind == checkpoint::StopKind::Automatic;
+      const bool onward = mode.kind == Mode::Continue || (mode.kind == Mode::RunTo && mode.target > to.instret);
+      const bool inside = (mode.kind == Mode::Seek || mode.kind == Mode::RunTo || mode.kind == Mode::UntilWarp) &&
+                          mode.target < to.instret;
+      if ((!departure && !onward) || inside) return make_error(stepped_message(from, to));
+      const bool still_set = std::any_of(bps.begin(), bps.end(), [&](const auto& b) {
+        return b.second.enabled && b.second.addr == rec.stop.exception.pc;
+      });
+      if (!departure && mode.kind == Mode::Continue && rec.stop.kind == checkpoint::StopKind::Breakpoint && still_set) {
+        auto ev = seek(TimePoint{to.launch, to.instret}, StopReason::Breakpoint,
+                       WarpId{rec.stop.exception.core, rec.stop.exception.warp}, {});
+        if (!ev) return ev.error();
+        return Out(std::move(*ev));
+      }
+      if (auto r = restore(to); !r) return r.error();
+    }
+  }
+
+  // Only a live session, or a replay of a recording (which a live session may have written), has
+  // live checkpoints: a re-launch session never looks for them.
+  bool may_have_live() const { return lv.dev != nullptr || opts.replay; }
+
+  // The last checkpoint before the first stepped one in (now, until] of this launch: a scan ends
+  // there, as a re-launch does not reproduce what follows (docs/live.md).
+  Result<std::optional<uint64_t>> scan_end_before_stepped(uint64_t until) {
+    using Out = std::optional<uint64_t>;
+    if (!store || lv.on || !may_have_live()) return Out();
+    auto keys = store->list();
+    if (!keys) return keys.error();
+    uint64_t prev = ctx.kernel_instructions;
+    for (auto it = std::upper_bound(keys->begin(), keys->end(), checkpoint::TimeKey{launch, ctx.kernel_instructions});
+         it != keys->end() && it->launch == launch && it->instret <= until; ++it) {
+      auto rec = store->get(*it);
+      if (!rec) return rec.error();
+      if (rec->stepped) return Out(prev);
+      prev = it->instret;
+    }
+    return Out();
+  }
+
+  static std::string stepped_message(const checkpoint::TimeKey& from, const checkpoint::TimeKey& to) {
+    return "the live session ran launch " + std::to_string(from.launch) + " from instruction " +
+           std::to_string(from.instret) + " to " + std::to_string(to.instret) +
+           " by Debug Module steps (warps run alone), which a re-launch does not reproduce: only those two points "
+           "are recorded (docs/live.md)";
+  }
+
   // Restores the checkpoint at key exactly: memory, state, the plan's cursor and the launch.
   Result<void> restore(const checkpoint::TimeKey& key) {
     live::leave(*this, "a move in time re-launches from a checkpoint: the session went on in re-launch mode");
@@ -1465,7 +1611,14 @@ struct Session::Impl {
     if (!*key || (*key)->launch != t.launch)
       return make_error("no checkpoint of launch " + std::to_string(t.launch) + " at or before instruction " +
                         std::to_string(t.instret));
-    const bool here = phase == Phase::Stopped && launch == t.launch && ctx.kernel_instructions == t.instret;
+    // Already there: nothing to restore, unless the state here may not be the recorded one (a live
+    // session's history, which a re-launch can reach in another state: docs/live.md).
+    bool here = phase == Phase::Stopped && launch == t.launch && ctx.kernel_instructions == t.instret;
+    if (here && !lv.on && **key == checkpoint::TimeKey{t.launch, t.instret}) {
+      auto rec = store->get(**key);
+      if (!rec) return rec.error();
+      if (rec->live || rec->stepped) here = false;
+    }
     if (!here) {
       if (auto r = restore(**key); !r) return r.error();
       if (t.instret > (*key)->instret) {
@@ -1529,6 +1682,32 @@ struct Session::Impl {
       out.reached = ctx.kernel_instructions;
       return out;
     }
+    // An interval a live session ran by Debug Module steps: only its ends are recorded
+    // (docs/live.md), so a scan finds nothing inside it but the breakpoint hit it starts with.
+    auto ahead = stepped_ahead();
+    if (!ahead) return ahead.error();
+    uint64_t until = req.until;
+    auto end = scan_end_before_stepped(req.until);
+    if (!end) return end.error();
+    if (*end && **end > ctx.kernel_instructions) until = **end;
+    if (*ahead) {
+      out.reached = ctx.kernel_instructions;
+      if (!req.breakpoints) return out;
+      std::optional<WarpId> at;
+      for (uint32_t c = 0; c < ctx.cores.size() && !at; ++c)
+        for (uint32_t w = 0; w < ctx.cores[c].warps.size() && !at; ++w)
+          if (ctx.cores[c].warps[w].active && planted.count(ctx.cores[c].warps[w].pc)) at = WarpId{c, w};
+      if (!at) return out;
+      const DeviceException x{Cause::Breakpoint, ctx.cores[at->core].warps[at->slot].pc, at->core, at->slot, 0, 0};
+      StopEvent ev;
+      ev.reason = StopReason::Breakpoint;
+      ev.launch = launch;
+      ev.instructions = ctx.kernel_instructions;
+      ev.exception = x;
+      describe(ev, x, false);
+      if ((!req.accept || req.accept(ev)) && !ev.breakpoints.empty()) out.hits.push_back(std::move(ev));
+      return out;
+    }
     if (last.reason == StopReason::Assertion || last.reason == StopReason::Exception) {
       WarpState& ws = ctx.cores[last.exception.core].warps[last.exception.warp];
       if (ws.active && ws.pc == last.exception.pc) ws.pc += 4;
@@ -1549,8 +1728,8 @@ struct Session::Impl {
     const uint32_t nt = dev.config().threads;
     for (;;) {
       const uint64_t now = launch_progress();
-      if (now >= req.until) break;
-      uint64_t budget = std::min<uint64_t>(opts.slice, req.until - now);
+      if (now >= until) break;
+      uint64_t budget = std::min<uint64_t>(opts.slice, until - now);
       if (next_auto > now) budget = std::min(budget, next_auto - now);
       DeviceEvent e = dev.wait(budget);
       drain_console();
@@ -1843,10 +2022,40 @@ SessionInfo Session::info() const {
   return i;
 }
 
+Result<std::vector<uint8_t>> Session::read_local_memory(uint32_t core, uint32_t addr, uint32_t size) {
+  const DeviceContext& c = impl_->ctx;
+  if (core >= c.cores.size()) return make_error("no core " + std::to_string(core));
+  const uint64_t off = uint64_t(addr) - memmap::kLocalMemBase;
+  if (addr < memmap::kLocalMemBase || off + size > c.cores[core].local_mem.size())
+    return make_error("outside core " + std::to_string(core) + "'s local memory");
+  if (impl_->lv.on && impl_->lv.info.held && stopped()) {
+    auto r = live::read_memory(*impl_, addr, size, core);
+    if (r || r.error().message.rfind("no halted warp", 0) != 0) return r;
+    // No warp of that core to load through: what the stop saved (docs/live.md).
+  }
+  const auto& lm = c.cores[core].local_mem;
+  return std::vector<uint8_t>(lm.begin() + off, lm.begin() + off + size);
+}
+
+// The same words for an unmapped read whichever way it went (the device's copy, or a load injected
+// through the Debug Module): what is wrong, not how the engine looked.
+static Error unmapped(uint32_t addr, uint32_t size) {
+  char text[64];
+  std::snprintf(text, sizeof text, "0x%x..0x%llx", addr, static_cast<unsigned long long>(uint64_t(addr) + size));
+  return Error{std::string(text) + " is not mapped device memory"};
+}
+
 Result<std::vector<uint8_t>> Session::read_memory(uint32_t addr, uint32_t size) {
-  if (impl_->lv.on && impl_->lv.info.held && stopped()) return live::read_memory(*impl_, addr, size);
+  if (impl_->lv.on && impl_->lv.info.held && stopped()) {
+    auto r = live::read_memory(*impl_, addr, size);
+    if (!r && r.error().message.find("unmapped") != std::string::npos) return unmapped(addr, size);
+    return r;
+  }
   std::vector<uint8_t> bytes(size);
-  if (auto r = impl_->dev.copy_from_device(addr, bytes); !r) return r.error();
+  if (auto r = impl_->dev.copy_from_device(addr, bytes); !r) {
+    if (r.error().message.find("not mapped") != std::string::npos) return unmapped(addr, size);
+    return r.error();
+  }
   impl_->unplant_view(addr, bytes);
   return bytes;
 }

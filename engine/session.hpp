@@ -251,6 +251,9 @@ class Session {
   ThreadLists lists() const;
   // Device memory as the kernel sees it (planted breakpoints show their original words).
   Result<std::vector<uint8_t>> read_memory(uint32_t addr, uint32_t size);
+  // A core's local memory at a stop (addr from memmap::kLocalMemBase): through the Debug Module, by
+  // injected loads in a warp of that core, while a live launch is held; else the stop's saved state.
+  Result<std::vector<uint8_t>> read_local_memory(uint32_t core, uint32_t addr, uint32_t size);
   std::vector<ConsoleChunk> take_console();  // console output since the last call
   // The current launch's console output from its start to the current point, as the checkpoints
   // keep it (the same after a move in time as on the first pass).

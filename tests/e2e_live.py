@@ -8,10 +8,14 @@ Usage: e2e_live.py VXREPLAY EXAMPLES_DIR SOURCE_DIR CHECK
     divergent   a breakpoint inside a divergent region stops live with one lane active
     fault       a kernel that faults while live: an exception stop, state readable, continue ends it
     session     info session and the start event's mode
+    timetravel  reverse moves over a live history, and forward again: the live session's states
 The re-launch scripts of e2e_debug.py run in live mode as the meson tests live-debug-* (VXREPLAY_E2E_MODE).
 """
+import json
 import os
+import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_common import EXIT_DEVICE_STOP, check, failures, run  # noqa: E402
@@ -126,6 +130,18 @@ def check_attach(vx, ex, src):
     info = s.output("info session")
     check(info.get("mode") == "live" and info.get("held") is True, f"{t}: info session {info}")
 
+    # next in the spin loop: DM steps count against the watchdog, which ends the step (exit 66).
+    try:
+        s = Session(vx, elf, ["stepi", "next"], extra=["--mode", "live", "--attach-after", "5000", "--watchdog",
+                                                       "100000"], timeout=60)
+        t = s.tag()
+        stops = s.stops()
+        check(len(stops) == 3 and stops[2]["reason"] == "watchdog" and stops[2]["instructions"] == 100000,
+              f"{t}: stops {stops[1:]}, errors {s.errors()}")
+        check(s.rc == EXIT_DEVICE_STOP, f"{t}: status {s.rc}")
+    except subprocess.TimeoutExpired:
+        check(False, "live next in hang's spin loop did not end at the watchdog within 60 s")
+
     elf = os.path.join(ex, "vecadd.elf")
     s = Session(vx, elf, ["stepi", "stepi", "info registers pc", "continue"], extra=["--mode", "live", "--reset-halt"])
     t = s.tag()
@@ -169,6 +185,66 @@ def check_fault(vx, ex, src):
     check(strip(rl.stops()[0]) == strip(stops[0]) if stops and rl.stops() else False, f"{t}: fault stop differs")
 
 
+def check_timetravel(vx, ex, src):
+    """Time travel over a live history (docs/live.md "Time travel while live"): reverse moves and
+    the forward moves after them show the states the live session recorded, one state per point."""
+    with tempfile.TemporaryDirectory() as tmp:
+        # stepi, back and forth over live steps: the same registers at each point, no internal error.
+        reduce_elf = os.path.join(ex, "reduce.elf")
+        cmds = ["break reduce", "continue", "continue", "stepi", "info registers", "stepi", "info registers",
+                "reverse-stepi", "info registers", "reverse-stepi", "info registers", "stepi", "info registers",
+                "stepi", "info registers"]
+        s = Session(vx, reduce_elf, cmds, extra=["--mode", "live"], db=os.path.join(tmp, "r"))
+        t = s.tag()
+        regs = [o.get("text") for o in s.outputs("info registers")]
+        whens = [st["instructions"] for st in s.stops()]
+        check(not s.errors() and s.rc == 0, f"{t}: status {s.rc}, errors {s.errors()}")
+        if check(len(regs) == 6 and len(whens) == 8, f"{t}: {len(regs)} register dumps, stops {whens}"):
+            k = whens[1]
+            check(whens[2:] == [k + 1, k + 2, k + 1, k, k + 1, k + 2], f"{t}: stops {whens}")
+            check(regs[2] == regs[0] and regs[4] == regs[0] and regs[5] == regs[1], f"{t}: registers differ")
+        # The same recording replayed: a stepi from a live breakpoint stop is the live step past it.
+        rec = os.path.join(tmp, "r", "reduce-1")
+        p = subprocess.run([vx, "replay", rec, "--at", "2", "--batch", "--json", "-ex", "stepi", "-ex", "reverse-stepi",
+                            "-ex", "stepi"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        events = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
+        got = [e.get("instructions") for e in events if e.get("event") == "stop"]
+        errs = [e for e in events if e.get("event") == "error"]
+        check(p.returncode == 0 and not errs and len(whens) == 8 and got[-3:] == [whens[1] + 1, whens[1], whens[1] + 1],
+              f"replay --at 2 of a live recording: stops {got}, errors {errs}, status {p.returncode} {p.stderr[-300:]}")
+
+        # reverse-continue, then continue: the live session's hits, in both directions.
+        sgemm = os.path.join(ex, "sgemm.elf")
+        loop = source_line(src, "sgemm", "for (uint32_t k = 0; k < T; k++) acc +=")
+        cmds = [f"break sgemm.c:{loop}"] + ["continue"] * 4 + ["reverse-continue"] * 3 + ["continue"] * 3
+        s = Session(vx, sgemm, cmds, extra=["--mode", "live"], db=os.path.join(tmp, "c"))
+        t = s.tag()
+        hits = [st["instructions"] for st in s.stops()]
+        if check(len(hits) == 10 and not s.errors(), f"{t}: stops {hits}, errors {s.errors()}"):
+            fwd = hits[:4]
+            check(hits[4:7] == [fwd[2], fwd[1], fwd[0]], f"{t}: reverse-continue {hits[4:7]}, forward {fwd}")
+            check(hits[7:9] == fwd[1:3], f"{t}: continue after going back {hits[7:]}, forward {fwd}")
+            check(s.rc == 0, f"{t}: status {s.rc}")
+
+        # After stepi and continue live: from the start, continue follows the recording over the steps.
+        cmds = [f"break sgemm.c:{loop}", "continue", "stepi", "stepi", "continue", "continue", "goto start",
+                "continue", "continue", "continue"]
+        s = Session(vx, sgemm, cmds, extra=["--mode", "live"], db=os.path.join(tmp, "g"))
+        t = s.tag()
+        st = [(x["reason"], x["instructions"]) for x in s.stops()]
+        if check(len(st) == 9 and not s.errors(), f"{t}: stops {st}, errors {s.errors()}"):
+            live_hits = [st[0], st[3], st[4]]
+            check(st[6:] == live_hits, f"{t}: continue from the start {st[6:]}, live {live_hits}")
+
+        # A fault while live, then back and forth: no internal error; the fault again at the end.
+        fault = os.path.join(ex, "fault.elf")
+        s = Session(vx, fault, ["continue", "reverse-stepi", "stepi", "reverse-continue", "continue"],
+                    extra=["--mode", "live"], db=os.path.join(tmp, "f"))
+        t = s.tag()
+        check(not any("internal error" in e for e in s.errors()), f"{t}: errors {s.errors()}")
+        check(s.rc == EXIT_DEVICE_STOP, f"{t}: status {s.rc}")
+
+
 def check_session(vx, ex, src):
     elf = os.path.join(ex, "vecadd.elf")
     s = Session(vx, elf, ["info session", "break vecadd", "continue", "info session", "delete", "continue",
@@ -179,7 +255,42 @@ def check_session(vx, ex, src):
         check(all(i.get("mode") == "live" and i.get("debug_module") for i in infos), f"{t}: {infos}")
         check([i.get("held") for i in infos] == [False, True, False], f"{t}: held {[i.get('held') for i in infos]}")
         check(infos[1]["dm_accesses"] > infos[0]["dm_accesses"], f"{t}: DM accesses {infos}")
-    check(s.of("start")[0].get("mode") == "live", f"{t}: start {s.of('start')}")
+    start = s.of("start")[0]
+    check(start.get("mode") == "live", f"{t}: start {start}")
+    # The start event says what info session says (docs/cli.md).
+    check(start.get("requested") == "live" and start.get("why") == infos[0].get("why") and
+          start.get("debug_module") is True and start.get("held") is False if infos else False, f"{t}: start {start}")
+    # vxreplay replay --mode live replays by re-launching, and says so.
+    with tempfile.TemporaryDirectory() as tmp:
+        Session(vx, elf, ["break vecadd", "continue"], extra=["--mode", "live"], db=tmp)
+        p = subprocess.run([vx, "replay", os.path.join(tmp, "vecadd-1"), "--mode", "live", "--batch", "--json", "-ex",
+                            "info session"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        ev = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
+        st = [e for e in ev if e.get("event") == "start"]
+        info = [e for e in ev if e.get("command") == "info session"]
+        check(st and st[0].get("mode") == "relaunch" and st[0].get("requested") == "live" and
+              "re-launching" in st[0].get("why", ""), f"replay --mode live: start {st}")
+        check(info and info[0].get("mode") == "relaunch" and not info[0].get("held"), f"replay --mode live: {info}")
+    # Reads through the DM (docs/live.md): local memory by injected loads, the per-warp CSRs, and
+    # an unmapped address that fails with the same words in both modes.
+    reduce_elf = os.path.join(ex, "reduce.elf")
+    line = source_line(src, "reduce", "lm->odd[tid] = odd;")
+    cmds = [f"break reduce.c:{line}", "continue", "continue", "info session", "x/8x 0xffff0000", "info session",
+            "info registers float", "x/4x 0x10"]
+    lv = Session(vx, reduce_elf, cmds, extra=["--mode", "live"])
+    rl = Session(vx, reduce_elf, cmds, extra=["--mode", "relaunch"])
+    t = lv.tag()
+    lm = [o.get("text") for o in lv.outputs("x/8x 0xffff0000")]
+    check(lm and lm == [o.get("text") for o in rl.outputs("x/8x 0xffff0000")], f"{t}: local memory {lm}")
+    acc = [i.get("dm_accesses", 0) for i in lv.outputs("info session")]
+    # 8 words by injected loads in a warp of the focus core, already selected: 6n + 7 (engine/dm_client.hpp),
+    # one less as INJECT still holds the instruction the read starts with.
+    check(len(acc) == 2 and acc[1] - acc[0] == 6 * 8 + 6, f"{t}: DM accesses for 8 words of local memory {acc}")
+    check([o.get("text") for o in lv.outputs("info registers float")] ==
+          [o.get("text") for o in rl.outputs("info registers float")], f"{t}: info registers float differs")
+    check(lv.errors() == rl.errors() and len(lv.errors()) == 1 and "not mapped" in lv.errors()[0],
+          f"{t}: errors live {lv.errors()}, relaunch {rl.errors()}")
+
     d = Session(vx, elf, ["info session"])
     check(d.output("info session").get("mode") == "relaunch", f"default: {d.output('info session')}")
 
@@ -187,7 +298,7 @@ def check_session(vx, ex, src):
 def main():
     vx, ex, src, what = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3], sys.argv[4]
     checks = {"compare": check_compare, "no-dm": check_no_dm, "attach": check_attach, "divergent": check_divergent,
-              "fault": check_fault, "session": check_session}
+              "fault": check_fault, "session": check_session, "timetravel": check_timetravel}
     if what not in checks:
         print("unknown check", what, file=sys.stderr)
         return 2

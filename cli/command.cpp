@@ -22,18 +22,37 @@ const std::vector<CommandInfo>& command_table() {
       {"reverse-continue", {"rc"}, "", "go back to the latest earlier breakpoint or watchpoint hit"},
       {"goto", {}, "N | start | end", "go to checkpoint N (info checkpoints), or the launch's first or last point"},
       {"checkpoint", {}, "", "mark the current stop as a checkpoint (info checkpoints lists it)"},
-      {"when", {}, "", "show the current point in time: launch, instruction, the focus warp's count"},
+      // "wh" was a unique prefix of when before whatis: it keeps meaning when.
+      {"when", {"wh"}, "", "show the current point in time: launch, instruction, the focus warp's count"},
       {"watch", {}, "[-l LEN] ADDR | *(TYPE *)ADDR [if COND]", "stop after a warp writes a changed value there"},
       {"rwatch", {}, "[-l LEN] ADDR | *(TYPE *)ADDR [if COND]", "stop after a warp reads there"},
-      {"awatch", {}, "[-l LEN] ADDR | *(TYPE *)ADDR [if COND]", "stop after a warp reads or writes there"},
+      // "a" and "e" were unique prefixes of awatch and enable before advance and echo; "de" of delete before define.
+      {"awatch", {"a"}, "[-l LEN] ADDR | *(TYPE *)ADDR [if COND]", "stop after a warp reads or writes there"},
       {"break", {"b", "br"}, "[LOC] [if COND]", "set a breakpoint at FUNC, FILE:LINE or *ADDR (default: the focus PC)"},
       {"tbreak", {"tb"}, "[LOC] [if COND]", "set a breakpoint that is deleted when it first stops"},
-      {"delete", {"d"}, "[N...]", "delete breakpoints (all without N)"},
+      {"delete", {"d", "de"}, "[N...]", "delete breakpoints (all without N)"},
       {"disable", {}, "[N...]", "disable breakpoints (all without N)"},
-      {"enable", {}, "[N...]", "enable breakpoints (all without N)"},
+      {"enable", {"e"}, "[N...]", "enable breakpoints (all without N)"},
       {"condition", {}, "N [COND]", "set or (without COND) remove breakpoint N's condition"},
       {"info", {"i"}, "WHAT", "breakpoints, ctas, warps, lanes, registers [REG...|f], checkpoints"},
-      {"print", {"p", "inspect"}, "[/F] EXPR", "evaluate EXPR in the focus lane (F: x d u c)"},
+      {"print", {"p", "inspect"}, "[/F] [-lanes] EXPR",
+       "evaluate EXPR (C variables too) in the focus lane, or every active lane (F: x d u t c f)"},
+      {"ptype", {}, "EXPR | TYPE", "show the C type of EXPR, or a type, with struct members written out"},
+      {"whatis", {}, "EXPR | TYPE", "show the C type name of EXPR"},
+      {"display", {}, "[EXPR]", "print EXPR at every stop (without EXPR: show them now)"},
+      {"frame", {"f"}, "[N]", "select function level N at the focus pc (inlined calls), and show it"},
+      {"up", {}, "[N]", "select the function level N outwards (the caller of an inlined call)"},
+      {"down", {}, "[N]", "select the function level N inwards"},
+      {"set", {}, "var NAME = EXPR", "not supported yet"},
+      {"until", {"u"}, "[LOC]", "not supported yet"},
+      {"advance", {"adv"}, "LOC", "not supported yet"},
+      {"commands", {}, "[N]", "not supported yet"},
+      {"dprintf", {}, "LOC,FORMAT,ARGS", "not supported yet"},
+      {"ignore", {}, "N COUNT", "not supported yet"},
+      {"source", {}, "FILE", "not supported yet"},
+      {"echo", {}, "TEXT", "not supported yet"},
+      {"define", {}, "NAME", "not supported yet"},
+      {"skip", {}, "[FILE|FUNCTION]", "not supported yet"},
       {"x", {}, "/NFU ADDR", "examine memory: N units, F format x d u c, U unit b h w"},
       {"disassemble", {"disas"}, "[ADDR | START,END | START,+LEN]",
        "disassemble the function at ADDR (default: the focus PC)"},
@@ -58,7 +77,10 @@ const std::vector<CommandInfo>& info_table() {
       {"checkpoints", {}, "[all]", "the stops of the recording, numbered for goto (all: automatic ones too)"},
       {"ctas", {}, "", "complete, in-progress and not-launched CTAs"},
       // "l" and "w" keep meaning lanes and warps whatever info subcommands come later.
+      {"args", {}, "", "the focus lane's arguments of the selected function level (DWARF)"},
+      {"frame", {"f"}, "", "the selected function level: pc, CFA, what it is inlined into"},
       {"lanes", {"l"}, "", "lanes of the focus warp"},
+      {"locals", {}, "", "the focus lane's local variables of the selected function level (DWARF)"},
       {"registers", {"r", "reg"}, "[REG...|f]", "the focus lane's registers (f: float registers)"},
       {"session", {}, "", "live or re-launch, why, the Debug Module, whether the device is held"},
       {"warps", {"w", "wa"}, "", "every active warp"},
@@ -134,7 +156,7 @@ Result<CommandLine> parse_command_line(std::string_view line) {
 
 Result<std::string> parse_info_subcommand(std::string_view word) {
   if (word.empty())
-    return make_error("\"info\" needs what to show: breakpoints, checkpoints, ctas, lanes, registers, session, warps, watchpoints");
+    return make_error("\"info\" needs what to show: args, breakpoints, checkpoints, ctas, frame, lanes, locals, registers, session, warps, watchpoints");
   return resolve(word, info_table(), "info command");
 }
 
@@ -196,8 +218,8 @@ Result<MemoryFormat> parse_memory_format(std::string_view spec) {
 
 Result<char> parse_print_format(std::string_view spec) {
   if (spec.empty()) return char(0);
-  if (spec.size() == 1 && (spec[0] == 'x' || spec[0] == 'd' || spec[0] == 'u' || spec[0] == 'c')) return spec[0];
-  return make_error("print/" + std::string(spec) + ": the format is one of x d u c");
+  if (spec.size() == 1 && std::string_view("xductf").find(spec[0]) != std::string_view::npos) return spec[0];
+  return make_error("print/" + std::string(spec) + ": the format is one of x d u t c f");
 }
 
 Result<BreakSpec> parse_break_spec(std::string_view args) {

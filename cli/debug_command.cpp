@@ -19,6 +19,7 @@
 #include "device/input_file.hpp"
 #include "engine/session.hpp"
 #include "engine/symbols.hpp"
+#include "engine/variables.hpp"
 
 namespace vx::cli {
 
@@ -173,10 +174,12 @@ int debug_command(const DebugArgs& a) {
   if (!image) return fail(*sink, kExitBadInput, image.error().message);
 
   std::optional<engine::Symbols> symbols;
+  std::optional<engine::Variables> variables;
   if (image->is_elf) {
     auto s = engine::Symbols::load(a.run.kernel);
     if (s) {
       symbols.emplace(std::move(s).value());
+      if (auto v = engine::Variables::load(a.run.kernel)) variables.emplace(std::move(v).value());
     } else if (sink->json()) {
       sink->error("", "no symbols: " + s.error().message);
     } else {
@@ -255,6 +258,7 @@ int debug_command(const DebugArgs& a) {
     return fail(*sink, store_status(r.error().message), "--db " + store_dir + ": " + r.error().message);
 
   Debugger dbg(**session, symbols ? &*symbols : nullptr, *launch, *sink);
+  if (variables) dbg.set_variables(&*variables);
   dbg.set_stop_on_store_error(a.stop_on_store_error);
   StartView sv;
   sv.kernel = a.run.kernel;

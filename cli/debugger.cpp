@@ -168,6 +168,9 @@ class Debugger::LaneEnv final : public ExprEnv {
       case K::Lane: return int64_t(lane_);
       case K::Warp: return int64_t(slot_);
       case K::Core: return int64_t(core_);
+      case K::LocalMem:
+        return int64_t(memmap::kLocalMemBase + w_->cta_slot * d_.s_.context().launch.lmem_stride);
+      case K::Source: return make_error("'" + v.name + "' is a C name: it needs the kernel's debug information");
       default: return make_error("internal error: unknown variable");
     }
   }
@@ -178,11 +181,22 @@ class Debugger::LaneEnv final : public ExprEnv {
     return int64_t(*w);
   }
 
+  Result<int64_t> c_value(const void* node) const override {
+    if (!w_) return make_error("C variables need a focus lane: the kernel is not stopped in a warp");
+    auto v = d_.evaluate_c_in(*static_cast<const Expr::Node*>(node), core_, slot_, lane_, 0);
+    if (!v) return v.error();
+    return c_to_int(*v);
+  }
+
  private:
   Debugger& d_;
   const WarpState* w_;
   uint32_t core_, slot_, lane_;
 };
+
+std::unique_ptr<ExprEnv> Debugger::make_lane_env(const WarpState* w, uint32_t core, uint32_t slot, uint32_t lane) {
+  return std::make_unique<LaneEnv>(*this, w, core, slot, lane);
+}
 
 // --- Construction and dispatch ----------------------------------------------------------------------
 
@@ -238,6 +252,13 @@ bool Debugger::execute(const std::string& line) {
   else if (n == "condition") cmd_condition(*cl);
   else if (n == "info") cmd_info(*cl);
   else if (n == "print") cmd_print(*cl);
+  else if (n == "ptype") cmd_ptype(*cl, true);
+  else if (n == "whatis") cmd_ptype(*cl, false);
+  else if (n == "display") cmd_display(*cl);
+  else if (n == "frame" || n == "up" || n == "down") cmd_frame(n, *cl);
+  else if (n == "set" || n == "until" || n == "advance" || n == "commands" || n == "dprintf" || n == "ignore" ||
+           n == "source" || n == "echo" || n == "define" || n == "skip")
+    cmd_not_yet(n);
   else if (n == "x") cmd_x(*cl);
   else if (n == "disassemble") cmd_disassemble(*cl);
   else if (n == "list") cmd_list(*cl);
@@ -685,6 +706,7 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
     if (!note.empty()) view.message = note;
     if (ev->reason == StopReason::Watchpoint) view.watches = last_watches_;
     sink_.stop(view);
+    show_displays();
     note_store();
     // Temporary breakpoints go once they stopped.
     bool removed = false;
@@ -1042,6 +1064,7 @@ void Debugger::cmd_info(Args a) {
   if (!sub) return usage(sub.error().message);
   std::string rest = sp == std::string_view::npos ? "" : std::string(trim(args.substr(sp)));
   if (*sub == "registers") return info_registers(rest);
+  if (*sub == "frame") return cmd_frame("info frame", CommandLine{"frame", "", rest});
   if (*sub == "checkpoints") {
     if (!rest.empty() && rest != "all") return usage("\"info checkpoints\" takes nothing or \"all\"");
     return info_checkpoints(rest == "all");
@@ -1053,6 +1076,8 @@ void Debugger::cmd_info(Args a) {
   else if (*sub == "lanes") info_lanes();
   else if (*sub == "watchpoints") info_watchpoints();
   else if (*sub == "session") info_session();
+  else if (*sub == "locals") info_variables(false);
+  else if (*sub == "args") info_variables(true);
 }
 
 void Debugger::info_breakpoints() {
@@ -1246,8 +1271,16 @@ void Debugger::cmd_print(Args a) {
   auto fmt = parse_print_format(a.format);
   if (!fmt) return usage(fmt.error().message);
   if (a.args.empty()) return usage("print: expected an expression");
-  auto e = Expr::parse(a.args);
+  std::string text_arg = a.args;
+  bool all_lanes = false;
+  if (text_arg.rfind("-lanes", 0) == 0 && (text_arg.size() == 6 || text_arg[6] == ' ')) {
+    all_lanes = true;
+    text_arg = std::string(trim(text_arg.substr(6)));
+    if (text_arg.empty()) return usage("print -lanes: expected an expression");
+  }
+  auto e = Expr::parse(text_arg);
   if (!e) return usage(e.error().message);
+  if (all_lanes || e->uses_source() || *fmt == 't' || *fmt == 'f') return cmd_print_c(*e, *fmt, all_lanes);
   auto v = evaluate(*e, focus_.core, focus_.slot, focus_.lane);
   if (!v) return err(v.error().message);
   int64_t x = *v;
@@ -1587,6 +1620,7 @@ void Debugger::cmd_focus(const std::string& first, Args a) {
   else lane = w.tmask ? uint32_t(std::countr_zero(w.tmask)) : 0;
   if (lane >= nt()) return err("lane " + std::to_string(lane) + " does not exist (a warp has " + std::to_string(nt()) + ")");
   focus_ = {true, core, slot, lane};
+  frame_level_ = 0;
   list_next_ = 0;
   describe();
 }

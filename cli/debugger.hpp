@@ -18,9 +18,11 @@
 #include "cli/console.hpp"
 #include "cli/expr.hpp"
 #include "cli/output.hpp"
+#include "cli/values.hpp"
 #include "device/host_runtime.hpp"
 #include "engine/session.hpp"
 #include "engine/symbols.hpp"
+#include "engine/variables.hpp"
 #include "replay/timeline.hpp"
 
 namespace vx::cli {
@@ -36,6 +38,9 @@ class Debugger {
 
   // `break` from the command line (--break): the error is returned, not reported.
   Result<int> add_breakpoint(const std::string& location, const std::string& condition, bool temporary);
+
+  // The kernel's source variables (print over C names); null: registers and addresses only.
+  void set_variables(const engine::Variables* vars) { vars_ = vars; }
 
   // Errors reported so far (a failed --break makes the session a usage error).
   int errors() const { return errors_; }
@@ -88,6 +93,19 @@ class Debugger {
   void cmd_backtrace(Args a);
   void cmd_focus(const std::string& first, Args a);
   void cmd_help(Args a);
+  // C variables (debugger_vars.cpp).
+  void cmd_print_c(const Expr& e, char fmt, bool all_lanes);
+  void cmd_ptype(Args a, bool expand);
+  void cmd_display(Args a);
+  void show_displays();
+  void info_variables(bool params);
+  void cmd_frame(const std::string& name, Args a);
+  void cmd_not_yet(const std::string& name);
+  // Evaluates a C expression in one lane, at function level `level` of its pc.
+  Result<CValue> evaluate_c_in(const Expr::Node& e, uint32_t core, uint32_t slot, uint32_t lane, unsigned level);
+  Result<CValue> variable_value(const engine::SourceVariable& v, uint32_t core, uint32_t slot, uint32_t lane);
+  std::unique_ptr<ExprEnv> make_lane_env(const WarpState* w, uint32_t core, uint32_t slot, uint32_t lane);
+  engine::LaneView lane_view(uint32_t core, uint32_t slot, uint32_t lane);
   // Time travel (debugger_time.cpp).
   void cmd_reverse(const std::string& name, Args a);
   void cmd_goto(Args a);
@@ -162,9 +180,15 @@ class Debugger {
   void usage(const std::string& message);  // err with the hint (try "help")
 
   class LaneEnv;
+  class CEnv;
 
   engine::Session& s_;
   const engine::Symbols* sym_;
+  const engine::Variables* vars_ = nullptr;
+  TypeArena arena_;
+  unsigned frame_level_ = 0;  // the selected function level (frame, up, down); 0 after every stop
+  std::vector<std::pair<int, std::string>> displays_;  // display N: expressions shown at every stop
+  int next_display_ = 1;
   replay::Timeline timeline_;
   bool scanning_ = false;  // a reverse move is looking at a hit: the context is the hit's, not a stop's
   std::vector<int> pending_bps_;  // the breakpoints the last hit stops for (the engine's filter)

@@ -108,6 +108,7 @@ void Debugger::settle(const StopEvent& ev, const std::vector<int>& bps) {
   }
   list_next_ = 0;
   x_next_.reset();
+  frame_level_ = 0;
 }
 
 void Debugger::report_move(Result<StopEvent> ev, const std::string& title) {
@@ -131,6 +132,7 @@ void Debugger::report_move(Result<StopEvent> ev, const std::string& title) {
   if (!title.empty()) view.title = title;
   if (ev->reason == StopReason::Watchpoint) view.watches = last_watches_;
   sink_.stop(view);
+  show_displays();
   note_store();
 }
 

@@ -15,6 +15,7 @@
 #include "device/image.hpp"
 #include "engine/session.hpp"
 #include "engine/symbols.hpp"
+#include "engine/variables.hpp"
 #include "replay/recording.hpp"
 
 namespace vx::cli {
@@ -146,6 +147,7 @@ int replay_command(const ReplayArgs& a) {
 
   // Symbols: the image the recording kept, checked against the hash in its header.
   std::optional<engine::Symbols> symbols;
+  std::optional<engine::Variables> variables;
   TempFile tmp;
   GridLaunch launch;
   std::string kernel_name = header.workload;
@@ -154,6 +156,7 @@ int replay_command(const ReplayArgs& a) {
     if (!path) return fail(*sink, kExitInternal, path.error().message);
     auto sy = engine::Symbols::load(*path);
     if (sy) symbols.emplace(std::move(sy).value());
+    if (auto v = engine::Variables::load(*path)) variables.emplace(std::move(v).value());
     auto g = resolve_grid_launch(*info->image, cfg, LaunchOverrides{});
     if (g) launch = *g;
     kernel_name = *info->image_name;
@@ -169,6 +172,7 @@ int replay_command(const ReplayArgs& a) {
   }
 
   Debugger dbg(s, symbols ? &*symbols : nullptr, launch, *sink);
+  if (variables) dbg.set_variables(&*variables);
   StartView sv;
   sv.kernel = kernel_name;
   sv.config = cfg.to_string();

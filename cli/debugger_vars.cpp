@@ -1,0 +1,274 @@
+// C variables at the prompt: print over source names, print -lanes, ptype, whatis, info locals,
+// info args, display, and the function levels at the focus pc (frame, up, down, info frame).
+#include <algorithm>
+#include <map>
+
+#include "cli/debugger.hpp"
+
+namespace vx::cli {
+
+namespace {
+
+std::string lanes_text(const std::vector<uint32_t>& lanes) {
+  std::string s;
+  for (size_t i = 0; i < lanes.size();) {
+    size_t j = i;
+    while (j + 1 < lanes.size() && lanes[j + 1] == lanes[j] + 1) ++j;
+    s += (s.empty() ? "" : ",") + std::to_string(lanes[i]) + (j > i ? "-" + std::to_string(lanes[j]) : "");
+    i = j + 1;
+  }
+  return s;
+}
+
+}  // namespace
+
+// One lane's view of C names at one function level.
+class Debugger::CEnv final : public ValueEnv {
+ public:
+  CEnv(Debugger& d, uint32_t core, uint32_t slot, uint32_t lane, unsigned level)
+      : d_(d), w_(&d.s_.context().cores.at(core).warps.at(slot)), plain_(d.make_lane_env(w_, core, slot, lane)),
+        core_(core), slot_(slot), lane_(lane), level_(level) {}
+
+  const ExprEnv& plain() const override { return *plain_; }
+
+  Result<std::optional<CValue>> variable(const std::string& name) const override {
+    if (!d_.vars_) return std::optional<CValue>();
+    auto v = d_.vars_->find(w_->pc, name, level_);
+    if (!v) return std::optional<CValue>();
+    auto value = d_.variable_value(*v, core_, slot_, lane_);
+    if (!value) return make_error(name + ": " + value.error().message);
+    return std::optional<CValue>(*value);
+  }
+  Result<std::vector<uint8_t>> read(uint32_t addr, uint32_t size) const override { return d_.read_bytes(addr, size); }
+  const engine::CType* type_named(const std::string& name) const override {
+    return d_.vars_ ? d_.vars_->find_type(name) : nullptr;
+  }
+
+ private:
+  Debugger& d_;
+  const WarpState* w_;
+  std::unique_ptr<ExprEnv> plain_;
+  uint32_t core_, slot_, lane_;
+  unsigned level_;
+};
+
+engine::LaneView Debugger::lane_view(uint32_t core, uint32_t slot, uint32_t lane) {
+  engine::LaneView view;
+  view.reg = [this, core, slot, lane](unsigned r) -> std::optional<uint32_t> {
+    if (r < 32) return read_reg(core, slot, lane, r);
+    if (r < 64 && s_.stopped()) {
+      const WarpState& w = s_.context().cores.at(core).warps.at(slot);
+      const size_t i = size_t(r - 32) * nt() + lane;
+      if (i < w.f.size()) return w.f[i];
+    }
+    return std::nullopt;
+  };
+  view.read = [this](uint32_t addr, uint32_t size) { return read_bytes(addr, size); };
+  auto frames = unwind(core, slot, lane, 1);
+  if (!frames.empty()) view.cfa = frames[0].sp;
+  return view;
+}
+
+Result<CValue> Debugger::variable_value(const engine::SourceVariable& v, uint32_t core, uint32_t slot, uint32_t lane) {
+  const WarpState& w = s_.context().cores.at(core).warps.at(slot);
+  auto loc = vars_->locate(v, w.pc, lane_view(core, slot, lane));
+  if (!loc) return loc.error();
+  CValue out;
+  out.type = v.type ? v.type : arena_.builtin("int");
+  const uint32_t size = out.type->size;
+  switch (loc->kind) {
+    case engine::VarLocation::Kind::Memory: {
+      auto b = read_bytes(loc->address, size);
+      if (!b) return b.error();
+      out.bytes = std::move(*b);
+      out.address = loc->address;
+      return out;
+    }
+    case engine::VarLocation::Kind::Register: {
+      auto r = lane_view(core, slot, lane).reg(loc->reg);
+      if (!r) return make_error("register " + std::to_string(loc->reg) + " is not readable");
+      for (uint32_t i = 0; i < size; ++i) out.bytes.push_back(i < 4 ? uint8_t(*r >> (8 * i)) : 0);
+      out.reg = loc->reg;
+      return out;
+    }
+    case engine::VarLocation::Kind::Value:
+      out.bytes = loc->bytes;
+      out.bytes.resize(size);
+      return out;
+    default: out.missing = loc->describe(); return out;
+  }
+}
+
+Result<CValue> Debugger::evaluate_c_in(const Expr::Node& e, uint32_t core, uint32_t slot, uint32_t lane, unsigned level) {
+  if (!s_.stopped() && !scanning_) return make_error("C variables are readable only at a stop");
+  const DeviceContext& ctx = s_.context();
+  if (core >= ctx.cores.size() || slot >= ctx.cores[core].warps.size()) return make_error("no such warp");
+  CEnv env(*this, core, slot, lane, level);
+  return evaluate_c(e, env, arena_);
+}
+
+void Debugger::cmd_print_c(const Expr& e, char fmt, bool all_lanes) {
+  if (!ensure_focus()) return;
+  const WarpState& w = *focus_warp();
+  if (!all_lanes) {
+    auto v = evaluate_c_in(*e.root(), focus_.core, focus_.slot, focus_.lane, frame_level_);
+    if (!v) return err(v.error().message);
+    const std::string text = format_c(*v, fmt);
+    nlohmann::json j = {{"expression", e.text()}, {"text", text}, {"type", v->type ? engine::type_name(*v->type) : ""}};
+    if (auto i = c_to_int(*v)) j["value"] = *i;
+    return out(e.text() + " = " + text, j);
+  }
+  // Every active lane; equal values coalesced, in lane order of their first lane.
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> groups;
+  nlohmann::json lanes = nlohmann::json::array();
+  for (uint32_t lane = 0; lane < nt(); ++lane) {
+    if (!(w.tmask >> lane & 1)) continue;
+    auto v = evaluate_c_in(*e.root(), focus_.core, focus_.slot, lane, frame_level_);
+    const std::string text = v ? format_c(*v, fmt) : "<error: " + v.error().message + ">";
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == text; });
+    if (it == groups.end()) groups.push_back({text, {lane}});
+    else it->second.push_back(lane);
+    lanes.push_back({{"lane", lane}, {"text", text}});
+  }
+  std::string text = e.text() + " in core " + std::to_string(focus_.core) + " warp " + std::to_string(focus_.slot) + ":";
+  for (const auto& [value, ls] : groups)
+    text += "\n  lane" + std::string(ls.size() > 1 ? "s " : " ") + lanes_text(ls) + ": " + value;
+  out(text, {{"expression", e.text()}, {"lanes", lanes}});
+}
+
+void Debugger::cmd_ptype(Args a, bool expand) {
+  const char* name = expand ? "ptype" : "whatis";
+  if (a.args.empty()) return usage(std::string(name) + ": expected an expression or a type name");
+  // A type name first (as gdb does), then an expression.
+  const engine::CType* type = nullptr;
+  if (vars_) type = vars_->find_type(a.args);
+  if (!type) type = arena_.builtin(a.args);
+  if (!type && (a.args.find('*') != std::string::npos || a.args.rfind("struct ", 0) == 0)) {
+    if (ensure_focus()) {
+      CEnv env(*this, focus_.core, focus_.slot, focus_.lane, frame_level_);
+      if (auto t = parse_type(a.args, env, arena_)) type = *t;
+    } else {
+      return;
+    }
+  }
+  if (!type) {
+    auto e = Expr::parse(a.args);
+    if (!e) return usage(e.error().message);
+    if (!ensure_focus()) return;
+    auto v = evaluate_c_in(*e->root(), focus_.core, focus_.slot, focus_.lane, frame_level_);
+    if (!v) return err(v.error().message);
+    type = v->type;
+  }
+  const std::string text = expand ? engine::type_definition(*type) : engine::type_name(*type);
+  out("type = " + text, {{"type", text}});
+}
+
+void Debugger::info_variables(bool params) {
+  if (!ensure_focus()) return;
+  if (!vars_) return err("no debug information: the kernel's variables are unknown");
+  const WarpState& w = *focus_warp();
+  auto list = params ? vars_->parameters(w.pc, frame_level_) : vars_->locals(w.pc, frame_level_);
+  if (list.empty()) return out(params ? "No arguments." : "No locals.", {{"variables", nlohmann::json::array()}});
+  std::string text;
+  nlohmann::json j = nlohmann::json::array();
+  for (const engine::SourceVariable& v : list) {
+    auto value = variable_value(v, focus_.core, focus_.slot, focus_.lane);
+    const std::string shown = value ? format_c(*value, 0) : "<error: " + value.error().message + ">";
+    text += (text.empty() ? "" : "\n") + v.name + " = " + shown;
+    j.push_back({{"name", v.name}, {"text", shown}, {"type", v.type ? engine::type_name(*v.type) : ""}});
+  }
+  out(text, {{"variables", j}});
+}
+
+void Debugger::cmd_display(Args a) {
+  if (a.args.empty()) {
+    show_displays();
+    return;
+  }
+  auto e = Expr::parse(a.args);
+  if (!e) return usage(e.error().message);
+  displays_.emplace_back(next_display_++, e->text());
+  if (focus_warp()) show_displays();
+}
+
+void Debugger::show_displays() {
+  if (!focus_warp()) return;
+  for (const auto& [id, text] : displays_) {
+    auto e = Expr::parse(text);
+    if (!e) continue;
+    std::string shown;
+    if (e->uses_source()) {
+      auto v = evaluate_c_in(*e->root(), focus_.core, focus_.slot, focus_.lane, frame_level_);
+      shown = v ? format_c(*v, 0) : "<error: " + v.error().message + ">";
+    } else {
+      auto v = evaluate(*e, focus_.core, focus_.slot, focus_.lane);
+      shown = v ? std::to_string(*v) : "<error: " + v.error().message + ">";
+    }
+    out(std::to_string(id) + ": " + text + " = " + shown, {{"display", id}, {"expression", text}, {"text", shown}});
+  }
+}
+
+void Debugger::cmd_frame(const std::string& name, Args a) {
+  if (!ensure_focus()) return;
+  const WarpState& w = *focus_warp();
+  std::vector<engine::ScopeFrame> levels = vars_ ? vars_->frames(w.pc) : std::vector<engine::ScopeFrame>{};
+  if (levels.empty()) return err("no debug information at " + hex32(w.pc) + ": no frames to select");
+  int64_t target = frame_level_;
+  if (name == "frame" || name == "info frame") {
+    if (!a.args.empty()) {
+      auto n = parse_u32(a.args);
+      if (!n) return usage("frame: " + n.error().message);
+      target = *n;
+    }
+  } else {
+    uint32_t n = 1;
+    if (!a.args.empty()) {
+      auto c = parse_count(a.args);
+      if (!c) return usage(name + ": " + c.error().message);
+      n = *c;
+    }
+    target += name == "up" ? int64_t(n) : -int64_t(n);
+    if (target < 0) return err("bottom (innermost) frame selected; you cannot go down");
+  }
+  if (target >= int64_t(levels.size()))
+    return err("frame " + std::to_string(target) + ": the focus pc has " + std::to_string(levels.size()) +
+               " function level" + (levels.size() == 1 ? "" : "s") +
+               " (frames of callers that are not inlined are not supported yet; backtrace lists them)");
+  frame_level_ = unsigned(target);
+  const engine::ScopeFrame& f = levels[frame_level_];
+  std::string text = "#" + std::to_string(frame_level_) + "  " + f.function;
+  // The line this level is at: the pc's own line for level 0, else the call site one level in.
+  uint32_t line = 0;
+  std::string file;
+  if (frame_level_ == 0) {
+    if (sym_)
+      if (auto where = sym_->locate(w.pc)) {
+        line = where->line;
+        file = where->file;
+      }
+  } else {
+    line = levels[frame_level_ - 1].call_line;
+    file = levels[frame_level_ - 1].call_file;
+  }
+  if (line) text += " (" + file.substr(file.rfind('/') + 1) + ":" + std::to_string(line) + ")";
+  if (f.inlined) text += ", inlined";
+  nlohmann::json j = {{"level", frame_level_}, {"function", f.function}, {"inlined", f.inlined}, {"line", line}};
+  if (name == "info frame") {
+    text += "\n  pc " + hex32(w.pc) + " in core " + std::to_string(focus_.core) + " warp " + std::to_string(focus_.slot) +
+            " lane " + std::to_string(focus_.lane);
+    auto frames = unwind(focus_.core, focus_.slot, focus_.lane, 1);
+    if (!frames.empty()) {
+      text += "; CFA " + hex32(frames[0].sp);
+      j["cfa"] = frames[0].sp;
+    }
+    if (frame_level_ + 1 < levels.size()) text += "\n  inlined into " + levels[frame_level_ + 1].function;
+    if (frame_level_ > 0) text += "\n  calls " + levels[frame_level_ - 1].function;
+  }
+  if (line && sym_)
+    if (auto src = sym_->source_line(file, line)) text += "\n" + std::to_string(line) + "\t" + *src;
+  out(text, j);
+}
+
+void Debugger::cmd_not_yet(const std::string& name) { err("\"" + name + "\" is not supported yet"); }
+
+}  // namespace vx::cli

@@ -77,6 +77,7 @@ const std::vector<CommandInfo>& info_table() {
       {"checkpoints", {}, "[all]", "the stops of the recording, numbered for goto (all: automatic ones too)"},
       {"ctas", {}, "", "complete, in-progress and not-launched CTAs"},
       // "l" and "w" keep meaning lanes and warps whatever info subcommands come later.
+      {"address", {}, "NAME", "where the focus lane keeps C variable NAME at the focus pc (register, memory, ...)"},
       {"args", {}, "", "the focus lane's arguments of the selected function level (DWARF)"},
       {"frame", {"f"}, "", "the selected function level: pc, CFA, what it is inlined into"},
       {"lanes", {"l"}, "", "lanes of the focus warp"},
@@ -156,7 +157,7 @@ Result<CommandLine> parse_command_line(std::string_view line) {
 
 Result<std::string> parse_info_subcommand(std::string_view word) {
   if (word.empty())
-    return make_error("\"info\" needs what to show: args, breakpoints, checkpoints, ctas, frame, lanes, locals, registers, session, warps, watchpoints");
+    return make_error("\"info\" needs what to show: address, args, breakpoints, checkpoints, ctas, frame, lanes, locals, registers, session, warps, watchpoints");
   return resolve(word, info_table(), "info command");
 }
 

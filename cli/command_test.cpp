@@ -73,7 +73,8 @@ TEST_CASE("commands: new commands leave every earlier word's meaning alone", "[c
   CHECK(val(parse_info_subcommand("la")) == "lanes");
   CHECK(val(parse_info_subcommand("w")) == "warps");
   CHECK(val(parse_info_subcommand("lo")) == "locals");
-  CHECK(val(parse_info_subcommand("a")) == "args");
+  CHECK(val(parse_info_subcommand("ar")) == "args");
+  CHECK(val(parse_info_subcommand("ad")) == "address");
   CHECK(val(parse_info_subcommand("f")) == "frame");
 }
 

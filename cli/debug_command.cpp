@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -111,9 +114,42 @@ Result<std::string> pick_store_dir(const std::string& root, const std::string& k
   return make_error("no free session directory in " + root);
 }
 
+namespace {
+
+// Ctrl-C outside a run (a run installs its own handler, which interrupts it, and puts this one
+// back): it never ends the session. At the interactive prompt it discards the line being typed.
+volatile std::sig_atomic_t g_prompt_interrupt = 0;
+
+extern "C" void on_prompt_sigint(int) { g_prompt_interrupt = 1; }
+
+void install_sigint(bool restart) {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_prompt_sigint;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = restart ? SA_RESTART : 0;
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+// libedit's character source: a read() that a Ctrl-C interrupts (no SA_RESTART at the prompt) ends
+// the line, which the loop then drops.
+extern "C" int prompt_getc(FILE*) {
+  for (;;) {
+    unsigned char c = 0;
+    const ssize_t n = read(STDIN_FILENO, &c, 1);
+    if (n == 1) return c;
+    if (n == 0) return EOF;
+    if (errno != EINTR) return EOF;
+    if (g_prompt_interrupt) return '\n';
+  }
+}
+
+}  // namespace
+
 void run_commands(Debugger& dbg, const std::vector<std::string>& script_lines, const std::vector<std::string>& commands,
                   bool batch, bool json) {
   bool go_on = true;
+  install_sigint(true);
   for (const std::string& line : script_lines)
     if (go_on) go_on = dbg.execute(line);
   for (const std::string& line : commands)
@@ -123,8 +159,17 @@ void run_commands(Debugger& dbg, const std::vector<std::string>& script_lines, c
     if (isatty(STDIN_FILENO)) {
       std::string last;
       const char* prompt = json ? "" : "(vxreplay) ";
+      rl_catch_signals = 0;
+      rl_getc_function = prompt_getc;
+      install_sigint(false);
       for (;;) {
+        g_prompt_interrupt = 0;
         char* raw = readline(prompt);
+        if (g_prompt_interrupt) {
+          // Ctrl-C: the line is dropped (not run, not repeated), as in gdb; a new prompt follows.
+          std::free(raw);
+          continue;
+        }
         if (!raw) {
           if (!json) std::printf("\n");
           break;

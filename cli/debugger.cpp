@@ -1064,6 +1064,7 @@ void Debugger::cmd_info(Args a) {
   if (!sub) return usage(sub.error().message);
   std::string rest = sp == std::string_view::npos ? "" : std::string(trim(args.substr(sp)));
   if (*sub == "registers") return info_registers(rest);
+  if (*sub == "address") return info_address(rest);
   if (*sub == "frame") return cmd_frame("info frame", CommandLine{"frame", "", rest});
   if (*sub == "checkpoints") {
     if (!rest.empty() && rest != "all") return usage("\"info checkpoints\" takes nothing or \"all\"");

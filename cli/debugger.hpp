@@ -97,8 +97,9 @@ class Debugger {
   void cmd_print_c(const Expr& e, char fmt, bool all_lanes);
   void cmd_ptype(Args a, bool expand);
   void cmd_display(Args a);
-  void show_displays();
+  void show_displays(int only = 0);  // 0: every display
   void info_variables(bool params);
+  void info_address(const std::string& name);
   void cmd_frame(const std::string& name, Args a);
   void cmd_not_yet(const std::string& name);
   // Evaluates a C expression in one lane, at function level `level` of its pc.

@@ -25,14 +25,16 @@ std::string lanes_text(const std::vector<uint32_t>& lanes) {
 // One lane's view of C names at one function level.
 class Debugger::CEnv final : public ValueEnv {
  public:
-  CEnv(Debugger& d, uint32_t core, uint32_t slot, uint32_t lane, unsigned level)
-      : d_(d), w_(&d.s_.context().cores.at(core).warps.at(slot)), plain_(d.make_lane_env(w_, core, slot, lane)),
-        core_(core), slot_(slot), lane_(lane), level_(level) {}
+  // w null: no warp (not stopped): registers and C names are unknown, literals still work.
+  CEnv(Debugger& d, const WarpState* w, uint32_t core, uint32_t slot, uint32_t lane, unsigned level)
+      : d_(d), w_(w), plain_(d.make_lane_env(w_, core, slot, lane)), core_(core), slot_(slot), lane_(lane),
+        level_(level) {}
 
   const ExprEnv& plain() const override { return *plain_; }
 
   Result<std::optional<CValue>> variable(const std::string& name) const override {
     if (!d_.vars_) return std::optional<CValue>();
+    if (!w_) return make_error("C variables are readable only at a stop");
     auto v = d_.vars_->find(w_->pc, name, level_);
     if (!v) return std::optional<CValue>();
     auto value = d_.variable_value(*v, core_, slot_, lane_);
@@ -100,16 +102,16 @@ Result<CValue> Debugger::variable_value(const engine::SourceVariable& v, uint32_
 }
 
 Result<CValue> Debugger::evaluate_c_in(const Expr::Node& e, uint32_t core, uint32_t slot, uint32_t lane, unsigned level) {
-  if (!s_.stopped() && !scanning_) return make_error("C variables are readable only at a stop");
-  const DeviceContext& ctx = s_.context();
-  if (core >= ctx.cores.size() || slot >= ctx.cores[core].warps.size()) return make_error("no such warp");
-  CEnv env(*this, core, slot, lane, level);
+  const WarpState* w = nullptr;
+  if (s_.stopped() || scanning_) {
+    const DeviceContext& ctx = s_.context();
+    if (core < ctx.cores.size() && slot < ctx.cores[core].warps.size()) w = &ctx.cores[core].warps[slot];
+  }
+  CEnv env(*this, w, core, slot, lane, level);
   return evaluate_c(e, env, arena_);
 }
 
 void Debugger::cmd_print_c(const Expr& e, char fmt, bool all_lanes) {
-  if (!ensure_focus()) return;
-  const WarpState& w = *focus_warp();
   if (!all_lanes) {
     auto v = evaluate_c_in(*e.root(), focus_.core, focus_.slot, focus_.lane, frame_level_);
     if (!v) return err(v.error().message);
@@ -118,6 +120,8 @@ void Debugger::cmd_print_c(const Expr& e, char fmt, bool all_lanes) {
     if (auto i = c_to_int(*v)) j["value"] = *i;
     return out(e.text() + " = " + text, j);
   }
+  if (!ensure_focus()) return;
+  const WarpState& w = *focus_warp();
   // Every active lane; equal values coalesced, in lane order of their first lane.
   std::vector<std::pair<std::string, std::vector<uint32_t>>> groups;
   nlohmann::json lanes = nlohmann::json::array();
@@ -145,7 +149,7 @@ void Debugger::cmd_ptype(Args a, bool expand) {
   if (!type) type = arena_.builtin(a.args);
   if (!type && (a.args.find('*') != std::string::npos || a.args.rfind("struct ", 0) == 0)) {
     if (ensure_focus()) {
-      CEnv env(*this, focus_.core, focus_.slot, focus_.lane, frame_level_);
+      CEnv env(*this, focus_warp(), focus_.core, focus_.slot, focus_.lane, frame_level_);
       if (auto t = parse_type(a.args, env, arena_)) type = *t;
     } else {
       return;
@@ -180,6 +184,39 @@ void Debugger::info_variables(bool params) {
   out(text, {{"variables", j}});
 }
 
+void Debugger::info_address(const std::string& name) {
+  if (name.empty()) return usage("info address: expected a variable name");
+  if (!ensure_focus()) return;
+  if (!vars_) return err("no debug information: the kernel's variables are unknown");
+  const WarpState& w = *focus_warp();
+  auto v = vars_->find(w.pc, name, frame_level_);
+  if (!v) return err("no symbol \"" + name + "\" in the current context");
+  auto loc = vars_->locate(*v, w.pc, lane_view(focus_.core, focus_.slot, focus_.lane));
+  if (!loc) return err(name + ": " + loc.error().message);
+  static const char* kKinds[] = {"memory", "register", "value", "optimized out", "unavailable"};
+  nlohmann::json j = {{"name", name}, {"kind", kKinds[int(loc->kind)]}, {"pc", w.pc},
+                      {"scope", v->kind == engine::SourceVariable::Kind::Global      ? "global"
+                                : v->kind == engine::SourceVariable::Kind::Parameter ? "parameter"
+                                                                                     : "local"}};
+  std::string text = "Symbol \"" + name + "\" is ";
+  switch (loc->kind) {
+    case engine::VarLocation::Kind::Memory:
+      text += "at address " + hex32(loc->address);
+      j["address"] = loc->address;
+      break;
+    case engine::VarLocation::Kind::Register: {
+      std::string r = loc->describe().substr(std::string("register ").size());
+      text += "a variable in " + r;
+      j["register"] = r;
+      break;
+    }
+    case engine::VarLocation::Kind::Value: text += "a value the compiler computed"; break;
+    case engine::VarLocation::Kind::OptimizedOut: text += "optimized out"; break;
+    case engine::VarLocation::Kind::Unavailable: text += "not available at this PC"; break;
+  }
+  out(text + ".", j);
+}
+
 void Debugger::cmd_display(Args a) {
   if (a.args.empty()) {
     show_displays();
@@ -188,12 +225,13 @@ void Debugger::cmd_display(Args a) {
   auto e = Expr::parse(a.args);
   if (!e) return usage(e.error().message);
   displays_.emplace_back(next_display_++, e->text());
-  if (focus_warp()) show_displays();
+  if (focus_warp()) show_displays(displays_.back().first);
 }
 
-void Debugger::show_displays() {
+void Debugger::show_displays(int only) {
   if (!focus_warp()) return;
   for (const auto& [id, text] : displays_) {
+    if (only && id != only) continue;
     auto e = Expr::parse(text);
     if (!e) continue;
     std::string shown;

@@ -4,6 +4,9 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace vx::cli {
@@ -136,6 +139,8 @@ struct Token {
   Tok kind = Tok::End;
   std::string text;
   int64_t number = 0;
+  double fnumber = 0;
+  char suffix = 0;  // 'u' unsigned, 'f' float, 'd' double
   size_t pos = 0;
 };
 
@@ -182,13 +187,43 @@ class Parser {
       t.pos = i;
       if (std::isdigit(static_cast<unsigned char>(c))) {
         size_t j = i;
-        while (j < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[j])) || s_[j] == '_')) ++j;
+        const bool hex_lit = s_.size() > i + 1 && c == '0' && (s_[i + 1] == 'x' || s_[i + 1] == 'X');
+        bool is_float = false;
+        while (j < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[j])) || s_[j] == '_' ||
+                                 (!hex_lit && s_[j] == '.') ||
+                                 (!hex_lit && (s_[j] == '+' || s_[j] == '-') && (s_[j - 1] == 'e' || s_[j - 1] == 'E')))) {
+          if (!hex_lit && (s_[j] == '.' || s_[j] == 'e' || s_[j] == 'E')) is_float = true;
+          ++j;
+        }
         std::string_view lit = s_.substr(i, j - i);
+        t.kind = Tok::Number;
+        t.text = std::string(lit);
+        if (is_float) {
+          // A C floating literal: double, or float with an 'f' suffix.
+          std::string body(lit);
+          if (!body.empty() && (body.back() == 'f' || body.back() == 'F')) {
+            body.pop_back();
+            t.suffix = 'f';
+          } else {
+            t.suffix = 'd';
+          }
+          char* end = nullptr;
+          t.fnumber = std::strtod(body.c_str(), &end);
+          if (body.empty() || end != body.c_str() + body.size()) return fail("bad number '" + std::string(lit) + "'", i);
+          toks_.push_back(t);
+          i = j;
+          continue;
+        }
         int base = 10;
         std::string_view digits = lit;
-        if (lit.size() > 2 && lit[0] == '0' && (lit[1] == 'x' || lit[1] == 'X')) {
+        // C's integer suffixes: u makes it unsigned; l and ll change nothing on this 64-bit evaluator.
+        while (!digits.empty() && std::strchr("uUlL", digits.back())) {
+          if (digits.back() == 'u' || digits.back() == 'U') t.suffix = 'u';
+          digits.remove_suffix(1);
+        }
+        if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
           base = 16;
-          digits = lit.substr(2);
+          digits = digits.substr(2);
         }
         uint64_t v = 0;
         auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, base);
@@ -196,9 +231,7 @@ class Parser {
           return fail("number '" + std::string(lit) + "' is too large", i);
         if (ec != std::errc() || end != digits.data() + digits.size())
           return fail("bad number '" + std::string(lit) + "'", i);
-        t.kind = Tok::Number;
         t.number = int64_t(v);
-        t.text = std::string(lit);
         toks_.push_back(t);
         i = j;
         continue;
@@ -426,6 +459,9 @@ class Parser {
       auto n = std::make_shared<Expr::Node>();
       n->op = Op::Literal;
       n->value = t.number;
+      n->suffix = t.suffix;
+      n->fvalue = t.fnumber;
+      if (t.suffix == 'f' || t.suffix == 'd') n->value = int64_t(std::clamp(t.fnumber, -9.2e18, 9.2e18));
       ++pos_;
       return NodePtr(n);
     }
@@ -572,7 +608,13 @@ Result<int64_t> eval_node(const Expr::Node& n, const ExprEnv& env) {
 
 std::string node_string(const Expr::Node& n) {
   switch (n.op) {
-    case Op::Literal: return std::to_string(n.value);
+    case Op::Literal:
+      if (n.suffix == 'f' || n.suffix == 'd') {
+        char b[40];
+        std::snprintf(b, sizeof b, "%.17g%s", n.fvalue, n.suffix == 'f' ? "f" : "");
+        return b;
+      }
+      return std::to_string(n.value) + (n.suffix == 'u' ? "u" : "");
     case Op::Var: return n.var.to_string();
     case Op::Not:
     case Op::BitNot:
@@ -606,6 +648,7 @@ namespace {
 
 bool node_uses_source(const Expr::Node& n) {
   if (n.op == Op::Var) return n.var.kind == Variable::Kind::Source;
+  if (n.op == Op::Literal) return n.suffix != 0;  // a C-typed literal (1.5, 2u)
   if (n.op >= Op::Member) return true;
   return (n.a && node_uses_source(*n.a)) || (n.b && node_uses_source(*n.b));
 }

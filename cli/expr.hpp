@@ -19,7 +19,8 @@
 // '*' or by something that starts a value (a typedef such as "(uint32_t)x"). `*` of a plain
 // integer loads a 32-bit word; `&NAME` of a name that is not a C variable is the ELF symbol's address.
 //
-// INTEGER is decimal or 0x-hex. VARIABLE is blockIdx.x|y|z, threadIdx.x|y|z, blockDim.x|y|z,
+// INTEGER is decimal or 0x-hex, with C's suffixes (u, l); a floating literal (1.5, 2e3, 0.5f) is
+// typed by print and truncated by the integer language. VARIABLE is blockIdx.x|y|z, threadIdx.x|y|z, blockDim.x|y|z,
 // gridDim.x|y|z (also with a '$': $blockIdx.x), a register ($x0..$x31, ABI names such as $a0,
 // $sp, $fp, $pc; $f0..$f31 and $ft0.. give a float register's bits), $lane, $warp, $core, $lmem
 // (the focus CTA's local-memory base), or (after &) a symbol name.
@@ -95,7 +96,8 @@ class Expr {
   std::string to_string() const;
   // The expression is a lone register (print shows it with its name, floats as floats).
   std::optional<Variable> as_variable() const;
-  // The expression names a C variable (or uses C operators): it needs the kernel's DWARF.
+  // The expression names a C variable, uses C operators or a C-typed literal (1.5, 2u): it is
+  // evaluated with C types (cli/values.hpp).
   bool uses_source() const;
 
   struct Node {
@@ -103,6 +105,8 @@ class Expr {
     int64_t value = 0;
     Variable var;
     std::string name;  // Member/Arrow: the field; Cast: the type
+    char suffix = 0;   // Literal: 'u' (unsigned), 'f' (float), 'd' (double); 0 a plain integer
+    double fvalue = 0; // Literal 'f'/'d': the value
     std::shared_ptr<const Node> a, b;
     uint32_t depth = 1;  // of the tree below it: evaluation, printing and destruction recurse this deep
   };

@@ -450,6 +450,8 @@ struct Evaluator {
   Result<CValue> eval(const Expr::Node& n) {
     switch (n.op) {
       case ExprOp::Literal:
+        if (n.suffix == 'f' || n.suffix == 'd') return make_double(n.fvalue, t(n.suffix == 'f' ? "float" : "double"));
+        if (n.suffix == 'u') return make_int(n.value, n.value <= int64_t(UINT32_MAX) ? t("unsigned int") : t("unsigned long long"));
         return make_int(n.value, n.value <= INT32_MAX ? t("int") : t("long long"));
       case ExprOp::Var: return var(n.var);
       default: break;

@@ -10,6 +10,7 @@
 #include <elfutils/libdw.h>
 #include <libelf.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -386,14 +387,33 @@ std::vector<SourceVariable> Variables::Impl::vars(uint32_t pc, unsigned level, b
   if (level >= lv.size()) return out;
   // The frame base is the out-of-line subprogram's (the chain's first scope under the unit).
   Dwarf_Off frame = chain.size() > 1 ? dwarf_dieoffset(&chain[1]) : 0;
+  const SourceVariable::Kind kind = params ? SourceVariable::Kind::Parameter : SourceVariable::Kind::Local;
   for (Dwarf_Die& scope : lv[level]) {
     Dwarf_Die child;
-    if (dwarf_child(&scope, &child) != 0) continue;
+    std::vector<Dwarf_Off> concrete_origins;
+    if (dwarf_child(&scope, &child) == 0) do {
+        const int tag = dwarf_tag(&child);
+        if (params ? tag != DW_TAG_formal_parameter : tag != DW_TAG_variable) continue;
+        Dwarf_Attribute attr;
+        Dwarf_Die origin;
+        if (dwarf_attr(&child, DW_AT_abstract_origin, &attr) && dwarf_formref_die(&attr, &origin))
+          concrete_origins.push_back(dwarf_dieoffset(&origin));
+        if (!die_name(&child)) continue;
+        out.push_back(make_var(&child, kind, frame));
+      } while (out.size() < 4096 && dwarf_siblingof(&child, &child) == 0);
+    // An inlined copy leaves out the variables it optimized away entirely: the abstract function
+    // still declares them, and they are shown as optimized out (as gdb does).
+    Dwarf_Attribute attr;
+    Dwarf_Die abstract;
+    if (!dwarf_attr(&scope, DW_AT_abstract_origin, &attr) || !dwarf_formref_die(&attr, &abstract)) continue;
+    if (dwarf_child(&abstract, &child) != 0) continue;
     do {
       const int tag = dwarf_tag(&child);
       if (params ? tag != DW_TAG_formal_parameter : tag != DW_TAG_variable) continue;
       if (!die_name(&child)) continue;
-      out.push_back(make_var(&child, params ? SourceVariable::Kind::Parameter : SourceVariable::Kind::Local, frame));
+      const Dwarf_Off off = dwarf_dieoffset(&child);
+      if (std::find(concrete_origins.begin(), concrete_origins.end(), off) != concrete_origins.end()) continue;
+      out.push_back(make_var(&child, kind, frame));
     } while (out.size() < 4096 && dwarf_siblingof(&child, &child) == 0);
   }
   return out;

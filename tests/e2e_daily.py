@@ -266,6 +266,16 @@ def check_faults(vx, ex, src):
             n = 3 * n + 1 if n & 1 else n >> 1
             steps += 1
         check(ret[0]["returned"] == (r * 1000 + steps) & 0xffffffff, f"{s.tag()}: returned {ret[0]} for x={xi}")
+    # The stop header lists each hit warp with its own location (two cores: warps of the other core
+    # are at other breakpoints in the same pass).
+    args = [vx, "run", reduce_elf, "--config", "1x2x4x4", "--batch", "--no-db"]
+    for line in (74, 75, 76, 79, 81):
+        args += ["--break", f"reduce.c:{line}"]
+    p = subprocess.run(args + ["-ex", "continue"] * 6, capture_output=True, text=True, timeout=120,
+                       stdin=subprocess.DEVNULL)
+    also = re.findall(r"also here: .*", p.stdout)
+    check(any(re.search(r"at 0x[0-9a-f]{8} in reduce \(reduce\.c:\d+\)", a) for a in also),
+          f"'also here' names each warp's own location: {also}")
     # Ctrl-C at the prompt drops the line and the session goes on; Enter after x/2dw goes on.
     outs, status = pty_session(vx, ["run", reduce_elf, "--no-db"], [
         (b"p 111 + 1", 0.2), (b"\x03", 2.0), (b"p 2 + 2\n", 1.0),

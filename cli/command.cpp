@@ -52,7 +52,8 @@ const std::vector<CommandInfo>& command_table() {
       {"source", {}, "FILE", "not supported yet"},
       {"echo", {}, "TEXT", "not supported yet"},
       {"define", {}, "NAME", "not supported yet"},
-      {"skip", {}, "[FILE|FUNCTION]", "not supported yet"},
+      {"skip", {}, "[file FILE | function NAME | delete [N...] | enable [N...] | disable [N...]]",
+       "step through a file's or function's code instead of into it (without arguments: the focus function)"},
       {"x", {}, "/NFU ADDR", "examine memory: N units, F format x d u c, U unit b h w"},
       {"disassemble", {"disas"}, "[ADDR | START,END | START,+LEN]",
        "disassemble the function at ADDR (default: the focus PC)"},
@@ -83,7 +84,9 @@ const std::vector<CommandInfo>& info_table() {
       {"lanes", {"l"}, "", "lanes of the focus warp"},
       {"locals", {}, "", "the focus lane's local variables of the selected function level (DWARF)"},
       {"registers", {"r", "reg"}, "[REG...|f]", "the focus lane's registers (f: float registers)"},
-      {"session", {}, "", "live or re-launch, why, the Debug Module, whether the device is held"},
+      // "s" was a unique prefix of session before skip.
+      {"session", {"s"}, "", "live or re-launch, why, the Debug Module, whether the device is held"},
+      {"skip", {}, "", "what step goes through: the runtime's headers by default (skip)"},
       {"warps", {"w", "wa"}, "", "every active warp"},
       {"watchpoints", {}, "", "watchpoints with their conditions and hit counts"},
   };
@@ -157,7 +160,7 @@ Result<CommandLine> parse_command_line(std::string_view line) {
 
 Result<std::string> parse_info_subcommand(std::string_view word) {
   if (word.empty())
-    return make_error("\"info\" needs what to show: address, args, breakpoints, checkpoints, ctas, frame, lanes, locals, registers, session, warps, watchpoints");
+    return make_error("\"info\" needs what to show: address, args, breakpoints, checkpoints, ctas, frame, lanes, locals, registers, session, skip, warps, watchpoints");
   return resolve(word, info_table(), "info command");
 }
 

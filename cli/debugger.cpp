@@ -202,6 +202,10 @@ std::unique_ptr<ExprEnv> Debugger::make_lane_env(const WarpState* w, uint32_t co
 
 Debugger::Debugger(engine::Session& session, const engine::Symbols* symbols, const GridLaunch& launch, Sink& sink)
     : s_(session), sym_(symbols), timeline_(session, symbols), launch_(launch), sink_(sink) {
+  // The runtime's headers are not the user's code: step goes through their inline helpers
+  // (barrier, split/join, CTA ids) unless `skip delete` says otherwise.
+  for (const char* header : {"vx_intrinsics.h", "vx_runtime.h", "vx_print.h"})
+    skips_.push_back(SkipRule{next_skip_++, true, header, true});
   // Breakpoint conditions are decided where the hit happens: a false one costs no stop.
   s_.set_breakpoint_filter([this](const StopEvent& hit) {
     scanning_ = true;
@@ -257,8 +261,9 @@ bool Debugger::execute(const std::string& line) {
   else if (n == "display") cmd_display(*cl);
   else if (n == "frame" || n == "up" || n == "down") cmd_frame(n, *cl);
   else if (n == "set" || n == "until" || n == "advance" || n == "commands" || n == "dprintf" || n == "ignore" ||
-           n == "source" || n == "echo" || n == "define" || n == "skip")
+           n == "source" || n == "echo" || n == "define")
     cmd_not_yet(n);
+  else if (n == "skip") cmd_skip(*cl);
   else if (n == "x") cmd_x(*cl);
   else if (n == "disassemble") cmd_disassemble(*cl);
   else if (n == "list") cmd_list(*cl);
@@ -835,6 +840,12 @@ Result<Debugger::RunFn> Debugger::make_step(bool over_calls) {
     if (auto r = sym->line_range(pc)) return *r;
     return {pc, pc + 4};
   };
+  // `skip`: code of these files and functions is stepped through, not into (unless the step
+  // started in it).
+  auto skipped = [skips = skips_, loc0](const std::optional<engine::SourceLocation>& loc) {
+    if (!loc || (loc0 && loc->function == loc0->function && loc->file == loc0->file)) return false;
+    return std::any_of(skips.begin(), skips.end(), [&](const SkipRule& r) { return r.enabled && r.matches(*loc); });
+  };
   engine::StepPolicy policy = [=](uint32_t pc, uint32_t sp) -> std::optional<std::pair<uint32_t, uint32_t>> {
     const bool in_fn0 = fn0 && pc >= fn0->lo && pc < fn0->hi;
     if (!loc0 || loc0->line == 0) {
@@ -847,7 +858,7 @@ Result<Debugger::RunFn> Debugger::make_step(bool over_calls) {
     const bool callee = (!in_fn0 && sp < cfa0) || (fn0 && pc == fn0->lo && sp < cfa0);
     if (callee) {
       auto loc = sym->locate(pc);
-      if (over_calls || !loc || loc->line == 0) return fn_range(pc);
+      if (over_calls || !loc || loc->line == 0 || skipped(loc)) return fn_range(pc);
       // Step into a function with line information: stop after its prologue.
       auto f = sym->function_at(pc);
       if (f && pc == f->lo) {
@@ -871,6 +882,7 @@ Result<Debugger::RunFn> Debugger::make_step(bool over_calls) {
       return line_or_insn(pc);
     if (over_calls && loc->function != loc0->function && fn0 && loc->function != fn0->name)
       return line_or_insn(pc);  // inside an inlined call: step over it
+    if (skipped(loc)) return line_or_insn(pc);  // inlined code of a skipped file or function
     return std::nullopt;
   };
   return RunFn([this, id, lanes, policy]() { return s_.step(id, lanes, policy); });
@@ -1065,6 +1077,10 @@ void Debugger::cmd_info(Args a) {
   std::string rest = sp == std::string_view::npos ? "" : std::string(trim(args.substr(sp)));
   if (*sub == "registers") return info_registers(rest);
   if (*sub == "address") return info_address(rest);
+  if (*sub == "skip") {
+    if (!rest.empty()) return usage("\"info skip\" takes no arguments");
+    return info_skip();
+  }
   if (*sub == "frame") return cmd_frame("info frame", CommandLine{"frame", "", rest});
   if (*sub == "checkpoints") {
     if (!rest.empty() && rest != "all") return usage("\"info checkpoints\" takes nothing or \"all\"");

@@ -102,6 +102,18 @@ class Debugger {
   void info_address(const std::string& name);
   void cmd_frame(const std::string& name, Args a);
   void cmd_not_yet(const std::string& name);
+  void cmd_skip(Args a);
+  void info_skip();
+  // `skip`: files (matched by base name or path suffix) and functions that step goes through.
+  struct SkipRule {
+    int id = 0;
+    bool is_file = true;
+    std::string pattern;
+    bool enabled = true;
+    bool matches(const engine::SourceLocation& loc) const;
+  };
+  std::vector<SkipRule> skips_;
+  int next_skip_ = 1;
   // Evaluates a C expression in one lane, at function level `level` of its pc.
   Result<CValue> evaluate_c_in(const Expr::Node& e, uint32_t core, uint32_t slot, uint32_t lane, unsigned level);
   Result<CValue> variable_value(const engine::SourceVariable& v, uint32_t core, uint32_t slot, uint32_t lane);

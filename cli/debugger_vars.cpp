@@ -310,3 +310,82 @@ void Debugger::cmd_frame(const std::string& name, Args a) {
 void Debugger::cmd_not_yet(const std::string& name) { err("\"" + name + "\" is not supported yet"); }
 
 }  // namespace vx::cli
+
+namespace vx::cli {
+
+// --- skip ----------------------------------------------------------------------------------------------
+
+bool Debugger::SkipRule::matches(const engine::SourceLocation& loc) const {
+  if (!is_file) return loc.function == pattern;
+  const std::string& f = loc.file;
+  if (f == pattern) return true;
+  // A base name or a path suffix that starts at a directory boundary.
+  return f.size() > pattern.size() && f.compare(f.size() - pattern.size(), pattern.size(), pattern) == 0 &&
+         f[f.size() - pattern.size() - 1] == '/';
+}
+
+void Debugger::cmd_skip(Args a) {
+  auto words = split_words(a.args);
+  const std::string verb = words.empty() ? "" : words[0];
+  if (verb == "delete" || verb == "enable" || verb == "disable") {
+    std::vector<int> ids;
+    for (size_t i = 1; i < words.size(); ++i) {
+      auto n = parse_u32(words[i]);
+      if (!n) return usage("skip " + verb + ": " + n.error().message);
+      if (std::none_of(skips_.begin(), skips_.end(), [&](const SkipRule& r) { return r.id == int(*n); }))
+        return err("no skip rule number " + std::to_string(*n) + " (info skip lists them)");
+      ids.push_back(int(*n));
+    }
+    auto chosen = [&](const SkipRule& r) { return ids.empty() || std::find(ids.begin(), ids.end(), r.id) != ids.end(); };
+    if (verb == "delete") skips_.erase(std::remove_if(skips_.begin(), skips_.end(), chosen), skips_.end());
+    else
+      for (SkipRule& r : skips_)
+        if (chosen(r)) r.enabled = verb == "enable";
+    return;
+  }
+  SkipRule rule;
+  rule.id = next_skip_;
+  if (verb == "file" || verb == "-fi" || verb == "-file") {
+    if (words.size() == 2) {
+      rule.pattern = words[1];
+    } else if (words.size() == 1) {
+      const WarpState* w = focus_warp();
+      auto loc = w && sym_ ? sym_->locate(w->pc) : std::nullopt;
+      if (!loc || loc->file.empty()) return err("skip file: no current file (name one)");
+      rule.pattern = loc->file;
+    } else {
+      return usage("skip file: expected one file name");
+    }
+  } else if (verb == "function" || verb == "-fu" || verb == "-function") {
+    rule.is_file = false;
+    if (words.size() != 2) return usage("skip function: expected one function name");
+    rule.pattern = words[1];
+  } else if (words.empty()) {
+    rule.is_file = false;
+    const WarpState* w = focus_warp();
+    auto loc = w && sym_ ? sym_->locate(w->pc) : std::nullopt;
+    if (!loc || loc->function.empty()) return err("skip: no current function (name one: skip function NAME)");
+    rule.pattern = loc->function;
+  } else {
+    return usage("skip: expected file FILE, function NAME, delete, enable or disable");
+  }
+  ++next_skip_;
+  skips_.push_back(rule);
+  out(std::string(rule.is_file ? "File " : "Function ") + rule.pattern + " will be skipped when stepping.",
+      {{"skip", rule.id}, {"kind", rule.is_file ? "file" : "function"}, {"pattern", rule.pattern}});
+}
+
+void Debugger::info_skip() {
+  if (skips_.empty()) return out("Not skipping any files or functions.", {{"skips", nlohmann::json::array()}});
+  std::string text = "Num  Enb  Kind      Pattern";
+  nlohmann::json list = nlohmann::json::array();
+  for (const SkipRule& r : skips_) {
+    std::string id = std::to_string(r.id);
+    text += "\n" + id + std::string(id.size() < 5 ? 5 - id.size() : 1, ' ') + (r.enabled ? "y    " : "n    ") +
+            (r.is_file ? "file      " : "function  ") + r.pattern;
+    list.push_back({{"skip", r.id}, {"enabled", r.enabled}, {"kind", r.is_file ? "file" : "function"}, {"pattern", r.pattern}});
+  }
+  out(text, {{"skips", list}});
+}
+
+}  // namespace vx::cli

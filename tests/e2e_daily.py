@@ -186,8 +186,29 @@ def check_frames(vx, ex, src):
     ids = [e["display"] for e in disp]
     check(ids[:1] == [1] and ids[-2:] == [1, 2] and len(ids) == 4, f"{t}: display order {ids}")
 
+    # A kernel function's breakpoint is on the kernel's own source; step goes through the runtime's
+    # inline helpers (skipped by default) until `skip delete`.
+    s = Session(vx, os.path.join(ex, "reduce.elf"),
+                ["continue", "delete", "info skip", "step", "step", "step", "skip delete", "step", "step",
+                 "skip function prefix_sum", "info skip"], ["--break", "reduce"])
+    t = s.tag()
+    stops = s.stops()
+    check(len(stops) == 6, f"{t}: {len(stops)} stops; errors {s.errors()}")
+    check(stops and stops[0].get("function") == "reduce" and stops[0].get("file", "").endswith("examples/reduce.c"),
+          f"{t}: break reduce stops on reduce.c: {stops[:1]}")
+    infos = s.outputs("info skip")
+    skips = [r["pattern"] for r in infos[0].get("skips", [])] if infos else []
+    check(skips == ["vx_intrinsics.h", "vx_runtime.h", "vx_print.h"], f"{t}: default skips {skips}")
+    check(all(not st.get("file", "").endswith(".h") for st in stops[1:4]),
+          f"{t}: step with the headers skipped stays out of them: {[st.get('file') for st in stops[1:4]]}")
+    check(any(st.get("file", "").endswith("runtime/vx_intrinsics.h") for st in stops[4:]),
+          f"{t}: after skip delete, step enters the helpers: {[st.get('file') for st in stops[4:]]}")
+    skips = s.outputs("info skip")
+    check(len(skips) == 2 and [r["pattern"] for r in skips[1].get("skips", [])] == ["prefix_sum"],
+          f"{t}: skip function {skips[-1:]}")
+
     # Commands not done are said to be so.
-    s = Session(vx, os.path.join(ex, "reduce.elf"), ["until", "advance 30", "set var x = 1", "skip"])
+    s = Session(vx, os.path.join(ex, "reduce.elf"), ["until", "advance 30", "set var x = 1", "dprintf x"])
     check(len(s.errors()) == 4 and all("not supported yet" in e for e in s.errors()), f"{s.tag()}: {s.errors()}")
 
 

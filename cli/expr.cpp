@@ -632,18 +632,6 @@ std::string node_string(const Expr::Node& n) {
 
 }  // namespace
 
-Result<Expr> Expr::parse(std::string_view text) {
-  Parser p(text);
-  auto root = p.parse();
-  if (!root) return root.error();
-  Expr e;
-  e.root_ = *root;
-  size_t b = text.find_first_not_of(" \t");
-  size_t end = text.find_last_not_of(" \t");
-  e.text_ = b == std::string_view::npos ? "" : std::string(text.substr(b, end - b + 1));
-  return e;
-}
-
 namespace {
 
 bool node_uses_source(const Expr::Node& n) {
@@ -655,7 +643,20 @@ bool node_uses_source(const Expr::Node& n) {
 
 }  // namespace
 
-bool Expr::uses_source() const { return root_ && node_uses_source(*root_); }
+Result<Expr> Expr::parse(std::string_view text) {
+  Parser p(text);
+  auto root = p.parse();
+  if (!root) return root.error();
+  Expr e;
+  e.root_ = *root;
+  e.uses_source_ = node_uses_source(**root);
+  size_t b = text.find_first_not_of(" \t");
+  size_t end = text.find_last_not_of(" \t");
+  e.text_ = b == std::string_view::npos ? "" : std::string(text.substr(b, end - b + 1));
+  return e;
+}
+
+
 
 Result<int64_t> Expr::eval(const ExprEnv& env) const {
   if (!root_) return make_error("empty expression");

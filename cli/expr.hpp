@@ -98,7 +98,7 @@ class Expr {
   std::optional<Variable> as_variable() const;
   // The expression names a C variable, uses C operators or a C-typed literal (1.5, 2u): it is
   // evaluated with C types (cli/values.hpp).
-  bool uses_source() const;
+  bool uses_source() const { return uses_source_; }
 
   struct Node {
     ExprOp op = ExprOp::Literal;
@@ -115,6 +115,7 @@ class Expr {
  private:
   std::shared_ptr<const Node> root_;
   std::string text_;
+  bool uses_source_ = false;  // decided once at parse: conditions are evaluated at every hit
 };
 
 }  // namespace vx::cli

@@ -8,7 +8,8 @@ namespace vx::cli {
 
 const std::vector<CommandInfo>& command_table() {
   static const std::vector<CommandInfo> t = {
-      {"continue", {"c", "cont", "run", "r"}, "", "start the kernel, or go on until the next stop"},
+      {"continue", {"c", "cont", "run", "r"}, "[N]",
+       "start the kernel, or go on until the next stop (N: let the breakpoint that stopped here pass N - 1 more times)"},
       {"stepi", {"si"}, "[N]", "execute N instructions of the focus thread (default 1)"},
       {"nexti", {"ni"}, "[N]", "like stepi, but a call runs until it returns"},
       {"step", {"s"}, "[N]", "run the focus thread to the next source line, into calls"},
@@ -35,7 +36,8 @@ const std::vector<CommandInfo>& command_table() {
       {"enable", {"e"}, "[N...]", "enable breakpoints (all without N)"},
       {"condition", {}, "N [COND]", "set or (without COND) remove breakpoint N's condition"},
       {"info", {"i"}, "WHAT", "breakpoints, ctas, warps, lanes, registers [REG...|f], checkpoints"},
-      {"print", {"p", "inspect"}, "[/F] [-lanes] EXPR",
+      // "pr", "pri" and "prin" were unique prefixes of print before printf.
+      {"print", {"p", "inspect", "pr", "pri", "prin"}, "[/F] [-lanes] EXPR",
        "evaluate EXPR (C variables too) in the focus lane, or every active lane (F: x d u t c f)"},
       {"ptype", {}, "EXPR | TYPE", "show the C type of EXPR, or a type, with struct members written out"},
       {"whatis", {}, "EXPR | TYPE", "show the C type name of EXPR"},
@@ -44,17 +46,18 @@ const std::vector<CommandInfo>& command_table() {
       {"up", {}, "[N]", "select the function level N outwards (the caller of an inlined call)"},
       {"down", {}, "[N]", "select the function level N inwards"},
       {"set", {}, "var NAME = EXPR", "not supported yet"},
-      {"until", {"u"}, "[LOC]", "not supported yet"},
-      {"advance", {"adv"}, "LOC", "not supported yet"},
-      {"commands", {}, "[N]", "not supported yet"},
-      {"dprintf", {}, "LOC,FORMAT,ARGS", "not supported yet"},
-      {"ignore", {}, "N COUNT", "not supported yet"},
-      {"source", {}, "FILE", "not supported yet"},
-      {"echo", {}, "TEXT", "not supported yet"},
-      {"define", {}, "NAME", "not supported yet"},
+      {"until", {"u"}, "[LOC]", "like next, but not back into a loop; with LOC: run until LOC (as advance)"},
+      {"advance", {"adv"}, "LOC", "run until LOC (a temporary breakpoint), or another stop"},
+      {"commands", {}, "[N...]", "commands to run when breakpoint N stops (default: the last one set), up to 'end'"},
+      {"dprintf", {}, "LOC,\"FORMAT\",ARGS...", "a breakpoint that prints and goes on"},
+      {"printf", {}, "\"FORMAT\",ARGS...", "print C values with a C format (%d %u %x %c %f %s %%)"},
+      {"ignore", {}, "N COUNT", "let breakpoint N's next COUNT hits pass"},
+      {"source", {}, "FILE", "run the commands of FILE"},
+      {"echo", {}, "TEXT", "print TEXT (\\n is a line break)"},
+      {"define", {}, "NAME", "a user command: the following lines up to 'end'"},
       {"skip", {}, "[file FILE | function NAME | delete [N...] | enable [N...] | disable [N...]]",
        "step through a file's or function's code instead of into it (without arguments: the focus function)"},
-      {"x", {}, "/NFU ADDR", "examine memory: N units, F format x d u c, U unit b h w"},
+      {"x", {}, "/NFU ADDR", "examine memory: N units, F format x d u c f (float) s (string), U unit b h w"},
       {"disassemble", {"disas"}, "[ADDR | START,END | START,+LEN]",
        "disassemble the function at ADDR (default: the focus PC)"},
       {"list", {"l"}, "[LOC | N]", "show source lines around LOC (again: the next lines)"},
@@ -82,10 +85,12 @@ const std::vector<CommandInfo>& info_table() {
       {"args", {}, "", "the focus lane's arguments of the selected function level (DWARF)"},
       {"frame", {"f"}, "", "the selected function level: pc, CFA, what it is inlined into"},
       {"lanes", {"l"}, "", "lanes of the focus warp"},
+      {"line", {}, "LOC", "the addresses of the code of source line LOC"},
       {"locals", {}, "", "the focus lane's local variables of the selected function level (DWARF)"},
       {"registers", {"r", "reg"}, "[REG...|f]", "the focus lane's registers (f: float registers)"},
       // "s" was a unique prefix of session before skip.
       {"session", {"s"}, "", "live or re-launch, why, the Debug Module, whether the device is held"},
+      {"symbol", {}, "ADDR", "the symbol and offset at ADDR"},
       {"skip", {}, "", "what step goes through: the runtime's headers by default (skip)"},
       {"warps", {"w", "wa"}, "", "every active warp"},
       {"watchpoints", {}, "", "watchpoints with their conditions and hit counts"},
@@ -160,7 +165,7 @@ Result<CommandLine> parse_command_line(std::string_view line) {
 
 Result<std::string> parse_info_subcommand(std::string_view word) {
   if (word.empty())
-    return make_error("\"info\" needs what to show: address, args, breakpoints, checkpoints, ctas, frame, lanes, locals, registers, session, skip, warps, watchpoints");
+    return make_error("\"info\" needs what to show: address, args, breakpoints, checkpoints, ctas, frame, lanes, locals, registers, session, skip, symbol, line, warps, watchpoints");
   return resolve(word, info_table(), "info command");
 }
 
@@ -203,7 +208,7 @@ Result<MemoryFormat> parse_memory_format(std::string_view spec) {
   bool have_format = false, have_unit = false;
   for (; i < spec.size(); ++i) {
     char c = spec[i];
-    if (c == 'x' || c == 'd' || c == 'u' || c == 'c') {
+    if (c == 'x' || c == 'd' || c == 'u' || c == 'c' || c == 'f' || c == 's') {
       if (have_format) return make_error(std::string("x/") + std::string(spec) + ": two formats");
       f.format = c;
       have_format = true;
@@ -213,10 +218,13 @@ Result<MemoryFormat> parse_memory_format(std::string_view spec) {
       have_unit = true;
     } else {
       return make_error(std::string("x/") + std::string(spec) + ": unknown letter '" + c +
-                        "' (formats x d u c, units b h w)");
+                        "' (formats x d u c f s, units b h w)");
     }
   }
-  if (f.format == 'c' && !have_unit) f.unit = 'b';
+  if ((f.format == 'c' || f.format == 's') && !have_unit) f.unit = 'b';
+  if (f.format == 'f' && !have_unit) f.unit = 'w';
+  if (f.format == 'f' && f.unit != 'w') return make_error(std::string("x/") + std::string(spec) + ": floats are words (w)");
+  if (f.format == 's' && f.unit != 'b') return make_error(std::string("x/") + std::string(spec) + ": strings are of bytes (b)");
   return f;
 }
 

@@ -144,6 +144,28 @@ extern "C" int prompt_getc(FILE*) {
   }
 }
 
+// Tab completion: command names, info subcommands, user commands and the kernel's C names.
+const Debugger* g_completing = nullptr;
+std::vector<std::string> g_candidates;
+size_t g_next_candidate = 0;
+
+extern "C" char* complete_word(const char* text, int state) {
+  if (state == 0) {
+    g_candidates.clear();
+    g_next_candidate = 0;
+    if (g_completing)
+      for (const std::string& w : g_completing->completion_words())
+        if (w.rfind(text, 0) == 0) g_candidates.push_back(w);
+  }
+  if (g_next_candidate >= g_candidates.size()) return nullptr;
+  return strdup(g_candidates[g_next_candidate++].c_str());
+}
+
+extern "C" char** complete_line(const char* text, int, int) {
+  rl_attempted_completion_over = 1;  // no file names
+  return rl_completion_matches(text, complete_word);
+}
+
 }  // namespace
 
 void run_commands(Debugger& dbg, const std::vector<std::string>& script_lines, const std::vector<std::string>& commands,
@@ -161,6 +183,8 @@ void run_commands(Debugger& dbg, const std::vector<std::string>& script_lines, c
       const char* prompt = json ? "" : "(vxreplay) ";
       rl_catch_signals = 0;
       rl_getc_function = prompt_getc;
+      g_completing = &dbg;
+      rl_attempted_completion_function = complete_line;
       install_sigint(false);
       for (;;) {
         g_prompt_interrupt = 0;

@@ -226,7 +226,45 @@ void Debugger::err(const std::string& message) {
 void Debugger::usage(const std::string& message) { err(message + " (try \"help\")"); }
 
 bool Debugger::execute(const std::string& line) {
+  if (collecting_.active) {
+    const std::string t(trim(line));
+    if (t != "end") {
+      if (!t.empty()) collecting_.lines.push_back(t);
+      return true;
+    }
+    collecting_.active = false;
+    if (!collecting_.define.empty()) user_commands_[collecting_.define] = collecting_.lines;
+    for (int id : collecting_.bps)
+      if (auto it = bps_.find(id); it != bps_.end()) it->second.commands = collecting_.lines;
+    return true;
+  }
+  bool go_on = execute_one(line);
+  // Breakpoint commands run after the command that stopped there (their own stops queue more).
+  while (go_on && !pending_.empty() && nesting_ == 0) {
+    std::string next = pending_.front();
+    pending_.erase(pending_.begin());
+    go_on = execute_one(next);
+  }
+  if (!go_on) pending_.clear();
+  return go_on;
+}
+
+bool Debugger::execute_one(const std::string& line) {
   command_ = std::string(trim(line));
+  // User commands (define) by their exact name.
+  if (auto words = split_words(command_); !words.empty())
+    if (auto it = user_commands_.find(words[0]); it != user_commands_.end()) {
+      if (nesting_ > 16) {
+        err("\"" + words[0] + "\": user commands nest more than 16 deep");
+        return true;
+      }
+      ++nesting_;
+      bool go_on = true;
+      for (const std::string& l : std::vector<std::string>(it->second))
+        if (go_on) go_on = execute_one(l);
+      --nesting_;
+      return go_on;
+    }
   command_start_ = std::chrono::steady_clock::now();
   auto cl = parse_command_line(line);
   if (!cl) {
@@ -240,9 +278,7 @@ bool Debugger::execute(const std::string& line) {
     usage("\"" + n + "\" takes no arguments");
     return false;
   };
-  if (n == "continue") {
-    if (no_args()) cmd_continue(*cl);
-  } else if (n == "stepi") cmd_stepi(*cl, false);
+  if (n == "continue") cmd_continue(*cl); else if (n == "stepi") cmd_stepi(*cl, false);
   else if (n == "nexti") cmd_stepi(*cl, true);
   else if (n == "step") cmd_step(*cl, false);
   else if (n == "next") cmd_step(*cl, true);
@@ -260,10 +296,16 @@ bool Debugger::execute(const std::string& line) {
   else if (n == "whatis") cmd_ptype(*cl, false);
   else if (n == "display") cmd_display(*cl);
   else if (n == "frame" || n == "up" || n == "down") cmd_frame(n, *cl);
-  else if (n == "set" || n == "until" || n == "advance" || n == "commands" || n == "dprintf" || n == "ignore" ||
-           n == "source" || n == "echo" || n == "define")
-    cmd_not_yet(n);
+  else if (n == "set") cmd_not_yet(n);
   else if (n == "skip") cmd_skip(*cl);
+  else if (n == "commands") cmd_commands(*cl);
+  else if (n == "define") cmd_define(*cl);
+  else if (n == "dprintf") cmd_dprintf(*cl);
+  else if (n == "printf") cmd_printf(*cl);
+  else if (n == "echo") cmd_echo(*cl);
+  else if (n == "ignore") cmd_ignore(*cl);
+  else if (n == "source") cmd_source(*cl);
+  else if (n == "until" || n == "advance") cmd_advance(n, *cl);
   else if (n == "x") cmd_x(*cl);
   else if (n == "disassemble") cmd_disassemble(*cl);
   else if (n == "list") cmd_list(*cl);
@@ -525,6 +567,10 @@ std::vector<int> Debugger::filter_breakpoint_stop(const StopEvent& ev, bool coun
         }
       }
       if (!lane_ok) continue;
+      if (b.ignore && count) {
+        --b.ignore;
+        continue;
+      }
       if (std::find(reported.begin(), reported.end(), id) == reported.end()) reported.push_back(id);
       if (!have_focus) {
         focus_ = {true, h.warp.core, h.warp.slot, *lane_ok};
@@ -710,9 +756,18 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
     StopView view = make_stop_view(*ev, bps, show_disasm);
     if (!note.empty()) view.message = note;
     if (ev->reason == StopReason::Watchpoint) view.watches = last_watches_;
-    sink_.stop(view);
-    show_displays();
+    // Breakpoint commands that start with `silent` (dprintf's do) replace the stop's report.
+    const bool silent = !bps.empty() && std::all_of(bps.begin(), bps.end(), [&](int id) {
+      auto it = bps_.find(id);
+      return it != bps_.end() && !it->second.commands.empty() && it->second.commands[0] == "silent";
+    });
+    if (!silent) {
+      sink_.stop(view);
+      show_displays();
+    }
     note_store();
+    last_bps_ = bps;
+    queue_breakpoint_commands(bps);
     // Temporary breakpoints go once they stopped.
     bool removed = false;
     for (int id : bps)
@@ -730,7 +785,20 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
 
 // --- Run control -----------------------------------------------------------------------------------------
 
-void Debugger::cmd_continue(Args) {
+void Debugger::cmd_continue(Args a) {
+  if (!a.args.empty()) {
+    // continue N: the breakpoint that stopped here lets its next N - 1 hits pass, as in gdb.
+    auto n = parse_count(a.args);
+    if (!n) return usage("continue: " + n.error().message);
+    if (state_ != State::Stopped || s_.last_stop().reason != StopReason::Breakpoint || last_bps_.empty())
+      return err("continue N: not stopped at a breakpoint");
+    for (int id : last_bps_)
+      if (auto it = bps_.find(id); it != bps_.end()) {
+        it->second.ignore = *n - 1;
+        out("Will ignore next " + std::to_string(*n - 1) + " crossings of breakpoint " + std::to_string(id) +
+            ".  Continuing.");
+      }
+  }
   run_and_report([this]() -> Result<RunFn> { return RunFn([this]() { return s_.resume(); }); }, 1, false);
 }
 
@@ -810,7 +878,7 @@ void Debugger::cmd_stepi(Args a, bool over_calls) {
   run_and_report([this, over_calls, count]() { return make_stepi_count(over_calls, count); }, 1, true);
 }
 
-Result<Debugger::RunFn> Debugger::make_step(bool over_calls) {
+Result<Debugger::RunFn> Debugger::make_step(bool over_calls, bool until) {
   if (!s_.stopped()) return make_error(state_ == State::NotStarted ? "The kernel is not running: \"continue\" starts it."
                                                                  : "The kernel is not stopped.");
   const WarpState* w = focus_warp();
@@ -883,6 +951,9 @@ Result<Debugger::RunFn> Debugger::make_step(bool over_calls) {
     if (over_calls && loc->function != loc0->function && fn0 && loc->function != fn0->name)
       return line_or_insn(pc);  // inside an inlined call: step over it
     if (skipped(loc)) return line_or_insn(pc);  // inlined code of a skipped file or function
+    // until: a jump back in the same function (the loop's next iteration) does not stop.
+    if (until && loc->function == loc0->function && loc->file == loc0->file && loc->line < loc0->line)
+      return line_or_insn(pc);
     return std::nullopt;
   };
   return RunFn([this, id, lanes, policy]() { return s_.step(id, lanes, policy); });
@@ -1077,6 +1148,8 @@ void Debugger::cmd_info(Args a) {
   std::string rest = sp == std::string_view::npos ? "" : std::string(trim(args.substr(sp)));
   if (*sub == "registers") return info_registers(rest);
   if (*sub == "address") return info_address(rest);
+  if (*sub == "symbol") return info_symbol(rest);
+  if (*sub == "line") return info_line(rest);
   if (*sub == "skip") {
     if (!rest.empty()) return usage("\"info skip\" takes no arguments");
     return info_skip();
@@ -1352,6 +1425,30 @@ void Debugger::cmd_x(Args a) {
     addr = uint32_t(*v);
   }
   const uint32_t unit = f.unit_bytes();
+  if (f.format == 's') {
+    // N strings, each up to its NUL (at most 200 bytes shown, as gdb limits its print).
+    std::string text;
+    nlohmann::json values = nlohmann::json::array();
+    uint32_t at = addr;
+    for (uint32_t i = 0; i < f.count; ++i) {
+      std::string str;
+      uint32_t len = 0;
+      for (; len < 200; ++len) {
+        auto b = read_bytes(at + len, 1);
+        if (!b) return err(b.error().message);
+        if ((*b)[0] == 0) break;
+        str += char((*b)[0]);
+      }
+      std::string shown;
+      for (char c : str) shown += c == '\n' ? "\\n" : c == '"' ? "\\\"" : (c >= 32 && c < 127) ? std::string(1, c) : "?";
+      text += (i ? "\n" : "") + describe_pc(at) + ":\t\"" + shown + "\"" + (len == 200 ? "..." : "");
+      values.push_back(str);
+      at += len + 1;
+    }
+    x_next_ = at;
+    x_format_ = f;
+    return out(text, {{"address", addr}, {"format", "s"}, {"values", values}});
+  }
   if (addr % unit) return err("address " + hex32(addr) + " is not aligned to the unit size (" + std::to_string(unit) + ")");
   auto bytes = read_bytes(addr, f.count * unit);
   if (!bytes) return err(bytes.error().message);
@@ -1372,6 +1469,13 @@ void Debugger::cmd_x(Args a) {
       case 'x': std::snprintf(buf, sizeof buf, "0x%0*x", int(unit * 2), u); values.push_back(u); break;
       case 'd': std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(s)); values.push_back(s); break;
       case 'u': std::snprintf(buf, sizeof buf, "%u", u); values.push_back(u); break;
+      case 'f': {
+        float fl;
+        std::memcpy(&fl, &u, 4);
+        std::snprintf(buf, sizeof buf, "%.9g", double(fl));
+        values.push_back(double(fl));
+        break;
+      }
       default: {
         char c = char(u & 0xff);
         if (c >= 32 && c < 127 && c != '\'' && c != '\\') std::snprintf(buf, sizeof buf, "%u '%c'", u, c);

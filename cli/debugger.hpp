@@ -62,6 +62,8 @@ class Debugger {
     bool temporary = false;
     bool enabled = true;
     uint64_t hits = 0;
+    uint64_t ignore = 0;                 // ignore N COUNT: hits still to pass by
+    std::vector<std::string> commands;   // commands ... end: run after it stops
     // Watchpoints share the numbering (as in gdb): watch_kind kWatchRead/kWatchWrite bits, 0 for a breakpoint.
     uint8_t watch_kind = 0;
     std::string watch_command;  // "watch", "rwatch", "awatch"
@@ -103,6 +105,34 @@ class Debugger {
   void cmd_frame(const std::string& name, Args a);
   void cmd_not_yet(const std::string& name);
   void cmd_skip(Args a);
+  // Scripted stops (debugger_script.cpp).
+  void cmd_commands(Args a);
+  void cmd_define(Args a);
+  void cmd_dprintf(Args a);
+  void cmd_printf(Args a);
+  void cmd_echo(Args a);
+  void cmd_ignore(Args a);
+  void cmd_source(Args a);
+  void cmd_advance(const std::string& name, Args a);
+  void info_symbol(const std::string& args);
+  void info_line(const std::string& args);
+  // Runs a breakpoint's commands after the command that stopped there.
+  void queue_breakpoint_commands(const std::vector<int>& bps);
+  std::vector<std::string> completions() const;  // command names, info subcommands, symbols
+ public:
+  // Names for tab completion at the prompt.
+  std::vector<std::string> completion_words() const { return completions(); }
+ private:
+  // `commands` and `define` read the following lines up to "end".
+  struct Collecting {
+    bool active = false;
+    std::vector<int> bps;       // commands
+    std::string define;         // define
+    std::vector<std::string> lines;
+  } collecting_;
+  std::map<std::string, std::vector<std::string>> user_commands_;
+  std::vector<std::string> pending_;  // breakpoint commands to run after the current command
+  unsigned nesting_ = 0;              // user commands and source files running inside each other
   void info_skip();
   // `skip`: files (matched by base name or path suffix) and functions that step goes through.
   struct SkipRule {
@@ -159,7 +189,7 @@ class Debugger {
   void run_and_report(const std::function<Result<RunFn>()>& make, uint32_t count, bool show_disassembly);
   Result<RunFn> make_stepi(bool over_calls);
   Result<RunFn> make_stepi_count(bool over_calls, uint32_t count);
-  Result<RunFn> make_step(bool over_calls);
+  Result<RunFn> make_step(bool over_calls, bool until = false);
   bool ensure_stopped();           // reports an error when the kernel is not stopped at a live stop
   bool ensure_focus();             // ... or when there is no focus lane
   bool ensure_can_run();           // reports an error after exit/kill
@@ -204,6 +234,8 @@ class Debugger {
   int next_display_ = 1;
   replay::Timeline timeline_;
   bool scanning_ = false;  // a reverse move is looking at a hit: the context is the hit's, not a stop's
+  std::vector<int> last_bps_;     // the breakpoints the last stop reported (continue N)
+  bool execute_one(const std::string& line);
   std::vector<int> pending_bps_;  // the breakpoints the last hit stops for (the engine's filter)
   bool pending_valid_ = false;    // the engine's filter decided the current request's last hit
   std::vector<StopView::Watch> last_watches_;  // the current stop's watch report

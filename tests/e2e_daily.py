@@ -17,6 +17,7 @@ import select
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -208,8 +209,69 @@ def check_frames(vx, ex, src):
           f"{t}: skip function {skips[-1:]}")
 
     # Commands not done are said to be so.
-    s = Session(vx, os.path.join(ex, "reduce.elf"), ["until", "advance 30", "set var x = 1", "dprintf x"])
-    check(len(s.errors()) == 4 and all("not supported yet" in e for e in s.errors()), f"{s.tag()}: {s.errors()}")
+    s = Session(vx, os.path.join(ex, "reduce.elf"), ["set var x = 1"])
+    check(len(s.errors()) == 1 and all("not supported yet" in e for e in s.errors()), f"{s.tag()}: {s.errors()}")
+
+
+# --- Scripted stops -------------------------------------------------------------------------------
+
+def check_scripts(vx, ex, src, tmpdir):
+    reduce_elf = os.path.join(ex, "reduce.elf")
+    l81 = source_line(src, "reduce", "vx_fail(vx_vote_any(odd)")
+    l74 = source_line(src, "reduce", "uint32_t s = warp_sum(v, lane, tid, B);")
+    script = os.path.join(tmpdir, "cmds.vx")
+    with open(script, "w") as f:
+        f.write(f"break reduce.c:{l81}\ncommands\n  silent\n  printf \"bp v=%u g=%u\\n\", v, g\nend\n"
+                "define both\n  echo one\\n\n  echo two\\n\nend\n")
+    s = Session(vx, reduce_elf, [f"source {script}", "continue", f'dprintf reduce.c:{l74},"dp v=%u g=%u\\n", v, g',
+                                 "continue", "both", "ignore 1 2", "continue 2", "info line reduce.c:81",
+                                 "info symbol $pc", "x/2f &total", "until", f"advance reduce.c:{l81 + 20}"])
+    t = s.tag()
+    check(not s.errors(), f"{t}: errors {s.errors()}")
+    printed = [e for e in s.of("output") if "printf" in e or "echo" in e]
+    texts = [e.get("printf", e.get("echo")) for e in printed]
+    # Each printf's values are the kernel's: v = g % 7 + 1.
+    pairs = [tuple(int(x) for x in re.findall(r"=(\d+)", t_)) for t_ in texts if t_.startswith(("bp", "dp"))]
+    check(pairs and all(v == g % 7 + 1 for v, g in pairs), f"{t}: printf values {texts}")
+    # Silent breakpoints: no stop header; the dprintf lines come before the next bp line, in hit order.
+    check(not [st for st in s.stops() if 1 in st.get("breakpoints", []) or 2 in st.get("breakpoints", [])]
+          and texts[:1] and texts[0].startswith("bp"), f"{t}: silent stops and order {texts}")
+    check("one" in texts and "two" in texts and texts.index("one") < texts.index("two"), f"{t}: define {texts}")
+    check(any(x.startswith("dp") for x in texts), f"{t}: dprintf printed nothing: {texts}")
+    ign = s.output("ignore 1 2")
+    check(ign.get("ignore") == 2, f"{t}: ignore {ign}")
+    line = s.output("info line reduce.c:81")
+    check(line.get("line") == l81 and line.get("start", 0) < line.get("end", 0), f"{t}: info line {line}")
+    check(s.output("info symbol $pc").get("symbol") == "reduce", f"{t}: info symbol")
+    xf = s.output("x/2f &total")
+    check(len(xf.get("values", [])) == 2 and all(isinstance(v, float) for v in xf.get("values", [])), f"{t}: x/2f {xf}")
+    stops = s.stops()
+    # reduce.c:101 has no code: the breakpoint moves to the next line with code, as break does.
+    check(stops and l81 + 20 <= stops[-1].get("line", 0) <= l81 + 22 and stops[-1].get("reason") == "breakpoint",
+          f"{t}: advance {stops[-1:] if stops else None}")
+    # Output order of a silent breakpoint's commands and dprintf: strictly in the order of the hits.
+    human = subprocess.run([vx, "run", reduce_elf, "--batch", "--no-db", "-ex",
+                            f'dprintf reduce.c:{l74},"first %u\\n", g', "-ex",
+                            f'dprintf reduce.c:{l81},"second %u\\n", g', "-ex", "continue"],
+                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL).stdout
+    seq = re.findall(r"^(first|second) (\d+)$", human, re.M)
+    firsts = [int(g) for w, g in seq if w == "first"]
+    # printf runs in the focus lane (lane 0) of each warp that hits: g = 0, 4, ..., 124, each once.
+    check(sorted(firsts) == list(range(0, 128, 4)), f"dprintf: every warp's g once: {firsts[:8]}...")
+    # A warp's "second" comes after its own "first".
+    seen = set()
+    ok = True
+    for w, g in seq:
+        g = int(g)
+        if w == "first":
+            seen.add(g)
+        elif g not in seen:
+            ok = False
+    check(ok and "Breakpoint" not in human.split("Dprintf 2")[1], f"dprintf order and silence:\n{human[:600]}")
+    # Tab completion of commands and C names at the prompt.
+    outs, status = pty_session(vx, ["run", reduce_elf, "--no-db"], [(b"disas\t", 1.0), (b"\x15", 1.0),
+                                                                      (b"p tota\t\n", 2.0), (b"quit\n", 2.0)])
+    check("semble" in outs[1] and "l" in outs[3].split("tota", 1)[-1][:40], f"tab completion: {outs[1:4]}")
 
 
 # --- Faults ---------------------------------------------------------------------------------------
@@ -385,7 +447,8 @@ def check_gdb(vx, ex, src):
 
 def main():
     vx, ex, src, what = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3], sys.argv[4]
-    checks = {"variables": check_variables, "frames": check_frames, "faults": check_faults, "gdb": check_gdb}
+    checks = {"variables": check_variables, "frames": check_frames, "faults": check_faults, "gdb": check_gdb,
+              "scripts": lambda vx, ex, src: check_scripts(vx, ex, src, tempfile.mkdtemp())}
     if what not in checks:
         print("unknown check", what, file=sys.stderr)
         return 2

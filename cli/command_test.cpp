@@ -68,6 +68,18 @@ TEST_CASE("commands: new commands leave every earlier word's meaning alone", "[c
   CHECK(parse_ok("e").name == "enable");
   CHECK(parse_ok("de 1").name == "delete");
   CHECK(parse_ok("pr 1").name == "print");
+  CHECK(parse_ok("pri 1").name == "print");
+  CHECK(parse_ok("prin 1").name == "print");
+  CHECK(parse_ok("printf \"%d\", 1").name == "printf");
+  CHECK(parse_ok("ec hi").name == "echo");
+  CHECK(parse_ok("def x").name == "define");
+  CHECK(parse_ok("so f").name == "source");
+  CHECK(parse_ok("ig 1 2").name == "ignore");
+  CHECK(parse_ok("dp x").name == "dprintf");
+  CHECK(val(parse_info_subcommand("s")) == "session");
+  CHECK(val(parse_info_subcommand("li")) == "line");
+  CHECK(val(parse_info_subcommand("sy")) == "symbol");
+  CHECK(val(parse_info_subcommand("sk")) == "skip");
   CHECK(parse_ok("g 1").name == "goto");
   CHECK(val(parse_info_subcommand("l")) == "lanes");
   CHECK(val(parse_info_subcommand("la")) == "lanes");

@@ -171,6 +171,34 @@ class Debugger::LaneEnv final : public ExprEnv {
       case K::LocalMem:
         return int64_t(memmap::kLocalMemBase + w_->cta_slot * d_.s_.context().launch.lmem_stride);
       case K::Source: return make_error("'" + v.name + "' is a C name: it needs the kernel's debug information");
+      case K::Csr: {
+        // The CSRs as the lane would read them at the stop (device/csr.cpp's values).
+        const auto& cfg = d_.s_.config();
+        switch (v.index) {
+          case 0x001: return int64_t(w_->fcsr & 0x1f);
+          case 0x002: return int64_t((w_->fcsr >> 5) & 7);
+          case 0x003: return int64_t(w_->fcsr & 0xff);
+          case 0x300: return int64_t(w_->mstatus);
+          case 0x301: return int64_t((1u << 30) | (1u << 0) | (1u << 5) | (1u << 8) | (1u << 12));
+          case 0x305: return int64_t(w_->mtvec);
+          case 0x340: return int64_t(w_->mscratch);
+          case 0x341: return int64_t(w_->mepc);
+          case 0x342: return int64_t(w_->mcause);
+          case 0x343: return int64_t(w_->mtval);
+          case 0xF14: return int64_t((core_ * cfg.warps + slot_) * cfg.threads + lane_);
+          case 0xCC0: return int64_t(lane_);
+          case 0xCC1: return int64_t(slot_);
+          case 0xCC2: return int64_t(core_);
+          case 0xCC4: return int64_t(w_->tmask);
+          case 0xFC0: return int64_t(cfg.threads);
+          case 0xFC1: return int64_t(cfg.warps);
+          case 0xFC2: return int64_t(cfg.total_cores());
+          case 0xCD0: return int64_t(w_->cta_slot);
+          case 0xCD1: return int64_t(w_->cta_rank);
+          case 0xCD2: return int64_t(w_->cta_size);
+          default: return make_error("$" + v.name + " is not readable at the prompt");
+        }
+      }
       default: return make_error("internal error: unknown variable");
     }
   }
@@ -1651,12 +1679,25 @@ void Debugger::cmd_backtrace(Args a) {
       if (fn.empty()) fn = where->function;
       else if (where->function != fn) inlined = where->function;
     }
+    // Frame 0's arguments (the innermost function level's parameters, in the focus lane); callers'
+    // registers are not recovered, so their arguments are not shown.
+    std::string args_text;
+    nlohmann::json args = nlohmann::json::array();
+    if (i == 0 && vars_) {
+      for (const engine::SourceVariable& p : vars_->parameters(f.pc, 0)) {
+        auto value = variable_value(p, c, s, lane);
+        const std::string shown = value ? format_c(*value, 0, false) : "<error>";
+        args_text += (args_text.empty() ? "" : ", ") + p.name + "=" + shown;
+        args.push_back({{"name", p.name}, {"text", shown}});
+      }
+    }
     text += "#" + pad(std::to_string(i), 3) + hex32(f.pc) + " in " + (fn.empty() ? "??" : fn) +
-            (inlined.empty() ? "" : ", inlined " + inlined);
+            (inlined.empty() ? "" : ", inlined " + inlined) + (i == 0 && vars_ ? " (" + args_text + ")" : "");
     if (where && where->line) text += " (" + base_name(where->file) + ":" + std::to_string(where->line) + ")";
     text += "\n";
     nlohmann::json j = {{"pc", f.pc}, {"sp", f.sp}, {"function", fn.empty() ? nlohmann::json(nullptr) : nlohmann::json(fn)},
                         {"inlined", inlined.empty() ? nlohmann::json(nullptr) : nlohmann::json(inlined)}};
+    if (i == 0 && vars_) j["args"] = args;
     if (where && where->line) {
       j["file"] = where->file;
       j["line"] = where->line;

@@ -68,6 +68,18 @@ std::optional<Variable> parse_register(std::string_view name) {
   return std::nullopt;
 }
 
+const std::vector<std::pair<const char*, unsigned>>& csr_names() {
+  // Numbers from the RISC-V privileged spec and the Vortex CSR map (device/csr.cpp).
+  static const std::vector<std::pair<const char*, unsigned>> t = {
+      {"fflags", 0x001},    {"frm", 0x002},        {"fcsr", 0x003},      {"mstatus", 0x300},   {"misa", 0x301},
+      {"mtvec", 0x305},     {"mscratch", 0x340},   {"mepc", 0x341},      {"mcause", 0x342},    {"mtval", 0x343},
+      {"mhartid", 0xF14},   {"thread_id", 0xCC0},  {"warp_id", 0xCC1},   {"core_id", 0xCC2},   {"tmask", 0xCC4},
+      {"num_threads", 0xFC0}, {"num_warps", 0xFC1}, {"num_cores", 0xFC2}, {"cta_id", 0xCD0},   {"cta_rank", 0xCD1},
+      {"cta_size", 0xCD2},
+  };
+  return t;
+}
+
 std::string Variable::to_string() const {
   static const char* axis[3] = {"x", "y", "z"};
   switch (kind) {
@@ -84,6 +96,7 @@ std::string Variable::to_string() const {
     case Kind::Symbol: return "&" + name;
     case Kind::LocalMem: return "$lmem";
     case Kind::Source: return name;
+    case Kind::Csr: return "$" + name;
   }
   return "?";
 }
@@ -514,6 +527,13 @@ class Parser {
         v.kind = Variable::Kind::Source;
         v.name = name;
       } else if (name == "$lane") v.kind = Variable::Kind::Lane;
+      else if (auto csr = std::find_if(csr_names().begin(), csr_names().end(),
+                                       [&](const auto& c) { return name.substr(1) == c.first; });
+               csr != csr_names().end()) {
+        v.kind = Variable::Kind::Csr;
+        v.index = csr->second;
+        v.name = csr->first;
+      }
       else if (name == "$warp") v.kind = Variable::Kind::Warp;
       else if (name == "$core") v.kind = Variable::Kind::Core;
       else if (auto r = parse_register(name)) v = *r;

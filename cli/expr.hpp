@@ -23,7 +23,8 @@
 // typed by print and truncated by the integer language. VARIABLE is blockIdx.x|y|z, threadIdx.x|y|z, blockDim.x|y|z,
 // gridDim.x|y|z (also with a '$': $blockIdx.x), a register ($x0..$x31, ABI names such as $a0,
 // $sp, $fp, $pc; $f0..$f31 and $ft0.. give a float register's bits), $lane, $warp, $core, $lmem
-// (the focus CTA's local-memory base), or (after &) a symbol name.
+// (the focus CTA's local-memory base), a CSR by name ($mcause, $tmask, $cta_rank, csr_names()),
+// or (after &) a symbol name.
 // Values are 64-bit signed integers; registers and memory words are 32-bit unsigned values,
 // zero-extended. Comparisons and logical operators give 0 or 1.
 #pragma once
@@ -33,6 +34,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "device/result.hpp"
 
@@ -54,12 +57,16 @@ struct Variable {
     Symbol,     // name: an ELF symbol's address (&name)
     LocalMem,   // the focus CTA's local-memory base ($lmem)
     Source,     // name: a C name of the kernel (resolved by the environment)
+    Csr,        // index: the CSR number; name: its name ($mcause, $tmask, $cta_rank, ...)
   };
   Kind kind = Kind::XReg;
   unsigned index = 0;
   std::string name;  // Symbol
   std::string to_string() const;  // as written in canonical form: "$a0", "threadIdx.x", "&total"
 };
+
+// The CSRs that are convenience variables ($NAME): name and number.
+const std::vector<std::pair<const char*, unsigned>>& csr_names();
 
 // Parses a register name with or without the leading '$': "a0", "$x5", "fp", "pc", "ft3", "f10".
 std::optional<Variable> parse_register(std::string_view name);

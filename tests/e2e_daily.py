@@ -52,7 +52,8 @@ def check_variables(vx, ex, src):
             "p -lanes (blockIdx.x * 16 + threadIdx.x) % 7 + 1", "p -lanes tid", "p lm->partial[rank]",
             "p -lanes lm->odd[tid]", "p lm->odd[tid - lane]@4", "ptype lm", "whatis B", "p (int)v - 10",
             "p v * 2 + 1 == 2 * v + 1", "p $blockIdx", "p $threadIdx.x", "p/x B", "p/t B", "p arg",
-            "p nosuch", "lane 2", "p v", "p g", "p &total", "info address lm"]
+            "p nosuch", "p $tmask", "p $cta_rank == rank", "p $thread_id == lane", "p $num_threads", "lane 2", "p v",
+            "p g", "p &total", "info address lm"]
     s = Session(vx, os.path.join(ex, "reduce.elf"), cmds, ["--break", f"reduce.c:{line}"])
     t = s.tag()
     check(not [e for e in s.errors() if "nosuch" not in e], f"{t}: errors {s.errors()}")
@@ -89,6 +90,9 @@ def check_variables(vx, ex, src):
     bi = s.output("p $blockIdx").get("text", "")
     check(re.fullmatch(r"\{x = \d+, y = 0, z = 0\}", bi) is not None, f"{t}: $blockIdx {bi!r}")
     check(s.output("info address lm").get("kind") == "register", f"{t}: info address lm")
+    # CSRs by name, against the C locals the kernel read from them.
+    check(value_of(s, "p $tmask") == (1 << NT) - 1 and value_of(s, "p $num_threads") == NT, f"{t}: $tmask, $num_threads")
+    check(value_of(s, "p $cta_rank == rank") == 1 and value_of(s, "p $thread_id == lane") == 1, f"{t}: CSRs vs locals")
 
     # diverge: every lane's result against the kernel's own reference, on a warp that diverged.
     def reference(x):
@@ -162,12 +166,17 @@ def check_variables(vx, ex, src):
 
 def check_frames(vx, ex, src):
     s = Session(vx, os.path.join(ex, "reduce.elf"),
-                ["continue", "frame", "info locals", "up", "info frame", "p tid", "p block == blockIdx.x", "p g == block * 16 + tid", "down", "down", "frame 7",
+                ["continue", "backtrace", "frame", "info locals", "up", "info frame", "p tid", "p block == blockIdx.x", "p g == block * 16 + tid", "down", "down", "frame 7",
                  "display v", "display g", "next"],
                 ["--break", "warp_sum"])
     t = s.tag()
     check(s.output("frame").get("function") == "warp_sum" and s.output("frame").get("inlined") is True,
           f"{t}: frame 0 is the inlined warp_sum")
+    # Frame 0's arguments in the backtrace: warp_sum(v, lane, tid, nthreads) with the lane's values.
+    bt = s.output("backtrace").get("frames", [{}])
+    args = {a["name"]: a["text"] for a in bt[0].get("args", [])}
+    check(set(args) == {"v", "lane", "tid", "nthreads"} and args.get("nthreads") == "16" and
+          int(args.get("v", 0)) == int(args.get("tid", -1)) % 7 + 1, f"{t}: backtrace args {args}")
     names = [v["name"] for v in s.output("info locals").get("variables", [])]
     check("off" in names and "tid" not in names, f"{t}: warp_sum's locals {names}")
     up = s.output("up")

@@ -584,8 +584,20 @@ Result<CValue> evaluate_c(const Expr::Node& n, const ValueEnv& env, TypeArena& a
   return e.eval(n);
 }
 
-std::string format_c(const CValue& v, char fmt, bool top) {
+namespace {
+std::string format_at(const CValue& v, char fmt, bool top, unsigned depth);
+}  // namespace
+
+std::string format_c(const CValue& v, char fmt, bool top) { return format_at(v, fmt, top, 0); }
+
+namespace {
+
+// depth: aggregates nest at most this deep (a corrupt DWARF type may contain itself).
+constexpr unsigned kMaxFormatDepth = 32;
+
+std::string format_at(const CValue& v, char fmt, bool top, unsigned depth) {
   if (!v.missing.empty()) return "<" + v.missing + ">";
+  if (depth > kMaxFormatDepth) return "{...}";
   if (!v.type) return "?";
   const CType& t = engine::strip_typedefs(*v.type);
   switch (t.kind) {
@@ -620,7 +632,7 @@ std::string format_c(const CValue& v, char fmt, bool top) {
       return top && !fmt ? "(" + engine::type_name(*v.type) + ") " + addr : addr;
     }
     case K::Array: {
-      if (!t.target || !t.count) return "{...}";
+      if (!t.target || !t.count || t.target->size == 0) return "{...}";
       const uint32_t es = t.target->size;
       std::string out = "{";
       uint32_t shown = 0;
@@ -629,7 +641,8 @@ std::string format_c(const CValue& v, char fmt, bool top) {
         CValue e;
         e.type = t.target;
         e.bytes.assign(v.bytes.begin() + i * es, v.bytes.begin() + (i + 1) * es);
-        items.push_back(format_c(e, fmt, false));
+        items.push_back(format_at(e, fmt, false, depth + 1));
+        if (items.size() > 100000) break;
       }
       for (size_t i = 0; i < items.size();) {
         size_t j = i;
@@ -664,7 +677,7 @@ std::string format_c(const CValue& v, char fmt, bool top) {
           uint64_t bits = (raw(m) >> f.bit_offset) & ((uint64_t(1) << f.bit_size) - 1);
           m.bytes = le(bits, f.type->size);
         }
-        out += (first ? "" : ", ") + f.name + " = " + format_c(m, fmt, false);
+        out += (first ? "" : ", ") + f.name + " = " + format_at(m, fmt, false, depth + 1);
         first = false;
       }
       return out + "}";
@@ -673,5 +686,7 @@ std::string format_c(const CValue& v, char fmt, bool top) {
     default: return "void";
   }
 }
+
+}  // namespace
 
 }  // namespace vx::cli

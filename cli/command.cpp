@@ -58,7 +58,7 @@ const std::vector<CommandInfo>& command_table() {
       {"skip", {}, "[file FILE | function NAME | delete [N...] | enable [N...] | disable [N...]]",
        "step through a file's or function's code instead of into it (without arguments: the focus function)"},
       {"x", {}, "/NFU ADDR", "examine memory: N units, F format x d u c f (float) s (string), U unit b h w"},
-      {"disassemble", {"disas"}, "[ADDR | START,END | START,+LEN]",
+      {"disassemble", {"disas"}, "[/s] [ADDR | START,END | START,+LEN]",
        "disassemble the function at ADDR (default: the focus PC)"},
       {"list", {"l"}, "[LOC | N]", "show source lines around LOC (again: the next lines)"},
       {"backtrace", {"bt", "where"}, "[N]", "show the focus lane's call stack"},
@@ -158,7 +158,7 @@ Result<CommandLine> parse_command_line(std::string_view line) {
   if (!name) return name.error();
   cl.name = *name;
   cl.args = std::string(trim(rest));
-  if (!cl.format.empty() && cl.name != "x" && cl.name != "print")
+  if (!cl.format.empty() && cl.name != "x" && cl.name != "print" && cl.name != "disassemble")
     return make_error("\"" + cl.name + "\" takes no /FORMAT");
   return cl;
 }

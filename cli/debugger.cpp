@@ -1519,7 +1519,17 @@ void Debugger::cmd_x(Args a) {
   out(text, {{"address", addr}, {"unit", unit}, {"format", std::string(1, f.format)}, {"values", values}});
 }
 
-void Debugger::cmd_disassemble(Args a) {
+void Debugger::cmd_disassemble(Args in) {
+  // /s (and gdb's older /m): source lines before the instructions of each line; gdb writes it
+  // after a space too ("disassemble /s").
+  CommandLine a = in;
+  if (a.format.empty() && a.args.size() >= 2 && a.args[0] == '/' && (a.args.size() == 2 || a.args[2] == ' ')) {
+    a.format = a.args.substr(1, 1);
+    a.args = std::string(trim(a.args.substr(2)));
+  }
+  if (!a.format.empty() && a.format != "s" && a.format != "m")
+    return usage("disassemble/" + a.format + ": the modifier is s (source lines with the code)");
+  const bool with_source = !a.format.empty();
   uint32_t lo = 0, hi = 0, mark = 0;
   bool have_mark = false, in_function = false;
   std::string title;
@@ -1585,6 +1595,16 @@ void Debugger::cmd_disassemble(Args a) {
     uint32_t word = uint32_t((*bytes)[i]) | uint32_t((*bytes)[i + 1]) << 8 | uint32_t((*bytes)[i + 2]) << 16 |
                     uint32_t((*bytes)[i + 3]) << 24;
     std::string d = disassemble(word, at);
+    if (with_source && sym_) {
+      // A new source line starts here: show it (file:line and its text), as gdb's /s does.
+      auto loc = sym_->locate(at);
+      std::optional<engine::SourceLocation> prev = at > lo ? sym_->locate(at - 4) : std::nullopt;
+      if (loc && loc->line &&
+          (!prev || prev->line != loc->line || prev->file != loc->file || prev->function != loc->function)) {
+        text += base_name(loc->file) + ":" + std::to_string(loc->line) + "\n";
+        if (auto src = sym_->source_line(loc->file, loc->line)) text += std::to_string(loc->line) + "\t" + *src + "\n";
+      }
+    }
     std::string label;
     if (in_function) label = " <+" + std::to_string(at - lo) + ">";
     else if (sym_)

@@ -234,7 +234,7 @@ def check_scripts(vx, ex, src, tmpdir):
                 "define both\n  echo one\\n\n  echo two\\n\nend\n")
     s = Session(vx, reduce_elf, [f"source {script}", "continue", f'dprintf reduce.c:{l74},"dp v=%u g=%u\\n", v, g',
                                  "continue", "both", "ignore 1 2", "continue 2", "info line reduce.c:81",
-                                 "info symbol $pc", "x/2f &total", "until", f"advance reduce.c:{l81 + 20}"])
+                                 "info symbol $pc", "x/2f &total", "disassemble /s", "until", f"advance reduce.c:{l81 + 20}"])
     t = s.tag()
     check(not s.errors(), f"{t}: errors {s.errors()}")
     printed = [e for e in s.of("output") if "printf" in e or "echo" in e]
@@ -252,6 +252,8 @@ def check_scripts(vx, ex, src, tmpdir):
     line = s.output("info line reduce.c:81")
     check(line.get("line") == l81 and line.get("start", 0) < line.get("end", 0), f"{t}: info line {line}")
     check(s.output("info symbol $pc").get("symbol") == "reduce", f"{t}: info symbol")
+    dis = s.output("disassemble /s").get("text", "")
+    check(f"reduce.c:{l81}\n{l81}\t  vx_fail(vx_vote_any(odd)" in dis, f"{t}: disassemble /s lacks line {l81}")
     xf = s.output("x/2f &total")
     check(len(xf.get("values", [])) == 2 and all(isinstance(v, float) for v in xf.get("values", [])), f"{t}: x/2f {xf}")
     stops = s.stops()

@@ -45,7 +45,7 @@ const std::vector<CommandInfo>& command_table() {
       {"frame", {"f"}, "[N]", "select function level N at the focus pc (inlined calls), and show it"},
       {"up", {}, "[N]", "select the function level N outwards (the caller of an inlined call)"},
       {"down", {}, "[N]", "select the function level N inwards"},
-      {"set", {}, "var NAME = EXPR", "not supported yet"},
+      {"set", {}, "var LVALUE = EXPR", "write a C variable, a member or element, or a register ($a0) in the focus lane"},
       {"until", {"u"}, "[LOC]", "like next, but not back into a loop; with LOC: run until LOC (as advance)"},
       {"advance", {"adv"}, "LOC", "run until LOC (a temporary breakpoint), or another stop"},
       {"commands", {}, "[N...]", "commands to run when breakpoint N stops (default: the last one set), up to 'end'"},

@@ -324,7 +324,7 @@ bool Debugger::execute_one(const std::string& line) {
   else if (n == "whatis") cmd_ptype(*cl, false);
   else if (n == "display") cmd_display(*cl);
   else if (n == "frame" || n == "up" || n == "down") cmd_frame(n, *cl);
-  else if (n == "set") cmd_not_yet(n);
+  else if (n == "set") cmd_set(*cl);
   else if (n == "skip") cmd_skip(*cl);
   else if (n == "commands") cmd_commands(*cl);
   else if (n == "define") cmd_define(*cl);

@@ -105,6 +105,7 @@ class Debugger {
   void cmd_frame(const std::string& name, Args a);
   void cmd_not_yet(const std::string& name);
   void cmd_skip(Args a);
+  void cmd_set(Args a);
   // Scripted stops (debugger_script.cpp).
   void cmd_commands(Args a);
   void cmd_define(Args a);

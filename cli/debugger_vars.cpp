@@ -389,3 +389,98 @@ void Debugger::info_skip() {
 }
 
 }  // namespace vx::cli
+
+namespace vx::cli {
+
+// --- set var -------------------------------------------------------------------------------------------
+
+void Debugger::cmd_set(Args a) {
+  std::string_view rest = a.args;
+  auto words = split_words(rest);
+  if (words.empty() || (words[0] != "var" && words[0] != "variable"))
+    return usage("set: expected \"set var NAME = EXPR\"");
+  rest = trim(rest.substr(rest.find(words[0]) + words[0].size()));
+  // The assignment's '=': not part of ==, !=, <= or >=.
+  size_t eq = std::string_view::npos;
+  for (size_t i = 0; i < rest.size(); ++i) {
+    if (rest[i] != '=') continue;
+    const char before = i ? rest[i - 1] : ' ';
+    const char after = i + 1 < rest.size() ? rest[i + 1] : ' ';
+    if (after == '=' || before == '=' || before == '!' || before == '<' || before == '>') continue;
+    eq = i;
+    break;
+  }
+  if (eq == std::string_view::npos) return usage("set var: expected NAME = EXPR");
+  auto lhs = Expr::parse(rest.substr(0, eq));
+  if (!lhs) return usage(lhs.error().message);
+  auto rhs = Expr::parse(rest.substr(eq + 1));
+  if (!rhs) return usage(rhs.error().message);
+  if (!ensure_focus()) return;
+  auto target = evaluate_c_in(*lhs->root(), focus_.core, focus_.slot, focus_.lane, frame_level_);
+  if (!target) return err(target.error().message);
+  std::optional<unsigned> reg = target->reg;
+  if (auto var = lhs->as_variable(); var && (var->kind == Variable::Kind::XReg || var->kind == Variable::Kind::FReg))
+    reg = var->kind == Variable::Kind::XReg ? var->index : var->index + 32;
+  if (!target->missing.empty()) return err("set var: the variable is " + target->missing + ": there is nothing to write");
+  if (!reg && !target->address) return err("set var: the left side is not a variable in a register or in memory");
+  // The value, converted to the left side's type as C's assignment does.
+  auto value = evaluate_c_in(*rhs->root(), focus_.core, focus_.slot, focus_.lane, frame_level_);
+  if (!value) return err(value.error().message);
+  Expr::Node cast;
+  cast.op = ExprOp::Cast;
+  cast.name = engine::type_name(*target->type);
+  const engine::CType& tt = engine::strip_typedefs(*target->type);
+  std::vector<uint8_t> bytes;
+  if (tt.kind == engine::CType::Kind::Struct || tt.kind == engine::CType::Kind::Union ||
+      tt.kind == engine::CType::Kind::Array) {
+    if (engine::type_name(*value->type) != engine::type_name(*target->type) || value->bytes.size() != tt.size)
+      return err("set var: a " + engine::type_name(*value->type) + " cannot be assigned to a " + cast.name);
+    bytes = value->bytes;
+  } else {
+    // Reuse the evaluator's cast on a literal-free tree: the value is already evaluated.
+    class Fixed final : public ValueEnv {
+     public:
+      Fixed(const ValueEnv& base, CValue v) : base_(base), v_(std::move(v)) {}
+      const ExprEnv& plain() const override { return base_.plain(); }
+      Result<std::optional<CValue>> variable(const std::string& name) const override {
+        if (name == "$set_value") return std::optional<CValue>(v_);
+        return base_.variable(name);
+      }
+      Result<std::vector<uint8_t>> read(uint32_t addr, uint32_t size) const override { return base_.read(addr, size); }
+      const engine::CType* type_named(const std::string& name) const override {
+        return base_.type_named(name);
+      }
+
+     private:
+      const ValueEnv& base_;
+      CValue v_;
+    };
+    CEnv env(*this, focus_warp(), focus_.core, focus_.slot, focus_.lane, frame_level_);
+    Fixed fixed(env, *value);
+    auto leaf = std::make_shared<Expr::Node>();
+    leaf->op = ExprOp::Var;
+    leaf->var.kind = Variable::Kind::Source;
+    leaf->var.name = "$set_value";
+    cast.a = leaf;
+    // A typedef name or struct tag the DWARF knows; the cast needs the type itself, which
+    // parse_type finds by the same spelling.
+    auto converted = evaluate_c(cast, fixed, arena_);
+    if (!converted) return err("set var: " + converted.error().message);
+    bytes = converted->bytes;
+  }
+  Result<void> written = make_error("nothing written");
+  const engine::WarpId id{focus_.core, focus_.slot};
+  if (reg) {
+    uint32_t word = 0;
+    for (size_t i = 0; i < bytes.size() && i < 4; ++i) word |= uint32_t(bytes[i]) << (8 * i);
+    // A narrower variable in a register keeps the register's other bits as C's ABI extends it.
+    if (tt.kind == engine::CType::Kind::Int && tt.size < 4 && tt.is_signed) word = uint32_t(int32_t(word << (32 - 8 * tt.size)) >> (32 - 8 * tt.size));
+    written = s_.write_register(id, focus_.lane, *reg, word);
+  } else {
+    written = s_.write_memory(id, *target->address, bytes);
+  }
+  if (!written) return err("set var: " + written.error().message);
+  out("", {{"set", lhs->text()}, {"bytes", bytes.size()}});
+}
+
+}  // namespace vx::cli

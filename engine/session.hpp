@@ -249,6 +249,13 @@ class Session {
   ThreadLists lists() const;
   // Device memory as the kernel sees it (planted breakpoints show their original words).
   Result<std::vector<uint8_t>> read_memory(uint32_t addr, uint32_t size);
+  // `set var`: the user changes the state at a stop. The next re-launch carries it (registers and
+  // local memory through the saved context, global memory written to the device now, so the next
+  // checkpoint records it); the stop's own checkpoint keeps the state as it was, and a move back in
+  // time returns to that. Re-launch mode only. dwarf_reg: x0..x31 = 0..31, f0..f31 = 32..63; local
+  // memory (from memmap::kLocalMemBase) is the warp's core's.
+  Result<void> write_register(WarpId warp, uint32_t lane, unsigned dwarf_reg, uint32_t value);
+  Result<void> write_memory(WarpId warp, uint32_t addr, const std::vector<uint8_t>& bytes);
   std::vector<ConsoleChunk> take_console();  // console output since the last call
   SessionStats stats() const;
 

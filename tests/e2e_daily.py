@@ -94,6 +94,25 @@ def check_variables(vx, ex, src):
     check(value_of(s, "p $tmask") == (1 << NT) - 1 and value_of(s, "p $num_threads") == NT, f"{t}: $tmask, $num_threads")
     check(value_of(s, "p $cta_rank == rank") == 1 and value_of(s, "p $thread_id == lane") == 1, f"{t}: CSRs vs locals")
 
+    # set var changes the final result as the kernel's arithmetic says: total starts at 100 instead of
+    # 0, and warp 0's partial sum (1 + 2 + 3 + 4) becomes 5.
+    def prefix_sum(n):
+        r = n % 7
+        return (n // 7) * 28 + r * (r + 1) // 2
+    want = prefix_sum(8 * 16)
+    s = Session(vx, os.path.join(ex, "reduce.elf"), ["continue", "set var total = 100", "p total", "delete", "continue"],
+                ["--break", "reduce"])
+    check(value_of(s, "p total") == 100, f"{s.tag()}: p total after set var")
+    check(any(f"total {want + 100} (expected {want})" in c for c in s.console()) and s.exit().get("exit_code") == 1,
+          f"{s.tag()}: set var total: {s.console()} {s.exit()}")
+    s = Session(vx, os.path.join(ex, "reduce.elf"),
+                ["continue", "p lm->partial[0]", "set var lm->partial[0] = lm->partial[0] - 5", "p ballot",
+                 "set var ballot = ballot", "set var $t0 = $t0", "delete", "continue"], ["--break", f"reduce.c:{line}"])
+    part = value_of(s, "p lm->partial[0]")
+    check(part == 10 and any(f"total {want - 5} (expected {want})" in c for c in s.console()),
+          f"{s.tag()}: set var lm->partial[0]: {part} {s.console()}")
+    check(not s.errors(), f"{s.tag()}: errors {s.errors()}")
+
     # diverge: every lane's result against the kernel's own reference, on a warp that diverged.
     def reference(x):
         if x & 1:
@@ -218,8 +237,8 @@ def check_frames(vx, ex, src):
           f"{t}: skip function {skips[-1:]}")
 
     # Commands not done are said to be so.
-    s = Session(vx, os.path.join(ex, "reduce.elf"), ["set var x = 1"])
-    check(len(s.errors()) == 1 and all("not supported yet" in e for e in s.errors()), f"{s.tag()}: {s.errors()}")
+    s = Session(vx, os.path.join(ex, "reduce.elf"), ["set var x = 1", "set x = 1"])
+    check(len(s.errors()) == 2, f"{s.tag()}: set var before the kernel starts, set without var: {s.errors()}")
 
 
 # --- Scripted stops -------------------------------------------------------------------------------

@@ -128,7 +128,8 @@ void Debugger::cmd_printf(Args a) {
       // A char pointer or array: the string in device memory (at most 200 bytes).
       auto addr = c_to_int(*v);
       std::string str;
-      if (v->address && engine::strip_typedefs(*v->type).kind == engine::CType::Kind::Array) addr = int64_t(*v->address);
+      if (v->address && engine::strip_typedefs(*v->type).kind == engine::CType::Kind::Array)
+        addr = int64_t(*v->address);
       if (!addr) return err(addr.error().message);
       for (uint32_t k = 0; k < 200; ++k) {
         auto b = read_bytes(uint32_t(*addr) + k, 1);
@@ -139,9 +140,12 @@ void Debugger::cmd_printf(Args a) {
     } else if (std::string_view("diuxXoc").find(conv) != std::string_view::npos) {
       auto iv = c_to_int(*v);
       if (!iv) return err(iv.error().message);
-      if (conv == 'c') std::snprintf(buf, sizeof buf, (spec + 'c').c_str(), int(*iv & 0xff));
-      else if (conv == 'd' || conv == 'i') std::snprintf(buf, sizeof buf, (spec + "lld").c_str(), static_cast<long long>(*iv));
-      else std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(), static_cast<unsigned long long>(uint32_t(*iv)));
+      if (conv == 'c')
+        std::snprintf(buf, sizeof buf, (spec + 'c').c_str(), int(*iv & 0xff));
+      else if (conv == 'd' || conv == 'i')
+        std::snprintf(buf, sizeof buf, (spec + "lld").c_str(), static_cast<long long>(*iv));
+      else
+        std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(), static_cast<unsigned long long>(uint32_t(*iv)));
     } else {
       return usage(std::string("printf: unsupported conversion '%") + conv + "'");
     }
@@ -191,8 +195,9 @@ void Debugger::cmd_ignore(Args a) {
   auto it = bps_.find(int(*id));
   if (it == bps_.end()) return err("no breakpoint number " + std::to_string(*id));
   it->second.ignore = *count;
-  out(*count == 0 ? "Will stop next time breakpoint " + std::to_string(*id) + " is reached."
-                  : "Will ignore next " + std::to_string(*count) + " crossings of breakpoint " + std::to_string(*id) + ".",
+  out(*count == 0
+          ? "Will stop next time breakpoint " + std::to_string(*id) + " is reached."
+          : "Will ignore next " + std::to_string(*count) + " crossings of breakpoint " + std::to_string(*id) + ".",
       {{"breakpoint", *id}, {"ignore", *count}});
 }
 
@@ -263,8 +268,8 @@ void Debugger::info_line(const std::string& args) {
   auto loc = sym_->locate(pc);
   auto range = sym_->line_range(pc);
   if (!loc || !loc->line || !range) return out("No line number information for " + describe_pc(pc) + ".");
-  out("Line " + std::to_string(loc->line) + " of \"" + loc->file.substr(loc->file.rfind('/') + 1) + "\" starts at address " +
-          describe_pc(range->first) + " and ends at " + describe_pc(range->second) + ".",
+  out("Line " + std::to_string(loc->line) + " of \"" + loc->file.substr(loc->file.rfind('/') + 1) +
+          "\" starts at address " + describe_pc(range->first) + " and ends at " + describe_pc(range->second) + ".",
       {{"line", loc->line}, {"file", loc->file}, {"start", range->first}, {"end", range->second}});
 }
 

@@ -27,7 +27,12 @@ class Debugger::CEnv final : public ValueEnv {
  public:
   // w null: no warp (not stopped): registers and C names are unknown, literals still work.
   CEnv(Debugger& d, const WarpState* w, uint32_t core, uint32_t slot, uint32_t lane, unsigned level)
-      : d_(d), w_(w), plain_(d.make_lane_env(w_, core, slot, lane)), core_(core), slot_(slot), lane_(lane),
+      : d_(d),
+        w_(w),
+        plain_(d.make_lane_env(w_, core, slot, lane)),
+        core_(core),
+        slot_(slot),
+        lane_(lane),
         level_(level) {}
 
   const ExprEnv& plain() const override { return *plain_; }
@@ -97,11 +102,14 @@ Result<CValue> Debugger::variable_value(const engine::SourceVariable& v, uint32_
       out.bytes = loc->bytes;
       out.bytes.resize(size);
       return out;
-    default: out.missing = loc->describe(); return out;
+    default:
+      out.missing = loc->describe();
+      return out;
   }
 }
 
-Result<CValue> Debugger::evaluate_c_in(const Expr::Node& e, uint32_t core, uint32_t slot, uint32_t lane, unsigned level) {
+Result<CValue> Debugger::evaluate_c_in(const Expr::Node& e, uint32_t core, uint32_t slot, uint32_t lane,
+                                       unsigned level) {
   const WarpState* w = nullptr;
   if (s_.stopped() || scanning_) {
     const DeviceContext& ctx = s_.context();
@@ -130,11 +138,14 @@ void Debugger::cmd_print_c(const Expr& e, char fmt, bool all_lanes) {
     auto v = evaluate_c_in(*e.root(), focus_.core, focus_.slot, lane, frame_level_);
     const std::string text = v ? format_c(*v, fmt) : "<error: " + v.error().message + ">";
     auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == text; });
-    if (it == groups.end()) groups.push_back({text, {lane}});
-    else it->second.push_back(lane);
+    if (it == groups.end())
+      groups.push_back({text, {lane}});
+    else
+      it->second.push_back(lane);
     lanes.push_back({{"lane", lane}, {"text", text}});
   }
-  std::string text = e.text() + " in core " + std::to_string(focus_.core) + " warp " + std::to_string(focus_.slot) + ":";
+  std::string text =
+      e.text() + " in core " + std::to_string(focus_.core) + " warp " + std::to_string(focus_.slot) + ":";
   for (const auto& [value, ls] : groups)
     text += "\n  lane" + std::string(ls.size() > 1 ? "s " : " ") + lanes_text(ls) + ": " + value;
   out(text, {{"expression", e.text()}, {"lanes", lanes}});
@@ -194,7 +205,9 @@ void Debugger::info_address(const std::string& name) {
   auto loc = vars_->locate(*v, w.pc, lane_view(focus_.core, focus_.slot, focus_.lane));
   if (!loc) return err(name + ": " + loc.error().message);
   static const char* kKinds[] = {"memory", "register", "value", "optimized out", "unavailable"};
-  nlohmann::json j = {{"name", name}, {"kind", kKinds[int(loc->kind)]}, {"pc", w.pc},
+  nlohmann::json j = {{"name", name},
+                      {"kind", kKinds[int(loc->kind)]},
+                      {"pc", w.pc},
                       {"scope", v->kind == engine::SourceVariable::Kind::Global      ? "global"
                                 : v->kind == engine::SourceVariable::Kind::Parameter ? "parameter"
                                                                                      : "local"}};
@@ -210,9 +223,15 @@ void Debugger::info_address(const std::string& name) {
       j["register"] = r;
       break;
     }
-    case engine::VarLocation::Kind::Value: text += "a value the compiler computed"; break;
-    case engine::VarLocation::Kind::OptimizedOut: text += "optimized out"; break;
-    case engine::VarLocation::Kind::Unavailable: text += "not available at this PC"; break;
+    case engine::VarLocation::Kind::Value:
+      text += "a value the compiler computed";
+      break;
+    case engine::VarLocation::Kind::OptimizedOut:
+      text += "optimized out";
+      break;
+    case engine::VarLocation::Kind::Unavailable:
+      text += "not available at this PC";
+      break;
   }
   out(text + ".", j);
 }
@@ -292,8 +311,8 @@ void Debugger::cmd_frame(const std::string& name, Args a) {
   if (f.inlined) text += ", inlined";
   nlohmann::json j = {{"level", frame_level_}, {"function", f.function}, {"inlined", f.inlined}, {"line", line}};
   if (name == "info frame") {
-    text += "\n  pc " + hex32(w.pc) + " in core " + std::to_string(focus_.core) + " warp " + std::to_string(focus_.slot) +
-            " lane " + std::to_string(focus_.lane);
+    text += "\n  pc " + hex32(w.pc) + " in core " + std::to_string(focus_.core) + " warp " +
+            std::to_string(focus_.slot) + " lane " + std::to_string(focus_.lane);
     auto frames = unwind(focus_.core, focus_.slot, focus_.lane, 1);
     if (!frames.empty()) {
       text += "; CFA " + hex32(frames[0].sp);
@@ -336,8 +355,11 @@ void Debugger::cmd_skip(Args a) {
         return err("no skip rule number " + std::to_string(*n) + " (info skip lists them)");
       ids.push_back(int(*n));
     }
-    auto chosen = [&](const SkipRule& r) { return ids.empty() || std::find(ids.begin(), ids.end(), r.id) != ids.end(); };
-    if (verb == "delete") skips_.erase(std::remove_if(skips_.begin(), skips_.end(), chosen), skips_.end());
+    auto chosen = [&](const SkipRule& r) {
+      return ids.empty() || std::find(ids.begin(), ids.end(), r.id) != ids.end();
+    };
+    if (verb == "delete")
+      skips_.erase(std::remove_if(skips_.begin(), skips_.end(), chosen), skips_.end());
     else
       for (SkipRule& r : skips_)
         if (chosen(r)) r.enabled = verb == "enable";
@@ -383,7 +405,8 @@ void Debugger::info_skip() {
     std::string id = std::to_string(r.id);
     text += "\n" + id + std::string(id.size() < 5 ? 5 - id.size() : 1, ' ') + (r.enabled ? "y    " : "n    ") +
             (r.is_file ? "file      " : "function  ") + r.pattern;
-    list.push_back({{"skip", r.id}, {"enabled", r.enabled}, {"kind", r.is_file ? "file" : "function"}, {"pattern", r.pattern}});
+    list.push_back(
+        {{"skip", r.id}, {"enabled", r.enabled}, {"kind", r.is_file ? "file" : "function"}, {"pattern", r.pattern}});
   }
   out(text, {{"skips", list}});
 }
@@ -421,7 +444,8 @@ void Debugger::cmd_set(Args a) {
   std::optional<unsigned> reg = target->reg;
   if (auto var = lhs->as_variable(); var && (var->kind == Variable::Kind::XReg || var->kind == Variable::Kind::FReg))
     reg = var->kind == Variable::Kind::XReg ? var->index : var->index + 32;
-  if (!target->missing.empty()) return err("set var: the variable is " + target->missing + ": there is nothing to write");
+  if (!target->missing.empty())
+    return err("set var: the variable is " + target->missing + ": there is nothing to write");
   if (!reg && !target->address) return err("set var: the left side is not a variable in a register or in memory");
   // The value, converted to the left side's type as C's assignment does.
   auto value = evaluate_c_in(*rhs->root(), focus_.core, focus_.slot, focus_.lane, frame_level_);
@@ -447,9 +471,7 @@ void Debugger::cmd_set(Args a) {
         return base_.variable(name);
       }
       Result<std::vector<uint8_t>> read(uint32_t addr, uint32_t size) const override { return base_.read(addr, size); }
-      const engine::CType* type_named(const std::string& name) const override {
-        return base_.type_named(name);
-      }
+      const engine::CType* type_named(const std::string& name) const override { return base_.type_named(name); }
 
      private:
       const ValueEnv& base_;
@@ -474,7 +496,8 @@ void Debugger::cmd_set(Args a) {
     uint32_t word = 0;
     for (size_t i = 0; i < bytes.size() && i < 4; ++i) word |= uint32_t(bytes[i]) << (8 * i);
     // A narrower variable in a register keeps the register's other bits as C's ABI extends it.
-    if (tt.kind == engine::CType::Kind::Int && tt.size < 4 && tt.is_signed) word = uint32_t(int32_t(word << (32 - 8 * tt.size)) >> (32 - 8 * tt.size));
+    if (tt.kind == engine::CType::Kind::Int && tt.size < 4 && tt.is_signed)
+      word = uint32_t(int32_t(word << (32 - 8 * tt.size)) >> (32 - 8 * tt.size));
     written = s_.write_register(id, focus_.lane, *reg, word);
   } else {
     written = s_.write_memory(id, *target->address, bytes);

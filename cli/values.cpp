@@ -11,7 +11,7 @@ using K = CType::Kind;
 
 namespace {
 
-constexpr uint32_t kMaxArrayShown = 200;  // elements printed before "..."
+constexpr uint32_t kMaxArrayShown = 200;   // elements printed before "..."
 constexpr uint32_t kRepeatThreshold = 10;  // equal neighbours shown as <repeats N times>
 constexpr uint32_t kMaxValueBytes = 1u << 20;
 
@@ -104,12 +104,16 @@ TypeArena::TypeArena() {
 
 const CType* TypeArena::builtin(const std::string& name) const {
   std::string n = name;
-  static const std::pair<const char*, const char*> kAliases[] = {
-      {"unsigned", "unsigned int"},       {"signed", "int"},
-      {"signed int", "int"},              {"long int", "long"},
-      {"unsigned long int", "unsigned long"}, {"long long int", "long long"},
-      {"unsigned long long int", "unsigned long long"}, {"short int", "short"},
-      {"unsigned short int", "unsigned short"}, {"bool", "_Bool"}};
+  static const std::pair<const char*, const char*> kAliases[] = {{"unsigned", "unsigned int"},
+                                                                 {"signed", "int"},
+                                                                 {"signed int", "int"},
+                                                                 {"long int", "long"},
+                                                                 {"unsigned long int", "unsigned long"},
+                                                                 {"long long int", "long long"},
+                                                                 {"unsigned long long int", "unsigned long long"},
+                                                                 {"short int", "short"},
+                                                                 {"unsigned short int", "unsigned short"},
+                                                                 {"bool", "_Bool"}};
   for (auto [a, b] : kAliases)
     if (n == a) n = b;
   for (const auto& [bn, t] : builtins_)
@@ -142,7 +146,8 @@ const CType* TypeArena::dim3() {
   d.kind = K::Struct;
   d.name = "dim3";
   d.size = 12;
-  for (uint32_t i = 0; i < 3; ++i) d.fields.push_back(CType::Field{std::string(1, char('x' + i)), 4 * i, builtin("unsigned int"), 0, 0});
+  for (uint32_t i = 0; i < 3; ++i)
+    d.fields.push_back(CType::Field{std::string(1, char('x' + i)), 4 * i, builtin("unsigned int"), 0, 0});
   owned_.push_back(d);
   return dim3_ = &owned_.back();
 }
@@ -213,7 +218,8 @@ struct Evaluator {
   Result<CValue> load(const CType* type, uint32_t addr) {
     if (!type || type->kind == K::Void) return make_error("attempt to take the contents of a void pointer");
     if (type->kind == K::Function) return make_error("cannot read a function's value");
-    if (type->size > kMaxValueBytes) return make_error("the value is too large to read (" + std::to_string(type->size) + " bytes)");
+    if (type->size > kMaxValueBytes)
+      return make_error("the value is too large to read (" + std::to_string(type->size) + " bytes)");
     auto b = env.read(addr, type->size);
     if (!b) return b.error();
     CValue v;
@@ -269,7 +275,8 @@ struct Evaluator {
         p.type = arena.pointer_to((*found)->type);
         return p;
       }
-      if (found && *found && (*found)->reg) return make_error("\"" + var.name + "\" is in a register: it has no address");
+      if (found && *found && (*found)->reg)
+        return make_error("\"" + var.name + "\" is in a register: it has no address");
     }
     auto x = env.plain().value(var);
     if (!x) return x.error();
@@ -298,8 +305,8 @@ struct Evaluator {
     if (auto p = present(y); !p) return p.error();
     const CType& a = engine::strip_typedefs(*x.type);
     const CType& b = engine::strip_typedefs(*y.type);
-    const bool cmp = op == ExprOp::Lt || op == ExprOp::Le || op == ExprOp::Gt || op == ExprOp::Ge ||
-                     op == ExprOp::Eq || op == ExprOp::Ne;
+    const bool cmp = op == ExprOp::Lt || op == ExprOp::Le || op == ExprOp::Gt || op == ExprOp::Ge || op == ExprOp::Eq ||
+                     op == ExprOp::Ne;
     // Arrays decay to pointers in arithmetic.
     auto decay = [&](const CValue& v, const CType& ty) -> std::optional<CValue> {
       if (ty.kind != K::Array || !v.address) return std::nullopt;
@@ -310,7 +317,8 @@ struct Evaluator {
     if (auto dx = decay(x, a)) return binary(op, *dx, y);
     if (auto dy = decay(y, b)) return binary(op, x, *dy);
     if (!is_scalar(a) || !is_scalar(b))
-      return make_error("operator on a " + engine::type_name(is_scalar(a) ? *y.type : *x.type) + ", which is not a number");
+      return make_error("operator on a " + engine::type_name(is_scalar(a) ? *y.type : *x.type) +
+                        ", which is not a number");
     if (op == ExprOp::And || op == ExprOp::Or) {
       const bool l = a.kind == K::Float ? double_of(x) != 0 : int_of(x) != 0;
       const bool r = b.kind == K::Float ? double_of(y) != 0 : int_of(y) != 0;
@@ -328,29 +336,43 @@ struct Evaluator {
         const CValue& p = a.kind == K::Pointer ? x : y;
         const int64_t i = a.kind == K::Pointer ? int_of(y) : int_of(x);
         const uint32_t s = a.kind == K::Pointer ? sa : sb;
-        CValue r = make_int(int64_t(uint32_t(int_of(p) + (op == ExprOp::Add ? i : -i) * int64_t(s))), t("unsigned int"));
+        CValue r =
+            make_int(int64_t(uint32_t(int_of(p) + (op == ExprOp::Add ? i : -i) * int64_t(s))), t("unsigned int"));
         r.type = p.type;
         return r;
       }
     }
     if (a.kind == K::Float || b.kind == K::Float) {
       const double l = double_of(x), r = double_of(y);
-      const CType* ft = (a.kind == K::Float && a.size == 8) || (b.kind == K::Float && b.size == 8) ? t("double") : t("float");
+      const CType* ft =
+          (a.kind == K::Float && a.size == 8) || (b.kind == K::Float && b.size == 8) ? t("double") : t("float");
       switch (op) {
-        case ExprOp::Add: return make_double(l + r, ft);
-        case ExprOp::Sub: return make_double(l - r, ft);
-        case ExprOp::Mul: return make_double(l * r, ft);
-        case ExprOp::Div: return make_double(l / r, ft);
-        case ExprOp::Lt: return make_int(l < r, t("int"));
-        case ExprOp::Le: return make_int(l <= r, t("int"));
-        case ExprOp::Gt: return make_int(l > r, t("int"));
-        case ExprOp::Ge: return make_int(l >= r, t("int"));
-        case ExprOp::Eq: return make_int(l == r, t("int"));
-        case ExprOp::Ne: return make_int(l != r, t("int"));
-        default: return make_error("integer operator on a floating-point value");
+        case ExprOp::Add:
+          return make_double(l + r, ft);
+        case ExprOp::Sub:
+          return make_double(l - r, ft);
+        case ExprOp::Mul:
+          return make_double(l * r, ft);
+        case ExprOp::Div:
+          return make_double(l / r, ft);
+        case ExprOp::Lt:
+          return make_int(l < r, t("int"));
+        case ExprOp::Le:
+          return make_int(l <= r, t("int"));
+        case ExprOp::Gt:
+          return make_int(l > r, t("int"));
+        case ExprOp::Ge:
+          return make_int(l >= r, t("int"));
+        case ExprOp::Eq:
+          return make_int(l == r, t("int"));
+        case ExprOp::Ne:
+          return make_int(l != r, t("int"));
+        default:
+          return make_error("integer operator on a floating-point value");
       }
     }
-    const CType* ct = common(a.kind == K::Pointer ? *t("unsigned int") : a, b.kind == K::Pointer ? *t("unsigned int") : b);
+    const CType* ct =
+        common(a.kind == K::Pointer ? *t("unsigned int") : a, b.kind == K::Pointer ? *t("unsigned int") : b);
     const bool u = !ct->is_signed;
     const uint64_t mask = ct->size == 8 ? ~uint64_t(0) : 0xffffffffull;
     const uint64_t ux = uint64_t(int_of(x)) & mask, uy = uint64_t(int_of(y)) & mask;
@@ -358,9 +380,12 @@ struct Evaluator {
     const int64_t sy = ct->size == 8 ? int64_t(uy) : int64_t(int32_t(uint32_t(uy)));
     auto res = [&](uint64_t r) { return make_int(int64_t(r & mask), ct); };
     switch (op) {
-      case ExprOp::Add: return res(ux + uy);
-      case ExprOp::Sub: return res(ux - uy);
-      case ExprOp::Mul: return res(ux * uy);
+      case ExprOp::Add:
+        return res(ux + uy);
+      case ExprOp::Sub:
+        return res(ux - uy);
+      case ExprOp::Mul:
+        return res(ux * uy);
       case ExprOp::Div:
       case ExprOp::Mod:
         if (uy == 0) return make_error("division by zero");
@@ -371,7 +396,8 @@ struct Evaluator {
       case ExprOp::Shr: {
         const CType* lt = common(a, a);
         const uint64_t bits = lt->size * 8;
-        if (sy < 0 || uint64_t(sy) >= bits) return make_error("shift by " + std::to_string(sy) + " (0.." + std::to_string(bits - 1) + " allowed)");
+        if (sy < 0 || uint64_t(sy) >= bits)
+          return make_error("shift by " + std::to_string(sy) + " (0.." + std::to_string(bits - 1) + " allowed)");
         const uint64_t lm = lt->size == 8 ? ~uint64_t(0) : 0xffffffffull;
         const uint64_t lx = uint64_t(int_of(x)) & lm;
         if (op == ExprOp::Shl) return make_int(int64_t((lx << sy) & lm), lt);
@@ -381,16 +407,26 @@ struct Evaluator {
         }
         return make_int(int64_t(lx >> sy), lt);
       }
-      case ExprOp::Lt: return make_int(u ? ux < uy : sx < sy, t("int"));
-      case ExprOp::Le: return make_int(u ? ux <= uy : sx <= sy, t("int"));
-      case ExprOp::Gt: return make_int(u ? ux > uy : sx > sy, t("int"));
-      case ExprOp::Ge: return make_int(u ? ux >= uy : sx >= sy, t("int"));
-      case ExprOp::Eq: return make_int(ux == uy, t("int"));
-      case ExprOp::Ne: return make_int(ux != uy, t("int"));
-      case ExprOp::BitAnd: return res(ux & uy);
-      case ExprOp::BitXor: return res(ux ^ uy);
-      case ExprOp::BitOr: return res(ux | uy);
-      default: return make_error("internal error: bad operator");
+      case ExprOp::Lt:
+        return make_int(u ? ux < uy : sx < sy, t("int"));
+      case ExprOp::Le:
+        return make_int(u ? ux <= uy : sx <= sy, t("int"));
+      case ExprOp::Gt:
+        return make_int(u ? ux > uy : sx > sy, t("int"));
+      case ExprOp::Ge:
+        return make_int(u ? ux >= uy : sx >= sy, t("int"));
+      case ExprOp::Eq:
+        return make_int(ux == uy, t("int"));
+      case ExprOp::Ne:
+        return make_int(ux != uy, t("int"));
+      case ExprOp::BitAnd:
+        return res(ux & uy);
+      case ExprOp::BitXor:
+        return res(ux ^ uy);
+      case ExprOp::BitOr:
+        return res(ux | uy);
+      default:
+        return make_error("internal error: bad operator");
     }
   }
 
@@ -451,21 +487,26 @@ struct Evaluator {
     switch (n.op) {
       case ExprOp::Literal:
         if (n.suffix == 'f' || n.suffix == 'd') return make_double(n.fvalue, t(n.suffix == 'f' ? "float" : "double"));
-        if (n.suffix == 'u') return make_int(n.value, n.value <= int64_t(UINT32_MAX) ? t("unsigned int") : t("unsigned long long"));
+        if (n.suffix == 'u')
+          return make_int(n.value, n.value <= int64_t(UINT32_MAX) ? t("unsigned int") : t("unsigned long long"));
         return make_int(n.value, n.value <= INT32_MAX ? t("int") : t("long long"));
-      case ExprOp::Var: return var(n.var);
-      default: break;
+      case ExprOp::Var:
+        return var(n.var);
+      default:
+        break;
     }
     auto a = eval(*n.a);
     if (!a) return a;
     switch (n.op) {
-      case ExprOp::Member: return member(*a, n.name);
+      case ExprOp::Member:
+        return member(*a, n.name);
       case ExprOp::Arrow: {
         auto d = deref(*a);
         if (!d) return d;
         return member(*d, n.name);
       }
-      case ExprOp::Deref: return deref(*a);
+      case ExprOp::Deref:
+        return deref(*a);
       case ExprOp::AddrOf: {
         if (!a->address) return make_error("cannot take the address of a value that is not in memory");
         CValue p = make_int(*a->address, t("unsigned int"));
@@ -507,8 +548,7 @@ struct Evaluator {
         if (auto ok = present(*a); !ok) return ok.error();
         const CType& at = engine::strip_typedefs(*a->type);
         if (!is_scalar(at)) return make_error("a " + engine::type_name(*a->type) + " is not a number");
-        if (n.op == ExprOp::Not)
-          return make_int(at.kind == K::Float ? double_of(*a) == 0 : int_of(*a) == 0, t("int"));
+        if (n.op == ExprOp::Not) return make_int(at.kind == K::Float ? double_of(*a) == 0 : int_of(*a) == 0, t("int"));
         if (at.kind == K::Float) {
           if (n.op == ExprOp::BitNot) return make_error("'~' on a floating-point value");
           return make_double(-double_of(*a), a->type);
@@ -516,7 +556,8 @@ struct Evaluator {
         const CType* ct = common(at, at);
         return make_int(n.op == ExprOp::Neg ? int64_t(0 - uint64_t(int_of(*a))) : ~int_of(*a), ct);
       }
-      default: break;
+      default:
+        break;
     }
     // Short-circuit as C does.
     if (n.op == ExprOp::And || n.op == ExprOp::Or) {
@@ -548,12 +589,14 @@ std::string format_int(const CValue& v, const CType& t, char fmt) {
   const uint32_t size = std::min<uint32_t>(t.size ? t.size : 4, 8);
   const uint64_t u = size == 8 ? uint64_t(s) : uint64_t(s) & ((uint64_t(1) << (8 * size)) - 1);
   switch (fmt) {
-    case 'x': return hexs(u);
+    case 'x':
+      return hexs(u);
     case 'd': {
       const int64_t sd = size == 8 ? s : (int64_t(u << (64 - 8 * size)) >> (64 - 8 * size));
       return std::to_string(sd);
     }
-    case 'u': return std::to_string(u);
+    case 'u':
+      return std::to_string(u);
     case 't': {
       if (u == 0) return "0";
       std::string b;
@@ -566,12 +609,16 @@ std::string format_int(const CValue& v, const CType& t, char fmt) {
       return buf;
     }
     case 'c':
-    default: break;
+    default:
+      break;
   }
   if (t.is_char || fmt == 'c') {
     const int c = int(u & 0xff);
-    std::string ch = c == 0 ? "\\000" : c == '\n' ? "\\n" : c == '\'' ? "\\'" : c >= 32 && c < 127 ? std::string(1, char(c))
-                                                                                                    : "\\" + std::to_string(c);
+    std::string ch = c == 0               ? "\\000"
+                     : c == '\n'          ? "\\n"
+                     : c == '\''          ? "\\'"
+                     : c >= 32 && c < 127 ? std::string(1, char(c))
+                                          : "\\" + std::to_string(c);
     return std::to_string(t.is_signed ? int64_t(int8_t(c)) : int64_t(c)) + " '" + ch + "'";
   }
   return t.is_signed ? std::to_string(s) : std::to_string(u);
@@ -601,7 +648,8 @@ std::string format_at(const CValue& v, char fmt, bool top, unsigned depth) {
   if (!v.type) return "?";
   const CType& t = engine::strip_typedefs(*v.type);
   switch (t.kind) {
-    case K::Int: return format_int(v, t, fmt);
+    case K::Int:
+      return format_int(v, t, fmt);
     case K::Bool:
       if (fmt) return format_int(v, t, fmt);
       return raw(v) & 0xff ? "true" : "false";
@@ -682,8 +730,10 @@ std::string format_at(const CValue& v, char fmt, bool top, unsigned depth) {
       }
       return out + "}";
     }
-    case K::Function: return "{" + engine::type_name(*v.type) + "}";
-    default: return "void";
+    case K::Function:
+      return "{" + engine::type_name(*v.type) + "}";
+    default:
+      return "void";
   }
 }
 

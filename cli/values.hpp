@@ -21,10 +21,10 @@ namespace vx::cli {
 
 struct CValue {
   const engine::CType* type = nullptr;
-  std::vector<uint8_t> bytes;        // type->size bytes, little-endian; empty when `missing`
-  std::optional<uint32_t> address;   // where it lives in memory (an lvalue)
-  std::optional<unsigned> reg;       // the DWARF register that holds it (an lvalue)
-  std::string missing;               // "optimized out" or "not available at this PC": no value
+  std::vector<uint8_t> bytes;       // type->size bytes, little-endian; empty when `missing`
+  std::optional<uint32_t> address;  // where it lives in memory (an lvalue)
+  std::optional<unsigned> reg;      // the DWARF register that holds it (an lvalue)
+  std::string missing;              // "optimized out" or "not available at this PC": no value
 };
 
 // Derived and built-in types made while evaluating (they live as long as the arena).

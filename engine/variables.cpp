@@ -22,9 +22,9 @@ namespace vx::engine {
 
 namespace {
 
-constexpr unsigned kMaxTypeDepth = 64;     // typedef/pointer chains deeper than this are cut (hostile DWARF)
-constexpr unsigned kMaxScopeDepth = 64;    // nested scopes followed
-constexpr size_t kMaxExprStack = 64;       // DWARF expression stack entries
+constexpr unsigned kMaxTypeDepth = 64;   // typedef/pointer chains deeper than this are cut (hostile DWARF)
+constexpr unsigned kMaxScopeDepth = 64;  // nested scopes followed
+constexpr size_t kMaxExprStack = 64;     // DWARF expression stack entries
 
 std::string hex(uint64_t v) {
   char b[24];
@@ -41,11 +41,11 @@ bool is_function(int tag) { return tag == DW_TAG_subprogram || tag == DW_TAG_inl
 bool is_scope(int tag) { return is_function(tag) || tag == DW_TAG_lexical_block; }
 
 std::string reg_name(unsigned r) {
-  static const char* x[32] = {"zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0",
-                              "a1",   "a2", "a3", "a4", "a5", "a6", "a7", "s2", "s3", "s4", "s5",
+  static const char* x[32] = {"zero", "ra", "sp", "gp", "tp",  "t0",  "t1", "t2", "s0", "s1", "a0",
+                              "a1",   "a2", "a3", "a4", "a5",  "a6",  "a7", "s2", "s3", "s4", "s5",
                               "s6",   "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
-  static const char* f[32] = {"ft0", "ft1", "ft2", "ft3", "ft4", "ft5", "ft6", "ft7", "fs0", "fs1", "fa0",
-                              "fa1", "fa2", "fa3", "fa4", "fa5", "fa6", "fa7", "fs2", "fs3", "fs4", "fs5",
+  static const char* f[32] = {"ft0", "ft1", "ft2", "ft3", "ft4",  "ft5",  "ft6", "ft7", "fs0",  "fs1", "fa0",
+                              "fa1", "fa2", "fa3", "fa4", "fa5",  "fa6",  "fa7", "fs2", "fs3",  "fs4", "fs5",
                               "fs6", "fs7", "fs8", "fs9", "fs10", "fs11", "ft8", "ft9", "ft10", "ft11"};
   if (r < 32) return std::string("$") + x[r];
   if (r < 64) return std::string("$") + f[r - 32];
@@ -56,11 +56,16 @@ std::string reg_name(unsigned r) {
 
 std::string VarLocation::describe() const {
   switch (kind) {
-    case Kind::Memory: return "memory at " + hex(address);
-    case Kind::Register: return "register " + reg_name(reg);
-    case Kind::Value: return "a value computed by the compiler";
-    case Kind::OptimizedOut: return "optimized out";
-    case Kind::Unavailable: return "not available at this PC";
+    case Kind::Memory:
+      return "memory at " + hex(address);
+    case Kind::Register:
+      return "register " + reg_name(reg);
+    case Kind::Value:
+      return "a value computed by the compiler";
+    case Kind::OptimizedOut:
+      return "optimized out";
+    case Kind::Unavailable:
+      return "not available at this PC";
   }
   return "?";
 }
@@ -95,18 +100,30 @@ void declarator(const CType& t, std::string& base, std::string& inner, unsigned 
       return;
     case CType::Kind::Array:
       inner += "[" + (t.count ? std::to_string(*t.count) : std::string()) + "]";
-      if (t.target) declarator(*t.target, base, inner, depth + 1);
-      else base = "?";
+      if (t.target)
+        declarator(*t.target, base, inner, depth + 1);
+      else
+        base = "?";
       return;
     case CType::Kind::Function:
       inner += "(...)";
-      if (t.target) declarator(*t.target, base, inner, depth + 1);
-      else base = "void";
+      if (t.target)
+        declarator(*t.target, base, inner, depth + 1);
+      else
+        base = "void";
       return;
-    case CType::Kind::Struct: base = qualifiers(t) + "struct " + (t.name.empty() ? "{...}" : t.name); return;
-    case CType::Kind::Union: base = qualifiers(t) + "union " + (t.name.empty() ? "{...}" : t.name); return;
-    case CType::Kind::Enum: base = qualifiers(t) + "enum " + (t.name.empty() ? "{...}" : t.name); return;
-    default: base = qualifiers(t) + (t.name.empty() ? "void" : t.name); return;
+    case CType::Kind::Struct:
+      base = qualifiers(t) + "struct " + (t.name.empty() ? "{...}" : t.name);
+      return;
+    case CType::Kind::Union:
+      base = qualifiers(t) + "union " + (t.name.empty() ? "{...}" : t.name);
+      return;
+    case CType::Kind::Enum:
+      base = qualifiers(t) + "enum " + (t.name.empty() ? "{...}" : t.name);
+      return;
+    default:
+      base = qualifiers(t) + (t.name.empty() ? "void" : t.name);
+      return;
   }
 }
 
@@ -138,7 +155,8 @@ std::string type_definition(const CType& t) {
   if (s.kind == CType::Kind::Enum && !s.enumerators.empty()) {
     std::string out = type_name(s) + " {";
     for (size_t i = 0; i < s.enumerators.size(); ++i)
-      out += (i ? ", " : "") + s.enumerators[i].first + (s.enumerators[i].second == int64_t(i) ? "" : " = " + std::to_string(s.enumerators[i].second));
+      out += (i ? ", " : "") + s.enumerators[i].first +
+             (s.enumerators[i].second == int64_t(i) ? "" : " = " + std::to_string(s.enumerators[i].second));
     return out + "}";
   }
   return type_name(s);
@@ -214,12 +232,25 @@ const CType* Variables::Impl::make_type(Dwarf_Die td, unsigned depth) const {
       Dwarf_Word enc = 0;
       if (dwarf_attr(&td, DW_AT_encoding, &attr)) dwarf_formudata(&attr, &enc);
       switch (enc) {
-        case DW_ATE_float: t->kind = CType::Kind::Float; break;
-        case DW_ATE_boolean: t->kind = CType::Kind::Bool; break;
-        case DW_ATE_signed_char: t->is_char = true; [[fallthrough]];
-        case DW_ATE_signed: t->kind = CType::Kind::Int; t->is_signed = true; break;
-        case DW_ATE_unsigned_char: t->is_char = true; [[fallthrough]];
-        default: t->kind = CType::Kind::Int; break;
+        case DW_ATE_float:
+          t->kind = CType::Kind::Float;
+          break;
+        case DW_ATE_boolean:
+          t->kind = CType::Kind::Bool;
+          break;
+        case DW_ATE_signed_char:
+          t->is_char = true;
+          [[fallthrough]];
+        case DW_ATE_signed:
+          t->kind = CType::Kind::Int;
+          t->is_signed = true;
+          break;
+        case DW_ATE_unsigned_char:
+          t->is_char = true;
+          [[fallthrough]];
+        default:
+          t->kind = CType::Kind::Int;
+          break;
       }
       break;
     }
@@ -243,10 +274,12 @@ const CType* Variables::Impl::make_type(Dwarf_Die td, unsigned depth) const {
       if (dwarf_child(&td, &child) == 0) do {
           if (dwarf_tag(&child) != DW_TAG_subrange_type) continue;
           Dwarf_Word n = 0;
-          if (dwarf_attr(&child, DW_AT_count, &attr) && dwarf_formudata(&attr, &n) == 0) dims.push_back(uint32_t(n));
+          if (dwarf_attr(&child, DW_AT_count, &attr) && dwarf_formudata(&attr, &n) == 0)
+            dims.push_back(uint32_t(n));
           else if (dwarf_attr(&child, DW_AT_upper_bound, &attr) && dwarf_formudata(&attr, &n) == 0)
             dims.push_back(uint32_t(n + 1));
-          else dims.push_back(std::nullopt);
+          else
+            dims.push_back(std::nullopt);
         } while (dims.size() < 8 && dwarf_siblingof(&child, &child) == 0);
       if (dims.empty()) dims.push_back(std::nullopt);
       const CType* cur = elem;
@@ -303,7 +336,9 @@ const CType* Variables::Impl::make_type(Dwarf_Die td, unsigned depth) const {
       t->kind = CType::Kind::Function;
       t->target = type_of(&td, depth + 1);
       break;
-    default: t->kind = CType::Kind::Void; break;
+    default:
+      t->kind = CType::Kind::Void;
+      break;
   }
   return t;
 }
@@ -442,7 +477,7 @@ Result<VarLocation> Variables::Impl::eval(Dwarf_Attribute* attr, uint32_t pc, co
   std::vector<uint64_t> st;
   std::vector<uint8_t> pieces;
   bool have_pieces = false;
-  std::optional<unsigned> reg;           // the last DW_OP_regN
+  std::optional<unsigned> reg;  // the last DW_OP_regN
   std::optional<std::vector<uint8_t>> implicit;
   bool stack_value = false;
   auto need = [&](size_t k) -> Result<void> {
@@ -477,11 +512,21 @@ Result<VarLocation> Variables::Impl::eval(Dwarf_Attribute* attr, uint32_t pc, co
     } else {
       switch (a) {
         case DW_OP_addr:
-        case DW_OP_const1u: case DW_OP_const2u: case DW_OP_const4u: case DW_OP_const8u: case DW_OP_constu:
-        case DW_OP_const1s: case DW_OP_const2s: case DW_OP_const4s: case DW_OP_const8s: case DW_OP_consts:
+        case DW_OP_const1u:
+        case DW_OP_const2u:
+        case DW_OP_const4u:
+        case DW_OP_const8u:
+        case DW_OP_constu:
+        case DW_OP_const1s:
+        case DW_OP_const2s:
+        case DW_OP_const4s:
+        case DW_OP_const8s:
+        case DW_OP_consts:
           st.push_back(op.number);
           break;
-        case DW_OP_regx: reg = unsigned(op.number); break;
+        case DW_OP_regx:
+          reg = unsigned(op.number);
+          break;
         case DW_OP_bregx: {
           auto v = read_reg(unsigned(op.number));
           if (!v) return v.error();
@@ -514,10 +559,22 @@ Result<VarLocation> Variables::Impl::eval(Dwarf_Attribute* attr, uint32_t pc, co
           if (!lane.cfa) return make_error("the frame's CFA is unknown");
           st.push_back(*lane.cfa);
           break;
-        case DW_OP_dup: if (auto r = need(1); !r) return r.error(); st.push_back(st.back()); break;
-        case DW_OP_drop: if (auto r = need(1); !r) return r.error(); st.pop_back(); break;
-        case DW_OP_over: if (auto r = need(2); !r) return r.error(); st.push_back(st[st.size() - 2]); break;
-        case DW_OP_swap: if (auto r = need(2); !r) return r.error(); std::swap(st[st.size() - 1], st[st.size() - 2]); break;
+        case DW_OP_dup:
+          if (auto r = need(1); !r) return r.error();
+          st.push_back(st.back());
+          break;
+        case DW_OP_drop:
+          if (auto r = need(1); !r) return r.error();
+          st.pop_back();
+          break;
+        case DW_OP_over:
+          if (auto r = need(2); !r) return r.error();
+          st.push_back(st[st.size() - 2]);
+          break;
+        case DW_OP_swap:
+          if (auto r = need(2); !r) return r.error();
+          std::swap(st[st.size() - 1], st[st.size() - 2]);
+          break;
         case DW_OP_deref:
         case DW_OP_deref_size: {
           if (auto r = need(1); !r) return r.error();
@@ -526,29 +583,65 @@ Result<VarLocation> Variables::Impl::eval(Dwarf_Attribute* attr, uint32_t pc, co
           st.back() = *v;
           break;
         }
-        case DW_OP_plus_uconst: if (auto r = need(1); !r) return r.error(); st.back() += op.number; break;
-        case DW_OP_neg: if (auto r = need(1); !r) return r.error(); st.back() = 0 - st.back(); break;
-        case DW_OP_not: if (auto r = need(1); !r) return r.error(); st.back() = ~st.back(); break;
-        case DW_OP_plus: case DW_OP_minus: case DW_OP_mul: case DW_OP_and: case DW_OP_or: case DW_OP_xor:
-        case DW_OP_shl: case DW_OP_shr: case DW_OP_shra: {
+        case DW_OP_plus_uconst:
+          if (auto r = need(1); !r) return r.error();
+          st.back() += op.number;
+          break;
+        case DW_OP_neg:
+          if (auto r = need(1); !r) return r.error();
+          st.back() = 0 - st.back();
+          break;
+        case DW_OP_not:
+          if (auto r = need(1); !r) return r.error();
+          st.back() = ~st.back();
+          break;
+        case DW_OP_plus:
+        case DW_OP_minus:
+        case DW_OP_mul:
+        case DW_OP_and:
+        case DW_OP_or:
+        case DW_OP_xor:
+        case DW_OP_shl:
+        case DW_OP_shr:
+        case DW_OP_shra: {
           if (auto r = need(2); !r) return r.error();
           uint64_t y = st.back();
           st.pop_back();
           uint64_t& x = st.back();
           switch (a) {
-            case DW_OP_plus: x += y; break;
-            case DW_OP_minus: x -= y; break;
-            case DW_OP_mul: x *= y; break;
-            case DW_OP_and: x &= y; break;
-            case DW_OP_or: x |= y; break;
-            case DW_OP_xor: x ^= y; break;
-            case DW_OP_shl: x = y < 64 ? x << y : 0; break;
-            case DW_OP_shr: x = y < 64 ? x >> y : 0; break;
-            default: x = uint64_t(int64_t(x) >> (y < 64 ? y : 63)); break;
+            case DW_OP_plus:
+              x += y;
+              break;
+            case DW_OP_minus:
+              x -= y;
+              break;
+            case DW_OP_mul:
+              x *= y;
+              break;
+            case DW_OP_and:
+              x &= y;
+              break;
+            case DW_OP_or:
+              x |= y;
+              break;
+            case DW_OP_xor:
+              x ^= y;
+              break;
+            case DW_OP_shl:
+              x = y < 64 ? x << y : 0;
+              break;
+            case DW_OP_shr:
+              x = y < 64 ? x >> y : 0;
+              break;
+            default:
+              x = uint64_t(int64_t(x) >> (y < 64 ? y : 63));
+              break;
           }
           break;
         }
-        case DW_OP_stack_value: stack_value = true; break;
+        case DW_OP_stack_value:
+          stack_value = true;
+          break;
         case DW_OP_implicit_value: {
           Dwarf_Block block;
           if (dwarf_getlocation_implicit_value(attr, &op, &block) != 0)
@@ -589,7 +682,8 @@ Result<VarLocation> Variables::Impl::eval(Dwarf_Attribute* attr, uint32_t pc, co
           // The value the register had when the function was entered: not kept by the device.
           loc.kind = VarLocation::Kind::OptimizedOut;
           return loc;
-        case DW_OP_nop: break;
+        case DW_OP_nop:
+          break;
         default:
           return make_error("unsupported DWARF location operation " + hex(a));
       }
@@ -670,8 +764,8 @@ std::vector<ScopeFrame> Variables::frames(uint32_t pc) const {
       if (dwarf_attr(&f, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &v) == 0) sf.call_line = uint32_t(v);
       Dwarf_Files* files = nullptr;
       Dwarf_Die cu;
-      if (dwarf_attr(&f, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &v) == 0 && dwarf_diecu(&f, &cu, nullptr, nullptr) &&
-          dwarf_getsrcfiles(&cu, &files, nullptr) == 0)
+      if (dwarf_attr(&f, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &v) == 0 &&
+          dwarf_diecu(&f, &cu, nullptr, nullptr) && dwarf_getsrcfiles(&cu, &files, nullptr) == 0)
         if (const char* name = dwarf_filesrc(files, v, nullptr, nullptr)) sf.call_file = name;
     }
     out.push_back(sf);
@@ -679,7 +773,9 @@ std::vector<ScopeFrame> Variables::frames(uint32_t pc) const {
   return out;
 }
 
-std::vector<SourceVariable> Variables::locals(uint32_t pc, unsigned level) const { return impl_->vars(pc, level, false); }
+std::vector<SourceVariable> Variables::locals(uint32_t pc, unsigned level) const {
+  return impl_->vars(pc, level, false);
+}
 std::vector<SourceVariable> Variables::parameters(uint32_t pc, unsigned level) const {
   return impl_->vars(pc, level, true);
 }
@@ -705,7 +801,8 @@ const CType* Variables::find_type(std::string_view name) const {
   std::string want(name);
   int want_tag = 0;
   for (auto [prefix, tag] : {std::pair<const char*, int>{"struct ", DW_TAG_structure_type},
-                             {"union ", DW_TAG_union_type}, {"enum ", DW_TAG_enumeration_type}})
+                             {"union ", DW_TAG_union_type},
+                             {"enum ", DW_TAG_enumeration_type}})
     if (want.rfind(prefix, 0) == 0) {
       want = want.substr(std::strlen(prefix));
       want_tag = tag;
@@ -754,8 +851,10 @@ Result<VarLocation> Variables::locate(const SourceVariable& v, uint32_t pc, cons
     loc.kind = VarLocation::Kind::Value;
     Dwarf_Block block;
     Dwarf_Sword sv = 0;
-    if (dwarf_formblock(&attr, &block) == 0) loc.bytes.assign(block.data, block.data + block.length);
-    else if (dwarf_formsdata(&attr, &sv) == 0) put_le(loc.bytes, uint64_t(sv), 8);
+    if (dwarf_formblock(&attr, &block) == 0)
+      loc.bytes.assign(block.data, block.data + block.length);
+    else if (dwarf_formsdata(&attr, &sv) == 0)
+      put_le(loc.bytes, uint64_t(sv), 8);
     return loc;
   }
   if (!dwarf_attr(&die, DW_AT_location, &attr)) return VarLocation{};  // optimized out

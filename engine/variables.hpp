@@ -43,7 +43,7 @@ struct CType {
     const CType* type = nullptr;
     uint32_t bit_size = 0, bit_offset = 0;  // bit fields: bits from the field's offset (little-endian)
   };
-  std::vector<Field> fields;                               // Struct, Union
+  std::vector<Field> fields;                                 // Struct, Union
   std::vector<std::pair<std::string, int64_t>> enumerators;  // Enum
 };
 
@@ -58,9 +58,9 @@ std::string type_definition(const CType& t);
 struct VarLocation {
   enum class Kind : uint8_t { Memory, Register, Value, OptimizedOut, Unavailable };
   Kind kind = Kind::OptimizedOut;
-  uint32_t address = 0;        // Memory
-  unsigned reg = 0;            // Register: DWARF number (x0..x31 = 0..31, f0..f31 = 32..63)
-  std::vector<uint8_t> bytes;  // Value: the bytes the compiler computed (DW_OP_stack_value, pieces)
+  uint32_t address = 0;          // Memory
+  unsigned reg = 0;              // Register: DWARF number (x0..x31 = 0..31, f0..f31 = 32..63)
+  std::vector<uint8_t> bytes;    // Value: the bytes the compiler computed (DW_OP_stack_value, pieces)
   std::string describe() const;  // "memory 0x...", "register $a0", "computed value", "optimized out", ...
 };
 

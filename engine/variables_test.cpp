@@ -101,7 +101,9 @@ TEST_CASE("locations: registers, memory, optimized out, not available at this pc
   std::map<unsigned, uint32_t> regs;
   for (unsigned r = 0; r < 64; ++r) regs[r] = 0x1000 + r;
   LaneView lane;
-  lane.reg = [&](unsigned r) -> std::optional<uint32_t> { return regs.count(r) ? std::optional<uint32_t>(regs[r]) : std::nullopt; };
+  lane.reg = [&](unsigned r) -> std::optional<uint32_t> {
+    return regs.count(r) ? std::optional<uint32_t>(regs[r]) : std::nullopt;
+  };
   lane.read = [](uint32_t, uint32_t size) -> vx::Result<std::vector<uint8_t>> { return std::vector<uint8_t>(size, 0); };
   lane.cfa = 0xffff0000u;
   const uint32_t pc = address_of(k, "warp_sum");

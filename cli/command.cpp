@@ -8,7 +8,8 @@ namespace vx::cli {
 
 const std::vector<CommandInfo>& command_table() {
   static const std::vector<CommandInfo> t = {
-      {"continue", {"c", "cont", "run", "r"}, "", "start the kernel, or go on until the next stop"},
+      {"continue", {"c", "cont", "run", "r"}, "[N]",
+       "start the kernel, or go on until the next stop (N: let the breakpoint that stopped here pass N - 1 more times)"},
       {"stepi", {"si"}, "[N]", "execute N instructions of the focus thread (default 1)"},
       {"nexti", {"ni"}, "[N]", "like stepi, but a call runs until it returns"},
       {"step", {"s"}, "[N]", "run the focus thread to the next source line, into calls"},
@@ -22,20 +23,42 @@ const std::vector<CommandInfo>& command_table() {
       {"reverse-continue", {"rc"}, "", "go back to the latest earlier breakpoint or watchpoint hit"},
       {"goto", {}, "N | start | end", "go to checkpoint N (info checkpoints), or the launch's first or last point"},
       {"checkpoint", {}, "", "mark the current stop as a checkpoint (info checkpoints lists it)"},
-      {"when", {}, "", "show the current point in time: launch, instruction, the focus warp's count"},
+      // "wh" was a unique prefix of when before whatis: it keeps meaning when.
+      {"when", {"wh"}, "", "show the current point in time: launch, instruction, the focus warp's count"},
       {"watch", {}, "[-l LEN] ADDR | *(TYPE *)ADDR [if COND]", "stop after a warp writes a changed value there"},
       {"rwatch", {}, "[-l LEN] ADDR | *(TYPE *)ADDR [if COND]", "stop after a warp reads there"},
-      {"awatch", {}, "[-l LEN] ADDR | *(TYPE *)ADDR [if COND]", "stop after a warp reads or writes there"},
+      // "a" and "e" were unique prefixes of awatch and enable before advance and echo; "de" of delete before define.
+      {"awatch", {"a"}, "[-l LEN] ADDR | *(TYPE *)ADDR [if COND]", "stop after a warp reads or writes there"},
       {"break", {"b", "br"}, "[LOC] [if COND]", "set a breakpoint at FUNC, FILE:LINE or *ADDR (default: the focus PC)"},
       {"tbreak", {"tb"}, "[LOC] [if COND]", "set a breakpoint that is deleted when it first stops"},
-      {"delete", {"d"}, "[N...]", "delete breakpoints (all without N)"},
+      {"delete", {"d", "de"}, "[N...]", "delete breakpoints (all without N)"},
       {"disable", {}, "[N...]", "disable breakpoints (all without N)"},
-      {"enable", {}, "[N...]", "enable breakpoints (all without N)"},
+      {"enable", {"e"}, "[N...]", "enable breakpoints (all without N)"},
       {"condition", {}, "N [COND]", "set or (without COND) remove breakpoint N's condition"},
       {"info", {"i"}, "WHAT", "breakpoints, ctas, warps, lanes, launches, registers [REG...|f], checkpoints"},
-      {"print", {"p", "inspect"}, "[/F] EXPR", "evaluate EXPR in the focus lane (F: x d u c)"},
-      {"x", {}, "/NFU ADDR", "examine memory: N units, F format x d u c, U unit b h w"},
-      {"disassemble", {"disas"}, "[ADDR | START,END | START,+LEN]",
+      // "pr", "pri" and "prin" were unique prefixes of print before printf.
+      {"print", {"p", "inspect", "pr", "pri", "prin"}, "[/F] [-lanes] EXPR",
+       "evaluate EXPR (C variables too) in the focus lane, or every active lane (F: x d u t c f)"},
+      {"ptype", {}, "EXPR | TYPE", "show the C type of EXPR, or a type, with struct members written out"},
+      {"whatis", {}, "EXPR | TYPE", "show the C type name of EXPR"},
+      {"display", {}, "[EXPR]", "print EXPR at every stop (without EXPR: show them now)"},
+      {"frame", {"f"}, "[N]", "select function level N at the focus pc (inlined calls), and show it"},
+      {"up", {}, "[N]", "select the function level N outwards (the caller of an inlined call)"},
+      {"down", {}, "[N]", "select the function level N inwards"},
+      {"set", {}, "var LVALUE = EXPR", "write a C variable, a member or element, or a register ($a0) in the focus lane"},
+      {"until", {"u"}, "[LOC]", "like next, but not back into a loop; with LOC: run until LOC (as advance)"},
+      {"advance", {"adv"}, "LOC", "run until LOC (a temporary breakpoint), or another stop"},
+      {"commands", {}, "[N...]", "commands to run when breakpoint N stops (default: the last one set), up to 'end'"},
+      {"dprintf", {}, "LOC,\"FORMAT\",ARGS...", "a breakpoint that prints and goes on"},
+      {"printf", {}, "\"FORMAT\",ARGS...", "print C values with a C format (%d %u %x %c %f %s %%)"},
+      {"ignore", {}, "N COUNT", "let breakpoint N's next COUNT hits pass"},
+      {"source", {}, "FILE", "run the commands of FILE"},
+      {"echo", {}, "TEXT", "print TEXT (\\n is a line break)"},
+      {"define", {}, "NAME", "a user command: the following lines up to 'end'"},
+      {"skip", {}, "[file FILE | function NAME | delete [N...] | enable [N...] | disable [N...]]",
+       "step through a file's or function's code instead of into it (without arguments: the focus function)"},
+      {"x", {}, "/NFU ADDR", "examine memory: N units, F format x d u c f (float) s (string), U unit b h w"},
+      {"disassemble", {"disas"}, "[/s] [ADDR | START,END | START,+LEN]",
        "disassemble the function at ADDR (default: the focus PC)"},
       {"list", {"l"}, "[LOC | N]", "show source lines around LOC (again: the next lines)"},
       {"backtrace", {"bt", "where"}, "[N]", "show the focus lane's call stack"},
@@ -58,11 +81,19 @@ const std::vector<CommandInfo>& info_table() {
       {"checkpoints", {}, "[all]", "the stops of the recording, numbered for goto (all: automatic ones too)"},
       {"ctas", {}, "", "complete, in-progress and not-launched CTAs"},
       // "l" and "w" keep meaning lanes and warps whatever info subcommands come later.
+      {"address", {}, "NAME", "where the focus lane keeps C variable NAME at the focus pc (register, memory, ...)"},
+      {"args", {}, "", "the focus lane's arguments of the selected function level (DWARF)"},
+      {"frame", {"f"}, "", "the selected function level: pc, CFA, what it is inlined into"},
       // "la" and "lan" were unique prefixes of lanes before launches: they keep meaning lanes.
       {"lanes", {"l", "la"}, "", "lanes of the focus warp"},
       {"launches", {}, "", "the launches of the workload: kernel, entry, grid, block, local memory, argument"},
+      {"line", {}, "LOC", "the addresses of the code of source line LOC"},
+      {"locals", {}, "", "the focus lane's local variables of the selected function level (DWARF)"},
       {"registers", {"r", "reg"}, "[REG...|f]", "the focus lane's registers (f: float registers)"},
-      {"session", {}, "", "live or re-launch, why, the Debug Module, whether the device is held"},
+      // "s" was a unique prefix of session before skip.
+      {"session", {"s"}, "", "live or re-launch, why, the Debug Module, whether the device is held"},
+      {"symbol", {}, "ADDR", "the symbol and offset at ADDR"},
+      {"skip", {}, "", "what step goes through: the runtime's headers by default (skip)"},
       {"warps", {"w", "wa"}, "", "every active warp"},
       {"watchpoints", {}, "", "watchpoints with their conditions and hit counts"},
   };
@@ -129,14 +160,14 @@ Result<CommandLine> parse_command_line(std::string_view line) {
   if (!name) return name.error();
   cl.name = *name;
   cl.args = std::string(trim(rest));
-  if (!cl.format.empty() && cl.name != "x" && cl.name != "print")
+  if (!cl.format.empty() && cl.name != "x" && cl.name != "print" && cl.name != "disassemble")
     return make_error("\"" + cl.name + "\" takes no /FORMAT");
   return cl;
 }
 
 Result<std::string> parse_info_subcommand(std::string_view word) {
   if (word.empty())
-    return make_error("\"info\" needs what to show: breakpoints, checkpoints, ctas, lanes, registers, session, warps, watchpoints");
+    return make_error("\"info\" needs what to show: address, args, breakpoints, checkpoints, ctas, frame, lanes, locals, registers, session, skip, symbol, line, warps, watchpoints");
   return resolve(word, info_table(), "info command");
 }
 
@@ -179,7 +210,7 @@ Result<MemoryFormat> parse_memory_format(std::string_view spec) {
   bool have_format = false, have_unit = false;
   for (; i < spec.size(); ++i) {
     char c = spec[i];
-    if (c == 'x' || c == 'd' || c == 'u' || c == 'c') {
+    if (c == 'x' || c == 'd' || c == 'u' || c == 'c' || c == 'f' || c == 's') {
       if (have_format) return make_error(std::string("x/") + std::string(spec) + ": two formats");
       f.format = c;
       have_format = true;
@@ -189,17 +220,20 @@ Result<MemoryFormat> parse_memory_format(std::string_view spec) {
       have_unit = true;
     } else {
       return make_error(std::string("x/") + std::string(spec) + ": unknown letter '" + c +
-                        "' (formats x d u c, units b h w)");
+                        "' (formats x d u c f s, units b h w)");
     }
   }
-  if (f.format == 'c' && !have_unit) f.unit = 'b';
+  if ((f.format == 'c' || f.format == 's') && !have_unit) f.unit = 'b';
+  if (f.format == 'f' && !have_unit) f.unit = 'w';
+  if (f.format == 'f' && f.unit != 'w') return make_error(std::string("x/") + std::string(spec) + ": floats are words (w)");
+  if (f.format == 's' && f.unit != 'b') return make_error(std::string("x/") + std::string(spec) + ": strings are of bytes (b)");
   return f;
 }
 
 Result<char> parse_print_format(std::string_view spec) {
   if (spec.empty()) return char(0);
-  if (spec.size() == 1 && (spec[0] == 'x' || spec[0] == 'd' || spec[0] == 'u' || spec[0] == 'c')) return spec[0];
-  return make_error("print/" + std::string(spec) + ": the format is one of x d u c");
+  if (spec.size() == 1 && std::string_view("xductf").find(spec[0]) != std::string_view::npos) return spec[0];
+  return make_error("print/" + std::string(spec) + ": the format is one of x d u t c f");
 }
 
 Result<BreakSpec> parse_break_spec(std::string_view args) {

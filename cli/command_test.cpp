@@ -50,6 +50,44 @@ TEST_CASE("commands: aliases, names and prefixes", "[command]") {
   CHECK(parse_ok("i r").name == "info");
   CHECK(parse_ok("backt").name == "backtrace");  // unique prefix
   CHECK(parse_ok("tbr x").name == "tbreak");
+  // gdb's abbreviations for the commands of issue 25.
+  CHECK(parse_ok("f 1").name == "frame");
+  CHECK(parse_ok("u").name == "until");
+  CHECK(parse_ok("adv foo").name == "advance");
+  CHECK(parse_ok("i locals").name == "info");
+  CHECK(parse_ok("pt lm").name == "ptype");
+}
+
+TEST_CASE("commands: new commands leave every earlier word's meaning alone", "[command]") {
+  // Words that resolved before ptype, whatis, display, frame, up, down, set, until, advance,
+  // commands, dprintf, ignore, source, echo, define and skip were added.
+  CHECK(parse_ok("w 1").name == "warp");
+  CHECK(parse_ok("wa 1").name == "warp");
+  CHECK(parse_ok("wh").name == "when");
+  CHECK(parse_ok("a 0x10").name == "awatch");
+  CHECK(parse_ok("e").name == "enable");
+  CHECK(parse_ok("de 1").name == "delete");
+  CHECK(parse_ok("pr 1").name == "print");
+  CHECK(parse_ok("pri 1").name == "print");
+  CHECK(parse_ok("prin 1").name == "print");
+  CHECK(parse_ok("printf \"%d\", 1").name == "printf");
+  CHECK(parse_ok("ec hi").name == "echo");
+  CHECK(parse_ok("def x").name == "define");
+  CHECK(parse_ok("so f").name == "source");
+  CHECK(parse_ok("ig 1 2").name == "ignore");
+  CHECK(parse_ok("dp x").name == "dprintf");
+  CHECK(val(parse_info_subcommand("s")) == "session");
+  CHECK(val(parse_info_subcommand("li")) == "line");
+  CHECK(val(parse_info_subcommand("sy")) == "symbol");
+  CHECK(val(parse_info_subcommand("sk")) == "skip");
+  CHECK(parse_ok("g 1").name == "goto");
+  CHECK(val(parse_info_subcommand("l")) == "lanes");
+  CHECK(val(parse_info_subcommand("la")) == "lanes");
+  CHECK(val(parse_info_subcommand("w")) == "warps");
+  CHECK(val(parse_info_subcommand("lo")) == "locals");
+  CHECK(val(parse_info_subcommand("ar")) == "args");
+  CHECK(val(parse_info_subcommand("ad")) == "address");
+  CHECK(val(parse_info_subcommand("f")) == "frame");
 }
 
 TEST_CASE("commands: arguments and formats", "[command]") {
@@ -70,7 +108,7 @@ TEST_CASE("commands: arguments and formats", "[command]") {
 
 TEST_CASE("commands: errors", "[command]") {
   CHECK_THAT(parse_fail("frobnicate"), Catch::Contains("unknown command \"frobnicate\""));
-  CHECK_THAT(parse_fail("di"), Catch::Contains("ambiguous command \"di\": disable, disassemble"));
+  CHECK_THAT(parse_fail("di"), Catch::Contains("ambiguous command \"di\": disable, display, disassemble"));
   CHECK_THAT(parse_fail("x/"), Catch::Contains("missing format"));
   CHECK_THAT(parse_fail("break/x foo"), Catch::Contains("takes no /FORMAT"));
 }

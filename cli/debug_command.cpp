@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +24,7 @@
 #include "device/input_file.hpp"
 #include "engine/session.hpp"
 #include "engine/symbols.hpp"
+#include "engine/variables.hpp"
 
 namespace vx::cli {
 
@@ -112,9 +116,64 @@ Result<std::string> pick_store_dir(const std::string& root, const std::string& k
   return make_error("no free session directory in " + root);
 }
 
+namespace {
+
+// Ctrl-C outside a run (a run installs its own handler, which interrupts it, and puts this one
+// back): it never ends the session. At the interactive prompt it discards the line being typed.
+volatile std::sig_atomic_t g_prompt_interrupt = 0;
+
+extern "C" void on_prompt_sigint(int) { g_prompt_interrupt = 1; }
+
+void install_sigint(bool restart) {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_prompt_sigint;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = restart ? SA_RESTART : 0;
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+// libedit's character source: a read() that a Ctrl-C interrupts (no SA_RESTART at the prompt) ends
+// the line, which the loop then drops.
+extern "C" int prompt_getc(FILE*) {
+  for (;;) {
+    unsigned char c = 0;
+    const ssize_t n = read(STDIN_FILENO, &c, 1);
+    if (n == 1) return c;
+    if (n == 0) return EOF;
+    if (errno != EINTR) return EOF;
+    if (g_prompt_interrupt) return '\n';
+  }
+}
+
+// Tab completion: command names, info subcommands, user commands and the kernel's C names.
+const Debugger* g_completing = nullptr;
+std::vector<std::string> g_candidates;
+size_t g_next_candidate = 0;
+
+extern "C" char* complete_word(const char* text, int state) {
+  if (state == 0) {
+    g_candidates.clear();
+    g_next_candidate = 0;
+    if (g_completing)
+      for (const std::string& w : g_completing->completion_words())
+        if (w.rfind(text, 0) == 0) g_candidates.push_back(w);
+  }
+  if (g_next_candidate >= g_candidates.size()) return nullptr;
+  return strdup(g_candidates[g_next_candidate++].c_str());
+}
+
+extern "C" char** complete_line(const char* text, int, int) {
+  rl_attempted_completion_over = 1;  // no file names
+  return rl_completion_matches(text, complete_word);
+}
+
+}  // namespace
+
 void run_commands(Debugger& dbg, const std::vector<std::string>& script_lines, const std::vector<std::string>& commands,
                   bool batch, bool json) {
   bool go_on = true;
+  install_sigint(true);
   for (const std::string& line : script_lines)
     if (go_on) go_on = dbg.execute(line);
   for (const std::string& line : commands)
@@ -124,8 +183,19 @@ void run_commands(Debugger& dbg, const std::vector<std::string>& script_lines, c
     if (isatty(STDIN_FILENO)) {
       std::string last;
       const char* prompt = json ? "" : "(vxreplay) ";
+      rl_catch_signals = 0;
+      rl_getc_function = prompt_getc;
+      g_completing = &dbg;
+      rl_attempted_completion_function = complete_line;
+      install_sigint(false);
       for (;;) {
+        g_prompt_interrupt = 0;
         char* raw = readline(prompt);
+        if (g_prompt_interrupt) {
+          // Ctrl-C: the line is dropped (not run, not repeated), as in gdb; a new prompt follows.
+          std::free(raw);
+          continue;
+        }
         if (!raw) {
           if (!json) std::printf("\n");
           break;
@@ -176,6 +246,7 @@ int debug_command(const DebugArgs& a) {
 
   // An ELF's own symbols; for a .vxbin, --symbols or the ELF beside it (cli/kernel_symbols.hpp).
   std::optional<engine::Symbols> symbols;
+  std::optional<engine::Variables> variables;  // the kernel's C variables (DWARF), for print
   {
     auto found = find_kernel_symbols(*image, a.run.symbols);
     if (!found) return fail(*sink, kExitBadInput, found.error().message);
@@ -192,6 +263,8 @@ int debug_command(const DebugArgs& a) {
     }
     adopt_tls(*image, *found);
     if (found->symbols) symbols.emplace(std::move(*found->symbols));
+    if (symbols && !found->path.empty())
+      if (auto v = engine::Variables::load(found->path)) variables.emplace(std::move(v).value());
   }
 
   std::optional<LaunchFile> lf;
@@ -304,6 +377,7 @@ int debug_command(const DebugArgs& a) {
     return served == 0 && status ? *status : served;
   }
   Debugger dbg(**session, symbols ? &*symbols : nullptr, *launch, *sink);
+  if (variables) dbg.set_variables(&*variables);
   dbg.set_stop_on_store_error(a.stop_on_store_error);
   StartView sv;
   sv.kernel = a.run.kernel;

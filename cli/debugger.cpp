@@ -169,6 +169,37 @@ class Debugger::LaneEnv final : public ExprEnv {
       case K::Lane: return int64_t(lane_);
       case K::Warp: return int64_t(slot_);
       case K::Core: return int64_t(core_);
+      case K::LocalMem:
+        return int64_t(memmap::kLocalMemBase + w_->cta_slot * d_.s_.context().launch.lmem_stride);
+      case K::Source: return make_error("'" + v.name + "' is a C name: it needs the kernel's debug information");
+      case K::Csr: {
+        // The CSRs as the lane would read them at the stop (device/csr.cpp's values).
+        const auto& cfg = d_.s_.config();
+        switch (v.index) {
+          case 0x001: return int64_t(w_->fcsr & 0x1f);
+          case 0x002: return int64_t((w_->fcsr >> 5) & 7);
+          case 0x003: return int64_t(w_->fcsr & 0xff);
+          case 0x300: return int64_t(w_->mstatus);
+          case 0x301: return int64_t((1u << 30) | (1u << 0) | (1u << 5) | (1u << 8) | (1u << 12));
+          case 0x305: return int64_t(w_->mtvec);
+          case 0x340: return int64_t(w_->mscratch);
+          case 0x341: return int64_t(w_->mepc);
+          case 0x342: return int64_t(w_->mcause);
+          case 0x343: return int64_t(w_->mtval);
+          case 0xF14: return int64_t((core_ * cfg.warps + slot_) * cfg.threads + lane_);
+          case 0xCC0: return int64_t(lane_);
+          case 0xCC1: return int64_t(slot_);
+          case 0xCC2: return int64_t(core_);
+          case 0xCC4: return int64_t(w_->tmask);
+          case 0xFC0: return int64_t(cfg.threads);
+          case 0xFC1: return int64_t(cfg.warps);
+          case 0xFC2: return int64_t(cfg.total_cores());
+          case 0xCD0: return int64_t(w_->cta_slot);
+          case 0xCD1: return int64_t(w_->cta_rank);
+          case 0xCD2: return int64_t(w_->cta_size);
+          default: return make_error("$" + v.name + " is not readable at the prompt");
+        }
+      }
       default: return make_error("internal error: unknown variable");
     }
   }
@@ -179,16 +210,31 @@ class Debugger::LaneEnv final : public ExprEnv {
     return int64_t(*w);
   }
 
+  Result<int64_t> c_value(const void* node) const override {
+    if (!w_) return make_error("C variables need a focus lane: the kernel is not stopped in a warp");
+    auto v = d_.evaluate_c_in(*static_cast<const Expr::Node*>(node), core_, slot_, lane_, 0);
+    if (!v) return v.error();
+    return c_to_int(*v);
+  }
+
  private:
   Debugger& d_;
   const WarpState* w_;
   uint32_t core_, slot_, lane_;
 };
 
+std::unique_ptr<ExprEnv> Debugger::make_lane_env(const WarpState* w, uint32_t core, uint32_t slot, uint32_t lane) {
+  return std::make_unique<LaneEnv>(*this, w, core, slot, lane);
+}
+
 // --- Construction and dispatch ----------------------------------------------------------------------
 
 Debugger::Debugger(engine::Session& session, const engine::Symbols* symbols, const GridLaunch& launch, Sink& sink)
     : s_(session), sym_(symbols), timeline_(session, symbols), launch_(launch), sink_(sink) {
+  // The runtime's headers are not the user's code: step goes through their inline helpers
+  // (barrier, split/join, CTA ids) unless `skip delete` says otherwise.
+  for (const char* header : {"vx_intrinsics.h", "vx_runtime.h", "vx_print.h"})
+    skips_.push_back(SkipRule{next_skip_++, true, header, true});
   // Breakpoint and watchpoint conditions (and whether a watched value changed) are decided where the
   // hit happens: a hit that does not stop costs no stop.
   s_.set_breakpoint_filter([this](const StopEvent& hit) {
@@ -219,7 +265,45 @@ void Debugger::err(const std::string& message) {
 void Debugger::usage(const std::string& message) { err(message + " (try \"help\")"); }
 
 bool Debugger::execute(const std::string& line) {
+  if (collecting_.active) {
+    const std::string t(trim(line));
+    if (t != "end") {
+      if (!t.empty()) collecting_.lines.push_back(t);
+      return true;
+    }
+    collecting_.active = false;
+    if (!collecting_.define.empty()) user_commands_[collecting_.define] = collecting_.lines;
+    for (int id : collecting_.bps)
+      if (auto it = bps_.find(id); it != bps_.end()) it->second.commands = collecting_.lines;
+    return true;
+  }
+  bool go_on = execute_one(line);
+  // Breakpoint commands run after the command that stopped there (their own stops queue more).
+  while (go_on && !pending_.empty() && nesting_ == 0) {
+    std::string next = pending_.front();
+    pending_.erase(pending_.begin());
+    go_on = execute_one(next);
+  }
+  if (!go_on) pending_.clear();
+  return go_on;
+}
+
+bool Debugger::execute_one(const std::string& line) {
   command_ = std::string(trim(line));
+  // User commands (define) by their exact name.
+  if (auto words = split_words(command_); !words.empty())
+    if (auto it = user_commands_.find(words[0]); it != user_commands_.end()) {
+      if (nesting_ > 16) {
+        err("\"" + words[0] + "\": user commands nest more than 16 deep");
+        return true;
+      }
+      ++nesting_;
+      bool go_on = true;
+      for (const std::string& l : std::vector<std::string>(it->second))
+        if (go_on) go_on = execute_one(l);
+      --nesting_;
+      return go_on;
+    }
   command_start_ = std::chrono::steady_clock::now();
   auto cl = parse_command_line(line);
   if (!cl) {
@@ -233,9 +317,7 @@ bool Debugger::execute(const std::string& line) {
     usage("\"" + n + "\" takes no arguments");
     return false;
   };
-  if (n == "continue") {
-    if (no_args()) cmd_continue(*cl);
-  } else if (n == "stepi") cmd_stepi(*cl, false);
+  if (n == "continue") cmd_continue(*cl); else if (n == "stepi") cmd_stepi(*cl, false);
   else if (n == "nexti") cmd_stepi(*cl, true);
   else if (n == "step") cmd_step(*cl, false);
   else if (n == "next") cmd_step(*cl, true);
@@ -249,6 +331,20 @@ bool Debugger::execute(const std::string& line) {
   else if (n == "condition") cmd_condition(*cl);
   else if (n == "info") cmd_info(*cl);
   else if (n == "print") cmd_print(*cl);
+  else if (n == "ptype") cmd_ptype(*cl, true);
+  else if (n == "whatis") cmd_ptype(*cl, false);
+  else if (n == "display") cmd_display(*cl);
+  else if (n == "frame" || n == "up" || n == "down") cmd_frame(n, *cl);
+  else if (n == "set") cmd_set(*cl);
+  else if (n == "skip") cmd_skip(*cl);
+  else if (n == "commands") cmd_commands(*cl);
+  else if (n == "define") cmd_define(*cl);
+  else if (n == "dprintf") cmd_dprintf(*cl);
+  else if (n == "printf") cmd_printf(*cl);
+  else if (n == "echo") cmd_echo(*cl);
+  else if (n == "ignore") cmd_ignore(*cl);
+  else if (n == "source") cmd_source(*cl);
+  else if (n == "until" || n == "advance") cmd_advance(n, *cl);
   else if (n == "x") cmd_x(*cl);
   else if (n == "disassemble") cmd_disassemble(*cl);
   else if (n == "list") cmd_list(*cl);
@@ -513,6 +609,10 @@ std::vector<int> Debugger::filter_breakpoint_stop(const StopEvent& ev, bool coun
         }
       }
       if (!lane_ok) continue;
+      if (b.ignore && count) {
+        --b.ignore;
+        continue;
+      }
       if (std::find(reported.begin(), reported.end(), id) == reported.end()) reported.push_back(id);
       if (!have_focus) {
         focus_ = {true, h.warp.core, h.warp.slot, *lane_ok};
@@ -704,9 +804,19 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
     StopView view = make_stop_view(*ev, bps, show_disasm);
     if (!note.empty()) view.message = note;
     if (ev->reason == StopReason::Watchpoint) view.watches = last_watches_;
-    sink_.stop(view);
+    // Breakpoint commands that start with `silent` (dprintf's do) replace the stop's report.
+    const bool silent = !bps.empty() && std::all_of(bps.begin(), bps.end(), [&](int id) {
+      auto it = bps_.find(id);
+      return it != bps_.end() && !it->second.commands.empty() && it->second.commands[0] == "silent";
+    });
+    if (!silent) {
+      sink_.stop(view);
+      show_displays();
+    }
     report_divergence();
     note_store();
+    last_bps_ = bps;
+    queue_breakpoint_commands(bps);
     // Temporary breakpoints go once they stopped.
     bool removed = false;
     for (int id : bps)
@@ -724,7 +834,20 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
 
 // --- Run control -----------------------------------------------------------------------------------------
 
-void Debugger::cmd_continue(Args) {
+void Debugger::cmd_continue(Args a) {
+  if (!a.args.empty()) {
+    // continue N: the breakpoint that stopped here lets its next N - 1 hits pass, as in gdb.
+    auto n = parse_count(a.args);
+    if (!n) return usage("continue: " + n.error().message);
+    if (state_ != State::Stopped || s_.last_stop().reason != StopReason::Breakpoint || last_bps_.empty())
+      return err("continue N: not stopped at a breakpoint");
+    for (int id : last_bps_)
+      if (auto it = bps_.find(id); it != bps_.end()) {
+        it->second.ignore = *n - 1;
+        out("Will ignore next " + std::to_string(*n - 1) + " crossings of breakpoint " + std::to_string(id) +
+            ".  Continuing.");
+      }
+  }
   run_and_report([this]() -> Result<RunFn> { return RunFn([this]() { return s_.resume(); }); }, 1, false);
 }
 
@@ -804,7 +927,7 @@ void Debugger::cmd_stepi(Args a, bool over_calls) {
   run_and_report([this, over_calls, count]() { return make_stepi_count(over_calls, count); }, 1, true);
 }
 
-Result<Debugger::RunFn> Debugger::make_step(bool over_calls) {
+Result<Debugger::RunFn> Debugger::make_step(bool over_calls, bool until) {
   if (!s_.stopped()) return make_error(state_ == State::NotStarted ? "The kernel is not running: \"continue\" starts it."
                                                                  : "The kernel is not stopped.");
   const WarpState* w = focus_warp();
@@ -834,6 +957,12 @@ Result<Debugger::RunFn> Debugger::make_step(bool over_calls) {
     if (auto r = sym->line_range(pc)) return *r;
     return {pc, pc + 4};
   };
+  // `skip`: code of these files and functions is stepped through, not into (unless the step
+  // started in it).
+  auto skipped = [skips = skips_, loc0](const std::optional<engine::SourceLocation>& loc) {
+    if (!loc || (loc0 && loc->function == loc0->function && loc->file == loc0->file)) return false;
+    return std::any_of(skips.begin(), skips.end(), [&](const SkipRule& r) { return r.enabled && r.matches(*loc); });
+  };
   engine::StepPolicy policy = [=](uint32_t pc, uint32_t sp) -> std::optional<std::pair<uint32_t, uint32_t>> {
     const bool in_fn0 = fn0 && pc >= fn0->lo && pc < fn0->hi;
     if (!loc0 || loc0->line == 0) {
@@ -846,7 +975,7 @@ Result<Debugger::RunFn> Debugger::make_step(bool over_calls) {
     const bool callee = (!in_fn0 && sp < cfa0) || (fn0 && pc == fn0->lo && sp < cfa0);
     if (callee) {
       auto loc = sym->locate(pc);
-      if (over_calls || !loc || loc->line == 0) return fn_range(pc);
+      if (over_calls || !loc || loc->line == 0 || skipped(loc)) return fn_range(pc);
       // Step into a function with line information: stop after its prologue.
       auto f = sym->function_at(pc);
       if (f && pc == f->lo) {
@@ -870,6 +999,10 @@ Result<Debugger::RunFn> Debugger::make_step(bool over_calls) {
       return line_or_insn(pc);
     if (over_calls && loc->function != loc0->function && fn0 && loc->function != fn0->name)
       return line_or_insn(pc);  // inside an inlined call: step over it
+    if (skipped(loc)) return line_or_insn(pc);  // inlined code of a skipped file or function
+    // until: a jump back in the same function (the loop's next iteration) does not stop.
+    if (until && loc->function == loc0->function && loc->file == loc0->file && loc->line < loc0->line)
+      return line_or_insn(pc);
     return std::nullopt;
   };
   return RunFn([this, id, lanes, policy]() { return s_.step(id, lanes, policy); });
@@ -1063,6 +1196,14 @@ void Debugger::cmd_info(Args a) {
   if (!sub) return usage(sub.error().message);
   std::string rest = sp == std::string_view::npos ? "" : std::string(trim(args.substr(sp)));
   if (*sub == "registers") return info_registers(rest);
+  if (*sub == "address") return info_address(rest);
+  if (*sub == "symbol") return info_symbol(rest);
+  if (*sub == "line") return info_line(rest);
+  if (*sub == "skip") {
+    if (!rest.empty()) return usage("\"info skip\" takes no arguments");
+    return info_skip();
+  }
+  if (*sub == "frame") return cmd_frame("info frame", CommandLine{"frame", "", rest});
   if (*sub == "checkpoints") {
     if (!rest.empty() && rest != "all") return usage("\"info checkpoints\" takes nothing or \"all\"");
     return info_checkpoints(rest == "all");
@@ -1075,6 +1216,8 @@ void Debugger::cmd_info(Args a) {
   else if (*sub == "watchpoints") info_watchpoints();
   else if (*sub == "session") info_session();
   else if (*sub == "launches") info_launches();
+  else if (*sub == "locals") info_variables(false);
+  else if (*sub == "args") info_variables(true);
 }
 
 std::string Debugger::launch_label(uint32_t launch) const {
@@ -1306,8 +1449,16 @@ void Debugger::cmd_print(Args a) {
   auto fmt = parse_print_format(a.format);
   if (!fmt) return usage(fmt.error().message);
   if (a.args.empty()) return usage("print: expected an expression");
-  auto e = Expr::parse(a.args);
+  std::string text_arg = a.args;
+  bool all_lanes = false;
+  if (text_arg.rfind("-lanes", 0) == 0 && (text_arg.size() == 6 || text_arg[6] == ' ')) {
+    all_lanes = true;
+    text_arg = std::string(trim(text_arg.substr(6)));
+    if (text_arg.empty()) return usage("print -lanes: expected an expression");
+  }
+  auto e = Expr::parse(text_arg);
   if (!e) return usage(e.error().message);
+  if (all_lanes || e->uses_source() || *fmt == 't' || *fmt == 'f') return cmd_print_c(*e, *fmt, all_lanes);
   auto v = evaluate(*e, focus_.core, focus_.slot, focus_.lane);
   if (!v) return err(v.error().message);
   int64_t x = *v;
@@ -1362,6 +1513,30 @@ void Debugger::cmd_x(Args a) {
     addr = uint32_t(*v);
   }
   const uint32_t unit = f.unit_bytes();
+  if (f.format == 's') {
+    // N strings, each up to its NUL (at most 200 bytes shown, as gdb limits its print).
+    std::string text;
+    nlohmann::json values = nlohmann::json::array();
+    uint32_t at = addr;
+    for (uint32_t i = 0; i < f.count; ++i) {
+      std::string str;
+      uint32_t len = 0;
+      for (; len < 200; ++len) {
+        auto b = read_bytes(at + len, 1);
+        if (!b) return err(b.error().message);
+        if ((*b)[0] == 0) break;
+        str += char((*b)[0]);
+      }
+      std::string shown;
+      for (char c : str) shown += c == '\n' ? "\\n" : c == '"' ? "\\\"" : (c >= 32 && c < 127) ? std::string(1, c) : "?";
+      text += (i ? "\n" : "") + describe_pc(at) + ":\t\"" + shown + "\"" + (len == 200 ? "..." : "");
+      values.push_back(str);
+      at += len + 1;
+    }
+    x_next_ = at;
+    x_format_ = f;
+    return out(text, {{"address", addr}, {"format", "s"}, {"values", values}});
+  }
   if (addr % unit) return err("address " + hex32(addr) + " is not aligned to the unit size (" + std::to_string(unit) + ")");
   auto bytes = read_bytes(addr, f.count * unit);
   if (!bytes) return err(bytes.error().message);
@@ -1382,6 +1557,13 @@ void Debugger::cmd_x(Args a) {
       case 'x': std::snprintf(buf, sizeof buf, "0x%0*x", int(unit * 2), u); values.push_back(u); break;
       case 'd': std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(s)); values.push_back(s); break;
       case 'u': std::snprintf(buf, sizeof buf, "%u", u); values.push_back(u); break;
+      case 'f': {
+        float fl;
+        std::memcpy(&fl, &u, 4);
+        std::snprintf(buf, sizeof buf, "%.9g", double(fl));
+        values.push_back(double(fl));
+        break;
+      }
       default: {
         char c = char(u & 0xff);
         if (c >= 32 && c < 127 && c != '\'' && c != '\\') std::snprintf(buf, sizeof buf, "%u '%c'", u, c);
@@ -1397,7 +1579,17 @@ void Debugger::cmd_x(Args a) {
   out(text, {{"address", addr}, {"unit", unit}, {"format", std::string(1, f.format)}, {"values", values}});
 }
 
-void Debugger::cmd_disassemble(Args a) {
+void Debugger::cmd_disassemble(Args in) {
+  // /s (and gdb's older /m): source lines before the instructions of each line; gdb writes it
+  // after a space too ("disassemble /s").
+  CommandLine a = in;
+  if (a.format.empty() && a.args.size() >= 2 && a.args[0] == '/' && (a.args.size() == 2 || a.args[2] == ' ')) {
+    a.format = a.args.substr(1, 1);
+    a.args = std::string(trim(a.args.substr(2)));
+  }
+  if (!a.format.empty() && a.format != "s" && a.format != "m")
+    return usage("disassemble/" + a.format + ": the modifier is s (source lines with the code)");
+  const bool with_source = !a.format.empty();
   uint32_t lo = 0, hi = 0, mark = 0;
   bool have_mark = false, in_function = false;
   std::string title;
@@ -1463,6 +1655,16 @@ void Debugger::cmd_disassemble(Args a) {
     uint32_t word = uint32_t((*bytes)[i]) | uint32_t((*bytes)[i + 1]) << 8 | uint32_t((*bytes)[i + 2]) << 16 |
                     uint32_t((*bytes)[i + 3]) << 24;
     std::string d = disassemble(word, at);
+    if (with_source && sym_) {
+      // A new source line starts here: show it (file:line and its text), as gdb's /s does.
+      auto loc = sym_->locate(at);
+      std::optional<engine::SourceLocation> prev = at > lo ? sym_->locate(at - 4) : std::nullopt;
+      if (loc && loc->line &&
+          (!prev || prev->line != loc->line || prev->file != loc->file || prev->function != loc->function)) {
+        text += base_name(loc->file) + ":" + std::to_string(loc->line) + "\n";
+        if (auto src = sym_->source_line(loc->file, loc->line)) text += std::to_string(loc->line) + "\t" + *src + "\n";
+      }
+    }
     std::string label;
     if (in_function) label = " <+" + std::to_string(at - lo) + ">";
     else if (sym_)
@@ -1557,12 +1759,25 @@ void Debugger::cmd_backtrace(Args a) {
       if (fn.empty()) fn = where->function;
       else if (where->function != fn) inlined = where->function;
     }
+    // Frame 0's arguments (the innermost function level's parameters, in the focus lane); callers'
+    // registers are not recovered, so their arguments are not shown.
+    std::string args_text;
+    nlohmann::json args = nlohmann::json::array();
+    if (i == 0 && vars_) {
+      for (const engine::SourceVariable& p : vars_->parameters(f.pc, 0)) {
+        auto value = variable_value(p, c, s, lane);
+        const std::string shown = value ? format_c(*value, 0, false) : "<error>";
+        args_text += (args_text.empty() ? "" : ", ") + p.name + "=" + shown;
+        args.push_back({{"name", p.name}, {"text", shown}});
+      }
+    }
     text += "#" + pad(std::to_string(i), 3) + hex32(f.pc) + " in " + (fn.empty() ? "??" : fn) +
-            (inlined.empty() ? "" : ", inlined " + inlined);
+            (inlined.empty() ? "" : ", inlined " + inlined) + (i == 0 && vars_ ? " (" + args_text + ")" : "");
     if (where && where->line) text += " (" + base_name(where->file) + ":" + std::to_string(where->line) + ")";
     text += "\n";
     nlohmann::json j = {{"pc", f.pc}, {"sp", f.sp}, {"function", fn.empty() ? nlohmann::json(nullptr) : nlohmann::json(fn)},
                         {"inlined", inlined.empty() ? nlohmann::json(nullptr) : nlohmann::json(inlined)}};
+    if (i == 0 && vars_) j["args"] = args;
     if (where && where->line) {
       j["file"] = where->file;
       j["line"] = where->line;
@@ -1647,6 +1862,7 @@ void Debugger::cmd_focus(const std::string& first, Args a) {
   else lane = w.tmask ? uint32_t(std::countr_zero(w.tmask)) : 0;
   if (lane >= nt()) return err("lane " + std::to_string(lane) + " does not exist (a warp has " + std::to_string(nt()) + ")");
   focus_ = {true, core, slot, lane};
+  frame_level_ = 0;
   list_next_ = 0;
   describe();
 }

@@ -19,9 +19,11 @@
 #include "cli/console.hpp"
 #include "cli/expr.hpp"
 #include "cli/output.hpp"
+#include "cli/values.hpp"
 #include "device/host_runtime.hpp"
 #include "engine/session.hpp"
 #include "engine/symbols.hpp"
+#include "engine/variables.hpp"
 #include "replay/timeline.hpp"
 
 namespace vx::cli {
@@ -41,6 +43,8 @@ class Debugger {
   // The GDB server's view (cli/gdb_server.cpp): takes `ev` as the current stop and one lane as the
   // focus, so that `monitor` commands see the state gdb sees.
   void adopt_stop(const engine::StopEvent& ev, std::optional<std::array<uint32_t, 3>> focus);
+  // The kernel's source variables (print over C names); null: registers and addresses only.
+  void set_variables(const engine::Variables* vars) { vars_ = vars; }
 
   // Errors reported so far (a failed --break makes the session a usage error).
   int errors() const { return errors_; }
@@ -64,6 +68,8 @@ class Debugger {
     bool temporary = false;
     bool enabled = true;
     uint64_t hits = 0;
+    uint64_t ignore = 0;                 // ignore N COUNT: hits still to pass by
+    std::vector<std::string> commands;   // commands ... end: run after it stops
     // Watchpoints share the numbering (as in gdb): watch_kind kWatchRead/kWatchWrite bits, 0 for a breakpoint.
     uint8_t watch_kind = 0;
     std::string watch_command;  // "watch", "rwatch", "awatch"
@@ -95,6 +101,61 @@ class Debugger {
   void cmd_backtrace(Args a);
   void cmd_focus(const std::string& first, Args a);
   void cmd_help(Args a);
+  // C variables (debugger_vars.cpp).
+  void cmd_print_c(const Expr& e, char fmt, bool all_lanes);
+  void cmd_ptype(Args a, bool expand);
+  void cmd_display(Args a);
+  void show_displays(int only = 0);  // 0: every display
+  void info_variables(bool params);
+  void info_address(const std::string& name);
+  void cmd_frame(const std::string& name, Args a);
+  void cmd_not_yet(const std::string& name);
+  void cmd_skip(Args a);
+  void cmd_set(Args a);
+  // Scripted stops (debugger_script.cpp).
+  void cmd_commands(Args a);
+  void cmd_define(Args a);
+  void cmd_dprintf(Args a);
+  void cmd_printf(Args a);
+  void cmd_echo(Args a);
+  void cmd_ignore(Args a);
+  void cmd_source(Args a);
+  void cmd_advance(const std::string& name, Args a);
+  void info_symbol(const std::string& args);
+  void info_line(const std::string& args);
+  // Runs a breakpoint's commands after the command that stopped there.
+  void queue_breakpoint_commands(const std::vector<int>& bps);
+  std::vector<std::string> completions() const;  // command names, info subcommands, symbols
+ public:
+  // Names for tab completion at the prompt.
+  std::vector<std::string> completion_words() const { return completions(); }
+ private:
+  // `commands` and `define` read the following lines up to "end".
+  struct Collecting {
+    bool active = false;
+    std::vector<int> bps;       // commands
+    std::string define;         // define
+    std::vector<std::string> lines;
+  } collecting_;
+  std::map<std::string, std::vector<std::string>> user_commands_;
+  std::vector<std::string> pending_;  // breakpoint commands to run after the current command
+  unsigned nesting_ = 0;              // user commands and source files running inside each other
+  void info_skip();
+  // `skip`: files (matched by base name or path suffix) and functions that step goes through.
+  struct SkipRule {
+    int id = 0;
+    bool is_file = true;
+    std::string pattern;
+    bool enabled = true;
+    bool matches(const engine::SourceLocation& loc) const;
+  };
+  std::vector<SkipRule> skips_;
+  int next_skip_ = 1;
+  // Evaluates a C expression in one lane, at function level `level` of its pc.
+  Result<CValue> evaluate_c_in(const Expr::Node& e, uint32_t core, uint32_t slot, uint32_t lane, unsigned level);
+  Result<CValue> variable_value(const engine::SourceVariable& v, uint32_t core, uint32_t slot, uint32_t lane);
+  std::unique_ptr<ExprEnv> make_lane_env(const WarpState* w, uint32_t core, uint32_t slot, uint32_t lane);
+  engine::LaneView lane_view(uint32_t core, uint32_t slot, uint32_t lane);
   // Time travel (debugger_time.cpp).
   void cmd_reverse(const std::string& name, Args a);
   void cmd_goto(Args a);
@@ -142,7 +203,7 @@ class Debugger {
   void run_and_report(const std::function<Result<RunFn>()>& make, uint32_t count, bool show_disassembly);
   Result<RunFn> make_stepi(bool over_calls);
   Result<RunFn> make_stepi_count(bool over_calls, uint32_t count);
-  Result<RunFn> make_step(bool over_calls);
+  Result<RunFn> make_step(bool over_calls, bool until = false);
   bool ensure_stopped();           // reports an error when the kernel is not stopped at a live stop
   bool ensure_focus();             // ... or when there is no focus lane
   bool ensure_can_run();           // reports an error after exit/kill
@@ -176,11 +237,19 @@ class Debugger {
   void usage(const std::string& message);  // err with the hint (try "help")
 
   class LaneEnv;
+  class CEnv;
 
   engine::Session& s_;
   const engine::Symbols* sym_;
+  const engine::Variables* vars_ = nullptr;
+  TypeArena arena_;
+  unsigned frame_level_ = 0;  // the selected function level (frame, up, down); 0 after every stop
+  std::vector<std::pair<int, std::string>> displays_;  // display N: expressions shown at every stop
+  int next_display_ = 1;
   replay::Timeline timeline_;
   bool scanning_ = false;  // a reverse move is looking at a hit: the context is the hit's, not a stop's
+  std::vector<int> last_bps_;     // the breakpoints the last stop reported (continue N)
+  bool execute_one(const std::string& line);
   std::vector<int> pending_bps_;  // the breakpoints the last hit stops for (the engine's filter)
   bool pending_valid_ = false;    // the engine's filter decided the current request's last hit
   std::vector<StopView::Watch> pending_watches_;  // the same for the last watchpoint hit

@@ -112,6 +112,7 @@ void Debugger::settle(const StopEvent& ev, const std::vector<int>& bps) {
   }
   list_next_ = 0;
   x_next_.reset();
+  frame_level_ = 0;
 }
 
 void Debugger::adopt_stop(const StopEvent& ev, std::optional<std::array<uint32_t, 3>> focus) {
@@ -142,6 +143,7 @@ void Debugger::report_move(Result<StopEvent> ev, const std::string& title) {
   if (ev->reason == StopReason::Watchpoint) view.watches = last_watches_;
   sink_.stop(view);
   report_divergence();
+  show_displays();
   note_store();
 }
 

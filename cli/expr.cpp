@@ -4,6 +4,9 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace vx::cli {
@@ -65,6 +68,18 @@ std::optional<Variable> parse_register(std::string_view name) {
   return std::nullopt;
 }
 
+const std::vector<std::pair<const char*, unsigned>>& csr_names() {
+  // Numbers from the RISC-V privileged spec and the Vortex CSR map (device/csr.cpp).
+  static const std::vector<std::pair<const char*, unsigned>> t = {
+      {"fflags", 0x001},    {"frm", 0x002},        {"fcsr", 0x003},      {"mstatus", 0x300},   {"misa", 0x301},
+      {"mtvec", 0x305},     {"mscratch", 0x340},   {"mepc", 0x341},      {"mcause", 0x342},    {"mtval", 0x343},
+      {"mhartid", 0xF14},   {"thread_id", 0xCC0},  {"warp_id", 0xCC1},   {"core_id", 0xCC2},   {"tmask", 0xCC4},
+      {"num_threads", 0xFC0}, {"num_warps", 0xFC1}, {"num_cores", 0xFC2}, {"cta_id", 0xCD0},   {"cta_rank", 0xCD1},
+      {"cta_size", 0xCD2},
+  };
+  return t;
+}
+
 std::string Variable::to_string() const {
   static const char* axis[3] = {"x", "y", "z"};
   switch (kind) {
@@ -79,25 +94,18 @@ std::string Variable::to_string() const {
     case Kind::Warp: return "$warp";
     case Kind::Core: return "$core";
     case Kind::Symbol: return "&" + name;
+    case Kind::LocalMem: return "$lmem";
+    case Kind::Source: return name;
+    case Kind::Csr: return "$" + name;
   }
   return "?";
 }
 
-// --- AST -------------------------------------------------------------------------------------
+using Op = ExprOp;
 
-enum class Op : uint8_t {
-  Literal, Var,
-  Not, BitNot, Neg, Deref,
-  Mul, Div, Mod, Add, Sub, Shl, Shr, Lt, Le, Gt, Ge, Eq, Ne, BitAnd, BitXor, BitOr, And, Or,
-};
-
-struct Expr::Node {
-  Op op = Op::Literal;
-  int64_t value = 0;
-  Variable var;
-  std::shared_ptr<const Node> a, b;
-  uint32_t depth = 1;  // of the tree below it: evaluation, printing and destruction recurse this deep
-};
+Result<int64_t> ExprEnv::c_value(const void*) const {
+  return make_error("C variables and operators need the kernel's debug information");
+}
 
 namespace {
 
@@ -131,6 +139,7 @@ const char* op_text(Op op) {
     case Op::BitOr: return "|";
     case Op::And: return "&&";
     case Op::Or: return "||";
+    case Op::At: return "@";
     default: return "?";
   }
 }
@@ -143,6 +152,8 @@ struct Token {
   Tok kind = Tok::End;
   std::string text;
   int64_t number = 0;
+  double fnumber = 0;
+  char suffix = 0;  // 'u' unsigned, 'f' float, 'd' double
   size_t pos = 0;
 };
 
@@ -177,8 +188,8 @@ class Parser {
 
   Result<void> lex() {
     size_t i = 0;
-    static const char* kPuncts[] = {"==", "!=", "<=", ">=", "&&", "||", "<<", ">>", "<", ">", "!", "~", "-",
-                                    "+",  "*",  "/",  "%",  "&",  "|",  "^",  "(",  ")"};
+    static const char* kPuncts[] = {"==", "!=", "<=", ">=", "&&", "||", "<<", ">>", "->", "<", ">", "!", "~", "-",
+                                    "+",  "*",  "/",  "%",  "&",  "|",  "^",  "(",  ")",  "[",  "]", ".", "@"};
     while (i < s_.size()) {
       char c = s_[i];
       if (std::isspace(static_cast<unsigned char>(c))) {
@@ -189,13 +200,43 @@ class Parser {
       t.pos = i;
       if (std::isdigit(static_cast<unsigned char>(c))) {
         size_t j = i;
-        while (j < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[j])) || s_[j] == '_')) ++j;
+        const bool hex_lit = s_.size() > i + 1 && c == '0' && (s_[i + 1] == 'x' || s_[i + 1] == 'X');
+        bool is_float = false;
+        while (j < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[j])) || s_[j] == '_' ||
+                                 (!hex_lit && s_[j] == '.') ||
+                                 (!hex_lit && (s_[j] == '+' || s_[j] == '-') && (s_[j - 1] == 'e' || s_[j - 1] == 'E')))) {
+          if (!hex_lit && (s_[j] == '.' || s_[j] == 'e' || s_[j] == 'E')) is_float = true;
+          ++j;
+        }
         std::string_view lit = s_.substr(i, j - i);
+        t.kind = Tok::Number;
+        t.text = std::string(lit);
+        if (is_float) {
+          // A C floating literal: double, or float with an 'f' suffix.
+          std::string body(lit);
+          if (!body.empty() && (body.back() == 'f' || body.back() == 'F')) {
+            body.pop_back();
+            t.suffix = 'f';
+          } else {
+            t.suffix = 'd';
+          }
+          char* end = nullptr;
+          t.fnumber = std::strtod(body.c_str(), &end);
+          if (body.empty() || end != body.c_str() + body.size()) return fail("bad number '" + std::string(lit) + "'", i);
+          toks_.push_back(t);
+          i = j;
+          continue;
+        }
         int base = 10;
         std::string_view digits = lit;
-        if (lit.size() > 2 && lit[0] == '0' && (lit[1] == 'x' || lit[1] == 'X')) {
+        // C's integer suffixes: u makes it unsigned; l and ll change nothing on this 64-bit evaluator.
+        while (!digits.empty() && std::strchr("uUlL", digits.back())) {
+          if (digits.back() == 'u' || digits.back() == 'U') t.suffix = 'u';
+          digits.remove_suffix(1);
+        }
+        if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
           base = 16;
-          digits = lit.substr(2);
+          digits = digits.substr(2);
         }
         uint64_t v = 0;
         auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, base);
@@ -203,18 +244,14 @@ class Parser {
           return fail("number '" + std::string(lit) + "' is too large", i);
         if (ec != std::errc() || end != digits.data() + digits.size())
           return fail("bad number '" + std::string(lit) + "'", i);
-        t.kind = Tok::Number;
         t.number = int64_t(v);
-        t.text = std::string(lit);
         toks_.push_back(t);
         i = j;
         continue;
       }
       if (std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$') {
         size_t j = i + 1;
-        while (j < s_.size() &&
-               (std::isalnum(static_cast<unsigned char>(s_[j])) || s_[j] == '_' || s_[j] == '.'))
-          ++j;
+        while (j < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[j])) || s_[j] == '_')) ++j;
         t.kind = Tok::Name;
         t.text = std::string(s_.substr(i, j - i));
         toks_.push_back(t);
@@ -252,6 +289,7 @@ class Parser {
   };
   static const std::vector<Level>& levels() {
     static const std::vector<Level> l = {
+        {{{"@", Op::At}}},
         {{{"||", Op::Or}}},
         {{{"&&", Op::And}}},
         {{{"|", Op::BitOr}}},
@@ -312,16 +350,120 @@ class Parser {
     if (is_punct("&")) {
       size_t at = peek().pos;
       ++pos_;
-      if (peek().kind != Tok::Name || peek().text[0] == '$' || peek().text.find('.') != std::string::npos)
-        return fail("'&' takes a symbol name", at);
-      auto n = std::make_shared<Expr::Node>();
-      n->op = Op::Var;
-      n->var.kind = Variable::Kind::Symbol;
-      n->var.name = peek().text;
-      ++pos_;
-      return NodePtr(n);
+      if (peek().kind == Tok::Name && peek().text[0] == '$') return fail("'&' takes a symbol name", at);
+      // &NAME alone: a C variable's address, else the ELF symbol's (the environment decides).
+      if (peek().kind == Tok::Name && !postfix_follows(pos_ + 1)) {
+        auto n = std::make_shared<Expr::Node>();
+        n->op = Op::Var;
+        n->var.kind = Variable::Kind::Symbol;
+        n->var.name = peek().text;
+        ++pos_;
+        return NodePtr(n);
+      }
+      Nest nest(*this);
+      if (nest_ > kMaxDepth) return too_deep(at);
+      auto a = parse_unary();
+      if (!a) return a;
+      return unary_node(Op::AddrOf, *a, at);
     }
-    return parse_primary();
+    if (auto type = cast_type()) {
+      size_t at = peek().pos;
+      pos_ = type->second;
+      Nest nest(*this);
+      if (nest_ > kMaxDepth) return too_deep(at);
+      auto a = parse_unary();
+      if (!a) return a;
+      auto n = unary_node(Op::Cast, *a, at);
+      if (!n) return n;
+      std::const_pointer_cast<Expr::Node>(*n)->name = type->first;
+      return n;
+    }
+    return parse_postfix();
+  }
+
+  Result<NodePtr> unary_node(Op op, const NodePtr& a, size_t at) {
+    auto n = std::make_shared<Expr::Node>();
+    n->op = op;
+    n->a = a;
+    n->depth = 1 + a->depth;
+    if (n->depth > kMaxDepth) return too_deep(at);
+    return NodePtr(n);
+  }
+
+  bool postfix_follows(size_t i) const {
+    const Token& t = toks_[i];
+    return t.kind == Tok::Punct && (t.text == "." || t.text == "->" || t.text == "[");
+  }
+
+  // "(" TYPE ")" at the current token: the type's text and the token after ")".
+  std::optional<std::pair<std::string, size_t>> cast_type() const {
+    if (!is_punct("(")) return std::nullopt;
+    static const char* kKeywords[] = {"unsigned", "signed", "int",   "char",   "short", "long",     "float",
+                                      "double",   "void",   "_Bool", "struct", "union", "enum",     "const",
+                                      "volatile"};
+    size_t i = pos_ + 1;
+    std::string text;
+    bool keyword = false;
+    size_t names = 0;
+    while (toks_[i].kind == Tok::Name && toks_[i].text[0] != '$') {
+      for (const char* k : kKeywords)
+        if (toks_[i].text == k) keyword = true;
+      text += (text.empty() ? "" : " ") + toks_[i].text;
+      ++names;
+      ++i;
+    }
+    if (names == 0) return std::nullopt;
+    size_t stars = 0;
+    while (toks_[i].kind == Tok::Punct && toks_[i].text == "*") {
+      ++stars;
+      ++i;
+    }
+    if (toks_[i].kind != Tok::Punct || toks_[i].text != ")") return std::nullopt;
+    if (stars) text += " " + std::string(stars, '*');
+    const Token& next = toks_[i + 1];
+    // A lone name in parentheses is a cast only when a value follows: "(n) - 1" stays a subtraction.
+    const bool value_follows = next.kind == Tok::Name || next.kind == Tok::Number ||
+                               (next.kind == Tok::Punct && (next.text == "(" || next.text == "~" || next.text == "!"));
+    if (!keyword && !stars && (names > 1 || !value_follows)) return std::nullopt;
+    if (next.kind == Tok::End) return std::nullopt;
+    return std::make_pair(text, i + 1);
+  }
+
+  Result<NodePtr> parse_postfix() {
+    auto p = parse_primary();
+    if (!p) return p;
+    NodePtr left = *p;
+    for (;;) {
+      const size_t at = peek().pos;
+      if (is_punct(".") || is_punct("->")) {
+        const bool arrow = is_punct("->");
+        ++pos_;
+        if (peek().kind != Tok::Name || peek().text[0] == '$')
+          return fail(std::string("expected a field name after '") + (arrow ? "->" : ".") + "'", peek().pos);
+        auto n = unary_node(arrow ? Op::Arrow : Op::Member, left, at);
+        if (!n) return n;
+        std::const_pointer_cast<Expr::Node>(*n)->name = peek().text;
+        ++pos_;
+        left = *n;
+      } else if (is_punct("[")) {
+        Nest nest(*this);
+        if (nest_ > kMaxDepth) return too_deep(at);
+        ++pos_;
+        auto idx = parse_binary(1);
+        if (!idx) return idx;
+        if (!is_punct("]")) return fail("expected ']'", peek().pos);
+        ++pos_;
+        auto n = std::make_shared<Expr::Node>();
+        n->op = Op::Index;
+        n->a = left;
+        n->b = *idx;
+        n->depth = 1 + std::max(left->depth, (*idx)->depth);
+        if (n->depth > kMaxDepth) return too_deep(at);
+        left = n;
+      } else {
+        return left;
+      }
+    }
   }
 
   Result<NodePtr> parse_primary() {
@@ -330,6 +472,9 @@ class Parser {
       auto n = std::make_shared<Expr::Node>();
       n->op = Op::Literal;
       n->value = t.number;
+      n->suffix = t.suffix;
+      n->fvalue = t.fnumber;
+      if (t.suffix == 'f' || t.suffix == 'd') n->value = int64_t(std::clamp(t.fnumber, -9.2e18, 9.2e18));
       ++pos_;
       return NodePtr(n);
     }
@@ -348,22 +493,47 @@ class Parser {
       return e;
     }
     if (t.kind == Tok::Name) {
-      auto v = variable(t.text);
-      if (!v) return fail(v.error().message, t.pos);
+      std::string name = t.text;
+      const size_t at = t.pos;
+      ++pos_;
+      // blockIdx.x and friends are one variable: take the field with the name.
+      const std::string base = name[0] == '$' ? name.substr(1) : name;
+      if (is_builtin(base) && is_punct(".") && toks_[pos_ + 1].kind == Tok::Name) {
+        name += "." + toks_[pos_ + 1].text;
+        pos_ += 2;
+      }
+      auto v = variable(name);
+      if (!v) return fail(v.error().message, at);
       auto n = std::make_shared<Expr::Node>();
       n->op = Op::Var;
       n->var = *v;
-      ++pos_;
       return NodePtr(n);
     }
     if (t.kind == Tok::End) return fail("expected a value", t.pos);
     return fail("expected a value before '" + t.text + "'", t.pos);
   }
 
-  static Result<Variable> variable(const std::string& name) {
+  static bool is_builtin(const std::string& base) {
+    return base == "blockIdx" || base == "threadIdx" || base == "blockDim" || base == "gridDim";
+  }
+
+  static Result<Variable> variable(std::string name) {
     Variable v;
+    if (name[0] == '$' && name.find('.') != std::string::npos) name = name.substr(1);  // $blockIdx.x
     if (name[0] == '$') {
-      if (name == "$lane") v.kind = Variable::Kind::Lane;
+      if (name == "$lmem") v.kind = Variable::Kind::LocalMem;
+      else if (name == "$blockIdx" || name == "$threadIdx") {
+        // The whole coordinate: shown as {x = .., y = .., z = ..} by print.
+        v.kind = Variable::Kind::Source;
+        v.name = name;
+      } else if (name == "$lane") v.kind = Variable::Kind::Lane;
+      else if (auto csr = std::find_if(csr_names().begin(), csr_names().end(),
+                                       [&](const auto& c) { return name.substr(1) == c.first; });
+               csr != csr_names().end()) {
+        v.kind = Variable::Kind::Csr;
+        v.index = csr->second;
+        v.name = csr->first;
+      }
       else if (name == "$warp") v.kind = Variable::Kind::Warp;
       else if (name == "$core") v.kind = Variable::Kind::Core;
       else if (auto r = parse_register(name)) v = *r;
@@ -387,11 +557,11 @@ class Parser {
       v.index = unsigned(field[0] - 'x');
       return v;
     }
-    if (parse_register(name))
-      return make_error("unknown name '" + name + "' (registers take a '$': $" + name + ")");
-    return make_error("unknown name '" + name +
-                      "' (expressions know blockIdx, threadIdx, blockDim, gridDim, $registers, $lane, $warp, "
-                      "$core and &symbol)");
+    if (name.find('.') != std::string::npos) return make_error("unknown name '" + name + "'");
+    // Any other name is the kernel's (a C variable): the environment resolves it.
+    v.kind = Variable::Kind::Source;
+    v.name = name;
+    return v;
   }
 
   std::string_view s_;
@@ -458,14 +628,37 @@ Result<int64_t> eval_node(const Expr::Node& n, const ExprEnv& env) {
 
 std::string node_string(const Expr::Node& n) {
   switch (n.op) {
-    case Op::Literal: return std::to_string(n.value);
+    case Op::Literal:
+      if (n.suffix == 'f' || n.suffix == 'd') {
+        char b[40];
+        std::snprintf(b, sizeof b, "%.17g%s", n.fvalue, n.suffix == 'f' ? "f" : "");
+        return b;
+      }
+      return std::to_string(n.value) + (n.suffix == 'u' ? "u" : "");
     case Op::Var: return n.var.to_string();
     case Op::Not:
     case Op::BitNot:
     case Op::Neg:
     case Op::Deref: return std::string("(") + op_text(n.op) + node_string(*n.a) + ")";
+    case Op::Member: return node_string(*n.a) + "." + n.name;
+    case Op::Arrow: return node_string(*n.a) + "->" + n.name;
+    case Op::Index: return node_string(*n.a) + "[" + node_string(*n.b) + "]";
+    case Op::Cast: return "((" + n.name + ")" + node_string(*n.a) + ")";
+    case Op::AddrOf: return "(&" + node_string(*n.a) + ")";
+    case Op::At: return "(" + node_string(*n.a) + "@" + node_string(*n.b) + ")";
     default: return "(" + node_string(*n.a) + " " + op_text(n.op) + " " + node_string(*n.b) + ")";
   }
+}
+
+}  // namespace
+
+namespace {
+
+bool node_uses_source(const Expr::Node& n) {
+  if (n.op == Op::Var) return n.var.kind == Variable::Kind::Source;
+  if (n.op == Op::Literal) return n.suffix != 0;  // a C-typed literal (1.5, 2u)
+  if (n.op >= Op::Member) return true;
+  return (n.a && node_uses_source(*n.a)) || (n.b && node_uses_source(*n.b));
 }
 
 }  // namespace
@@ -476,14 +669,19 @@ Result<Expr> Expr::parse(std::string_view text) {
   if (!root) return root.error();
   Expr e;
   e.root_ = *root;
+  e.uses_source_ = node_uses_source(**root);
   size_t b = text.find_first_not_of(" \t");
   size_t end = text.find_last_not_of(" \t");
   e.text_ = b == std::string_view::npos ? "" : std::string(text.substr(b, end - b + 1));
   return e;
 }
 
+
+
 Result<int64_t> Expr::eval(const ExprEnv& env) const {
   if (!root_) return make_error("empty expression");
+  // C names and operators have C types: the environment's typed evaluator takes the whole tree.
+  if (uses_source()) return env.c_value(root_.get());
   return eval_node(*root_, env);
 }
 

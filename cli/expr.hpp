@@ -8,12 +8,23 @@
 //   rel     := shift ( ("<" | "<=" | ">" | ">=") shift )*
 //   shift   := add ( ("<<" | ">>") add )*  add    := mul ( ("+" | "-") mul )*
 //   mul     := unary ( ("*" | "/" | "%") unary )*
-//   unary   := ("!" | "~" | "-" | "*" | "&") unary | primary      (* loads a word, & a symbol's address)
-//   primary := INTEGER | "(" expr ")" | VARIABLE
+//   unary   := ("!" | "~" | "-" | "*" | "&") unary | "(" TYPE ")" unary | postfix
+//   postfix := primary ( "[" expr "]" | "." NAME | "->" NAME )*
+//   primary := INTEGER | "(" expr ")" | VARIABLE | NAME
+//   print's argument may also be `expr "@" expr` (gdb's artificial array: N objects from the left side on).
 //
-// INTEGER is decimal or 0x-hex. VARIABLE is blockIdx.x|y|z, threadIdx.x|y|z, blockDim.x|y|z,
-// gridDim.x|y|z, a register ($x0..$x31, ABI names such as $a0, $sp, $fp, $pc; $f0..$f31 and
-// $ft0.. give a float register's bits), $lane, $warp, $core, or (after &) a symbol name.
+// NAME is a C name of the kernel (a local, parameter or global through DWARF); the environment
+// decides what it is (uses_source() says whether an expression names any). TYPE is a C type name
+// with optional '*'s: a keyword type ("unsigned int"), "struct TAG", or a single name followed by
+// '*' or by something that starts a value (a typedef such as "(uint32_t)x"). `*` of a plain
+// integer loads a 32-bit word; `&NAME` of a name that is not a C variable is the ELF symbol's address.
+//
+// INTEGER is decimal or 0x-hex, with C's suffixes (u, l); a floating literal (1.5, 2e3, 0.5f) is
+// typed by print and truncated by the integer language. VARIABLE is blockIdx.x|y|z, threadIdx.x|y|z, blockDim.x|y|z,
+// gridDim.x|y|z (also with a '$': $blockIdx.x), a register ($x0..$x31, ABI names such as $a0,
+// $sp, $fp, $pc; $f0..$f31 and $ft0.. give a float register's bits), $lane, $warp, $core, $lmem
+// (the focus CTA's local-memory base), a CSR by name ($mcause, $tmask, $cta_rank, csr_names()),
+// or (after &) a symbol name.
 // Values are 64-bit signed integers; registers and memory words are 32-bit unsigned values,
 // zero-extended. Comparisons and logical operators give 0 or 1.
 #pragma once
@@ -23,6 +34,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "device/result.hpp"
 
@@ -42,12 +55,18 @@ struct Variable {
     Warp,       // warp slot of the focus
     Core,       // core of the focus
     Symbol,     // name: an ELF symbol's address (&name)
+    LocalMem,   // the focus CTA's local-memory base ($lmem)
+    Source,     // name: a C name of the kernel (resolved by the environment)
+    Csr,        // index: the CSR number; name: its name ($mcause, $tmask, $cta_rank, ...)
   };
   Kind kind = Kind::XReg;
   unsigned index = 0;
   std::string name;  // Symbol
   std::string to_string() const;  // as written in canonical form: "$a0", "threadIdx.x", "&total"
 };
+
+// The CSRs that are convenience variables ($NAME): name and number.
+const std::vector<std::pair<const char*, unsigned>>& csr_names();
 
 // Parses a register name with or without the leading '$': "a0", "$x5", "fp", "pc", "ft3", "f10".
 std::optional<Variable> parse_register(std::string_view name);
@@ -59,6 +78,18 @@ class ExprEnv {
   virtual Result<int64_t> value(const Variable& v) const = 0;
   // A 32-bit word of device memory (unary *).
   virtual Result<int64_t> load_word(uint32_t addr) const = 0;
+  // C operators over source names (member, index, cast, @, & of an expression), as an integer; the
+  // command language alone does not know C types.
+  virtual Result<int64_t> c_value(const void* node) const;
+};
+
+// The expression tree (read by evaluators that know C types, cli/values.hpp).
+enum class ExprOp : uint8_t {
+  Literal, Var,
+  Not, BitNot, Neg, Deref,
+  Mul, Div, Mod, Add, Sub, Shl, Shr, Lt, Le, Gt, Ge, Eq, Ne, BitAnd, BitXor, BitOr, And, Or,
+  // C over source names: name is the member or the cast's type text.
+  Member, Arrow, Index, Cast, AddrOf, At,
 };
 
 class Expr {
@@ -72,12 +103,26 @@ class Expr {
   std::string to_string() const;
   // The expression is a lone register (print shows it with its name, floats as floats).
   std::optional<Variable> as_variable() const;
+  // The expression names a C variable, uses C operators or a C-typed literal (1.5, 2u): it is
+  // evaluated with C types (cli/values.hpp).
+  bool uses_source() const { return uses_source_; }
 
-  struct Node;
+  struct Node {
+    ExprOp op = ExprOp::Literal;
+    int64_t value = 0;
+    Variable var;
+    std::string name;  // Member/Arrow: the field; Cast: the type
+    char suffix = 0;   // Literal: 'u' (unsigned), 'f' (float), 'd' (double); 0 a plain integer
+    double fvalue = 0; // Literal 'f'/'d': the value
+    std::shared_ptr<const Node> a, b;
+    uint32_t depth = 1;  // of the tree below it: evaluation, printing and destruction recurse this deep
+  };
+  const Node* root() const { return root_.get(); }
 
  private:
   std::shared_ptr<const Node> root_;
   std::string text_;
+  bool uses_source_ = false;  // decided once at parse: conditions are evaluated at every hit
 };
 
 }  // namespace vx::cli

@@ -135,13 +135,44 @@ TEST_CASE("expressions: parse errors say what and where", "[expr]") {
   CHECK_THAT(parse_error("threadIdx.w"), Catch::Contains("fields x, y and z"));
   CHECK_THAT(parse_error("threadIdx"), Catch::Contains("fields x, y and z"));
   CHECK_THAT(parse_error("$q7"), Catch::Contains("unknown register '$q7'"));
-  CHECK_THAT(parse_error("a0 == 1"), Catch::Contains("registers take a '$'"));
-  CHECK_THAT(parse_error("foo"), Catch::Contains("unknown name 'foo'"));
+  CHECK_THAT(parse_error("s."), Catch::Contains("expected a field name after '.'"));
+  CHECK_THAT(parse_error("a[1"), Catch::Contains("expected ']'"));
   CHECK_THAT(parse_error("1 = 2"), Catch::Contains("unexpected character '='"));
   CHECK_THAT(parse_error("0x"), Catch::Contains("bad number"));
   CHECK_THAT(parse_error("99999999999999999999"), Catch::Contains("too large"));
   CHECK_THAT(parse_error("&$a0"), Catch::Contains("'&' takes a symbol name"));
   CHECK_THAT(parse_error("1 + 2)"), Catch::Contains("column 6"));
+}
+
+TEST_CASE("expressions: C names, members, indexing, casts and @ parse into C nodes", "[expr]") {
+  auto canon = [](const std::string& text) {
+    auto e = Expr::parse(text);
+    INFO(text << ": " << (e ? "" : e.error().message));
+    REQUIRE(e.ok());
+    return e->to_string();
+  };
+  CHECK(canon("lm->partial[rank]") == "lm->partial[rank]");
+  CHECK(canon("s.a.b + 1") == "(s.a.b + 1)");
+  CHECK(canon("*p") == "(*p)");
+  CHECK(canon("&arr[2]") == "(&arr[2])");
+  CHECK(canon("(uint32_t)x") == "((uint32_t)x)");
+  CHECK(canon("(struct foo *)p") == "((struct foo *)p)");
+  CHECK(canon("(unsigned int)-1") == "((unsigned int)(-1))");
+  CHECK(canon("(n) - 1") == "(n - 1)");  // a lone name before '-' is a value, not a cast
+  CHECK(canon("arr[i]@4") == "(arr[i]@4)");
+  CHECK(canon("$blockIdx.x") == "blockIdx.x");
+  CHECK(canon("threadIdx.x") == "threadIdx.x");
+  CHECK(canon("&total") == "&total");
+  auto e = Expr::parse("a0 == 1");
+  REQUIRE(e.ok());
+  CHECK(e->uses_source());  // a C name (registers take a '$')
+  CHECK_FALSE(Expr::parse("$a0 == 1")->uses_source());
+  CHECK_FALSE(Expr::parse("&total + 4")->uses_source());
+  // Without an environment that knows C, a C name is an error at evaluation, not a crash.
+  FakeEnv env;
+  auto v = Expr::parse("foo + 1")->eval(env);
+  REQUIRE_FALSE(v.ok());
+  CHECK_THAT(v.error().message, Catch::Contains("debug information"));
 }
 
 TEST_CASE("expressions: evaluation errors", "[expr]") {

@@ -18,6 +18,7 @@
 #include "device/image.hpp"
 #include "engine/session.hpp"
 #include "engine/symbols.hpp"
+#include "engine/variables.hpp"
 #include "replay/recording.hpp"
 
 namespace vx::cli {
@@ -118,12 +119,20 @@ int replay_command(const ReplayArgs& a) {
 
   // Symbols: the image the recording kept, checked against the hash in its header.
   std::optional<engine::Symbols> symbols;
+  std::optional<engine::Variables> variables;
+  // The C variables' reader (libdw) and gdb read the image from a file: a temporary copy, removed at
+  // the end. Where none can be written (a full disk), the session goes on without C variables.
+  TempFile tmp;
+  std::string image_file;
   GridLaunch launch;
   std::string kernel_name = header.workload;
   if (info->image) {
-    // From memory: a replay writes nothing (it may run where nothing can be written).
     auto sy = engine::Symbols::load_bytes(info->image_bytes, *info->image_name);
     if (sy) symbols.emplace(std::move(sy).value());
+    if (auto path = tmp.write(info->image_bytes, *info->image_name)) {
+      image_file = *path;
+      if (auto v = engine::Variables::load(image_file)) variables.emplace(std::move(v).value());
+    }
     auto g = resolve_grid_launch(*info->image, cfg, LaunchOverrides{});
     if (g) launch = *g;
     kernel_name = *info->image_name;
@@ -141,18 +150,14 @@ int replay_command(const ReplayArgs& a) {
   if (!a.gdb.empty()) {
     auto ep = parse_gdb_endpoint(a.gdb);
     if (!ep) return fail(*sink, kExitUsage, ep.error().message);
-    // gdb reads the symbols from a file: the recorded image, kept while the session lasts.
-    TempFile tmp;
-    std::string exec_file;
-    if (info->image) {
-      auto path = tmp.write(info->image_bytes, *info->image_name);
-      if (!path) return fail(*sink, kExitInternal, path.error().message);
-      exec_file = *path;
-    }
-    return serve_gdb(s, symbols ? &*symbols : nullptr, launch, *ep, exec_file.empty() ? std::string("KERNEL.elf") : exec_file,
+    // gdb reads the symbols from a file: the recorded image's temporary copy.
+    if (info->image && image_file.empty())
+      return fail(*sink, kExitInternal, "cannot write the recorded kernel image to a temporary file for gdb");
+    return serve_gdb(s, symbols ? &*symbols : nullptr, launch, *ep, image_file.empty() ? std::string("KERNEL.elf") : image_file,
                      dir, GdbStart{true, launch.entry_pc});
   }
   Debugger dbg(s, symbols ? &*symbols : nullptr, launch, *sink);
+  if (variables) dbg.set_variables(&*variables);
   StartView sv;
   sv.kernel = kernel_name;
   sv.config = cfg.to_string();

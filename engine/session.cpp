@@ -2060,6 +2060,38 @@ Result<std::vector<uint8_t>> Session::read_memory(uint32_t addr, uint32_t size) 
   return bytes;
 }
 
+Result<void> Session::write_register(WarpId warp, uint32_t lane, unsigned dwarf_reg, uint32_t value) {
+  if (!stopped()) return make_error("the kernel is not stopped");
+  if (impl_->lv.on) return make_error("writing state is not supported in live mode yet");
+  const uint32_t nt = impl_->dev.config().threads;
+  if (warp.core >= impl_->ctx.cores.size() || warp.slot >= impl_->ctx.cores[warp.core].warps.size() || lane >= nt)
+    return make_error("no such lane");
+  WarpState& w = impl_->ctx.cores[warp.core].warps[warp.slot];
+  if (!w.active) return make_error("the warp is not active");
+  if (dwarf_reg == 0) return make_error("x0 is always zero");
+  if (dwarf_reg < 32) w.x[size_t(dwarf_reg) * nt + lane] = value;
+  else if (dwarf_reg < 64) w.f[size_t(dwarf_reg - 32) * nt + lane] = value;
+  else return make_error("no register " + std::to_string(dwarf_reg));
+  return {};
+}
+
+Result<void> Session::write_memory(WarpId warp, uint32_t addr, const std::vector<uint8_t>& bytes) {
+  if (!stopped()) return make_error("the kernel is not stopped");
+  if (impl_->lv.on) return make_error("writing state is not supported in live mode yet");
+  const uint64_t end = uint64_t(addr) + bytes.size();
+  if (addr >= memmap::kLocalMemBase) {
+    if (warp.core >= impl_->ctx.cores.size()) return make_error("no such core");
+    auto& lm = impl_->ctx.cores[warp.core].local_mem;
+    if (end - memmap::kLocalMemBase > lm.size()) return make_error("past the end of local memory");
+    std::copy(bytes.begin(), bytes.end(), lm.begin() + (addr - memmap::kLocalMemBase));
+    return {};
+  }
+  if (end > memmap::kLocalMemBase) return make_error("the write crosses into local memory");
+  for (auto it = impl_->planted.lower_bound(addr & ~3u); it != impl_->planted.end() && it->first < end; ++it)
+    return make_error("the write overlaps a breakpoint's instruction");
+  return impl_->dev.copy_to_device(addr, bytes);
+}
+
 std::vector<ConsoleChunk> Session::take_console() { return impl_->take_console(); }
 const std::string& Session::console_so_far() const { return impl_->console_log; }
 SessionStats Session::stats() const { return impl_->st; }

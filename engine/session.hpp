@@ -254,6 +254,13 @@ class Session {
   // A core's local memory at a stop (addr from memmap::kLocalMemBase): through the Debug Module, by
   // injected loads in a warp of that core, while a live launch is held; else the stop's saved state.
   Result<std::vector<uint8_t>> read_local_memory(uint32_t core, uint32_t addr, uint32_t size);
+  // `set var`: the user changes the state at a stop. The next re-launch carries it (registers and
+  // local memory through the saved context, global memory written to the device now, so the next
+  // checkpoint records it); the stop's own checkpoint keeps the state as it was, and a move back in
+  // time returns to that. Re-launch mode only. dwarf_reg: x0..x31 = 0..31, f0..f31 = 32..63; local
+  // memory (from memmap::kLocalMemBase) is the warp's core's.
+  Result<void> write_register(WarpId warp, uint32_t lane, unsigned dwarf_reg, uint32_t value);
+  Result<void> write_memory(WarpId warp, uint32_t addr, const std::vector<uint8_t>& bytes);
   std::vector<ConsoleChunk> take_console();  // console output since the last call
   // The current launch's console output from its start to the current point, as the checkpoints
   // keep it (the same after a move in time as on the first pass).

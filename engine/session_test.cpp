@@ -509,6 +509,46 @@ TEST_CASE("a watchpoint hit the filter drops costs no stop either", "[session]")
   StopEvent end = d.go(d.s->resume());
   REQUIRE(end.reason == StopReason::Exited);
   CHECK(d.s->stats().passes == 2);
+
+TEST_CASE("set var: a register and local memory written at a stop are carried by the next re-launch", "[session]") {
+  const std::string kernel = "reduce";
+  Undisturbed u = undisturbed(k1x1x4x4, 1, kernel);
+  // Refused while nothing is stopped.
+  {
+    Debugged idle(k1x1x4x4, 1, kernel);
+    CHECK_FALSE(idle.s->write_register(WarpId{0, 0}, 0, 5, 1).ok());
+    CHECK_FALSE(idle.s->write_memory(WarpId{0, 0}, 0x80001000u, {0}).ok());
+  }
+  Debugged d(k1x1x4x4, 1, kernel);
+  REQUIRE(d.img.launch);
+  auto bp = d.s->add_breakpoint(d.img.launch->entry);
+  REQUIRE(bp.ok());
+  StopEvent ev = d.go(d.s->resume());
+  REQUIRE(ev.reason == StopReason::Breakpoint);
+  const WarpId w = ev.hits.at(0).warp;
+  const uint32_t x9 = d.s->context().cores[w.core].warps[w.slot].x[9 * 4 + 1];
+  const auto& lmem = d.s->context().cores[w.core].local_mem;
+  const std::vector<uint8_t> lm8(lmem.begin() + 8, lmem.begin() + 12);
+  // The saved context holds what was written; x0 and bad registers are refused.
+  REQUIRE(d.s->write_register(w, 1, 9, 0xabcdu).ok());
+  CHECK(d.s->context().cores[w.core].warps[w.slot].x[9 * 4 + 1] == 0xabcdu);
+  CHECK_FALSE(d.s->write_register(w, 0, 0, 1).ok());
+  CHECK_FALSE(d.s->write_register(w, 0, 64, 1).ok());
+  CHECK_FALSE(d.s->write_register(w, 9, 5, 1).ok());  // no lane 9 in a 4-lane warp
+  // Local memory: the core's saved copy; past its end is refused.
+  const uint32_t lm = memmap::kLocalMemBase;
+  REQUIRE(d.s->write_memory(w, lm + 8, {1, 2, 3, 4}).ok());
+  CHECK(d.s->context().cores[w.core].local_mem[8] == 1);
+  CHECK_FALSE(d.s->write_memory(w, lm + uint32_t(d.s->context().cores[w.core].local_mem.size()), {1}).ok());
+  // Breakpoints' planted words are not the user's to overwrite.
+  CHECK_FALSE(d.s->write_memory(w, d.img.launch->entry, {0, 0, 0, 0}).ok());
+  // Writing back what was there: the re-launch carries the context, and the run ends as the
+  // undisturbed one.
+  REQUIRE(d.s->write_register(w, 1, 9, x9).ok());
+  REQUIRE(d.s->write_memory(w, lm + 8, lm8).ok());
+  REQUIRE(d.s->remove_breakpoint(*bp).ok());
+  StopEvent end = d.go(d.s->resume());
+  REQUIRE(end.reason == StopReason::Exited);
   CHECK(d.memory(false) == u.memory);
   CHECK(d.console == u.console);
 }

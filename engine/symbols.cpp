@@ -310,6 +310,7 @@ struct Symbols::Impl {
 
   Result<Resolved> resolve_address(std::string_view text) const;
   Result<Resolved> resolve_function(std::string_view fn) const;
+  uint32_t own_line(uint32_t addr, std::string_view fn, const std::vector<Range>& ranges) const;
   Result<Resolved> resolve_line(std::string_view spec, std::string_view file, std::string_view line_text) const;
 
   FramePtr frame_at(uint32_t pc) const;
@@ -711,6 +712,26 @@ Result<Symbols::Resolved> Symbols::Impl::resolve_address(std::string_view text) 
   return Resolved{{*addr}, locate(*addr)};
 }
 
+// A function breakpoint stops on the function's own source, as gdb shows it: when the address
+// after the prologue lies in code inlined from another function (a runtime header's helper such as
+// vx_block_idx_x), the first statement row within `ranges` whose innermost function is fn itself.
+uint32_t Symbols::Impl::own_line(uint32_t addr, std::string_view fn, const std::vector<Range>& ranges) const {
+  auto here = locate(addr);
+  if (!here || here->function == fn) return addr;
+  auto it = std::lower_bound(stmt_rows.begin(), stmt_rows.end(), addr,
+                             [](const StmtRow& r, uint32_t a) { return r.addr < a; });
+  for (; it != stmt_rows.end(); ++it) {
+    if (std::none_of(ranges.begin(), ranges.end(),
+                     [&](const Range& r) { return it->addr >= r.first && it->addr < r.second; })) {
+      if (std::all_of(ranges.begin(), ranges.end(), [&](const Range& r) { return it->addr >= r.second; })) break;
+      continue;
+    }
+    auto loc = locate(it->addr);
+    if (loc && loc->function == fn && loc->line) return it->addr;
+  }
+  return addr;
+}
+
 Result<Symbols::Resolved> Symbols::Impl::resolve_function(std::string_view fn) const {
   // Out-of-line copies: ELF functions, then DWARF subprograms the symbol table lacks.
   std::vector<Range> bodies;
@@ -733,9 +754,9 @@ Result<Symbols::Resolved> Symbols::Impl::resolve_function(std::string_view fn) c
     }
   }
   std::vector<uint32_t> addrs;
-  for (const Range& b : bodies) addrs.push_back(after_prologue(b));
+  for (const Range& b : bodies) addrs.push_back(own_line(after_prologue(b), fn, {b}));
   for (const Scope& sc : scopes) {
-    if (sc.kind == Scope::kInlined && sc.name == fn) addrs.push_back(sc.entry);
+    if (sc.kind == Scope::kInlined && sc.name == fn) addrs.push_back(own_line(sc.entry, fn, sc.ranges));
   }
   if (addrs.empty()) {
     if (abstract_functions.count(fn)) {

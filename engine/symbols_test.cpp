@@ -224,6 +224,23 @@ TEST_CASE("function breakpoints land after the prologue, inside the function", "
   }
 }
 
+TEST_CASE("a kernel function's breakpoint stops on the kernel's own source, not in an inlined runtime helper",
+          "[symbols]") {
+  for (const std::string& name : kKernels) {
+    const Symbols& s = kernel(name);
+    const std::string entry = name == "assert" ? "assert_kernel" : name;
+    INFO(name);
+    auto r = s.resolve(entry);
+    REQUIRE(r.ok());
+    for (uint32_t addr : r->addresses) {
+      const auto loc = s.locate(addr);
+      REQUIRE(loc);
+      CHECK(loc->function == entry);
+      CHECK_THAT(loc->file, EndsWith("/examples/" + name + ".c"));
+    }
+  }
+}
+
 TEST_CASE("function breakpoints: locations, prologues, assembly, inlining", "[symbols]") {
   SECTION("the location names the function and its file") {
     const Symbols& s = kernel("reduce");

@@ -1,0 +1,509 @@
+// C variables at the prompt: print over source names, print -lanes, ptype, whatis, info locals,
+// info args, display, and the function levels at the focus pc (frame, up, down, info frame).
+#include <algorithm>
+#include <map>
+
+#include "cli/debugger.hpp"
+
+namespace vx::cli {
+
+namespace {
+
+std::string lanes_text(const std::vector<uint32_t>& lanes) {
+  std::string s;
+  for (size_t i = 0; i < lanes.size();) {
+    size_t j = i;
+    while (j + 1 < lanes.size() && lanes[j + 1] == lanes[j] + 1) ++j;
+    s += (s.empty() ? "" : ",") + std::to_string(lanes[i]) + (j > i ? "-" + std::to_string(lanes[j]) : "");
+    i = j + 1;
+  }
+  return s;
+}
+
+}  // namespace
+
+// One lane's view of C names at one function level.
+class Debugger::CEnv final : public ValueEnv {
+ public:
+  // w null: no warp (not stopped): registers and C names are unknown, literals still work.
+  CEnv(Debugger& d, const WarpState* w, uint32_t core, uint32_t slot, uint32_t lane, unsigned level)
+      : d_(d),
+        w_(w),
+        plain_(d.make_lane_env(w_, core, slot, lane)),
+        core_(core),
+        slot_(slot),
+        lane_(lane),
+        level_(level) {}
+
+  const ExprEnv& plain() const override { return *plain_; }
+
+  Result<std::optional<CValue>> variable(const std::string& name) const override {
+    if (!d_.vars_) return std::optional<CValue>();
+    if (!w_) return make_error("C variables are readable only at a stop");
+    auto v = d_.vars_->find(w_->pc, name, level_);
+    if (!v) return std::optional<CValue>();
+    auto value = d_.variable_value(*v, core_, slot_, lane_);
+    if (!value) return make_error(name + ": " + value.error().message);
+    return std::optional<CValue>(*value);
+  }
+  Result<std::vector<uint8_t>> read(uint32_t addr, uint32_t size) const override { return d_.read_bytes(addr, size); }
+  const engine::CType* type_named(const std::string& name) const override {
+    return d_.vars_ ? d_.vars_->find_type(name) : nullptr;
+  }
+
+ private:
+  Debugger& d_;
+  const WarpState* w_;
+  std::unique_ptr<ExprEnv> plain_;
+  uint32_t core_, slot_, lane_;
+  unsigned level_;
+};
+
+engine::LaneView Debugger::lane_view(uint32_t core, uint32_t slot, uint32_t lane) {
+  engine::LaneView view;
+  view.reg = [this, core, slot, lane](unsigned r) -> std::optional<uint32_t> {
+    if (r < 32) return read_reg(core, slot, lane, r);
+    if (r < 64 && s_.stopped()) {
+      const WarpState& w = s_.context().cores.at(core).warps.at(slot);
+      const size_t i = size_t(r - 32) * nt() + lane;
+      if (i < w.f.size()) return w.f[i];
+    }
+    return std::nullopt;
+  };
+  view.read = [this](uint32_t addr, uint32_t size) { return read_bytes(addr, size); };
+  auto frames = unwind(core, slot, lane, 1);
+  if (!frames.empty()) view.cfa = frames[0].sp;
+  return view;
+}
+
+Result<CValue> Debugger::variable_value(const engine::SourceVariable& v, uint32_t core, uint32_t slot, uint32_t lane) {
+  const WarpState& w = s_.context().cores.at(core).warps.at(slot);
+  auto loc = vars_->locate(v, w.pc, lane_view(core, slot, lane));
+  if (!loc) return loc.error();
+  CValue out;
+  out.type = v.type ? v.type : arena_.builtin("int");
+  const uint32_t size = out.type->size;
+  switch (loc->kind) {
+    case engine::VarLocation::Kind::Memory: {
+      auto b = read_bytes(loc->address, size);
+      if (!b) return b.error();
+      out.bytes = std::move(*b);
+      out.address = loc->address;
+      return out;
+    }
+    case engine::VarLocation::Kind::Register: {
+      auto r = lane_view(core, slot, lane).reg(loc->reg);
+      if (!r) return make_error("register " + std::to_string(loc->reg) + " is not readable");
+      for (uint32_t i = 0; i < size; ++i) out.bytes.push_back(i < 4 ? uint8_t(*r >> (8 * i)) : 0);
+      out.reg = loc->reg;
+      return out;
+    }
+    case engine::VarLocation::Kind::Value:
+      out.bytes = loc->bytes;
+      out.bytes.resize(size);
+      return out;
+    default:
+      out.missing = loc->describe();
+      return out;
+  }
+}
+
+Result<CValue> Debugger::evaluate_c_in(const Expr::Node& e, uint32_t core, uint32_t slot, uint32_t lane,
+                                       unsigned level) {
+  const WarpState* w = nullptr;
+  if (s_.stopped() || scanning_) {
+    const DeviceContext& ctx = s_.context();
+    if (core < ctx.cores.size() && slot < ctx.cores[core].warps.size()) w = &ctx.cores[core].warps[slot];
+  }
+  CEnv env(*this, w, core, slot, lane, level);
+  return evaluate_c(e, env, arena_);
+}
+
+void Debugger::cmd_print_c(const Expr& e, char fmt, bool all_lanes) {
+  if (!all_lanes) {
+    auto v = evaluate_c_in(*e.root(), focus_.core, focus_.slot, focus_.lane, frame_level_);
+    if (!v) return err(v.error().message);
+    const std::string text = format_c(*v, fmt);
+    nlohmann::json j = {{"expression", e.text()}, {"text", text}, {"type", v->type ? engine::type_name(*v->type) : ""}};
+    if (auto i = c_to_int(*v)) j["value"] = *i;
+    return out(e.text() + " = " + text, j);
+  }
+  if (!ensure_focus()) return;
+  const WarpState& w = *focus_warp();
+  // Every active lane; equal values coalesced, in lane order of their first lane.
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> groups;
+  nlohmann::json lanes = nlohmann::json::array();
+  for (uint32_t lane = 0; lane < nt(); ++lane) {
+    if (!(w.tmask >> lane & 1)) continue;
+    auto v = evaluate_c_in(*e.root(), focus_.core, focus_.slot, lane, frame_level_);
+    const std::string text = v ? format_c(*v, fmt) : "<error: " + v.error().message + ">";
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == text; });
+    if (it == groups.end())
+      groups.push_back({text, {lane}});
+    else
+      it->second.push_back(lane);
+    lanes.push_back({{"lane", lane}, {"text", text}});
+  }
+  std::string text =
+      e.text() + " in core " + std::to_string(focus_.core) + " warp " + std::to_string(focus_.slot) + ":";
+  for (const auto& [value, ls] : groups)
+    text += "\n  lane" + std::string(ls.size() > 1 ? "s " : " ") + lanes_text(ls) + ": " + value;
+  out(text, {{"expression", e.text()}, {"lanes", lanes}});
+}
+
+void Debugger::cmd_ptype(Args a, bool expand) {
+  const char* name = expand ? "ptype" : "whatis";
+  if (a.args.empty()) return usage(std::string(name) + ": expected an expression or a type name");
+  // A type name first (as gdb does), then an expression.
+  const engine::CType* type = nullptr;
+  if (vars_) type = vars_->find_type(a.args);
+  if (!type) type = arena_.builtin(a.args);
+  if (!type && (a.args.find('*') != std::string::npos || a.args.rfind("struct ", 0) == 0)) {
+    if (ensure_focus()) {
+      CEnv env(*this, focus_warp(), focus_.core, focus_.slot, focus_.lane, frame_level_);
+      if (auto t = parse_type(a.args, env, arena_)) type = *t;
+    } else {
+      return;
+    }
+  }
+  if (!type) {
+    auto e = Expr::parse(a.args);
+    if (!e) return usage(e.error().message);
+    if (!ensure_focus()) return;
+    auto v = evaluate_c_in(*e->root(), focus_.core, focus_.slot, focus_.lane, frame_level_);
+    if (!v) return err(v.error().message);
+    type = v->type;
+  }
+  const std::string text = expand ? engine::type_definition(*type) : engine::type_name(*type);
+  out("type = " + text, {{"type", text}});
+}
+
+void Debugger::info_variables(bool params) {
+  if (!ensure_focus()) return;
+  if (!vars_) return err("no debug information: the kernel's variables are unknown");
+  const WarpState& w = *focus_warp();
+  auto list = params ? vars_->parameters(w.pc, frame_level_) : vars_->locals(w.pc, frame_level_);
+  if (list.empty()) return out(params ? "No arguments." : "No locals.", {{"variables", nlohmann::json::array()}});
+  std::string text;
+  nlohmann::json j = nlohmann::json::array();
+  for (const engine::SourceVariable& v : list) {
+    auto value = variable_value(v, focus_.core, focus_.slot, focus_.lane);
+    const std::string shown = value ? format_c(*value, 0) : "<error: " + value.error().message + ">";
+    text += (text.empty() ? "" : "\n") + v.name + " = " + shown;
+    j.push_back({{"name", v.name}, {"text", shown}, {"type", v.type ? engine::type_name(*v.type) : ""}});
+  }
+  out(text, {{"variables", j}});
+}
+
+void Debugger::info_address(const std::string& name) {
+  if (name.empty()) return usage("info address: expected a variable name");
+  if (!ensure_focus()) return;
+  if (!vars_) return err("no debug information: the kernel's variables are unknown");
+  const WarpState& w = *focus_warp();
+  auto v = vars_->find(w.pc, name, frame_level_);
+  if (!v) return err("no symbol \"" + name + "\" in the current context");
+  auto loc = vars_->locate(*v, w.pc, lane_view(focus_.core, focus_.slot, focus_.lane));
+  if (!loc) return err(name + ": " + loc.error().message);
+  static const char* kKinds[] = {"memory", "register", "value", "optimized out", "unavailable"};
+  nlohmann::json j = {{"name", name},
+                      {"kind", kKinds[int(loc->kind)]},
+                      {"pc", w.pc},
+                      {"scope", v->kind == engine::SourceVariable::Kind::Global      ? "global"
+                                : v->kind == engine::SourceVariable::Kind::Parameter ? "parameter"
+                                                                                     : "local"}};
+  std::string text = "Symbol \"" + name + "\" is ";
+  switch (loc->kind) {
+    case engine::VarLocation::Kind::Memory:
+      text += "at address " + hex32(loc->address);
+      j["address"] = loc->address;
+      break;
+    case engine::VarLocation::Kind::Register: {
+      std::string r = loc->describe().substr(std::string("register ").size());
+      text += "a variable in " + r;
+      j["register"] = r;
+      break;
+    }
+    case engine::VarLocation::Kind::Value:
+      text += "a value the compiler computed";
+      break;
+    case engine::VarLocation::Kind::OptimizedOut:
+      text += "optimized out";
+      break;
+    case engine::VarLocation::Kind::Unavailable:
+      text += "not available at this PC";
+      break;
+  }
+  out(text + ".", j);
+}
+
+void Debugger::cmd_display(Args a) {
+  if (a.args.empty()) {
+    show_displays();
+    return;
+  }
+  auto e = Expr::parse(a.args);
+  if (!e) return usage(e.error().message);
+  displays_.emplace_back(next_display_++, e->text());
+  if (focus_warp()) show_displays(displays_.back().first);
+}
+
+void Debugger::show_displays(int only) {
+  if (!focus_warp()) return;
+  for (const auto& [id, text] : displays_) {
+    if (only && id != only) continue;
+    auto e = Expr::parse(text);
+    if (!e) continue;
+    std::string shown;
+    if (e->uses_source()) {
+      auto v = evaluate_c_in(*e->root(), focus_.core, focus_.slot, focus_.lane, frame_level_);
+      shown = v ? format_c(*v, 0) : "<error: " + v.error().message + ">";
+    } else {
+      auto v = evaluate(*e, focus_.core, focus_.slot, focus_.lane);
+      shown = v ? std::to_string(*v) : "<error: " + v.error().message + ">";
+    }
+    out(std::to_string(id) + ": " + text + " = " + shown, {{"display", id}, {"expression", text}, {"text", shown}});
+  }
+}
+
+void Debugger::cmd_frame(const std::string& name, Args a) {
+  if (!ensure_focus()) return;
+  const WarpState& w = *focus_warp();
+  std::vector<engine::ScopeFrame> levels = vars_ ? vars_->frames(w.pc) : std::vector<engine::ScopeFrame>{};
+  if (levels.empty()) return err("no debug information at " + hex32(w.pc) + ": no frames to select");
+  int64_t target = frame_level_;
+  if (name == "frame" || name == "info frame") {
+    if (!a.args.empty()) {
+      auto n = parse_u32(a.args);
+      if (!n) return usage("frame: " + n.error().message);
+      target = *n;
+    }
+  } else {
+    uint32_t n = 1;
+    if (!a.args.empty()) {
+      auto c = parse_count(a.args);
+      if (!c) return usage(name + ": " + c.error().message);
+      n = *c;
+    }
+    target += name == "up" ? int64_t(n) : -int64_t(n);
+    if (target < 0) return err("bottom (innermost) frame selected; you cannot go down");
+  }
+  if (target >= int64_t(levels.size()))
+    return err("frame " + std::to_string(target) + ": the focus pc has " + std::to_string(levels.size()) +
+               " function level" + (levels.size() == 1 ? "" : "s") +
+               " (frames of callers that are not inlined are not supported yet; backtrace lists them)");
+  frame_level_ = unsigned(target);
+  const engine::ScopeFrame& f = levels[frame_level_];
+  std::string text = "#" + std::to_string(frame_level_) + "  " + f.function;
+  // The line this level is at: the pc's own line for level 0, else the call site one level in.
+  uint32_t line = 0;
+  std::string file;
+  if (frame_level_ == 0) {
+    if (sym_)
+      if (auto where = sym_->locate(w.pc)) {
+        line = where->line;
+        file = where->file;
+      }
+  } else {
+    line = levels[frame_level_ - 1].call_line;
+    file = levels[frame_level_ - 1].call_file;
+  }
+  if (line) text += " (" + file.substr(file.rfind('/') + 1) + ":" + std::to_string(line) + ")";
+  if (f.inlined) text += ", inlined";
+  nlohmann::json j = {{"level", frame_level_}, {"function", f.function}, {"inlined", f.inlined}, {"line", line}};
+  if (name == "info frame") {
+    text += "\n  pc " + hex32(w.pc) + " in core " + std::to_string(focus_.core) + " warp " +
+            std::to_string(focus_.slot) + " lane " + std::to_string(focus_.lane);
+    auto frames = unwind(focus_.core, focus_.slot, focus_.lane, 1);
+    if (!frames.empty()) {
+      text += "; CFA " + hex32(frames[0].sp);
+      j["cfa"] = frames[0].sp;
+    }
+    if (frame_level_ + 1 < levels.size()) text += "\n  inlined into " + levels[frame_level_ + 1].function;
+    if (frame_level_ > 0) text += "\n  calls " + levels[frame_level_ - 1].function;
+  }
+  if (line && sym_)
+    if (auto src = sym_->source_line(file, line)) text += "\n" + std::to_string(line) + "\t" + *src;
+  out(text, j);
+}
+
+void Debugger::cmd_not_yet(const std::string& name) { err("\"" + name + "\" is not supported yet"); }
+
+}  // namespace vx::cli
+
+namespace vx::cli {
+
+// --- skip ----------------------------------------------------------------------------------------------
+
+bool Debugger::SkipRule::matches(const engine::SourceLocation& loc) const {
+  if (!is_file) return loc.function == pattern;
+  const std::string& f = loc.file;
+  if (f == pattern) return true;
+  // A base name or a path suffix that starts at a directory boundary.
+  return f.size() > pattern.size() && f.compare(f.size() - pattern.size(), pattern.size(), pattern) == 0 &&
+         f[f.size() - pattern.size() - 1] == '/';
+}
+
+void Debugger::cmd_skip(Args a) {
+  auto words = split_words(a.args);
+  const std::string verb = words.empty() ? "" : words[0];
+  if (verb == "delete" || verb == "enable" || verb == "disable") {
+    std::vector<int> ids;
+    for (size_t i = 1; i < words.size(); ++i) {
+      auto n = parse_u32(words[i]);
+      if (!n) return usage("skip " + verb + ": " + n.error().message);
+      if (std::none_of(skips_.begin(), skips_.end(), [&](const SkipRule& r) { return r.id == int(*n); }))
+        return err("no skip rule number " + std::to_string(*n) + " (info skip lists them)");
+      ids.push_back(int(*n));
+    }
+    auto chosen = [&](const SkipRule& r) {
+      return ids.empty() || std::find(ids.begin(), ids.end(), r.id) != ids.end();
+    };
+    if (verb == "delete")
+      skips_.erase(std::remove_if(skips_.begin(), skips_.end(), chosen), skips_.end());
+    else
+      for (SkipRule& r : skips_)
+        if (chosen(r)) r.enabled = verb == "enable";
+    return;
+  }
+  SkipRule rule;
+  rule.id = next_skip_;
+  if (verb == "file" || verb == "-fi" || verb == "-file") {
+    if (words.size() == 2) {
+      rule.pattern = words[1];
+    } else if (words.size() == 1) {
+      const WarpState* w = focus_warp();
+      auto loc = w && sym_ ? sym_->locate(w->pc) : std::nullopt;
+      if (!loc || loc->file.empty()) return err("skip file: no current file (name one)");
+      rule.pattern = loc->file;
+    } else {
+      return usage("skip file: expected one file name");
+    }
+  } else if (verb == "function" || verb == "-fu" || verb == "-function") {
+    rule.is_file = false;
+    if (words.size() != 2) return usage("skip function: expected one function name");
+    rule.pattern = words[1];
+  } else if (words.empty()) {
+    rule.is_file = false;
+    const WarpState* w = focus_warp();
+    auto loc = w && sym_ ? sym_->locate(w->pc) : std::nullopt;
+    if (!loc || loc->function.empty()) return err("skip: no current function (name one: skip function NAME)");
+    rule.pattern = loc->function;
+  } else {
+    return usage("skip: expected file FILE, function NAME, delete, enable or disable");
+  }
+  ++next_skip_;
+  skips_.push_back(rule);
+  out(std::string(rule.is_file ? "File " : "Function ") + rule.pattern + " will be skipped when stepping.",
+      {{"skip", rule.id}, {"kind", rule.is_file ? "file" : "function"}, {"pattern", rule.pattern}});
+}
+
+void Debugger::info_skip() {
+  if (skips_.empty()) return out("Not skipping any files or functions.", {{"skips", nlohmann::json::array()}});
+  std::string text = "Num  Enb  Kind      Pattern";
+  nlohmann::json list = nlohmann::json::array();
+  for (const SkipRule& r : skips_) {
+    std::string id = std::to_string(r.id);
+    text += "\n" + id + std::string(id.size() < 5 ? 5 - id.size() : 1, ' ') + (r.enabled ? "y    " : "n    ") +
+            (r.is_file ? "file      " : "function  ") + r.pattern;
+    list.push_back(
+        {{"skip", r.id}, {"enabled", r.enabled}, {"kind", r.is_file ? "file" : "function"}, {"pattern", r.pattern}});
+  }
+  out(text, {{"skips", list}});
+}
+
+}  // namespace vx::cli
+
+namespace vx::cli {
+
+// --- set var -------------------------------------------------------------------------------------------
+
+void Debugger::cmd_set(Args a) {
+  std::string_view rest = a.args;
+  auto words = split_words(rest);
+  if (words.empty() || (words[0] != "var" && words[0] != "variable"))
+    return usage("set: expected \"set var NAME = EXPR\"");
+  rest = trim(rest.substr(rest.find(words[0]) + words[0].size()));
+  // The assignment's '=': not part of ==, !=, <= or >=.
+  size_t eq = std::string_view::npos;
+  for (size_t i = 0; i < rest.size(); ++i) {
+    if (rest[i] != '=') continue;
+    const char before = i ? rest[i - 1] : ' ';
+    const char after = i + 1 < rest.size() ? rest[i + 1] : ' ';
+    if (after == '=' || before == '=' || before == '!' || before == '<' || before == '>') continue;
+    eq = i;
+    break;
+  }
+  if (eq == std::string_view::npos) return usage("set var: expected NAME = EXPR");
+  auto lhs = Expr::parse(rest.substr(0, eq));
+  if (!lhs) return usage(lhs.error().message);
+  auto rhs = Expr::parse(rest.substr(eq + 1));
+  if (!rhs) return usage(rhs.error().message);
+  if (!ensure_focus()) return;
+  auto target = evaluate_c_in(*lhs->root(), focus_.core, focus_.slot, focus_.lane, frame_level_);
+  if (!target) return err(target.error().message);
+  std::optional<unsigned> reg = target->reg;
+  if (auto var = lhs->as_variable(); var && (var->kind == Variable::Kind::XReg || var->kind == Variable::Kind::FReg))
+    reg = var->kind == Variable::Kind::XReg ? var->index : var->index + 32;
+  if (!target->missing.empty())
+    return err("set var: the variable is " + target->missing + ": there is nothing to write");
+  if (!reg && !target->address) return err("set var: the left side is not a variable in a register or in memory");
+  // The value, converted to the left side's type as C's assignment does.
+  auto value = evaluate_c_in(*rhs->root(), focus_.core, focus_.slot, focus_.lane, frame_level_);
+  if (!value) return err(value.error().message);
+  Expr::Node cast;
+  cast.op = ExprOp::Cast;
+  cast.name = engine::type_name(*target->type);
+  const engine::CType& tt = engine::strip_typedefs(*target->type);
+  std::vector<uint8_t> bytes;
+  if (tt.kind == engine::CType::Kind::Struct || tt.kind == engine::CType::Kind::Union ||
+      tt.kind == engine::CType::Kind::Array) {
+    if (engine::type_name(*value->type) != engine::type_name(*target->type) || value->bytes.size() != tt.size)
+      return err("set var: a " + engine::type_name(*value->type) + " cannot be assigned to a " + cast.name);
+    bytes = value->bytes;
+  } else {
+    // Reuse the evaluator's cast on a literal-free tree: the value is already evaluated.
+    class Fixed final : public ValueEnv {
+     public:
+      Fixed(const ValueEnv& base, CValue v) : base_(base), v_(std::move(v)) {}
+      const ExprEnv& plain() const override { return base_.plain(); }
+      Result<std::optional<CValue>> variable(const std::string& name) const override {
+        if (name == "$set_value") return std::optional<CValue>(v_);
+        return base_.variable(name);
+      }
+      Result<std::vector<uint8_t>> read(uint32_t addr, uint32_t size) const override { return base_.read(addr, size); }
+      const engine::CType* type_named(const std::string& name) const override { return base_.type_named(name); }
+
+     private:
+      const ValueEnv& base_;
+      CValue v_;
+    };
+    CEnv env(*this, focus_warp(), focus_.core, focus_.slot, focus_.lane, frame_level_);
+    Fixed fixed(env, *value);
+    auto leaf = std::make_shared<Expr::Node>();
+    leaf->op = ExprOp::Var;
+    leaf->var.kind = Variable::Kind::Source;
+    leaf->var.name = "$set_value";
+    cast.a = leaf;
+    // A typedef name or struct tag the DWARF knows; the cast needs the type itself, which
+    // parse_type finds by the same spelling.
+    auto converted = evaluate_c(cast, fixed, arena_);
+    if (!converted) return err("set var: " + converted.error().message);
+    bytes = converted->bytes;
+  }
+  Result<void> written = make_error("nothing written");
+  const engine::WarpId id{focus_.core, focus_.slot};
+  if (reg) {
+    uint32_t word = 0;
+    for (size_t i = 0; i < bytes.size() && i < 4; ++i) word |= uint32_t(bytes[i]) << (8 * i);
+    // A narrower variable in a register keeps the register's other bits as C's ABI extends it.
+    if (tt.kind == engine::CType::Kind::Int && tt.size < 4 && tt.is_signed)
+      word = uint32_t(int32_t(word << (32 - 8 * tt.size)) >> (32 - 8 * tt.size));
+    written = s_.write_register(id, focus_.lane, *reg, word);
+  } else {
+    written = s_.write_memory(id, *target->address, bytes);
+  }
+  if (!written) return err("set var: " + written.error().message);
+  out("", {{"set", lhs->text()}, {"bytes", bytes.size()}});
+}
+
+}  // namespace vx::cli

@@ -1,0 +1,131 @@
+// Source variables through DWARF on the example kernels: scopes at a pc (inlined calls included),
+// C types, and locations evaluated against a fake lane. Expected names and types are the kernels'
+// own declarations (examples/reduce.c, examples/saxpy.c).
+#include "engine/variables.hpp"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <map>
+#include <set>
+
+#include "engine/symbols.hpp"
+
+using namespace vx::engine;
+
+namespace {
+
+const std::string kExamplesDir = VX_EXAMPLES_DIR;
+
+struct Kernel {
+  Symbols sym;
+  Variables vars;
+};
+
+Kernel& kernel(const std::string& name) {
+  static std::map<std::string, Kernel> loaded;
+  auto it = loaded.find(name);
+  if (it == loaded.end()) {
+    auto s = Symbols::load(kExamplesDir + "/" + name + ".elf");
+    REQUIRE(s.ok());
+    auto v = Variables::load(kExamplesDir + "/" + name + ".elf");
+    INFO((v ? "" : v.error().message));
+    REQUIRE(v.ok());
+    it = loaded.emplace(name, Kernel{std::move(s).value(), std::move(v).value()}).first;
+  }
+  return it->second;
+}
+
+std::set<std::string> names(const std::vector<SourceVariable>& vs) {
+  std::set<std::string> out;
+  for (const auto& v : vs) out.insert(v.name);
+  return out;
+}
+
+uint32_t address_of(const Kernel& k, const std::string& loc) {
+  auto r = k.sym.resolve(loc);
+  REQUIRE(r.ok());
+  return r->addresses.front();
+}
+
+}  // namespace
+
+TEST_CASE("types come from DWARF: typedefs, structs with their members, pointers, arrays", "[variables]") {
+  Kernel& k = kernel("reduce");
+  const CType* u32 = k.vars.find_type("uint32_t");
+  REQUIRE(u32);
+  CHECK(u32->kind == CType::Kind::Typedef);
+  CHECK(type_name(*u32) == "uint32_t");
+  const CType& base = strip_typedefs(*u32);
+  CHECK(base.kind == CType::Kind::Int);
+  CHECK(base.size == 4);
+  CHECK_FALSE(base.is_signed);
+  const CType* lm = k.vars.find_type("struct reduce_lmem");
+  REQUIRE(lm);
+  REQUIRE(lm->fields.size() == 2);
+  CHECK(lm->fields[0].name == "partial");
+  CHECK(lm->fields[0].offset == 0);
+  CHECK(type_name(*lm->fields[0].type) == "uint32_t [64]");
+  CHECK(lm->fields[1].name == "odd");
+  CHECK(lm->fields[1].offset == 64 * 4);
+  CHECK(lm->size == (64 + 256) * 4);
+  CHECK(type_definition(*lm) == "struct reduce_lmem {\n    uint32_t partial[64];\n    uint32_t odd[256];\n}");
+  CHECK(k.vars.find_type("no_such_type") == nullptr);
+}
+
+TEST_CASE("scopes at a pc inside an inlined call: the inlined function first, then its caller", "[variables]") {
+  Kernel& k = kernel("reduce");
+  const uint32_t pc = address_of(k, "warp_sum");
+  auto frames = k.vars.frames(pc);
+  REQUIRE(frames.size() == 2);
+  CHECK(frames[0].function == "warp_sum");
+  CHECK(frames[0].inlined);
+  CHECK(frames[1].function == "reduce");
+  CHECK_FALSE(frames[1].inlined);
+  CHECK(names(k.vars.parameters(pc, 0)) == std::set<std::string>{"v", "lane", "tid", "nthreads"});
+  CHECK(names(k.vars.locals(pc, 0)).count("off"));
+  CHECK(names(k.vars.parameters(pc, 1)) == std::set<std::string>{"arg"});
+  auto tid = k.vars.find(pc, "tid", 1);
+  REQUIRE(tid);
+  CHECK(tid->kind == SourceVariable::Kind::Local);
+  REQUIRE(tid->type);
+  CHECK(type_name(*tid->type) == "const uint32_t");
+  // A global, from any pc.
+  auto total = k.vars.find(pc, "total");
+  REQUIRE(total);
+  CHECK(total->kind == SourceVariable::Kind::Global);
+  CHECK_FALSE(k.vars.find(pc, "no_such_name"));
+}
+
+TEST_CASE("locations: registers, memory, optimized out, not available at this pc", "[variables]") {
+  Kernel& k = kernel("reduce");
+  std::map<unsigned, uint32_t> regs;
+  for (unsigned r = 0; r < 64; ++r) regs[r] = 0x1000 + r;
+  LaneView lane;
+  lane.reg = [&](unsigned r) -> std::optional<uint32_t> {
+    return regs.count(r) ? std::optional<uint32_t>(regs[r]) : std::nullopt;
+  };
+  lane.read = [](uint32_t, uint32_t size) -> vx::Result<std::vector<uint8_t>> { return std::vector<uint8_t>(size, 0); };
+  lane.cfa = 0xffff0000u;
+  const uint32_t pc = address_of(k, "warp_sum");
+  // Every variable visible here locates without an error, as one of the five kinds.
+  for (unsigned level : {0u, 1u})
+    for (const auto& list : {k.vars.locals(pc, level), k.vars.parameters(pc, level)})
+      for (const SourceVariable& v : list) {
+        INFO(v.name);
+        auto loc = k.vars.locate(v, pc, lane);
+        REQUIRE(loc.ok());
+        if (loc->kind == VarLocation::Kind::Register) CHECK(loc->reg < 64);
+      }
+  auto arg = k.vars.find(pc, "arg", 1);
+  REQUIRE(arg);
+  CHECK(k.vars.locate(*arg, pc, lane)->kind == VarLocation::Kind::OptimizedOut);
+  auto total = k.vars.find(pc, "total");
+  auto loc = k.vars.locate(*total, pc, lane);
+  REQUIRE(loc.ok());
+  CHECK(loc->kind == VarLocation::Kind::Memory);
+  CHECK(loc->address == *k.sym.symbol_address("total"));
+  // `s` (the warp sum) is assigned after the inlined call: its location list does not cover it.
+  auto s = k.vars.find(pc, "s", 1);
+  REQUIRE(s);
+  CHECK(k.vars.locate(*s, pc, lane)->kind == VarLocation::Kind::Unavailable);
+}

@@ -509,6 +509,9 @@ TEST_CASE("a watchpoint hit the filter drops costs no stop either", "[session]")
   StopEvent end = d.go(d.s->resume());
   REQUIRE(end.reason == StopReason::Exited);
   CHECK(d.s->stats().passes == 2);
+  CHECK(d.memory(false) == u.memory);
+  CHECK(d.console == u.console);
+}
 
 TEST_CASE("set var: a register and local memory written at a stop are carried by the next re-launch", "[session]") {
   const std::string kernel = "reduce";

@@ -305,6 +305,30 @@ Result<StopEvent> step(S& s, const Mode& mode) {
   }
 }
 
+// A watch hit the front end does not want (a false condition, a `watch` whose value did not
+// change) costs no stop, as in re-launch mode: no checkpoint, no mark, no stop counted. The filter
+// reads the state at the hit, so every warp halts and is read through the DM; a dropped hit
+// resumes them all, which keeps the schedule seeded (as an automatic checkpoint does).
+template <class S>
+Result<bool> keep_watch_hit(S& s, const std::vector<WatchEvent>& watches) {
+  if (!s.breakpoint_filter || s.quiet) return true;
+  if (auto r = s.lv.dev->halt_all(); !r) return r.error();
+  s.lv.info.held = true;
+  if (auto r = capture(s); !r) return r.error();
+  StopEvent hit;
+  hit.reason = StopReason::Watchpoint;
+  hit.launch = s.launch;
+  hit.pass = s.pass;
+  hit.instructions = s.ctx.kernel_instructions;
+  hit.watches = watches;
+  s.describe(hit, DeviceException{}, false);
+  if (s.breakpoint_filter(hit)) return true;
+  ++s.st.filtered_hits;
+  if (auto r = s.lv.dev->resume_all(); !r) return r.error();
+  s.lv.info.held = false;
+  return false;
+}
+
 // A launch (or the plan) ended.
 template <class S>
 void launch_done(S& s) {
@@ -453,6 +477,9 @@ Result<StopEvent> run(S& s, const Mode& mode) {
                     e.exception);
       case EventKind::Watch: {
         auto w = s.watch_events();
+        auto keep = keep_watch_hit(s, w);
+        if (!keep) return keep.error();
+        if (!*keep) continue;
         return stop(s, StopReason::Watchpoint, {}, std::move(w));
       }
       case EventKind::Completed:

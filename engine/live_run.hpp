@@ -141,10 +141,38 @@ bool is_assertion(S& s, uint32_t through, uint32_t pc) {
   return s.lv.dev->read_bytes(through, pc + 4, {reinterpret_cast<uint8_t*>(&next), 4}).ok() && next == kAssertMarker;
 }
 
-// After a Halted event: a breakpoint or the kernel's own EBREAK stops; warps that a reset-halt
-// caught in a slot dispatched later are resumed (nullopt: go on).
 template <class S>
-Result<std::optional<StopEvent>> on_halted(S& s) {
+Result<std::optional<StopEvent>> depart(S& s);
+
+// A breakpoint hit the front end does not want (a false condition) costs no stop, as in re-launch
+// mode: no mark, no stop counted. The filter reads the state at the hit (every warp halted, read
+// through the DM). A dropped hit is an automatic checkpoint (the seeded interval before it ends
+// there), then the hit warps go on past their breakpoints as a continue does (a departure, with
+// its checkpoint). nullopt: the hit was dropped and every warp runs again.
+template <class S>
+Result<std::optional<StopEvent>> filter_breakpoint_hit(S& s, const DeviceException& exc) {
+  if (auto r = s.lv.dev->halt_all(); !r) return r.error();
+  s.lv.info.held = true;
+  if (auto r = capture(s); !r) return r.error();
+  StopEvent hit;
+  hit.reason = StopReason::Breakpoint;
+  hit.launch = s.launch;
+  hit.pass = s.pass;
+  hit.instructions = s.ctx.kernel_instructions;
+  hit.exception = exc;
+  s.describe(hit, exc, false);
+  if (s.breakpoint_filter(hit)) return some(stop(s, StopReason::Breakpoint, exc));
+  ++s.st.filtered_hits;
+  if (s.store && !s.opts.read_only)
+    if (auto r = auto_checkpoint(s, false); !r) return r.error();
+  return depart(s);
+}
+
+// After a Halted event: a breakpoint or the kernel's own EBREAK stops; warps that a reset-halt
+// caught in a slot dispatched later are resumed (nullopt: go on). filter: a breakpoint hit goes to
+// the front end's filter first (the run loop; not while a step runs the other warps).
+template <class S>
+Result<std::optional<StopEvent>> on_halted(S& s, bool filter = false) {
   DmClient& dm = s.lv.dev->dm();
   auto halted = dm.halted_warps();
   if (!halted) return halted.error();
@@ -156,7 +184,10 @@ Result<std::optional<StopEvent>> on_halted(S& s) {
       auto pc = dm.read_pc(g);
       if (!pc) return pc.error();
       const WarpId w = warp_of(s, g);
-      if (s.planted.count(*pc)) return some(stop(s, StopReason::Breakpoint, at(Cause::Breakpoint, *pc, w)));
+      if (s.planted.count(*pc)) {
+        if (filter && s.breakpoint_filter && !s.quiet) return filter_breakpoint_hit(s, at(Cause::Breakpoint, *pc, w));
+        return some(stop(s, StopReason::Breakpoint, at(Cause::Breakpoint, *pc, w)));
+      }
       // The kernel's own EBREAK (ebreak-halt is always on live): continuing goes past it.
       const bool assertion = is_assertion(s, g, *pc);
       return some(stop(s, assertion ? StopReason::Assertion : StopReason::Exception, at(Cause::Breakpoint, *pc, w)));
@@ -305,6 +336,30 @@ Result<StopEvent> step(S& s, const Mode& mode) {
   }
 }
 
+// A watch hit the front end does not want (a false condition, a `watch` whose value did not
+// change) costs no stop, as in re-launch mode: no checkpoint, no mark, no stop counted. The filter
+// reads the state at the hit, so every warp halts and is read through the DM; a dropped hit
+// resumes them all, which keeps the schedule seeded (as an automatic checkpoint does).
+template <class S>
+Result<bool> keep_watch_hit(S& s, const std::vector<WatchEvent>& watches) {
+  if (!s.breakpoint_filter || s.quiet) return true;
+  if (auto r = s.lv.dev->halt_all(); !r) return r.error();
+  s.lv.info.held = true;
+  if (auto r = capture(s); !r) return r.error();
+  StopEvent hit;
+  hit.reason = StopReason::Watchpoint;
+  hit.launch = s.launch;
+  hit.pass = s.pass;
+  hit.instructions = s.ctx.kernel_instructions;
+  hit.watches = watches;
+  s.describe(hit, DeviceException{}, false);
+  if (s.breakpoint_filter(hit)) return true;
+  ++s.st.filtered_hits;
+  if (auto r = s.lv.dev->resume_all(); !r) return r.error();
+  s.lv.info.held = false;
+  return false;
+}
+
 // A launch (or the plan) ended.
 template <class S>
 void launch_done(S& s) {
@@ -318,6 +373,48 @@ void launch_done(S& s) {
   s.phase = S::Phase::Idle;
   s.lv.info.held = false;
   s.lv.dev->dm().forget_halts();
+}
+
+// Every warp goes on from a stop: warps at a planted breakpoint execute the original instruction
+// first (docs/live.md "continue"), then every warp resumes. A stop event when that stopped.
+template <class S>
+Result<std::optional<StopEvent>> depart(S& s) {
+  LiveDevice& ld = *s.lv.dev;
+  // Warps at a planted breakpoint execute the original instruction first (a DM step each). One
+  // that waits there (a barrier) stays halted while the others run until it can step past it.
+  std::set<uint32_t> waiting;
+  for (uint32_t c = 0; c < s.ctx.cores.size(); ++c)
+    for (uint32_t w = 0; w < s.ctx.cores[c].warps.size(); ++w) {
+      const WarpState& ws = s.ctx.cores[c].warps[w];
+      if (!ws.active || !s.planted.count(ws.pc)) continue;
+      solo(s);
+      auto st = ld.step(ld.gid(c, w));
+      if (!st) return st.error();
+      if (st->kind == LiveStep::Waiting) waiting.insert(ld.gid(c, w));
+      if (st->kind == LiveStep::Fault) {
+        s.fatal = true;
+        return some(stop(s, StopReason::Exception, at(st->cause, st->pc, WarpId{c, w})));
+      }
+    }
+  while (!waiting.empty()) {
+    const uint32_t g = *waiting.begin();
+    waiting.erase(waiting.begin());
+    LiveStep past;
+    auto o = run_others(s, g, &past, waiting);
+    if (!o) return o.error();
+    if (*o) return o;
+    if (past.kind == LiveStep::Fault) {
+      s.fatal = true;
+      return some(stop(s, StopReason::Exception, at(past.cause, past.pc, warp_of(s, g))));
+    }
+  }
+  // The departure ends here: a checkpoint, so that the seeded run from here (the live history
+  // up to the next stop) is one a re-launch from this checkpoint reproduces (time travel).
+  if (s.lv.stepped && s.store && !s.opts.read_only)
+    if (auto r = auto_checkpoint(s, false); !r) return r.error();
+  if (auto r = ld.resume_all(); !r) return r.error();
+  s.lv.info.held = false;
+  return std::optional<StopEvent>{};
 }
 
 template <class S, class Mode>
@@ -343,40 +440,9 @@ Result<StopEvent> run(S& s, const Mode& mode) {
       if (ws.active && ws.pc == s.last.exception.pc)
         if (auto r = ld.write_pc(ld.gid(w.core, w.slot), ws.pc + 4); !r) return r.error();
     }
-    // Warps at a planted breakpoint execute the original instruction first (a DM step each). One
-    // that waits there (a barrier) stays halted while the others run until it can step past it.
-    std::set<uint32_t> waiting;
-    for (uint32_t c = 0; c < s.ctx.cores.size(); ++c)
-      for (uint32_t w = 0; w < s.ctx.cores[c].warps.size(); ++w) {
-        const WarpState& ws = s.ctx.cores[c].warps[w];
-        if (!ws.active || !s.planted.count(ws.pc)) continue;
-        solo(s);
-        auto st = ld.step(ld.gid(c, w));
-        if (!st) return st.error();
-        if (st->kind == LiveStep::Waiting) waiting.insert(ld.gid(c, w));
-        if (st->kind == LiveStep::Fault) {
-          s.fatal = true;
-          return stop(s, StopReason::Exception, at(st->cause, st->pc, WarpId{c, w}));
-        }
-      }
-    while (!waiting.empty()) {
-      const uint32_t g = *waiting.begin();
-      waiting.erase(waiting.begin());
-      LiveStep past;
-      auto o = run_others(s, g, &past, waiting);
-      if (!o) return o.error();
-      if (*o) return **o;
-      if (past.kind == LiveStep::Fault) {
-        s.fatal = true;
-        return stop(s, StopReason::Exception, at(past.cause, past.pc, warp_of(s, g)));
-      }
-    }
-    // The departure ends here: a checkpoint, so that the seeded run from here (the live history
-    // up to the next stop) is one a re-launch from this checkpoint reproduces (time travel).
-    if (s.lv.stepped && s.store && !s.opts.read_only)
-      if (auto r = auto_checkpoint(s, false); !r) return r.error();
-    if (auto r = ld.resume_all(); !r) return r.error();
-    s.lv.info.held = false;
+    auto gone = depart(s);
+    if (!gone) return gone.error();
+    if (*gone) return **gone;
   } else if (mode.kind == Mode::Step) {
     return make_error("no warp to step: the kernel is not stopped");
   }
@@ -442,7 +508,7 @@ Result<StopEvent> run(S& s, const Mode& mode) {
         continue;
       }
       case EventKind::Halted: {
-        auto h = on_halted(s);
+        auto h = on_halted(s, true);
         if (!h) return h.error();
         if (*h) return **h;
         continue;
@@ -453,6 +519,9 @@ Result<StopEvent> run(S& s, const Mode& mode) {
                     e.exception);
       case EventKind::Watch: {
         auto w = s.watch_events();
+        auto keep = keep_watch_hit(s, w);
+        if (!keep) return keep.error();
+        if (!*keep) continue;
         return stop(s, StopReason::Watchpoint, {}, std::move(w));
       }
       case EventKind::Completed:

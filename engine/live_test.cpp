@@ -373,3 +373,66 @@ TEST_CASE("DM access counts: finish, a fault stop, continuing past a waiting war
     CHECK(dm(l) - before == 14939);
   }
 }
+
+TEST_CASE("a live breakpoint or watch hit the filter drops costs no stop and no mark", "[live]") {
+  TempStore dir;
+  auto image = load_kernel_image(kExamples + "/reduce.elf");
+  REQUIRE(image);
+  std::vector<std::pair<WarpId, uint32_t>> kept;  // the kept hit, live and re-launched
+  for (SessionMode mode : {SessionMode::Live, SessionMode::Relaunch}) {
+    Live l = open_session("reduce", mode, true, {1, 1, 4, 4},
+                          dir.path + (mode == SessionMode::Live ? "/live" : "/relaunch"));
+    auto launch = resolve_grid_launch(*image, l.s->config(), {});
+    REQUIRE(launch);
+    REQUIRE(l.s->add_breakpoint(launch->entry_pc));
+    uint32_t seen = 0;
+    l.s->set_breakpoint_filter([&](const StopEvent& hit) {
+      CHECK(l.s->evaluating_hit());
+      CHECK(l.s->context().kernel_instructions == hit.instructions);
+      return ++seen == 3;
+    });
+    auto ev = l.s->resume();
+    REQUIRE(ev);
+    REQUIRE(ev->reason == StopReason::Breakpoint);
+    CHECK(seen == 3);
+    CHECK(l.s->stats().filtered_hits == 2);
+    CHECK(l.s->stats().stops == 1);
+    auto marks = l.s->marks();
+    REQUIRE(marks);
+    REQUIRE(marks->size() == 1);
+    CHECK((*marks)[0].when.instret == ev->instructions);
+    REQUIRE_FALSE(ev->hits.empty());
+    kept.emplace_back(ev->hits[0].warp,
+                      l.s->context().cores[ev->hits[0].warp.core].warps[ev->hits[0].warp.slot].cta_linear);
+    l.s->set_breakpoint_filter(nullptr);
+    for (const Breakpoint& b : l.s->breakpoints()) REQUIRE(l.s->remove_breakpoint(b.id));
+    auto end = l.s->resume();
+    REQUIRE(end);
+    CHECK(end->reason == StopReason::Exited);
+  }
+  // The same hit: warp and CTA (a live departure may shift the launch's count, docs/live.md).
+  CHECK(kept[0] == kept[1]);
+
+  Live w = open_session("histogram", SessionMode::Live, true, {1, 1, 4, 4}, dir.path + "/watch");
+  WatchSpec spec;
+  spec.addr = memmap::kLocalMemBase;  // word 0 of core 0: every CTA counts its bin 0 there
+  spec.kind = kWatchRead | kWatchWrite;
+  spec.local = true;
+  spec.core = 0;
+  REQUIRE(w.s->add_watchpoint(spec));
+  uint32_t seen = 0;
+  w.s->set_breakpoint_filter([&](const StopEvent& hit) {
+    CHECK(hit.reason == StopReason::Watchpoint);
+    CHECK(w.s->context().kernel_instructions == hit.instructions);
+    return ++seen == 5;
+  });
+  auto ev = w.s->resume();
+  REQUIRE(ev);
+  REQUIRE(ev->reason == StopReason::Watchpoint);
+  CHECK(w.s->stats().filtered_hits == 4);
+  CHECK(w.s->stats().stops == 1);
+  auto marks = w.s->marks();
+  REQUIRE(marks);
+  CHECK(marks->size() == 1);
+  CHECK(w.s->stats().passes == 1);
+}

@@ -1653,7 +1653,50 @@ struct Session::Impl {
     return ev;
   }
 
+  // A trace over a live history crosses the intervals the live session ran by Debug Module steps:
+  // each one is a single entry, the traced warp's state at its start (its end is the next entry),
+  // when the warp moved in it; the seeded intervals between them are traced by re-launch.
   Result<ScanResult> scan(const ScanRequest& req) {
+    if (!req.trace || lv.on || !may_have_live()) return scan_interval(req);
+    ScanResult out;
+    for (;;) {
+      auto ahead = stepped_ahead();
+      if (!ahead) return ahead.error();
+      if (*ahead && ctx.kernel_instructions < req.until) {
+        const checkpoint::CheckpointRecord& rec = **ahead;
+        const WarpState& w = ctx.cores.at(req.trace_warp.core).warps.at(req.trace_warp.slot);
+        if (w.active && w.cta_linear == req.trace_cta) {
+          const checkpoint::WarpRecord* after = nullptr;
+          for (const auto& r : rec.warps)
+            if (r.core == req.trace_warp.core && r.slot == req.trace_warp.slot) after = &r;
+          const bool same = after && after->active && after->cta_linear == w.cta_linear;
+          if (!same || after->instret > w.instret) {
+            const uint32_t nt = dev.config().threads;
+            out.trace.push_back(TraceEntry{ctx.kernel_instructions, w.instret, w.pc, w.x[2 * nt + req.trace_lane],
+                                           w.tmask, same ? after->instret - w.instret : 1, same ? after->pc : 0});
+          }
+        }
+        out.reached = ctx.kernel_instructions;
+        // Only the ends are recorded: a scan that ends inside the interval stands at its start.
+        if (rec.key.instret > req.until) return out;
+        if (auto r = restore(rec.key); !r) return r.error();
+        out.reached = ctx.kernel_instructions;
+        continue;
+      }
+      auto part = scan_interval(req);
+      if (!part) return part.error();
+      out.trace.insert(out.trace.end(), part->trace.begin(), part->trace.end());
+      out.hits.insert(out.hits.end(), part->hits.begin(), part->hits.end());
+      out.reached = part->reached;
+      out.launch_ended = part->launch_ended;
+      if (part->launch_ended || fatal || phase != Phase::Stopped || part->reached >= req.until) return out;
+      auto next = stepped_ahead();
+      if (!next) return next.error();
+      if (!*next) return out;
+    }
+  }
+
+  Result<ScanResult> scan_interval(const ScanRequest& req) {
     if (auto r = need_store(); !r) return r.error();
     if (phase != Phase::Stopped) return make_error("a scan starts at a stop");
     ScanResult out;

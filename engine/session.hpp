@@ -137,6 +137,11 @@ struct TraceEntry {
   uint32_t pc = 0;            // the instruction it is about to execute
   uint32_t sp = 0;            // the traced lane's sp
   uint32_t tmask = 0;
+  // Instructions of the warp this entry stands for: more than 1 for an interval a live session ran
+  // by Debug Module steps (docs/live.md), of which only the two ends are recorded; end_pc is where
+  // the warp stood after it.
+  uint64_t span = 1;
+  uint32_t end_pc = 0;
 };
 
 struct ScanRequest {

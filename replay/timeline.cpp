@@ -139,8 +139,11 @@ std::vector<int> Timeline::depths(const std::vector<TraceEntry>& trace, uint32_t
   int depth = 0;  // of the point after entry k
   for (size_t k = trace.size(); k-- > 0;) {
     uint32_t w = word_at(trace[k].pc);
-    if (is_call(w)) --depth;
-    else if (is_return(w)) ++depth;
+    // An entry for an interval a live session stepped (span > 1) that started on a call and ended
+    // after it stepped over the call: the frame is the same at both ends.
+    const bool over_call = trace[k].span > 1 && trace[k].end_pc == trace[k].pc + 4;
+    if (is_call(w)) depth -= over_call ? 0 : 1;
+    if (is_return(w)) ++depth;
     d[k] = depth;
   }
   return d;

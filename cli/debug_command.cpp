@@ -278,6 +278,11 @@ int debug_command(const DebugArgs& a) {
     }
   }
 
+  if (a.open_at) {
+    const DebugArgs::OpenAt& o = *a.open_at;
+    if (!dbg.open_at(engine::TimePoint{o.launch, o.instret}, engine::WarpId{o.core, o.slot}, o.lane, o.title))
+      return dbg.finish_session(store_dir, kExitInternal);
+  }
   // Attach (a running kernel halted after N instructions) or halt after reset: the session starts
   // at that stop and shows where every warp is.
   if (si.live && (a.attach_after || a.reset_halt)) {

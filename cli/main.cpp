@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/debug_command.hpp"
+#include "cli/diff_command.hpp"
 #include "cli/replay_command.hpp"
 #include "cli/run_command.hpp"
 
@@ -63,6 +64,67 @@ bool parse_number(const std::string& flag, const std::string& text, uint64_t max
   return true;
 }
 
+// The flags that describe a workload run, shared by run, diff and sweep.
+struct RunFlags {
+  std::string config = "1x1x4x4", seed, watchdog, grid, block, lmem;
+  CLI::Option *seed_opt = nullptr, *watchdog_opt = nullptr, *grid_opt = nullptr, *block_opt = nullptr,
+              *lmem_opt = nullptr;
+};
+
+void add_run_flags(CLI::App* cmd, RunFlags& f, vx::cli::RunArgs& run, bool with_seed) {
+  cmd->add_option("--config", f.config, "Device shape CLUSTERSxCORESxWARPSxTHREADS or CORESxWARPSxTHREADS")
+      ->capture_default_str();
+  // Numbers are taken as text and parsed strictly (parse_number): CLI11 would wrap '-1' around.
+  if (with_seed) f.seed_opt = cmd->add_option("--seed", f.seed, "Warp scheduler seed (same seed, same run; default 1)");
+  f.watchdog_opt = cmd->add_option("--watchdog", f.watchdog,
+                                   "Stop a run after this many warp instructions (0: never; default 200000000)");
+  f.grid_opt = cmd->add_option("--grid", f.grid, "Grid dimensions X[,Y[,Z]] (default: from the image)");
+  f.block_opt = cmd->add_option("--block", f.block, "Block dimensions X[,Y[,Z]] (default: from the image)");
+  f.lmem_opt = cmd->add_option("--lmem", f.lmem, "Local memory bytes per CTA (default: from the image)");
+  cmd->add_option("--launch", run.launch_file,
+                  "Launch file (JSON): dimensions, entry, buffers and arguments (docs/cli.md, \"Launch files\")");
+}
+
+// false: a usage error was printed.
+bool apply_run_flags(const RunFlags& f, vx::cli::RunArgs& run) {
+  std::string error;
+  auto cfg = vx::DeviceConfig::parse(f.config, &error);
+  if (!cfg) {
+    std::fprintf(stderr, "vxreplay: --config: %s\n", error.c_str());
+    return false;
+  }
+  run.config = *cfg;
+  uint64_t n = 0;
+  if (f.seed_opt && f.seed_opt->count()) {
+    if (!parse_number("--seed", f.seed, UINT64_MAX, &n)) return false;
+    run.options.seed = n;
+  }
+  if (f.watchdog_opt->count()) {
+    if (!parse_number("--watchdog", f.watchdog, UINT64_MAX, &n)) return false;
+    run.options.watchdog_instructions = n;
+  }
+  if (f.lmem_opt->count()) {
+    if (!parse_number("--lmem", f.lmem, UINT32_MAX, &n)) return false;
+    run.lmem = uint32_t(n);
+  }
+  std::array<uint32_t, 3> dims;
+  if (f.grid_opt->count()) {
+    if (!parse_dims(f.grid, &dims, &error)) {
+      std::fprintf(stderr, "vxreplay: --grid: %s\n", error.c_str());
+      return false;
+    }
+    run.grid = dims;
+  }
+  if (f.block_opt->count()) {
+    if (!parse_dims(f.block, &dims, &error)) {
+      std::fprintf(stderr, "vxreplay: --block: %s\n", error.c_str());
+      return false;
+    }
+    run.block = dims;
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -81,21 +143,11 @@ int main(int argc, char** argv) {
 
   vx::cli::DebugArgs dbg;
   vx::cli::RunArgs& run = dbg.run;
-  std::string config_text = "1x1x4x4", grid_text, block_text;
   auto* run_cmd = app.add_subcommand("run", "Run a kernel image (ELF or .vxbin) to completion on the Vortex model");
   run_cmd->add_option("kernel", run.kernel, "Kernel image: an ELF built for riscv32, or a .vxbin")->required();
-  run_cmd->add_option("--config", config_text, "Device shape CLUSTERSxCORESxWARPSxTHREADS or CORESxWARPSxTHREADS")
-      ->capture_default_str();
-  // Numbers are taken as text and parsed strictly (parse_number): CLI11 would wrap '-1' around.
-  std::string seed_text, watchdog_text, lmem_text, interval_text, at_text;
-  auto* seed_opt = run_cmd->add_option("--seed", seed_text, "Warp scheduler seed (same seed, same run; default 1)");
-  auto* watchdog_opt = run_cmd->add_option("--watchdog", watchdog_text,
-                                           "Stop a run after this many warp instructions (0: never; default 200000000)");
-  auto* grid_opt = run_cmd->add_option("--grid", grid_text, "Grid dimensions X[,Y[,Z]] (default: from the image)");
-  auto* block_opt = run_cmd->add_option("--block", block_text, "Block dimensions X[,Y[,Z]] (default: from the image)");
-  auto* lmem_opt = run_cmd->add_option("--lmem", lmem_text, "Local memory bytes per CTA (default: from the image)");
-  run_cmd->add_option("--launch", run.launch_file,
-                      "Launch file (JSON): dimensions, entry, buffers and arguments (docs/cli.md, \"Launch files\")");
+  RunFlags run_flags;
+  add_run_flags(run_cmd, run_flags, run, true);
+  std::string interval_text, at_text;
   bool live = false;
   run_cmd->add_option("--mode", dbg.mode,
                       "Debug method: relaunch (default: save, kill, re-launch at every stop), live (halt in place "
@@ -152,6 +204,22 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"relaunch", "live", "auto"}));
   replay_cmd->add_flag("--no-debug-module", rp.no_debug_module, "Model a device without the Debug Module");
 
+  vx::cli::DiffArgs diff;
+  RunFlags diff_flags;
+  std::string diff_seeds, diff_configs;
+  auto* diff_cmd = app.add_subcommand("diff", "Where two runs of a workload first differ: two seeds or two "
+                                              "configurations of a kernel, or two recordings (exit 0 same, 1 different)");
+  diff_cmd->add_option("inputs", diff.inputs, "KERNEL, or RECORDING_A RECORDING_B")->required()->expected(1, 2);
+  add_run_flags(diff_cmd, diff_flags, diff.run, false);
+  diff_cmd->add_option("--seeds", diff_seeds, "The two runs' scheduler seeds A,B (one seed: both)");
+  diff_cmd->add_option("--configs", diff_configs, "The two runs' device shapes A,B (one: both)");
+  diff_cmd->add_flag("--json", diff.json, "The report as one JSON object on stdout");
+  diff_cmd->add_option("--open", diff.open, "Then debug run A or B, stopped at the diverging instruction");
+  diff_cmd->add_option("--ex,--eval-command", diff.commands, "--open: run CMD in the session (repeatable; also -ex)")
+      ->take_all()->expected(1)->allow_extra_args(false);
+  diff_cmd->add_flag("--batch", diff.batch, "--open: exit after the commands instead of reading more");
+  diff_cmd->add_option("--db", diff.db, "--open: checkpoint store directory (default .vxreplay)");
+
   std::string ls_root = ".vxreplay";
   bool ls_json = false;
   auto* ls_cmd = app.add_subcommand("ls", "List the recordings under a directory: kernel, date, stops, size");
@@ -178,26 +246,8 @@ int main(int argc, char** argv) {
       return vx::cli::kExitUsage;
     }
     run.options.debug_module = !no_dm;
-    std::string error;
-    auto cfg = vx::DeviceConfig::parse(config_text, &error);
-    if (!cfg) {
-      std::fprintf(stderr, "vxreplay: --config: %s\n", error.c_str());
-      return vx::cli::kExitUsage;
-    }
-    run.config = *cfg;
+    if (!apply_run_flags(run_flags, run)) return vx::cli::kExitUsage;
     uint64_t n = 0;
-    if (seed_opt->count()) {
-      if (!parse_number("--seed", seed_text, UINT64_MAX, &n)) return vx::cli::kExitUsage;
-      run.options.seed = n;
-    }
-    if (watchdog_opt->count()) {
-      if (!parse_number("--watchdog", watchdog_text, UINT64_MAX, &n)) return vx::cli::kExitUsage;
-      run.options.watchdog_instructions = n;
-    }
-    if (lmem_opt->count()) {
-      if (!parse_number("--lmem", lmem_text, UINT32_MAX, &n)) return vx::cli::kExitUsage;
-      run.lmem = uint32_t(n);
-    }
     if (interval_opt->count()) {
       if (!parse_number("--checkpoint-interval", interval_text, UINT64_MAX, &n)) return vx::cli::kExitUsage;
       dbg.checkpoint_interval = n;
@@ -209,21 +259,6 @@ int main(int argc, char** argv) {
         return vx::cli::kExitUsage;
       }
       dbg.db_map_size = n;
-    }
-    std::array<uint32_t, 3> dims;
-    if (grid_opt->count()) {
-      if (!parse_dims(grid_text, &dims, &error)) {
-        std::fprintf(stderr, "vxreplay: --grid: %s\n", error.c_str());
-        return vx::cli::kExitUsage;
-      }
-      run.grid = dims;
-    }
-    if (block_opt->count()) {
-      if (!parse_dims(block_text, &dims, &error)) {
-        std::fprintf(stderr, "vxreplay: --block: %s\n", error.c_str());
-        return vx::cli::kExitUsage;
-      }
-      run.block = dims;
     }
     // A chosen debug method makes the run a debugger session.
     if (!dbg.mode.empty() || vx::cli::wants_session(dbg, isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)))
@@ -237,6 +272,38 @@ int main(int argc, char** argv) {
       rp.at = uint32_t(n);
     }
     return vx::cli::replay_command(rp);
+  }
+  if (diff_cmd->parsed()) {
+    if (diff.inputs.size() == 1) {
+      diff.run.kernel = diff.inputs[0];
+      if (!apply_run_flags(diff_flags, diff.run)) return vx::cli::kExitUsage;
+    }
+    if (!diff_seeds.empty() || diff_cmd->count("--seeds")) {
+      auto seeds = vx::cli::parse_seed_list(diff_seeds);
+      if (!seeds) {
+        std::fprintf(stderr, "vxreplay: --seeds: %s\n", seeds.error().message.c_str());
+        return vx::cli::kExitUsage;
+      }
+      diff.seeds = *seeds;
+    }
+    if (diff_cmd->count("--configs")) {
+      std::stringstream ss(diff_configs);
+      std::string part, error;
+      while (std::getline(ss, part, ',')) {
+        auto cfg = vx::DeviceConfig::parse(part, &error);
+        if (!cfg) {
+          std::fprintf(stderr, "vxreplay: --configs: '%s': %s\n", part.c_str(), error.c_str());
+          return vx::cli::kExitUsage;
+        }
+        diff.configs.push_back(*cfg);
+      }
+      if (diff.configs.empty()) {
+        std::fprintf(stderr, "vxreplay: --configs: '%s' is not a list of device shapes like 1x1x4x4,1x2x4x4\n",
+                     diff_configs.c_str());
+        return vx::cli::kExitUsage;
+      }
+    }
+    return vx::cli::diff_command(diff);
   }
   if (ls_cmd->parsed()) return vx::cli::ls_command(ls_root, ls_json);
   return vx::cli::kExitUsage;

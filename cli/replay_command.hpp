@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "device/result.hpp"
+
 namespace vx::cli {
 
 struct ReplayArgs {
@@ -23,6 +25,20 @@ struct ReplayArgs {
 };
 
 int replay_command(const ReplayArgs& args);
+
+// A temporary file holding a recorded kernel image, for libdw (which reads files); removed when
+// the object goes.
+class TempFile {
+ public:
+  TempFile() = default;
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile();
+  Result<std::string> write(const std::vector<uint8_t>& bytes, const std::string& name);
+
+ private:
+  std::string path_;
+};
 int ls_command(const std::string& root, bool json);
 
 // The recording under root whose data.mdb was written last; error when there is none.

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 
 #include "cli/console.hpp"
 #include "cli/launch_file.hpp"
@@ -27,63 +28,115 @@ void print_exception(Driver& d, const DeviceException& e) {
   if (have_code) std::fprintf(stderr, "  0x%08x: %s\n", e.pc, disassemble(words[0], e.pc).c_str());
 }
 
-}  // namespace
-
-int run_command(const RunArgs& args) {
-  auto image = load_kernel_image(args.kernel);
-  if (!image) {
-    std::fprintf(stderr, "vxreplay: %s\n", image.error().message.c_str());
-    return kExitBadInput;
-  }
+// A workload on a fresh device, launched and ready to run.
+struct PreparedRun {
+  std::unique_ptr<Driver> dev;
+  KernelImage image;
   std::optional<LaunchFile> lf;
+  PlacedLaunch placed;
+};
+
+Result<PreparedRun> prepare_run(const RunArgs& args, DeviceObserver* observer) {
+  PreparedRun p;
+  auto image = load_kernel_image(args.kernel);
+  if (!image) return image.error();
+  p.image = std::move(image).value();
   if (!args.launch_file.empty()) {
     auto loaded = load_launch_file(args.launch_file);
-    if (!loaded) {
-      std::fprintf(stderr, "vxreplay: %s\n", loaded.error().message.c_str());
-      return kExitBadInput;
-    }
-    lf.emplace(std::move(loaded).value());
+    if (!loaded) return loaded.error();
+    p.lf.emplace(std::move(loaded).value());
   }
   auto opened = open_model_device(args.config, args.options);
-  if (!opened) {
-    std::fprintf(stderr, "vxreplay: %s\n", opened.error().message.c_str());
-    return kExitBadInput;
-  }
-  Driver& dev = **opened;
-  HostRuntime rt(dev);
+  if (!opened) return opened.error();
+  p.dev = std::move(opened).value();
+  if (observer) p.dev->set_observer(observer);
+  HostRuntime rt(*p.dev);
   LaunchOverrides ov;
   ov.grid = args.grid;
   ov.block = args.block;
   ov.lmem = args.lmem;
-  if (lf) {
-    if (auto r = apply_launch_file(*lf, args.kernel, ov); !r) {
-      std::fprintf(stderr, "vxreplay: %s\n", r.error().message.c_str());
-      return kExitBadInput;
-    }
+  if (p.lf)
+    if (auto r = apply_launch_file(*p.lf, args.kernel, ov); !r) return r.error();
+  auto launch = resolve_grid_launch(p.image, args.config, ov);
+  if (!launch) return launch.error();
+  if (auto r = rt.load_image(p.image); !r) return r.error();
+  if (p.lf) {
+    auto placed = place_launch(rt, *p.lf);
+    if (!placed) return placed.error();
+    p.placed = std::move(placed).value();
+    if (p.placed.arg_ptr) launch->arg_ptr = *p.placed.arg_ptr;
   }
-  auto launch = resolve_grid_launch(*image, args.config, ov);
-  if (!launch) {
-    std::fprintf(stderr, "vxreplay: %s\n", launch.error().message.c_str());
+  if (auto r = rt.launch_grid(*launch); !r) return r.error();
+  return p;
+}
+
+}  // namespace
+
+WorkloadRun run_workload(const RunArgs& args, DeviceObserver* observer, std::ostream* out) {
+  WorkloadRun w;
+  auto prepared = prepare_run(args, observer);
+  if (!prepared) {
+    w.status = kExitBadInput;
+    w.error = prepared.error().message;
+    return w;
+  }
+  Driver& dev = *prepared->dev;
+  ConsoleLines lines;
+  auto take_console = [&] {
+    std::vector<ConsoleChunk> chunks = dev.read_console();
+    for (const ConsoleChunk& c : chunks) w.console[c.slot] += c.bytes;
+    if (out) lines.feed(chunks, *out);
+  };
+  auto t0 = std::chrono::steady_clock::now();
+  DeviceEvent ev;
+  do {
+    ev = dev.wait(kSlice);
+    take_console();
+  } while (ev.kind == EventKind::Budget);
+  if (out) lines.flush(*out);
+  w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  dev.set_observer(nullptr);
+  w.end = ev.kind;
+  w.exit_code = dev.exit_code();
+  w.stats = dev.stats();
+  switch (ev.kind) {
+    case EventKind::Completed:
+      w.status = w.exit_code == 0 ? kExitOk : int(std::min<uint32_t>(w.exit_code, 63));
+      break;
+    case EventKind::Exception:
+      w.exception = ev.exception;
+      w.error = "device exception: " + ev.exception.to_string();
+      w.status = kExitDeviceStop;
+      break;
+    case EventKind::CommandError:
+      w.error = "the launch failed: " + ev.message;
+      w.status = kExitBadInput;
+      break;
+    default:
+      w.error = "internal error: the device went idle before the launch completed";
+      w.status = kExitInternal;
+      break;
+  }
+  auto keep = [&](uint32_t addr, uint32_t size) {
+    std::vector<uint8_t> bytes(size);
+    if (dev.copy_from_device(addr, bytes)) w.memory.emplace_back(addr, std::move(bytes));
+  };
+  for (const ImageSegment& seg : prepared->image.segments) keep(seg.vaddr, seg.mem_size);
+  if (prepared->lf)
+    for (size_t i = 0; i < prepared->placed.buffer_addrs.size() && i < prepared->lf->buffers.size(); ++i)
+      keep(prepared->placed.buffer_addrs[i], prepared->lf->buffers[i].size);
+  return w;
+}
+
+int run_command(const RunArgs& args) {
+  auto prepared = prepare_run(args, nullptr);
+  if (!prepared) {
+    std::fprintf(stderr, "vxreplay: %s\n", prepared.error().message.c_str());
     return kExitBadInput;
   }
-  if (auto r = rt.load_image(*image); !r) {
-    std::fprintf(stderr, "vxreplay: %s\n", r.error().message.c_str());
-    return kExitBadInput;
-  }
-  PlacedLaunch placed;
-  if (lf) {
-    auto p = place_launch(rt, *lf);
-    if (!p) {
-      std::fprintf(stderr, "vxreplay: %s\n", p.error().message.c_str());
-      return kExitBadInput;
-    }
-    placed = std::move(p).value();
-    if (placed.arg_ptr) launch->arg_ptr = *placed.arg_ptr;
-  }
-  if (auto r = rt.launch_grid(*launch); !r) {
-    std::fprintf(stderr, "vxreplay: %s\n", r.error().message.c_str());
-    return kExitBadInput;
-  }
+  Driver& dev = *prepared->dev;
+  std::optional<LaunchFile>& lf = prepared->lf;
+  PlacedLaunch& placed = prepared->placed;
 
   ConsoleLines console;
   auto t0 = std::chrono::steady_clock::now();

@@ -2,11 +2,15 @@
 #pragma once
 
 #include <array>
+#include <map>
+#include <ostream>
+#include <vector>
 #include <cstdint>
 #include <optional>
 #include <string>
 
 #include "device/config.hpp"
+#include "device/driver.hpp"
 
 namespace vx::cli {
 
@@ -33,5 +37,23 @@ struct RunArgs {
 };
 
 int run_command(const RunArgs& args);
+
+// One run of a workload to its end, as `run` does it, for the commands that compare runs (diff,
+// sweep): its outcome, and the memory a comparison looks at (the image's segments and the launch
+// file's buffers, read at the end).
+struct WorkloadRun {
+  int status = kExitOk;       // as `run` would exit (65 with `error` when it could not start)
+  std::string error;          // why it could not start, or how it ended when not completed
+  EventKind end = EventKind::Idle;
+  DeviceException exception;  // end == Exception
+  uint32_t exit_code = 0;
+  std::map<uint32_t, std::string> console;  // each hart ring's text
+  std::vector<std::pair<uint32_t, std::vector<uint8_t>>> memory;
+  MachineStats stats;
+  double seconds = 0;
+};
+// observer: set on the device for the run (nullptr: none). console: where the console goes as it
+// comes (nullptr: nowhere).
+WorkloadRun run_workload(const RunArgs& args, DeviceObserver* observer, std::ostream* console);
 
 }  // namespace vx::cli

@@ -143,8 +143,8 @@ uint8_t* Machine::data_pointer(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_
   if (a >= memmap::kLocalMemBase) {
     uint32_t off = a - memmap::kLocalMemBase;
     if (off + size <= c.core.local_mem.size()) {
-      if (watch_active_) [[unlikely]]
-        watch_access(c, lane, a, size, kWrite ? kWatchWrite : kWatchRead, true);
+      if (data_hooks_) [[unlikely]]
+        data_hook(c, lane, a, size, kWrite ? kWatchWrite : kWatchRead, true);
       return c.core.local_mem.data() + off;
     }
   }
@@ -154,8 +154,8 @@ uint8_t* Machine::data_pointer(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_
     p = kWrite ? mem_.writable(a) : const_cast<uint8_t*>(mem_.readable(a));
   if (!p) {
     *fault = Outcome::fault(kWrite ? Cause::StoreFault : Cause::LoadFault, lane, addr);
-  } else if (watch_active_) [[unlikely]] {
-    watch_access(c, lane, a, size, kWrite ? kWatchWrite : kWatchRead, false);
+  } else if (data_hooks_) [[unlikely]] {
+    data_hook(c, lane, a, size, kWrite ? kWatchWrite : kWatchRead, false);
   }
   return p;
 }
@@ -217,6 +217,8 @@ Outcome Machine::step(uint32_t c, uint32_t w, DeviceException* exc) {
   }
   ExecCtx ctx{*this, c, w, core, ws, cfg_.threads, ws.x.data(), ws.f.data(), ws.pc, ws.tmask, ws.pc + 4, ws.tmask};
   Outcome o = d->exec(ctx, *d);
+  if (observer_) [[unlikely]]
+    observe_step(ctx, *d, o.step);
   if (override_index < overrides_.size() && (o.step == Step::Retire || o.step == Step::Trap))
     overrides_.erase(overrides_.begin() + ptrdiff_t(override_index));
   switch (o.step) {
@@ -423,6 +425,7 @@ Result<void> Machine::set_watchpoints(const std::vector<WatchRange>& ranges) {
   watch_discard_pending();
   watches_ = ranges;
   watch_active_ = !watches_.empty();
+  update_data_hooks();
   return {};
 }
 
@@ -430,6 +433,49 @@ std::vector<WatchHit> Machine::take_watch_hits() {
   std::vector<WatchHit> out;
   out.swap(watch_hits_);
   return out;
+}
+
+void Machine::data_hook(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, uint8_t kind, bool local) {
+  if (watch_active_) watch_access(c, lane, addr, size, kind, local);
+  if (observer_) obs_accesses_.push_back(ObservedAccess{lane, addr, uint8_t(size), kind, local});
+}
+
+void Machine::set_observer(DeviceObserver* observer) {
+  observer_ = observer;
+  obs_accesses_.clear();
+  update_data_hooks();
+}
+
+void Machine::observe_step(const ExecCtx& c, const Decoded& d, Step step) {
+  // The thread-entry routine is the debugger's code, and an instruction that did not retire did nothing.
+  if (step != Step::Retire || restore_phase_ || d.cls == InsnClass::Other) {
+    obs_accesses_.clear();
+    return;
+  }
+  // An AMO reads and writes through one store pointer: its accesses are both.
+  if (d.cls == InsnClass::Atomic)
+    for (ObservedAccess& a : obs_accesses_) a.kind = d.row->mnemonic[0] == 'l' ? kWatchRead : kWatchRead | kWatchWrite;
+  Observation o;
+  o.cls = d.cls;
+  o.core = c.core_id;
+  o.slot = c.warp_id;
+  o.pc = c.pc;
+  o.word = d.raw;
+  o.tmask = c.tmask;
+  o.launch_instret = stats_.instructions - launch_base_ + 1;  // counted after this returns
+  o.csr = d.cls == InsnClass::Csr ? uint32_t(d.imm) & 0xfff : 0;
+  o.cta_linear = c.w.cta_linear;
+  o.cta_rank = c.w.cta_rank;
+  o.cta_slot = c.w.cta_slot;
+  o.instance_base = c.w.instance_base;
+  if (d.cls == InsnClass::Load || d.cls == InsnClass::Atomic || d.cls == InsnClass::Csr || d.cls == InsnClass::Warp) {
+    const uint32_t* regs = d.fp_rd ? c.f : c.x;
+    obs_values_.assign(regs + size_t(d.rd) * c.nt, regs + size_t(d.rd) * c.nt + c.nt);
+    o.values = obs_values_;
+  }
+  o.accesses = obs_accesses_;
+  observer_->retired(o);
+  obs_accesses_.clear();
 }
 
 void Machine::watch_access(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, uint8_t kind, bool local) {
@@ -952,6 +998,7 @@ Result<void> Machine::start_launch(const LaunchState& in) {
   }
   launch_ = l;
   initial_launch_ = l;
+  if (observer_) observer_->launch_started(l);
   launch_base_ = stats_.instructions;
   launch_lane_base_ = stats_.lane_instructions;
   dispatch_new_units_ = true;

@@ -14,6 +14,7 @@
 
 #include "device/config.hpp"
 #include "device/context.hpp"
+#include "device/driver.hpp"
 #include "device/isa.hpp"
 #include "device/memory.hpp"
 #include "device/result.hpp"
@@ -96,9 +97,13 @@ class Machine {
   std::vector<WatchHit> take_watch_hits();
   // SC.W (exec_int.cpp): lane `lane` failed, so its store did not happen.
   void note_sc_failed(uint32_t lane) {
-    if (watch_active_) [[unlikely]]
-      watch_drop_lane(lane);
+    if (data_hooks_) [[unlikely]] {
+      if (watch_active_) watch_drop_lane(lane);
+      if (observer_) std::erase_if(obs_accesses_, [&](const ObservedAccess& a) { return a.lane == lane; });
+    }
   }
+  // Observations (driver.hpp): nullptr turns them off.
+  void set_observer(DeviceObserver* observer);
   // VXR.RESUME (exec_vortex.cpp): the routine of an in-progress warp is done.
   Outcome resume_request(ExecCtx& c);
   // mcycle: warp instructions the launch in flight has retired, over every pass.
@@ -208,6 +213,9 @@ class Machine {
   void watch_discard_instruction();
   // Forgets everything not yet reported.
   void watch_discard_pending();
+  void data_hook(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, uint8_t kind, bool local);
+  void observe_step(const ExecCtx& c, const Decoded& d, Step step);
+  void update_data_hooks() { data_hooks_ = watch_active_ || observer_ != nullptr; }
 
   DeviceConfig cfg_;
   RunOptions opts_;
@@ -257,6 +265,13 @@ class Machine {
   uint32_t watch_core_ = 0, watch_slot_ = 0, watch_pc_ = 0;
   std::vector<WatchHit> watch_pending_;  // hits of retired instructions, not yet reported
   std::vector<WatchHit> watch_hits_;     // reported by the last RunStop::Watch
+  // The data path's one test: watchpoints or an observer want to see accesses.
+  bool data_hooks_ = false;
+
+  // Observations (driver.hpp). observer_ is step()'s one test when nothing observes.
+  DeviceObserver* observer_ = nullptr;
+  std::vector<ObservedAccess> obs_accesses_;  // the current instruction's
+  std::vector<uint32_t> obs_values_;
 
   // Derived, never persisted.
   std::vector<uint32_t> ready_;        // per core: warps that are active, not waiting and not halted

@@ -154,6 +154,8 @@ struct Session::Impl {
     Result<WarpState> peek_warp(uint32_t, uint32_t) override {
       return make_error("peek_warp: the debugger owns the launch");
     }
+    // The device's observer is the debugger's (set on the device the session runs on).
+    void set_observer(DeviceObserver*) override {}
 
    private:
     Impl& s_;

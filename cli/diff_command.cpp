@@ -1,6 +1,8 @@
 #include "cli/diff_command.hpp"
 
 #include <charconv>
+#include <map>
+#include <tuple>
 #include <cstring>
 #include <memory>
 #include <cstdio>
@@ -24,12 +26,6 @@ using nlohmann::json;
 using replay::Divergence;
 using replay::ThreadKey;
 using replay::ThreadObs;
-
-std::string hex32(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%08x", v);
-  return b;
-}
 
 std::string dims3(const std::array<uint32_t, 3>& d) {
   return "(" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) + ")";
@@ -353,7 +349,83 @@ std::string workload_shape(const std::string& w) {
   return grid == std::string::npos ? s : s.substr(grid);
 }
 
+std::string thread_text(const LaunchState& l, uint32_t unit, uint32_t thread, json* data) {
+  if (l.kind != LaunchKind::Grid) {
+    (*data)["instance"] = thread;
+    return "instance " + std::to_string(thread);
+  }
+  auto cta = split3(unit, l.grid), t = split3(thread, l.block);
+  (*data)["cta"] = cta;
+  (*data)["thread"] = t;
+  return "CTA " + dims3(cta) + " thread " + dims3(t);
+}
+
+std::pair<std::string, json> race_access(const replay::Race& r, const replay::RaceAccess& a,
+                                         const engine::Symbols* sym) {
+  json j;
+  std::string who = thread_text(r.shape, a.unit, a.thread, &j);
+  Where w = where_is(sym, a.pc);
+  j.update(w.data);
+  j["write"] = a.write;
+  j["atomic"] = a.atomic;
+  std::string t = std::string(a.atomic ? "atomic " : "") + (a.write ? "write" : "read") + " by " + who + " at " +
+                  hex32(a.pc) + (w.text.empty() ? "" : " " + w.text);
+  if (!w.source.empty()) t += "\n      " + w.source;
+  return {t, j};
+}
+
+// One race per pair of source lines (the detector keeps one per pair of PCs: an unrolled loop has
+// many PCs for one line).
+std::vector<replay::Race> merge_by_source(const std::vector<replay::Race>& races, const engine::Symbols* sym) {
+  auto loc = [&](uint32_t pc) {
+    if (sym)
+      if (auto l = sym->locate(pc); l && l->line) return l->file + ":" + std::to_string(l->line);
+    return hex32(pc);
+  };
+  std::map<std::tuple<int, std::string, std::string>, size_t> index;
+  std::vector<replay::Race> out;
+  for (const replay::Race& r : races) {
+    std::string a = loc(r.first.pc), b = loc(r.second.pc);
+    if (b < a) std::swap(a, b);
+    auto [it, fresh] = index.try_emplace({int(r.kind), a, b}, out.size());
+    if (fresh)
+      out.push_back(r);
+    else
+      out[it->second].count += r.count;
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string format_races(const std::vector<replay::Race>& found, const engine::Symbols* sym) {
+  std::string out;
+  for (const replay::Race& r : merge_by_source(found, sym)) {
+    out += "Race (" + std::string(replay::race_kind_name(r.kind)) + ") on " + (r.local ? "local " : "") + hex32(r.addr);
+    if (sym && !r.local)
+      if (auto d = sym->describe(r.addr)) out += " <" + *d + ">";
+    if (r.local) out += " of core " + std::to_string(r.core);
+    out += " in launch " + std::to_string(r.launch) + (r.count > 1 ? " (" + std::to_string(r.count) + " times)" : "") +
+           ":\n";
+    out += "  " + race_access(r, r.first, sym).first + "\n";
+    out += "  " + race_access(r, r.second, sym).first + "\n";
+  }
+  return out;
+}
+
+nlohmann::json races_json(const std::vector<replay::Race>& found, const engine::Symbols* sym) {
+  json list = json::array();
+  for (const replay::Race& r : merge_by_source(found, sym))
+    list.push_back({{"kind", replay::race_kind_name(r.kind)},
+                    {"launch", r.launch},
+                    {"address", r.addr},
+                    {"local", r.local},
+                    {"core", r.core},
+                    {"count", r.count},
+                    {"first", race_access(r, r.first, sym).second},
+                    {"second", race_access(r, r.second, sym).second}});
+  return list;
+}
 
 replay::RunEnd run_end(const WorkloadRun& w) {
   replay::RunEnd e;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "cli/run_command.hpp"
 #include "engine/symbols.hpp"
 #include "replay/diff.hpp"
+#include "replay/races.hpp"
 
 namespace vx::cli {
 
@@ -42,5 +45,9 @@ struct ObservedRun {
 // Runs the kernel workload `run` under the observer (the startup code's range from `symbols`).
 ObservedRun observe_kernel(const RunArgs& run, const engine::Symbols* symbols, const std::string& label);
 replay::RunEnd run_end(const WorkloadRun& w);
+
+// The races a detector found, one per pair of source lines and kind, as text for a person and as JSON.
+std::string format_races(const std::vector<replay::Race>& races, const engine::Symbols* symbols);
+nlohmann::json races_json(const std::vector<replay::Race>& races, const engine::Symbols* symbols);
 
 }  // namespace vx::cli

@@ -160,6 +160,8 @@ int main(int argc, char** argv) {
                       "Live: halt the running kernel after N warp instructions (haltreq) and start there");
   run_cmd->add_flag("--reset-halt", dbg.reset_halt, "Live: start at the first instruction (resethaltreq)");
   run_cmd->add_flag("--quiet", run.quiet, "Print only the kernel's console output");
+  run_cmd->add_flag("--races", run.races,
+                    "Report data races on global and local memory (docs/nondeterminism.md); exit 67 when there is one");
   run_cmd->add_option("--break", dbg.breaks, "Debug: set a breakpoint at FUNC, FILE:LINE or *ADDR (repeatable)")
       ->take_all()
       ->expected(1)

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/console.hpp"
+#include "cli/diff_command.hpp"
 #include "cli/launch_file.hpp"
 #include "device/host_runtime.hpp"
 #include "device/isa.hpp"
@@ -129,7 +130,9 @@ WorkloadRun run_workload(const RunArgs& args, DeviceObserver* observer, std::ost
 }
 
 int run_command(const RunArgs& args) {
-  auto prepared = prepare_run(args, nullptr);
+  std::unique_ptr<replay::RaceDetector> races;
+  if (args.races) races = std::make_unique<replay::RaceDetector>(args.config);
+  auto prepared = prepare_run(args, races.get());
   if (!prepared) {
     std::fprintf(stderr, "vxreplay: %s\n", prepared.error().message.c_str());
     return kExitBadInput;
@@ -147,6 +150,7 @@ int run_command(const RunArgs& args) {
   } while (ev.kind == EventKind::Budget);
   console.flush(std::cout);
   std::cout.flush();  // the console comes before whatever the stop prints on stderr
+  if (races) dev.set_observer(nullptr);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   int status = kExitOk;
@@ -187,6 +191,15 @@ int run_command(const RunArgs& args) {
       if (c == LaunchCheck::Failed && status == kExitOk) status = kExitBadInput;
       if (c == LaunchCheck::Mismatch && status == kExitOk) status = 1;
     }
+  }
+  if (races) {
+    std::optional<engine::Symbols> symbols;
+    if (prepared->image.is_elf)
+      if (auto sy = engine::Symbols::load(args.kernel)) symbols.emplace(std::move(sy).value());
+    const std::string text = format_races(races->races(), symbols ? &*symbols : nullptr);
+    std::fputs(text.c_str(), stdout);
+    if (!args.quiet) std::printf("races: %s\n", races->races().empty() ? "none" : "reported above");
+    if (!races->races().empty() && status != kExitBadInput) status = kExitRace;
   }
   if (!args.quiet) {
     MachineStats s = dev.stats();

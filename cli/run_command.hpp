@@ -21,6 +21,7 @@ enum ExitStatus : int {
   kExitUsage = 64,          // bad command-line arguments
   kExitBadInput = 65,       // unreadable or malformed kernel image, bad launch parameters
   kExitDeviceStop = 66,     // the kernel stopped on a device exception, assertion, watchdog or deadlock
+  kExitRace = 67,           // --races reported a data race
   kExitUnavailable = 69,    // EX_UNAVAILABLE: --mode live on a device without a Debug Module
   kExitInternal = 70,
   kExitCantWrite = 74,      // the recording could not be written (a full disk, the store's map full)
@@ -34,6 +35,7 @@ struct RunArgs {
   std::optional<uint32_t> lmem;
   std::string launch_file;  // --launch FILE.json ("" = none; docs/cli.md, "Launch files")
   bool quiet = false;  // no summary
+  bool races = false;  // --races: report data races (docs/nondeterminism.md); exit 67 when there is one
 };
 
 int run_command(const RunArgs& args);

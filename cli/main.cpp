@@ -66,7 +66,7 @@ bool parse_number(const std::string& flag, const std::string& text, uint64_t max
 
 // The flags that describe a workload run, shared by run, diff and sweep.
 struct RunFlags {
-  std::string config = "1x1x4x4", seed, watchdog, grid, block, lmem;
+  std::string config = "1x1x4x4", seed, watchdog, grid, block, lmem, schedule = "random";
   CLI::Option *seed_opt = nullptr, *watchdog_opt = nullptr, *grid_opt = nullptr, *block_opt = nullptr,
               *lmem_opt = nullptr;
 };
@@ -76,6 +76,8 @@ void add_run_flags(CLI::App* cmd, RunFlags& f, vx::cli::RunArgs& run, bool with_
       ->capture_default_str();
   // Numbers are taken as text and parsed strictly (parse_number): CLI11 would wrap '-1' around.
   if (with_seed) f.seed_opt = cmd->add_option("--seed", f.seed, "Warp scheduler seed (same seed, same run; default 1)");
+  cmd->add_option("--schedule", f.schedule,
+                  "Warp schedule strategy: random (default) or pct (random priorities; docs/nondeterminism.md)");
   f.watchdog_opt = cmd->add_option("--watchdog", f.watchdog,
                                    "Stop a run after this many warp instructions (0: never; default 200000000)");
   f.grid_opt = cmd->add_option("--grid", f.grid, "Grid dimensions X[,Y[,Z]] (default: from the image)");
@@ -94,6 +96,12 @@ bool apply_run_flags(const RunFlags& f, vx::cli::RunArgs& run) {
     return false;
   }
   run.config = *cfg;
+  auto schedule = vx::parse_schedule(f.schedule);
+  if (!schedule) {
+    std::fprintf(stderr, "vxreplay: --schedule: '%s' is not random or pct\n", f.schedule.c_str());
+    return false;
+  }
+  run.options.schedule = *schedule;
   uint64_t n = 0;
   if (f.seed_opt && f.seed_opt->count()) {
     if (!parse_number("--seed", f.seed, UINT64_MAX, &n)) return false;

@@ -218,9 +218,10 @@ int run_command(const RunArgs& args) {
                 static_cast<unsigned long long>(s.instructions), static_cast<unsigned long long>(s.lane_instructions),
                 static_cast<unsigned long long>(s.warps_dispatched), static_cast<unsigned long long>(s.units_dispatched),
                 static_cast<unsigned long long>(s.divergent_branches));
-    std::printf("wall time: %.3f ms (%.1f M lane-instructions/s) on %s, seed %llu\n", secs * 1e3,
+    std::printf("wall time: %.3f ms (%.1f M lane-instructions/s) on %s, seed %llu%s\n", secs * 1e3,
                 secs > 0 ? double(s.lane_instructions) / secs / 1e6 : 0.0, args.config.to_string().c_str(),
-                static_cast<unsigned long long>(args.options.seed));
+                static_cast<unsigned long long>(args.options.seed),
+                args.options.schedule == Schedule::Pct ? ", schedule pct" : "");
   }
   return status;
 }

@@ -76,6 +76,8 @@ Machine::Machine(const DeviceConfig& config, const RunOptions& options) : cfg_(c
   uint64_t stack_bytes = uint64_t(cfg_.total_harts()) * memmap::kStackPerHart;
   mem_.map(uint32_t(memmap::kStackBase - stack_bytes), stack_bytes);
   sched_.rng = splitmix64(opts_.seed);
+  for (uint64_t i = 0; i < kPctChangePoints; ++i)
+    pct_change_points_.push_back(splitmix64(opts_.seed + 0x5bd1e995ull * (i + 1)) % kPctHorizon);
   sched_.current_warp.assign(cores_.size(), -1);
   sched_.quantum_left.assign(cores_.size(), 0);
   state_replaced();
@@ -320,6 +322,31 @@ uint32_t Machine::pick_warp(uint32_t c) {
   uint32_t k = uint32_t(next_random() % n);
   while (k--) ready &= ready - 1;
   return unsigned(std::countr_zero(ready));
+}
+
+// PCT (probabilistic concurrency testing): every warp has a random priority, drawn from the seed,
+// its slot, its CTA and the current priority epoch; the highest ready one runs. The epoch moves at
+// a few change points early in the launch (where the interleavings that matter begin), then every
+// kPctRepick instructions, so a warp that spins on a lower-priority one cannot hold the core forever.
+uint32_t Machine::pick_warp_pct(uint32_t c) {
+  const uint64_t clock = launch_clock();
+  uint64_t epoch = uint64_t(std::count_if(pct_change_points_.begin(), pct_change_points_.end(),
+                                          [&](uint64_t p) { return p <= clock; }));
+  if (clock >= kPctHorizon) epoch += (clock - kPctHorizon) / kPctRepick + 1;
+  uint32_t best = 0;
+  uint64_t best_priority = 0;
+  bool any = false;
+  for_each_lane(ready_[c], [&](unsigned w) {
+    const WarpState& ws = cores_[c].warps[w];
+    const uint64_t p = splitmix64(opts_.seed ^ splitmix64((uint64_t(c) << 40) ^ (uint64_t(w) << 32) ^
+                                                          (uint64_t(ws.cta_linear) << 8) ^ (epoch << 48)));
+    if (!any || p > best_priority) {
+      any = true;
+      best = w;
+      best_priority = p;
+    }
+  });
+  return best;
 }
 
 void Machine::check_trigger_after(uint32_t c, uint32_t w) {
@@ -600,8 +627,13 @@ RunResult Machine::run(uint64_t max_instructions) {
           q = 0;
           continue;
         }
-        cur = int32_t(pick_warp(c));
-        q = 1 + uint32_t(next_random() % kMaxQuantum);
+        if (opts_.schedule == Schedule::Pct) {
+          cur = int32_t(pick_warp_pct(c));
+          q = 1;
+        } else {
+          cur = int32_t(pick_warp(c));
+          q = 1 + uint32_t(next_random() % kMaxQuantum);
+        }
       }
       while (q > 0) {
         if (stop_pending_) [[unlikely]] {

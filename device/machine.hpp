@@ -189,6 +189,10 @@ class Machine {
   bool dispatch_cta(uint32_t c);
   bool dispatch_instances(uint32_t c, uint32_t w);
   uint32_t pick_warp(uint32_t c);
+  uint32_t pick_warp_pct(uint32_t c);
+  static constexpr uint64_t kPctChangePoints = 3;  // PCT's depth - 1
+  static constexpr uint64_t kPctHorizon = 4096;    // change points fall in the launch's first instructions
+  static constexpr uint64_t kPctRepick = 4096;     // then priorities are drawn again this often
   uint64_t next_random();
   bool translate(uint32_t core, uint32_t hart, uint32_t* addr, uint32_t size, uint32_t perm) const;
   template <bool kWrite>
@@ -274,6 +278,7 @@ class Machine {
   std::vector<uint32_t> obs_values_;
 
   // Derived, never persisted.
+  std::vector<uint64_t> pct_change_points_;  // launch clock values where PCT's priorities change
   std::vector<uint32_t> ready_;        // per core: warps that are active, not waiting and not halted
   std::vector<uint32_t> active_;       // per core: active warps
   std::vector<ICacheEntry> icache_;

@@ -1659,6 +1659,7 @@ Result<std::unique_ptr<Session>> Session::create(Driver& device, const SessionOp
       h.workload = options.workload;
       h.seed = options.seed;
       h.scheduler_version = kSchedulerVersion;
+      h.schedule = options.schedule;
       h.watchdog = options.watchdog;
       auto s = checkpoint::Store::open(options.store_dir, h, checkpoint::OpenMode::Create, oo);
       if (!s) return s.error();

@@ -168,7 +168,7 @@ struct Report {
 };
 
 Report make_report(const ObservedRun& a, const ObservedRun& b, const replay::DiffReport& r,
-                   const engine::Symbols* sym) {
+                   const engine::Symbols* sym, bool open_hint) {
   Report out;
   std::ostringstream t;
   json j;
@@ -257,7 +257,7 @@ Report make_report(const ObservedRun& a, const ObservedRun& b, const replay::Dif
           << hex_bytes(m.b) << "\n";
       }
     }
-    if (r.first) t << "Debug it from there: the same command with --open A or --open B.\n";
+    if (r.first && open_hint) t << "Debug it from there: the same command with --open A or --open B.\n";
   }
   out.text = t.str();
   out.data = j;
@@ -427,6 +427,12 @@ nlohmann::json races_json(const std::vector<replay::Race>& found, const engine::
   return list;
 }
 
+std::pair<std::string, nlohmann::json> diff_report(const ObservedRun& a, const ObservedRun& b,
+                                                   const replay::DiffReport& r, const engine::Symbols* symbols) {
+  Report rep = make_report(a, b, r, symbols, false);
+  return {rep.text, rep.data};
+}
+
 replay::RunEnd run_end(const WorkloadRun& w) {
   replay::RunEnd e;
   e.outcome = w.end == EventKind::Completed && w.error.empty() ? "exit " + std::to_string(w.exit_code) : w.error;
@@ -529,7 +535,7 @@ int diff_command(const DiffArgs& a) {
   }
   const engine::Symbols* sym = symbols ? &*symbols : nullptr;
   replay::DiffReport r = diff_runs(*ra.log, run_end(ra.run), *rb.log, run_end(rb.run));
-  Report rep = make_report(ra, rb, r, sym);
+  Report rep = make_report(ra, rb, r, sym, true);
   if (a.json) {
     std::cout << rep.data.dump() << "\n";
   } else {

@@ -46,6 +46,10 @@ struct ObservedRun {
 ObservedRun observe_kernel(const RunArgs& run, const engine::Symbols* symbols, const std::string& label);
 replay::RunEnd run_end(const WorkloadRun& w);
 
+// The report of a diff (what `vxreplay diff` prints): text and JSON.
+std::pair<std::string, nlohmann::json> diff_report(const ObservedRun& a, const ObservedRun& b,
+                                                   const replay::DiffReport& r, const engine::Symbols* symbols);
+
 // The races a detector found, one per pair of source lines and kind, as text for a person and as JSON.
 std::string format_races(const std::vector<replay::Race>& races, const engine::Symbols* symbols);
 nlohmann::json races_json(const std::vector<replay::Race>& races, const engine::Symbols* symbols);

@@ -7,9 +7,12 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <thread>
+#include <tuple>
 
 #include "cli/debug_command.hpp"
 #include "cli/diff_command.hpp"
+#include "cli/sweep_command.hpp"
 #include "cli/replay_command.hpp"
 #include "cli/run_command.hpp"
 
@@ -230,6 +233,22 @@ int main(int argc, char** argv) {
   diff_cmd->add_flag("--batch", diff.batch, "--open: exit after the commands instead of reading more");
   diff_cmd->add_option("--db", diff.db, "--open: checkpoint store directory (default .vxreplay)");
 
+  vx::cli::SweepArgs sweep;
+  RunFlags sweep_flags;
+  std::string jobs_text;
+  auto* sweep_cmd = app.add_subcommand("sweep", "Run a workload under many schedules and group the runs by outcome "
+                                                "(exit 0 one class, 1 more)");
+  sweep_cmd->add_option("kernel", sweep.run.kernel, "Kernel image")->required();
+  add_run_flags(sweep_cmd, sweep_flags, sweep.run, false);
+  sweep_cmd->add_option("--seeds", sweep.seeds_text, "Seeds: ranges and lists, e.g. 1-256 or 1-8,40 (default 1-64)");
+  auto* jobs_opt = sweep_cmd->add_option("--jobs,-j", jobs_text, "Worker processes (default: the machine's cores)");
+  sweep_cmd->add_flag("--races", sweep.run.races, "Also detect races in every run (exit 67 when one has a race)");
+  sweep_cmd->add_flag("--json", sweep.json, "The report as one JSON object on stdout");
+  sweep_cmd->add_flag("--emit-jobs", sweep.emit_jobs,
+                      "Print one command line per seed (each writes its result into --out DIR) instead of running");
+  sweep_cmd->add_option("--out", sweep.out_dir, "Write each run's result into DIR (what an emitted job does)");
+  sweep_cmd->add_option("--merge", sweep.merge_dir, "Group the results found in DIR instead of running");
+
   std::string ls_root = ".vxreplay";
   bool ls_json = false;
   auto* ls_cmd = app.add_subcommand("ls", "List the recordings under a directory: kernel, date, stops, size");
@@ -314,6 +333,40 @@ int main(int argc, char** argv) {
       }
     }
     return vx::cli::diff_command(diff);
+  }
+  if (sweep_cmd->parsed()) {
+    if (!apply_run_flags(sweep_flags, sweep.run)) return vx::cli::kExitUsage;
+    auto seeds = vx::cli::parse_seed_ranges(sweep.seeds_text);
+    if (!seeds) {
+      std::fprintf(stderr, "vxreplay: --seeds: %s\n", seeds.error().message.c_str());
+      return vx::cli::kExitUsage;
+    }
+    sweep.seeds = *seeds;
+    sweep.jobs = std::max(1u, std::thread::hardware_concurrency());
+    if (jobs_opt->count()) {
+      uint64_t n = 0;
+      if (!parse_number("--jobs", jobs_text, 1024, &n)) return vx::cli::kExitUsage;
+      if (n == 0) {
+        std::fprintf(stderr, "vxreplay: --jobs: at least 1\n");
+        return vx::cli::kExitUsage;
+      }
+      sweep.jobs = unsigned(n);
+    }
+    if (!sweep.merge_dir.empty() && (sweep.emit_jobs || !sweep.out_dir.empty())) {
+      std::fprintf(stderr, "vxreplay: --merge groups results: it takes no --emit-jobs or --out\n");
+      return vx::cli::kExitUsage;
+    }
+    sweep.self = arg_store[0];
+    // The workload flags an emitted job repeats.
+    sweep.run_flags = {"--config", sweep_flags.config, "--schedule", sweep_flags.schedule};
+    for (auto [opt, flag, value] : {std::tuple{sweep_flags.watchdog_opt, "--watchdog", &sweep_flags.watchdog},
+                                    std::tuple{sweep_flags.grid_opt, "--grid", &sweep_flags.grid},
+                                    std::tuple{sweep_flags.block_opt, "--block", &sweep_flags.block},
+                                    std::tuple{sweep_flags.lmem_opt, "--lmem", &sweep_flags.lmem}})
+      if (opt->count()) sweep.run_flags.insert(sweep.run_flags.end(), {flag, *value});
+    if (!sweep.run.launch_file.empty()) sweep.run_flags.insert(sweep.run_flags.end(), {"--launch", sweep.run.launch_file});
+    if (sweep.run.races) sweep.run_flags.push_back("--races");
+    return vx::cli::sweep_command(sweep);
   }
   if (ls_cmd->parsed()) return vx::cli::ls_command(ls_root, ls_json);
   return vx::cli::kExitUsage;

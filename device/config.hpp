@@ -48,7 +48,6 @@ std::optional<Schedule> parse_schedule(const std::string& text);
 // Options of one device instance that are not part of its shape.
 struct RunOptions {
   uint64_t seed = 1;  // scheduler seed: same (config, seed, schedule) => bit-identical run
-  Schedule schedule = Schedule::Random;
   // Watchdog: a pass that executes more warp instructions than this stops with a
   // watchdog event. 0 disables it.
   uint64_t watchdog_instructions = 200'000'000;
@@ -58,6 +57,7 @@ struct RunOptions {
   // A device without the Debug Module (vxreplay run --no-debug-module): dm_read and dm_write
   // fail ("this device has no Debug Module"), so PLATFORM reads as absent (docs/live.md).
   bool debug_module = true;
+  Schedule schedule = Schedule::Random;  // the warp scheduler's strategy (with the seed, the schedule)
 };
 
 // Fixed facts of the Vortex 3.0 memory map (shared/spec/vortex-v3.md).

@@ -273,7 +273,7 @@ Result<DeviceConfig> parse_config(const std::string& text) {
 
 // A recording re-executed from its host operations under the observer.
 Result<ObservedRun> observe_recording(const std::string& dir, TempFile& tmp, std::optional<engine::Symbols>* symbols,
-                                      replay::RecordingInfo* info_out) {
+                                      replay::RecordingInfo* info_out, const replay::ObservationLog* reference) {
   auto info = replay::inspect_recording(dir);
   if (!info) return info.error();
   ObservedRun o;
@@ -289,6 +289,7 @@ Result<ObservedRun> observe_recording(const std::string& dir, TempFile& tmp, std
   o.log = std::make_unique<replay::ObservationLog>(
       info->config, info->image ? startup_range(sym, info->image->start_pc) : std::pair<uint32_t, uint32_t>{0, 0},
       info->image ? code_reader(*info->image) : replay::CodeReader{});
+  o.log->compare_with(reference);
   auto opened = open_model_device(info->config, info->options);
   if (!opened) return make_error("the recording's device: " + opened.error().message);
   Driver& dev = **opened;
@@ -462,7 +463,8 @@ Result<std::vector<uint64_t>> parse_seed_list(const std::string& text) {
   return out;
 }
 
-ObservedRun observe_kernel(const RunArgs& run, const engine::Symbols* symbols, const std::string& label) {
+ObservedRun observe_kernel(const RunArgs& run, const engine::Symbols* symbols, const std::string& label,
+                           const replay::ObservationLog* reference) {
   ObservedRun o;
   o.label = label;
   o.seed = run.options.seed;
@@ -474,6 +476,7 @@ ObservedRun observe_kernel(const RunArgs& run, const engine::Symbols* symbols, c
     code = code_reader(*image);
   }
   o.log = std::make_unique<replay::ObservationLog>(run.config, skip, std::move(code));
+  o.log->compare_with(reference);
   o.run = run_workload(run, o.log.get(), nullptr);
   return o;
 }
@@ -495,9 +498,9 @@ int diff_command(const DiffArgs& a) {
     if (!a.open.empty())
       return fail(kExitUsage, "--open is not supported yet for recordings: diff the kernel with --seeds instead");
     replay::RecordingInfo ia, ib;
-    auto oa = observe_recording(a.inputs[0], tmp, &symbols, &ia);
+    auto oa = observe_recording(a.inputs[0], tmp, &symbols, &ia, nullptr);
     if (!oa) return fail(kExitBadInput, a.inputs[0] + ": " + oa.error().message);
-    auto ob = observe_recording(a.inputs[1], tmp, &symbols, &ib);
+    auto ob = observe_recording(a.inputs[1], tmp, &symbols, &ib, oa->log.get());
     if (!ob) return fail(kExitBadInput, a.inputs[1] + ": " + ob.error().message);
     if (ia.header.kernel_hash != ib.header.kernel_hash ||
         workload_shape(ia.header.workload) != workload_shape(ib.header.workload))
@@ -530,7 +533,7 @@ int diff_command(const DiffArgs& a) {
     };
     ra = observe_kernel(run_a, sym, label(run_a));
     if (!ra.run.error.empty() && ra.run.status == kExitBadInput) return fail(kExitBadInput, ra.run.error);
-    rb = observe_kernel(run_b, sym, label(run_b));
+    rb = observe_kernel(run_b, sym, label(run_b), ra.log.get());
     if (!rb.run.error.empty() && rb.run.status == kExitBadInput) return fail(kExitBadInput, rb.run.error);
   }
   const engine::Symbols* sym = symbols ? &*symbols : nullptr;

@@ -43,7 +43,9 @@ struct ObservedRun {
   DeviceConfig config;
 };
 // Runs the kernel workload `run` under the observer (the startup code's range from `symbols`).
-ObservedRun observe_kernel(const RunArgs& run, const engine::Symbols* symbols, const std::string& label);
+// reference: run A's log when this is run B of a diff (ObservationLog::compare_with).
+ObservedRun observe_kernel(const RunArgs& run, const engine::Symbols* symbols, const std::string& label,
+                           const replay::ObservationLog* reference = nullptr);
 replay::RunEnd run_end(const WorkloadRun& w);
 
 // The report of a diff (what `vxreplay diff` prints): text and JSON.

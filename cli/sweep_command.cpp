@@ -292,7 +292,7 @@ int report(const SweepArgs& a, const std::vector<SeedResult>& results) {
     ra.options.seed = classes[0].front()->seed;
     rb.options.seed = classes[1].front()->seed;
     ObservedRun oa = observe_kernel(ra, sym, "seed " + std::to_string(ra.options.seed));
-    ObservedRun ob = observe_kernel(rb, sym, "seed " + std::to_string(rb.options.seed));
+    ObservedRun ob = observe_kernel(rb, sym, "seed " + std::to_string(rb.options.seed), oa.log.get());
     replay::DiffReport d = diff_runs(*oa.log, run_end(oa.run), *ob.log, run_end(ob.run));
     auto [text, data] = diff_report(oa, ob, d, sym);
     t << "Between class 1 (seed " << ra.options.seed << ") and class 2 (seed " << rb.options.seed << "):\n" << text;

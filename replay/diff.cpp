@@ -19,6 +19,11 @@ namespace {
 
 // The observations a diff compares (placement CSRs are left out).
 std::vector<const ThreadObs*> compared(const ObservedThread& t) {
+  if (std::all_of(t.obs.begin(), t.obs.end(), [](const ThreadObs& o) { return o.compared; })) {
+    std::vector<const ThreadObs*> out(t.obs.size());
+    for (size_t i = 0; i < t.obs.size(); ++i) out[i] = &t.obs[i];
+    return out;
+  }
   std::vector<const ThreadObs*> out;
   out.reserve(t.obs.size());
   for (const ThreadObs& o : t.obs)
@@ -52,17 +57,22 @@ DiffReport diff_runs(const ObservationLog& a, const RunEnd& end_a, const Observa
     seen.insert(ta.key);
     const int64_t ib = b.find(ta.key);
     std::vector<const ThreadObs*> oa = compared(ta);
+    // Run B's sequence: `matched` observations equal to run A's (not kept), then the ones kept.
     std::vector<const ThreadObs*> ob;
-    if (ib >= 0) ob = compared(b.threads()[size_t(ib)]);
-    const size_t n = std::min(oa.size(), ob.size());
-    size_t i = 0;
-    while (i < n && oa[i]->pc == ob[i]->pc && oa[i]->key == ob[i]->key) ++i;
-    if (i == oa.size() && i == ob.size()) continue;
+    size_t skip = 0;
+    if (ib >= 0) {
+      ob = compared(b.threads()[size_t(ib)]);
+      skip = size_t(b.threads()[size_t(ib)].matched);
+    }
+    const size_t na = oa.size(), nb = skip + ob.size();
+    size_t i = std::min(skip, na);
+    while (i < na && i < nb && oa[i]->pc == ob[i - skip]->pc && oa[i]->key == ob[i - skip]->key) ++i;
+    if (i == na && i == nb) continue;
     Divergence d;
     d.thread = ta.key;
     d.index = i;
-    if (i < oa.size()) d.a = *oa[i];
-    if (i < ob.size()) d.b = *ob[i];
+    if (i < na) d.a = *oa[i];
+    if (i < nb && i >= skip) d.b = *ob[i - skip];
     d.kind = !d.b ? DivergenceKind::OnlyA : !d.a ? DivergenceKind::OnlyB
              : d.a->pc != d.b->pc        ? DivergenceKind::Path
                                          : DivergenceKind::Value;

@@ -59,6 +59,7 @@ struct DiffReport {
   }
 };
 
+// b may have been observed with compare_with(&a) (its equal prefixes then counted, not kept).
 DiffReport diff_runs(const ObservationLog& a, const RunEnd& end_a, const ObservationLog& b, const RunEnd& end_b);
 
 }  // namespace vx::replay

@@ -154,6 +154,34 @@ TEST_CASE("A diff finds the first differing read per thread, in run A's time, wi
   CHECK(same.same());
 }
 
+TEST_CASE("Run B compared while it runs keeps only what differs, and the diff is the same") {
+  auto run = [](uint32_t value, const ObservationLog* reference) {
+    auto log = std::make_unique<ObservationLog>(DeviceConfig{}, std::pair<uint32_t, uint32_t>{0, 0});
+    log->compare_with(reference);
+    log->launch_started(grid(1, 1));
+    for (uint32_t k = 0; k < 3; ++k) {
+      Insn load{InsnClass::Load, 0, 0, 0x100 + 4 * k, {0, 1}};
+      load.values = {k, k == 2 ? value : k, 0, 0};
+      load.instret = k + 1;
+      feed(*log, load);
+    }
+    return log;
+  };
+  auto a = run(5, nullptr);
+  auto b = run(6, a.get());
+  RunEnd end{"exit 0", {}, {}};
+  DiffReport r = diff_runs(*a, end, *b, end);
+  REQUIRE(r.first);
+  CHECK(r.first->index == 2);
+  CHECK(r.first->a->value == 5);
+  CHECK(r.first->b->value == 6);
+  CHECK(r.threads_diverged == 1);
+  uint64_t kept = 0;
+  for (const ObservedThread& t : b->threads()) kept += t.obs.size();
+  CHECK(kept == 1);
+  CHECK(diff_runs(*a, end, *run(5, a.get()), end).same());
+}
+
 TEST_CASE("An atomic's result counts only when the code after it reads it") {
   const uint32_t amo = r_type(0, t1, a0, 2, t0, 0x2f);  // amoadd.w t0, t1, (a0)
   auto reader = [](std::vector<uint32_t> code) {

@@ -112,6 +112,32 @@ uint64_t ObservationLog::normalize(const Observation& o, uint32_t lane, uint32_t
   return v;
 }
 
+void ObservationLog::keep(uint32_t thread, const ThreadObs& t) {
+  ObservedThread& th = threads_[thread];
+  if (!reference_ || th.diverged) {
+    th.obs.push_back(t);
+    return;
+  }
+  if (!t.compared) return;  // not part of the comparison, and not needed for a report
+  if (reference_index_.size() <= thread) {
+    reference_index_.resize(thread + 1, -2);
+    reference_cursor_.resize(thread + 1, 0);
+  }
+  if (reference_index_[thread] == -2) reference_index_[thread] = reference_->find(th.key);
+  if (reference_index_[thread] >= 0) {
+    const std::vector<ThreadObs>& ref = reference_->threads()[size_t(reference_index_[thread])].obs;
+    uint64_t& i = reference_cursor_[thread];
+    while (i < ref.size() && !ref[i].compared) ++i;
+    if (i < ref.size() && ref[i].pc == t.pc && ref[i].key == t.key) {
+      ++i;
+      ++th.matched;
+      return;
+    }
+  }
+  th.diverged = true;
+  th.obs.push_back(t);
+}
+
 Writer* ObservationLog::shadow(uint64_t key) {
   const uint64_t page = key >> 12;
   if (page != shadow_page_) {
@@ -134,9 +160,9 @@ void ObservationLog::retired(const Observation& o) {
     t.launch_instret = o.launch_instret;
     t.pc = o.pc;
     t.word = o.word;
-    t.core = o.core;
-    t.slot = o.slot;
-    t.lane = lane;
+    t.core = uint16_t(o.core);
+    t.slot = uint8_t(o.slot);
+    t.lane = uint8_t(lane);
     t.cls = o.cls;
     return t;
   };
@@ -150,7 +176,7 @@ void ObservationLog::retired(const Observation& o) {
         t.addr = o.csr;
         t.compared = !(o.cls == InsnClass::Csr && placement_csr(o.csr));
         t.key = t.compared ? normalize(o, lane, t.value) : 0;
-        threads_[thread_index(o, lane)].obs.push_back(t);
+        keep(thread_index(o, lane), t);
         ++count_;
       });
       return;
@@ -171,14 +197,21 @@ void ObservationLog::retired(const Observation& o) {
         }
         t.key = t.compared ? normalize(o, a.lane, t.value) : 0;
         t.writer = *shadow(shadow_key(a));
-        threads_[thread_index(o, a.lane)].obs.push_back(t);
+        keep(thread_index(o, a.lane), t);
         ++count_;
       }
       [[fallthrough]];
     case InsnClass::Store:
       for (const ObservedAccess& a : o.accesses) {
         if (!(a.kind & kWatchWrite)) continue;
-        Writer w{true, thread_index(o, a.lane), o.pc, o.core, o.slot, a.lane, o.launch_instret};
+        Writer w;
+        w.launch_instret = o.launch_instret;
+        w.thread = thread_index(o, a.lane);
+        w.pc = o.pc;
+        w.core = uint16_t(o.core);
+        w.slot = uint8_t(o.slot);
+        w.lane = uint8_t(a.lane);
+        w.valid = true;
         for (uint32_t i = 0; i < a.size; ++i) *shadow(shadow_key(a) + i) = w;
       }
       return;

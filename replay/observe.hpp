@@ -25,12 +25,14 @@ struct ThreadKey {
 };
 
 // The write that produced a value a thread read (the last write to its first byte before the read).
+// Kept for every byte written and every read: small on purpose.
 struct Writer {
-  bool valid = false;
+  uint64_t launch_instret = 0;
   uint32_t thread = 0;  // index into ObservationLog::threads()
   uint32_t pc = 0;
-  uint32_t core = 0, slot = 0, lane = 0;
-  uint64_t launch_instret = 0;
+  uint16_t core = 0;
+  uint8_t slot = 0, lane = 0;
+  bool valid = false;
 };
 
 // One observation of one thread: an instruction whose result can depend on other threads or on the
@@ -42,7 +44,8 @@ struct ThreadObs {
   uint32_t word = 0;
   uint32_t value = 0;  // rd as read (0 for a store)
   uint32_t addr = 0;   // the lane's access address (loads, stores, atomics); CSR number for CSR reads
-  uint32_t core = 0, slot = 0, lane = 0;
+  uint16_t core = 0;
+  uint8_t slot = 0, lane = 0;
   InsnClass cls = InsnClass::Other;
   bool local = false;
   bool compared = true;  // false: the value is the thread's placement (mhartid, warp id, ...), not compared
@@ -51,6 +54,10 @@ struct ThreadObs {
 
 struct ObservedThread {
   ThreadKey key;
+  // Compared against a reference run (ObservationLog::compare_with): how many of its first compared
+  // observations equal the reference thread's; they are not kept. obs holds what follows.
+  uint64_t matched = 0;
+  bool diverged = false;
   std::vector<ThreadObs> obs;
 };
 
@@ -72,6 +79,9 @@ class ObservationLog final : public DeviceObserver {
 
   void launch_started(const LaunchState& launch) override;
   void retired(const Observation& o) override;
+  // Run B of a diff: observations equal to the reference's (run A's, same thread, same place in
+  // its sequence) are counted instead of kept, until the thread's first difference. Set before the run.
+  void compare_with(const ObservationLog* reference) { reference_ = reference; }
 
   const std::vector<ObservedThread>& threads() const { return threads_; }
   // The index of a thread in threads(), or -1.
@@ -83,6 +93,10 @@ class ObservationLog final : public DeviceObserver {
 
  private:
   uint32_t thread_index(const Observation& o, uint32_t lane);
+  void keep(uint32_t thread, const ThreadObs& t);
+  const ObservationLog* reference_ = nullptr;
+  std::vector<int64_t> reference_index_;  // per thread: the reference's thread (-1: none), found once
+  std::vector<uint64_t> reference_cursor_;  // per thread: position in the reference's obs
   uint64_t normalize(const Observation& o, uint32_t lane, uint32_t v) const;
   // The shadow memory: the last writer of each byte (global memory, and each core's local memory).
   Writer* shadow(uint64_t addr);

@@ -495,8 +495,6 @@ int diff_command(const DiffArgs& a) {
   if (recordings) {
     if (!a.seeds.empty() || !a.configs.empty())
       return fail(kExitUsage, "two recordings are compared as they were recorded: no --seeds or --configs");
-    if (!a.open.empty())
-      return fail(kExitUsage, "--open is not supported yet for recordings: diff the kernel with --seeds instead");
     replay::RecordingInfo ia, ib;
     auto oa = observe_recording(a.inputs[0], tmp, &symbols, &ia, nullptr);
     if (!oa) return fail(kExitBadInput, a.inputs[0] + ": " + oa.error().message);
@@ -555,6 +553,16 @@ int diff_command(const DiffArgs& a) {
   const bool open_a = a.open == "A";
   const std::optional<ThreadObs>& o = open_a ? r.first->a : r.first->b;
   if (!o) return fail(1, "run " + a.open + " made no observation at the divergence: open the other run");
+  if (recordings) {
+    ReplayArgs rp;
+    rp.dir = a.inputs[open_a ? 0 : 1];
+    rp.commands = a.commands;
+    rp.batch = a.batch;
+    ReplayArgs::OpenAt at{r.first->thread.launch, o->launch_instret - 1, o->core, o->slot, o->lane,
+                          "Divergence in run " + a.open + " (" + rp.dir + ")"};
+    rp.open_at = at;
+    return replay_command(rp);
+  }
   DebugArgs dbg;
   dbg.run = open_a ? run_a : run_b;
   dbg.commands = a.commands;

@@ -290,6 +290,15 @@ int main(int argc, char** argv) {
       dbg.db_map_size = n;
     }
     // A chosen debug method makes the run a debugger session.
+    // --races checks a whole run: the plain runner's, even on a terminal.
+    if (run.races) {
+      if (!dbg.mode.empty() || vx::cli::wants_session(dbg, false)) {
+        std::fprintf(stderr, "vxreplay: --races checks a whole run: it takes no debugging flags (--break, -x, -ex, "
+                             "--batch, --json, --mode)\n");
+        return vx::cli::kExitUsage;
+      }
+      return vx::cli::run_command(run);
+    }
     if (!dbg.mode.empty() || vx::cli::wants_session(dbg, isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)))
       return vx::cli::debug_command(dbg);
     return vx::cli::run_command(run);

@@ -22,6 +22,15 @@ struct ReplayArgs {
   bool quiet = false;
   std::string mode;            // --mode relaunch|live|auto (docs/live.md); "" = relaunch
   bool no_debug_module = false;  // --no-debug-module
+  // vxreplay diff --open on recordings: open at this point (launch, instret) of the recording,
+  // before warp (core, slot) executes its next instruction, focus on lane.
+  struct OpenAt {
+    uint32_t launch = 1;
+    uint64_t instret = 0;
+    uint32_t core = 0, slot = 0, lane = 0;
+    std::string title;
+  };
+  std::optional<OpenAt> open_at;
 };
 
 int replay_command(const ReplayArgs& args);

@@ -106,6 +106,11 @@ def check_diff(vx, ex, root):
             other = [os.path.join(db, e) for e in os.listdir(db)][0]
             rc, out, err = run(vx, ["diff", dirs[0], other])
             check(rc == EXIT_BAD_INPUT and "different workloads" in err, f"diff of two workloads: {rc} {err[-300:]!r}")
+            # --open on a recording: the replayed session stops at the divergence.
+            b = (d.get("first_divergence") or {}).get("b") or {}
+            rc, out, err = run(vx, ["diff", *dirs, "--open", "B", "--batch", "--ex", "print/x $pc"])
+            check(rc == 0 and "Divergence in run B" in out and f"= {hex(b.get('pc', 0))}" in out.lower(),
+                  f"diff of recordings --open B: {rc} {out[-500:]!r} {err[-300:]!r}")
 
 
 def check_open(vx, ex, root):
@@ -209,6 +214,7 @@ def check_inputs(vx, ex, root):
         (["diff", elf, "--seeds", "3,x"], EXIT_USAGE, ["--seeds", "'x'"]),
         (["diff", elf, "--seeds", "3"], EXIT_USAGE, ["two runs"]),
         (["diff", elf, "--seeds", "1,2", "--open", "C"], EXIT_USAGE, ["--open"]),
+        (["run", elf, "--races", "--break", "racy"], EXIT_USAGE, ["--races"]),
         (["diff", elf, "--configs", "1x1x4x3,1x1x4x4"], EXIT_USAGE, ["--configs"]),
         (["sweep", elf, "--seeds", "9-3"], EXIT_USAGE, ["--seeds", "9-3"]),
         (["sweep", elf, "--seeds", "1-"], EXIT_USAGE, ["--seeds"]),

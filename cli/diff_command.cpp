@@ -1,15 +1,15 @@
 #include "cli/diff_command.hpp"
 
 #include <charconv>
-#include <map>
-#include <tuple>
-#include <cstring>
-#include <memory>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "cli/debug_command.hpp"
 #include "cli/replay_command.hpp"
@@ -90,19 +90,27 @@ Where where_is(const engine::Symbols* sym, uint32_t pc) {
 
 std::string what_is_read(const ThreadObs& o) {
   switch (o.cls) {
-    case InsnClass::Csr: return std::string("CSR ") + (csr_name(o.addr)[0] ? csr_name(o.addr) : hex32(o.addr));
-    case InsnClass::Warp: return "the other lanes";
-    default: return std::string(o.local ? "local " : "") + hex32(o.addr);
+    case InsnClass::Csr:
+      return std::string("CSR ") + (csr_name(o.addr)[0] ? csr_name(o.addr) : hex32(o.addr));
+    case InsnClass::Warp:
+      return "the other lanes";
+    default:
+      return std::string(o.local ? "local " : "") + hex32(o.addr);
   }
 }
 
 std::pair<std::string, json> describe_obs(const replay::ObservationLog& log, const engine::Symbols* sym,
                                           const ThreadObs& o, const std::optional<ThreadKey>& writer) {
   std::string t = "core " + std::to_string(o.core) + " warp " + std::to_string(o.slot) + " lane " +
-                  std::to_string(o.lane) + ", instruction " + std::to_string(o.launch_instret) + " of the launch: read " +
-                  hex32(o.value) + " from " + what_is_read(o);
-  json j = {{"core", o.core},   {"warp", o.slot},   {"lane", o.lane}, {"instret", o.launch_instret},
-            {"pc", o.pc},       {"value", o.value}, {"instruction", disassemble(o.word, o.pc)}};
+                  std::to_string(o.lane) + ", instruction " + std::to_string(o.launch_instret) +
+                  " of the launch: read " + hex32(o.value) + " from " + what_is_read(o);
+  json j = {{"core", o.core},
+            {"warp", o.slot},
+            {"lane", o.lane},
+            {"instret", o.launch_instret},
+            {"pc", o.pc},
+            {"value", o.value},
+            {"instruction", disassemble(o.word, o.pc)}};
   if (o.cls == InsnClass::Csr) j["csr"] = o.addr;
   if (o.cls == InsnClass::Load || o.cls == InsnClass::Atomic) {
     j["address"] = o.addr;
@@ -167,14 +175,16 @@ struct Report {
   json data;
 };
 
-Report make_report(const ObservedRun& a, const ObservedRun& b, const replay::DiffReport& r,
-                   const engine::Symbols* sym, bool open_hint) {
+Report make_report(const ObservedRun& a, const ObservedRun& b, const replay::DiffReport& r, const engine::Symbols* sym,
+                   bool open_hint) {
   Report out;
   std::ostringstream t;
   json j;
   j["same"] = r.same();
-  j["a"] = {{"label", a.label}, {"seed", a.seed}, {"config", a.config.to_string()}, {"outcome", run_end(a.run).outcome}};
-  j["b"] = {{"label", b.label}, {"seed", b.seed}, {"config", b.config.to_string()}, {"outcome", run_end(b.run).outcome}};
+  j["a"] = {
+      {"label", a.label}, {"seed", a.seed}, {"config", a.config.to_string()}, {"outcome", run_end(a.run).outcome}};
+  j["b"] = {
+      {"label", b.label}, {"seed", b.seed}, {"config", b.config.to_string()}, {"outcome", run_end(b.run).outcome}};
   j["threads_compared"] = r.threads_compared;
   j["threads_diverged"] = r.threads_diverged;
   j["observations"] = {r.observations_a, r.observations_b};
@@ -247,14 +257,15 @@ Report make_report(const ObservedRun& a, const ObservedRun& b, const replay::Dif
     if (r.memory_bytes_differ == 0) {
       t << "  memory: the same\n";
     } else {
-      t << "  memory: " << r.memory_bytes_differ << (r.memory_bytes_differ == 1 ? " byte differs\n" : " bytes differ\n");
+      t << "  memory: " << r.memory_bytes_differ
+        << (r.memory_bytes_differ == 1 ? " byte differs\n" : " bytes differ\n");
       for (const replay::MemoryDifference& m : r.memory) {
         Where w = where_is(sym, m.addr);
         std::string sym_name;
         if (sym)
           if (auto dsc = sym->describe(m.addr)) sym_name = " <" + *dsc + ">";
-        t << "    " << hex32(m.addr) << sym_name << " (" << m.len << (m.len == 1 ? " byte" : " bytes") << "): A " << hex_bytes(m.a) << ", B "
-          << hex_bytes(m.b) << "\n";
+        t << "    " << hex32(m.addr) << sym_name << " (" << m.len << (m.len == 1 ? " byte" : " bytes") << "): A "
+          << hex_bytes(m.a) << ", B " << hex_bytes(m.b) << "\n";
       }
     }
     if (r.first && open_hint) t << "Debug it from there: the same command with --open A or --open B.\n";
@@ -558,7 +569,11 @@ int diff_command(const DiffArgs& a) {
     rp.dir = a.inputs[open_a ? 0 : 1];
     rp.commands = a.commands;
     rp.batch = a.batch;
-    ReplayArgs::OpenAt at{r.first->thread.launch, o->launch_instret - 1, o->core, o->slot, o->lane,
+    ReplayArgs::OpenAt at{r.first->thread.launch,
+                          o->launch_instret - 1,
+                          o->core,
+                          o->slot,
+                          o->lane,
                           "Divergence in run " + a.open + " (" + rp.dir + ")"};
     rp.open_at = at;
     return replay_command(rp);

@@ -18,15 +18,15 @@
 namespace vx::cli {
 
 struct DiffArgs {
-  RunArgs run;                      // the workload (a kernel); its seed and config are run A's
-  std::vector<std::string> inputs;  // KERNEL, or two recording directories
-  std::vector<uint64_t> seeds;      // --seeds A[,B]
+  RunArgs run;                        // the workload (a kernel); its seed and config are run A's
+  std::vector<std::string> inputs;    // KERNEL, or two recording directories
+  std::vector<uint64_t> seeds;        // --seeds A[,B]
   std::vector<DeviceConfig> configs;  // --configs A[,B]
   bool json = false;
-  std::string open;                  // --open A|B
+  std::string open;                   // --open A|B
   std::vector<std::string> commands;  // -ex, for the session --open starts
   bool batch = false;
-  std::string db;                     // --db for that session
+  std::string db;  // --db for that session
 };
 
 int diff_command(const DiffArgs& args);

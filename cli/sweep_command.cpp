@@ -55,10 +55,16 @@ struct SeedResult {
 };
 
 json to_json(const SeedResult& r, const std::string& workload) {
-  return {{"format", kResultFormat}, {"version", kResultVersion}, {"workload", workload},
-          {"seed", r.seed},          {"status", r.status},          {"outcome", r.outcome},
-          {"console_hash", hex64(r.console_hash)}, {"memory_hash", hex64(r.memory_hash)},
-          {"console_lines", r.console_lines}, {"races", r.races}};
+  return {{"format", kResultFormat},
+          {"version", kResultVersion},
+          {"workload", workload},
+          {"seed", r.seed},
+          {"status", r.status},
+          {"outcome", r.outcome},
+          {"console_hash", hex64(r.console_hash)},
+          {"memory_hash", hex64(r.memory_hash)},
+          {"console_lines", r.console_lines},
+          {"races", r.races}};
 }
 
 Result<SeedResult> from_json(const json& j, const std::string& workload, const std::string& where) {
@@ -225,7 +231,8 @@ Result<std::vector<SeedResult>> run_all(const SweepArgs& a, const std::string& w
       waitpid(pid, &st, 0);
       if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) error = "a sweep worker process failed";
     }
-    if (done != n && error.empty()) error = "the workers reported " + std::to_string(done) + " of " + std::to_string(n) + " runs";
+    if (done != n && error.empty())
+      error = "the workers reported " + std::to_string(done) + " of " + std::to_string(n) + " runs";
     if (!error.empty()) return make_error(error);
   }
   if (progress) std::fprintf(stderr, "\r\033[K");
@@ -384,7 +391,8 @@ int sweep_command(const SweepArgs& a) {
       if (j.is_discarded()) return fail(kExitBadInput, f.string() + ": not JSON (a truncated result?)");
       auto r = from_json(j, *workload, f.string());
       if (!r) return fail(kExitBadInput, r.error().message);
-      if (!seen.insert(r->seed).second) return fail(kExitBadInput, f.string() + ": seed " + std::to_string(r->seed) + " twice");
+      if (!seen.insert(r->seed).second)
+        return fail(kExitBadInput, f.string() + ": seed " + std::to_string(r->seed) + " twice");
       results.push_back(*r);
     }
     std::sort(results.begin(), results.end(), [](const SeedResult& x, const SeedResult& y) { return x.seed < y.seed; });

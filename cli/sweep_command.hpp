@@ -16,12 +16,12 @@ struct SweepArgs {
   RunArgs run;
   std::string seeds_text = "1-64";  // --seeds
   std::vector<uint64_t> seeds;
-  unsigned jobs = 1;     // --jobs: worker processes
+  unsigned jobs = 1;  // --jobs: worker processes
   bool json = false;
-  bool emit_jobs = false;  // print one command line per seed instead of running
-  std::string out_dir;     // --out DIR: write each run's result there (what a job does)
-  std::string merge_dir;   // --merge DIR: group the results found there
-  std::string self;        // argv[0], for --emit-jobs
+  bool emit_jobs = false;              // print one command line per seed instead of running
+  std::string out_dir;                 // --out DIR: write each run's result there (what a job does)
+  std::string merge_dir;               // --merge DIR: group the results found there
+  std::string self;                    // argv[0], for --emit-jobs
   std::vector<std::string> run_flags;  // the workload flags as given, repeated in emitted jobs
 };
 

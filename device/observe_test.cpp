@@ -18,8 +18,16 @@ constexpr uint32_t slli(uint32_t rd, uint32_t rs1, uint32_t sh) { return i_type(
 // Each thread: t0 = its global index; loads the shared word at a0, stores t0 to a0 + 64 + 4 * t0,
 // reads mcycle.
 std::vector<uint32_t> kernel() {
-  return {rv::csrr(t0, 0xCD6), rv::csrr(t1, 0xCD9), rv::csrr(t2, 0xCD3), mul(t0, t0, t1), rv::add(t0, t0, t2),
-          slli(t1, t0, 2),     rv::add(t1, t1, a0), rv::lw(t4, a0, 0),   rv::sw(t0, t1, 64), rv::csrr(t5, 0xB00),
+  return {rv::csrr(t0, 0xCD6),
+          rv::csrr(t1, 0xCD9),
+          rv::csrr(t2, 0xCD3),
+          mul(t0, t0, t1),
+          rv::add(t0, t0, t2),
+          slli(t1, t0, 2),
+          rv::add(t1, t1, a0),
+          rv::lw(t4, a0, 0),
+          rv::sw(t0, t1, 64),
+          rv::csrr(t5, 0xB00),
           rv::ret()};
 }
 

@@ -7,10 +7,14 @@ namespace vx::replay {
 
 const char* divergence_kind_name(DivergenceKind k) {
   switch (k) {
-    case DivergenceKind::Value: return "value";
-    case DivergenceKind::Path: return "path";
-    case DivergenceKind::OnlyA: return "only-a";
-    case DivergenceKind::OnlyB: return "only-b";
+    case DivergenceKind::Value:
+      return "value";
+    case DivergenceKind::Path:
+      return "path";
+    case DivergenceKind::OnlyA:
+      return "only-a";
+    case DivergenceKind::OnlyB:
+      return "only-b";
   }
   return "unknown";
 }
@@ -73,9 +77,10 @@ DiffReport diff_runs(const ObservationLog& a, const RunEnd& end_a, const Observa
     d.index = i;
     if (i < na) d.a = *oa[i];
     if (i < nb && i >= skip) d.b = *ob[i - skip];
-    d.kind = !d.b ? DivergenceKind::OnlyA : !d.a ? DivergenceKind::OnlyB
-             : d.a->pc != d.b->pc        ? DivergenceKind::Path
-                                         : DivergenceKind::Value;
+    d.kind = !d.b                 ? DivergenceKind::OnlyA
+             : !d.a               ? DivergenceKind::OnlyB
+             : d.a->pc != d.b->pc ? DivergenceKind::Path
+                                  : DivergenceKind::Value;
     if (d.a) d.writer_a = writer_key(a, *d.a);
     if (d.b) d.writer_b = writer_key(b, *d.b);
     consider(std::move(d));
@@ -105,9 +110,8 @@ DiffReport diff_runs(const ObservationLog& a, const RunEnd& end_a, const Observa
   }
 
   for (const auto& [addr, bytes_a] : end_a.memory) {
-    auto it = std::find_if(end_b.memory.begin(), end_b.memory.end(), [&](const auto& m) {
-      return m.first == addr && m.second.size() == bytes_a.size();
-    });
+    auto it = std::find_if(end_b.memory.begin(), end_b.memory.end(),
+                           [&](const auto& m) { return m.first == addr && m.second.size() == bytes_a.size(); });
     if (it == end_b.memory.end()) continue;
     const std::vector<uint8_t>& bytes_b = it->second;
     size_t i = 0;

@@ -17,16 +17,16 @@ namespace vx::replay {
 
 // How a run ended, for the final comparison.
 struct RunEnd {
-  std::string outcome;  // "exit 0", or the stop ("device exception: ...")
-  std::map<uint32_t, std::string> console;  // per hart ring
+  std::string outcome;                                            // "exit 0", or the stop ("device exception: ...")
+  std::map<uint32_t, std::string> console;                        // per hart ring
   std::vector<std::pair<uint32_t, std::vector<uint8_t>>> memory;  // ranges at the end
 };
 
 enum class DivergenceKind : uint8_t {
-  Value,    // the same instruction read another value
-  Path,     // the thread observed at another instruction (it went another way)
-  OnlyA,    // run B's thread ended (or never ran) before this observation
-  OnlyB,    // run A's thread ended before run B's made this observation
+  Value,  // the same instruction read another value
+  Path,   // the thread observed at another instruction (it went another way)
+  OnlyA,  // run B's thread ended (or never ran) before this observation
+  OnlyB,  // run A's thread ended before run B's made this observation
 };
 const char* divergence_kind_name(DivergenceKind k);
 
@@ -41,7 +41,7 @@ struct Divergence {
 
 struct MemoryDifference {
   uint32_t addr = 0;
-  uint32_t len = 0;  // differing bytes from addr (a run of them, gaps under 16 bytes joined)
+  uint32_t len = 0;           // differing bytes from addr (a run of them, gaps under 16 bytes joined)
   std::vector<uint8_t> a, b;  // the first bytes of each (at most 16)
 };
 
@@ -54,9 +54,7 @@ struct DiffReport {
   std::vector<uint32_t> console_differs;  // hart rings whose text differs
   std::vector<MemoryDifference> memory;   // at most 32
   uint64_t memory_bytes_differ = 0;
-  bool same() const {
-    return !first && !outcome_differs && console_differs.empty() && memory_bytes_differ == 0;
-  }
+  bool same() const { return !first && !outcome_differs && console_differs.empty() && memory_bytes_differ == 0; }
 };
 
 // b may have been observed with compare_with(&a) (its equal prefixes then counted, not kept).

@@ -13,7 +13,8 @@ bool placement_csr(uint32_t csr) {
     case 0xCD0:  // CTA slot
     case 0xCDF:  // the CTA's local memory address (its slot's)
       return true;
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -30,11 +31,12 @@ bool atomic_result_used(const CodeReader& code, uint32_t pc, uint32_t word) {
     const std::string_view args = d.row->args;
     const std::string_view m = d.row->mnemonic;
     // Control flow (branches, jumps, SIMT control) ends straight-line code.
-    const bool simt_control = d.row->ext == Ext::Vortex && (m.starts_with("vx_tmc") || m.starts_with("vx_wspawn") ||
-                                                            m.starts_with("vx_split") || m == "vx_join" ||
-                                                            m.starts_with("vx_pred") || m == "vxr.resume");
+    const bool simt_control = d.row->ext == Ext::Vortex &&
+                              (m.starts_with("vx_tmc") || m.starts_with("vx_wspawn") || m.starts_with("vx_split") ||
+                               m == "vx_join" || m.starts_with("vx_pred") || m == "vxr.resume");
     if (m[0] == 'b' || m[0] == 'j' || simt_control || m == "ecall" || m == "ebreak" || m == "mret") return true;
-    const bool reads_rs1 = args.find_first_of("soAz") != std::string_view::npos && args.find('z') == std::string_view::npos;
+    const bool reads_rs1 =
+        args.find_first_of("soAz") != std::string_view::npos && args.find('z') == std::string_view::npos;
     const bool reads_rs2 = args.find('t') != std::string_view::npos;
     if ((reads_rs1 && d.rs1 == rd) || (reads_rs2 && d.rs2 == rd)) return true;
     if (args.find('d') != std::string_view::npos && d.rd == rd) return false;
@@ -47,8 +49,7 @@ ObservationLog::ObservationLog(const DeviceConfig& config, std::pair<uint32_t, u
 
 void ObservationLog::launch_started(const LaunchState& launch) {
   launches_.push_back(launch);
-  const uint64_t per_unit =
-      launch.kind == LaunchKind::Grid ? uint64_t(launch.warps_per_cta) * cfg_.threads : 1;
+  const uint64_t per_unit = launch.kind == LaunchKind::Grid ? uint64_t(launch.warps_per_cta) * cfg_.threads : 1;
   const uint64_t units = launch.kind == LaunchKind::Grid ? launch.total_units : 1;
   const uint64_t instances = launch.kind == LaunchKind::Grid ? 0 : launch.total_units;
   const uint64_t n = launch.kind == LaunchKind::Grid ? units * per_unit : instances;

@@ -95,7 +95,7 @@ class ObservationLog final : public DeviceObserver {
   uint32_t thread_index(const Observation& o, uint32_t lane);
   void keep(uint32_t thread, const ThreadObs& t);
   const ObservationLog* reference_ = nullptr;
-  std::vector<int64_t> reference_index_;  // per thread: the reference's thread (-1: none), found once
+  std::vector<int64_t> reference_index_;    // per thread: the reference's thread (-1: none), found once
   std::vector<uint64_t> reference_cursor_;  // per thread: position in the reference's obs
   uint64_t normalize(const Observation& o, uint32_t lane, uint32_t v) const;
   // The shadow memory: the last writer of each byte (global memory, and each core's local memory).

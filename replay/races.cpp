@@ -6,9 +6,12 @@ namespace vx::replay {
 
 const char* race_kind_name(RaceKind k) {
   switch (k) {
-    case RaceKind::WriteWrite: return "write-write";
-    case RaceKind::ReadWrite: return "read-write";
-    case RaceKind::SameInstruction: return "same-instruction";
+    case RaceKind::WriteWrite:
+      return "write-write";
+    case RaceKind::ReadWrite:
+      return "read-write";
+    case RaceKind::SameInstruction:
+      return "same-instruction";
   }
   return "unknown";
 }
@@ -61,7 +64,7 @@ bool RaceDetector::ordered(const Access& prior, const Access& now, bool local) c
   const uint32_t pu = (prior.tid - 1) / per_unit_, nu = (now.tid - 1) / per_unit_;
   if (pu == nu) {
     const uint32_t pt = (prior.tid - 1) % per_unit_, nt = (now.tid - 1) % per_unit_;
-    if (pt / cfg_.threads == nt / cfg_.threads) return true;  // one warp: one instruction at a time
+    if (pt / cfg_.threads == nt / cfg_.threads) return true;          // one warp: one instruction at a time
     return (prior.epoch & ~kAtomicBit) != (now.epoch & ~kAtomicBit);  // a barrier between them
   }
   // Another CTA's local memory access here was an earlier occupant of the slot.

@@ -47,7 +47,7 @@ struct Race {
   uint32_t launch = 0;
   uint32_t addr = 0;
   bool local = false;
-  uint32_t core = 0;  // local memory: the core
+  uint32_t core = 0;         // local memory: the core
   RaceAccess first, second;  // second: the access that found the race
   uint64_t count = 1;        // conflicting byte accesses with this pair of PCs
   LaunchState shape;         // the launch's grid and block, to name threads
@@ -66,9 +66,9 @@ class RaceDetector final : public DeviceObserver {
 
  private:
   struct Access {
-    uint32_t tid = 0;     // dense thread index in the launch + 1; 0: none
-    uint32_t epoch = 0;   // the warp's barrier count; bit 31: atomic
-    uint32_t clock = 0;   // the CTA's clock at the access
+    uint32_t tid = 0;    // dense thread index in the launch + 1; 0: none
+    uint32_t epoch = 0;  // the warp's barrier count; bit 31: atomic
+    uint32_t clock = 0;  // the CTA's clock at the access
     uint32_t pc = 0;
   };
   struct Cell {

@@ -219,10 +219,12 @@ int debug_command(const DebugArgs& a) {
   so.watchdog = a.run.options.watchdog_instructions;
   if (a.checkpoint_interval) so.checkpoint_interval = *a.checkpoint_interval;
   so.store_map_size = a.db_map_size;
-  so.workload = a.run.kernel + " grid " + dims(launch->grid) + " block " + dims(launch->block) + " on " +
-                a.run.config.to_string() + " seed " + std::to_string(a.run.options.seed) +
-                (a.run.options.schedule == Schedule::Random ? "" : std::string(" schedule ") + schedule_name(a.run.options.schedule)) +
-                (lf ? " launch " + a.run.launch_file : "");
+  so.workload =
+      a.run.kernel + " grid " + dims(launch->grid) + " block " + dims(launch->block) + " on " +
+      a.run.config.to_string() + " seed " + std::to_string(a.run.options.seed) +
+      (a.run.options.schedule == Schedule::Random ? ""
+                                                  : std::string(" schedule ") + schedule_name(a.run.options.schedule)) +
+      (lf ? " launch " + a.run.launch_file : "");
   so.mode = engine::parse_session_mode(a.mode.empty() ? "relaunch" : a.mode).value_or(engine::SessionMode::Relaunch);
   so.attach_after = a.attach_after;
   so.reset_halt = a.reset_halt;

@@ -12,9 +12,9 @@
 
 #include "cli/debug_command.hpp"
 #include "cli/diff_command.hpp"
-#include "cli/sweep_command.hpp"
 #include "cli/replay_command.hpp"
 #include "cli/run_command.hpp"
+#include "cli/sweep_command.hpp"
 
 namespace {
 
@@ -220,8 +220,9 @@ int main(int argc, char** argv) {
   vx::cli::DiffArgs diff;
   RunFlags diff_flags;
   std::string diff_seeds, diff_configs;
-  auto* diff_cmd = app.add_subcommand("diff", "Where two runs of a workload first differ: two seeds or two "
-                                              "configurations of a kernel, or two recordings (exit 0 same, 1 different)");
+  auto* diff_cmd = app.add_subcommand("diff",
+                                      "Where two runs of a workload first differ: two seeds or two "
+                                      "configurations of a kernel, or two recordings (exit 0 same, 1 different)");
   diff_cmd->add_option("inputs", diff.inputs, "KERNEL, or RECORDING_A RECORDING_B")->required()->expected(1, 2);
   add_run_flags(diff_cmd, diff_flags, diff.run, false);
   diff_cmd->add_option("--seeds", diff_seeds, "The two runs' scheduler seeds A,B (one seed: both)");
@@ -229,15 +230,18 @@ int main(int argc, char** argv) {
   diff_cmd->add_flag("--json", diff.json, "The report as one JSON object on stdout");
   diff_cmd->add_option("--open", diff.open, "Then debug run A or B, stopped at the diverging instruction");
   diff_cmd->add_option("--ex,--eval-command", diff.commands, "--open: run CMD in the session (repeatable; also -ex)")
-      ->take_all()->expected(1)->allow_extra_args(false);
+      ->take_all()
+      ->expected(1)
+      ->allow_extra_args(false);
   diff_cmd->add_flag("--batch", diff.batch, "--open: exit after the commands instead of reading more");
   diff_cmd->add_option("--db", diff.db, "--open: checkpoint store directory (default .vxreplay)");
 
   vx::cli::SweepArgs sweep;
   RunFlags sweep_flags;
   std::string jobs_text;
-  auto* sweep_cmd = app.add_subcommand("sweep", "Run a workload under many schedules and group the runs by outcome "
-                                                "(exit 0 one class, 1 more)");
+  auto* sweep_cmd = app.add_subcommand("sweep",
+                                       "Run a workload under many schedules and group the runs by outcome "
+                                       "(exit 0 one class, 1 more)");
   sweep_cmd->add_option("kernel", sweep.run.kernel, "Kernel image")->required();
   add_run_flags(sweep_cmd, sweep_flags, sweep.run, false);
   sweep_cmd->add_option("--seeds", sweep.seeds_text, "Seeds: ranges and lists, e.g. 1-256 or 1-8,40 (default 1-64)");
@@ -293,8 +297,9 @@ int main(int argc, char** argv) {
     // --races checks a whole run: the plain runner's, even on a terminal.
     if (run.races) {
       if (!dbg.mode.empty() || vx::cli::wants_session(dbg, false)) {
-        std::fprintf(stderr, "vxreplay: --races checks a whole run: it takes no debugging flags (--break, -x, -ex, "
-                             "--batch, --json, --mode)\n");
+        std::fprintf(stderr,
+                     "vxreplay: --races checks a whole run: it takes no debugging flags (--break, -x, -ex, "
+                     "--batch, --json, --mode)\n");
         return vx::cli::kExitUsage;
       }
       return vx::cli::run_command(run);
@@ -373,7 +378,8 @@ int main(int argc, char** argv) {
                                     std::tuple{sweep_flags.block_opt, "--block", &sweep_flags.block},
                                     std::tuple{sweep_flags.lmem_opt, "--lmem", &sweep_flags.lmem}})
       if (opt->count()) sweep.run_flags.insert(sweep.run_flags.end(), {flag, *value});
-    if (!sweep.run.launch_file.empty()) sweep.run_flags.insert(sweep.run_flags.end(), {"--launch", sweep.run.launch_file});
+    if (!sweep.run.launch_file.empty())
+      sweep.run_flags.insert(sweep.run_flags.end(), {"--launch", sweep.run.launch_file});
     if (sweep.run.races) sweep.run_flags.push_back("--races");
     return vx::cli::sweep_command(sweep);
   }

@@ -2,12 +2,12 @@
 #pragma once
 
 #include <array>
-#include <map>
-#include <ostream>
-#include <vector>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <ostream>
 #include <string>
+#include <vector>
 
 #include "device/config.hpp"
 #include "device/driver.hpp"
@@ -18,13 +18,13 @@ namespace vx::cli {
 enum ExitStatus : int {
   kExitOk = 0,
   // 1..63: the kernel's exit code (values above 63 are reported as 63).
-  kExitUsage = 64,          // bad command-line arguments
-  kExitBadInput = 65,       // unreadable or malformed kernel image, bad launch parameters
-  kExitDeviceStop = 66,     // the kernel stopped on a device exception, assertion, watchdog or deadlock
-  kExitRace = 67,           // --races reported a data race
-  kExitUnavailable = 69,    // EX_UNAVAILABLE: --mode live on a device without a Debug Module
+  kExitUsage = 64,        // bad command-line arguments
+  kExitBadInput = 65,     // unreadable or malformed kernel image, bad launch parameters
+  kExitDeviceStop = 66,   // the kernel stopped on a device exception, assertion, watchdog or deadlock
+  kExitRace = 67,         // --races reported a data race
+  kExitUnavailable = 69,  // EX_UNAVAILABLE: --mode live on a device without a Debug Module
   kExitInternal = 70,
-  kExitCantWrite = 74,      // the recording could not be written (a full disk, the store's map full)
+  kExitCantWrite = 74,  // the recording could not be written (a full disk, the store's map full)
 };
 
 struct RunArgs {
@@ -44,8 +44,8 @@ int run_command(const RunArgs& args);
 // sweep): its outcome, and the memory a comparison looks at (the image's segments and the launch
 // file's buffers, read at the end).
 struct WorkloadRun {
-  int status = kExitOk;       // as `run` would exit (65 with `error` when it could not start)
-  std::string error;          // why it could not start, or how it ended when not completed
+  int status = kExitOk;  // as `run` would exit (65 with `error` when it could not start)
+  std::string error;     // why it could not start, or how it ended when not completed
   EventKind end = EventKind::Idle;
   DeviceException exception;  // end == Exception
   uint32_t exit_code = 0;

@@ -44,10 +44,10 @@ struct DeviceEvent {
 // thread-entry routine of a re-launch and Debug Module injections are the debugger's: never reported.
 struct ObservedAccess {
   uint32_t lane = 0;
-  uint32_t addr = 0;    // after the memory windows; local memory keeps its 0xffff.... address
+  uint32_t addr = 0;  // after the memory windows; local memory keeps its 0xffff.... address
   uint8_t size = 0;
-  uint8_t kind = 0;     // kWatchRead, kWatchWrite, both for an AMO (device/context.hpp)
-  bool local = false;   // the core's local memory
+  uint8_t kind = 0;    // kWatchRead, kWatchWrite, both for an AMO (device/context.hpp)
+  bool local = false;  // the core's local memory
 };
 
 struct Observation {

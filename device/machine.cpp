@@ -330,8 +330,8 @@ uint32_t Machine::pick_warp(uint32_t c) {
 // kPctRepick instructions, so a warp that spins on a lower-priority one cannot hold the core forever.
 uint32_t Machine::pick_warp_pct(uint32_t c) {
   const uint64_t clock = launch_clock();
-  uint64_t epoch = uint64_t(std::count_if(pct_change_points_.begin(), pct_change_points_.end(),
-                                          [&](uint64_t p) { return p <= clock; }));
+  uint64_t epoch = uint64_t(
+      std::count_if(pct_change_points_.begin(), pct_change_points_.end(), [&](uint64_t p) { return p <= clock; }));
   if (clock >= kPctHorizon) epoch += (clock - kPctHorizon) / kPctRepick + 1;
   uint32_t best = 0;
   uint64_t best_priority = 0;

@@ -178,6 +178,17 @@ def check_sweep(vx, ex, root):
     check(first_failing("random", "1-64") is None, "rare: the default schedule found the bug within 64 seeds")
     found = first_failing("pct", "1-8")
     check(found is not None, "rare: PCT did not find the bug within 8 seeds")
+    if found is None:
+        return
+    # The strategy is part of the recording: a replay of the failing PCT run fails the same way.
+    with tempfile.TemporaryDirectory() as tmp:
+        rare = os.path.join(ex, "rare.elf")
+        rc, out, err = run(vx, ["run", rare, "--schedule", "pct", "--seed", str(found), "--db", tmp, "--batch",
+                                "--ex", "continue"])
+        check(rc == 1, f"rare under pct seed {found} in a session: status {rc}, want 1; {err[-200:]!r}")
+        rec = os.path.join(tmp, os.listdir(tmp)[0])
+        rc, out, err = run(vx, ["replay", rec, "--batch", "--ex", "continue"])
+        check(rc == 1, f"replay of the pct recording: status {rc}, want 1 (the schedule replayed); {err[-200:]!r}")
 
 
 def check_parallel(vx, ex, root):

@@ -41,6 +41,10 @@ class Debugger {
   // The GDB server's view (cli/gdb_server.cpp): takes `ev` as the current stop and one lane as the
   // focus, so that `monitor` commands see the state gdb sees.
   void adopt_stop(const engine::StopEvent& ev, std::optional<std::array<uint32_t, 3>> focus);
+  // Starts the session at point t of its launch, right before warp `warp` executes the instruction
+  // that takes the launch to t + 1, with the focus on `lane` (vxreplay diff --open). Reported as a
+  // stop titled `title`; false (the error reported) when the point cannot be reached.
+  bool open_at(engine::TimePoint t, engine::WarpId warp, uint32_t lane, const std::string& title);
 
   // Errors reported so far (a failed --break makes the session a usage error).
   int errors() const { return errors_; }

@@ -1,6 +1,5 @@
 #include "cli/diff_command.hpp"
 
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -11,6 +10,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "cli/command.hpp"
 #include "cli/debug_command.hpp"
 #include "cli/kernel_symbols.hpp"
 #include "cli/replay_command.hpp"
@@ -460,17 +460,9 @@ Result<std::vector<uint64_t>> parse_seed_list(const std::string& text) {
   std::stringstream ss(text);
   std::string part;
   while (std::getline(ss, part, ',')) {
-    std::string_view s = part, digits = s;
-    int base = 10;
-    if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-      base = 16;
-      digits = s.substr(2);
-    }
-    uint64_t v = 0;
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, base);
-    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
-      return make_error("'" + part + "' in '" + text + "' is not a seed (a non-negative integer)");
-    out.push_back(v);
+    std::optional<uint64_t> v = parse_u64(part);
+    if (!v) return make_error("'" + part + "' in '" + text + "' is not a seed (a non-negative integer)");
+    out.push_back(*v);
   }
   if (out.empty() || text.back() == ',') return make_error("'" + text + "' is not a list of seeds like 3,7");
   return out;

@@ -2,7 +2,6 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -10,6 +9,7 @@
 #include <thread>
 #include <tuple>
 
+#include "cli/command.hpp"
 #include "cli/debug_command.hpp"
 #include "cli/diff_command.hpp"
 #include "cli/gdb_server.hpp"
@@ -48,24 +48,18 @@ bool parse_dims(const std::string& text, std::array<uint32_t, 3>* out, std::stri
 // A flag's non-negative integer (decimal or 0x hex) up to max: nothing else parses, so '-1', '',
 // '1e3' or a number past max is a usage error naming the flag instead of wrapping around.
 bool parse_number(const std::string& flag, const std::string& text, uint64_t max, uint64_t* out) {
-  std::string_view s = text, digits = s;
-  int base = 10;
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-    base = 16;
-    digits = s.substr(2);
-  }
-  uint64_t v = 0;
-  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, base);
-  if (digits.empty() || ec == std::errc::invalid_argument || end != digits.data() + digits.size()) {
+  bool too_large = false;
+  std::optional<uint64_t> v = vx::cli::parse_u64(text, &too_large);
+  if (!v && !too_large) {
     std::fprintf(stderr, "vxreplay: %s: '%s' is not a non-negative integer\n", flag.c_str(), text.c_str());
     return false;
   }
-  if (ec == std::errc::result_out_of_range || v > max) {
+  if (too_large || *v > max) {
     std::fprintf(stderr, "vxreplay: %s: %s is larger than %llu\n", flag.c_str(), text.c_str(),
                  static_cast<unsigned long long>(max));
     return false;
   }
-  *out = v;
+  *out = *v;
   return true;
 }
 

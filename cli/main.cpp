@@ -82,8 +82,10 @@ void add_run_flags(CLI::App* cmd, RunFlags& f, vx::cli::RunArgs& run, bool with_
   f.grid_opt = cmd->add_option("--grid", f.grid, "Grid dimensions X[,Y[,Z]] (default: from the image)");
   f.block_opt = cmd->add_option("--block", f.block, "Block dimensions X[,Y[,Z]] (default: from the image)");
   f.lmem_opt = cmd->add_option("--lmem", f.lmem, "Local memory bytes per CTA (default: from the image)");
-  cmd->add_option("--entry", run.entry, "Kernel function (CTA entry) by name, or an entry of a .vxbin's VXSYMTAB footer");
-  cmd->add_option("--symbols", run.symbols, "The ELF of a .vxbin kernel, for its symbols (default: NAME.elf beside it)");
+  cmd->add_option("--entry", run.entry,
+                  "Kernel function (CTA entry) by name, or an entry of a .vxbin's VXSYMTAB footer");
+  cmd->add_option("--symbols", run.symbols,
+                  "The ELF of a .vxbin kernel, for its symbols (default: NAME.elf beside it)");
   cmd->add_flag("--strict-branches", run.options.strict_branches,
                 "Stop at the first plain branch whose lanes disagree, as a device exception");
   cmd->add_option("--launch", run.launch_file,
@@ -240,8 +242,8 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("--mode", rp.mode, "Debug method: relaunch (default), live or auto (docs/live.md)")
       ->check(CLI::IsMember({"relaunch", "live", "auto"}));
   replay_cmd->add_flag("--no-debug-module", rp.no_debug_module, "Model a device without the Debug Module");
-  auto* replay_gdb_opt =
-      replay_cmd->add_option("--gdb", rp.gdb, "Serve the recording to gdb: [HOST:]PORT or - for stdin/stdout (docs/gdb.md)");
+  auto* replay_gdb_opt = replay_cmd->add_option(
+      "--gdb", rp.gdb, "Serve the recording to gdb: [HOST:]PORT or - for stdin/stdout (docs/gdb.md)");
 
   vx::cli::DiffArgs diff;
   RunFlags diff_flags;
@@ -361,8 +363,9 @@ int main(int argc, char** argv) {
     }
     if (hosted) {
       if (run.races) {
-        std::fprintf(stderr, "vxreplay: --races with a host program is not supported yet: run its kernel with "
-                             "vxreplay run --races KERNEL\n");
+        std::fprintf(stderr,
+                     "vxreplay: --races with a host program is not supported yet: run its kernel with "
+                     "vxreplay run --races KERNEL\n");
         return vx::cli::kExitHostFailed;
       }
       vx::cli::HostArgs host{dbg, host_command};

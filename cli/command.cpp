@@ -171,8 +171,8 @@ Result<std::string> parse_info_subcommand(std::string_view word) {
   return resolve(word, info_table(), "info command");
 }
 
-Result<uint32_t> parse_u32(std::string_view s) {
-  s = trim(s);
+std::optional<uint64_t> parse_u64(std::string_view s, bool* too_large) {
+  if (too_large) *too_large = false;
   int base = 10;
   std::string_view digits = s;
   if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
@@ -181,10 +181,20 @@ Result<uint32_t> parse_u32(std::string_view s) {
   }
   uint64_t v = 0;
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, base);
-  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
-    return make_error("'" + std::string(s) + "' is not a non-negative integer");
-  if (v > std::numeric_limits<uint32_t>::max()) return make_error("'" + std::string(s) + "' does not fit 32 bits");
-  return uint32_t(v);
+  if (digits.empty() || ec == std::errc::invalid_argument || end != digits.data() + digits.size()) return std::nullopt;
+  if (ec == std::errc::result_out_of_range) {
+    if (too_large) *too_large = true;
+    return std::nullopt;
+  }
+  return v;
+}
+
+Result<uint32_t> parse_u32(std::string_view s) {
+  s = trim(s);
+  std::optional<uint64_t> v = parse_u64(s);
+  if (!v) return make_error("'" + std::string(s) + "' is not a non-negative integer");
+  if (*v > std::numeric_limits<uint32_t>::max()) return make_error("'" + std::string(s) + "' does not fit 32 bits");
+  return uint32_t(*v);
 }
 
 Result<uint32_t> parse_count(std::string_view s) {

@@ -43,6 +43,10 @@ std::string_view trim(std::string_view s);
 // Splits on blanks.
 std::vector<std::string> split_words(std::string_view s);
 
+// A non-negative integer (decimal or 0x-hex), the whole of s: nothing when it is not one.
+// *too_large (when given) says whether it was digits past 2^64 - 1. The one number parser of the
+// command line's flags and the prompt's commands.
+std::optional<uint64_t> parse_u64(std::string_view s, bool* too_large = nullptr);
 // A non-negative integer (decimal or 0x-hex) that fits 32 bits.
 Result<uint32_t> parse_u32(std::string_view s);
 // A count for stepi/nexti/step/next: empty = 1; at least 1.

@@ -29,6 +29,14 @@ struct DebugArgs {
   uint64_t attach_after = 0;          // --attach-after N (live)
   bool reset_halt = false;            // --reset-halt (live)
   std::string gdb;                    // --gdb [HOST:]PORT or - (docs/gdb.md); "" = the prompt
+  // vxreplay diff --open: the session starts at this point instead of before the launch.
+  struct OpenAt {
+    uint32_t launch = 1;
+    uint64_t instret = 0;
+    uint32_t core = 0, slot = 0, lane = 0;
+    std::string title;
+  };
+  std::optional<OpenAt> open_at;
 };
 
 // True when `run` is a debugger session rather than the plain runner: any of --break, -x, -ex,

@@ -45,6 +45,10 @@ class Debugger {
   void adopt_stop(const engine::StopEvent& ev, std::optional<std::array<uint32_t, 3>> focus);
   // The kernel's source variables (print over C names); null: registers and addresses only.
   void set_variables(const engine::Variables* vars) { vars_ = vars; }
+  // Starts the session at point t of its launch, right before warp `warp` executes the instruction
+  // that takes the launch to t + 1, with the focus on `lane` (vxreplay diff --open). Reported as a
+  // stop titled `title`; false (the error reported) when the point cannot be reached.
+  bool open_at(engine::TimePoint t, engine::WarpId warp, uint32_t lane, const std::string& title);
 
   // Errors reported so far (a failed --break makes the session a usage error).
   int errors() const { return errors_; }

@@ -160,12 +160,15 @@ int host_command(const HostArgs& a) {
   engine::SessionOptions so;
   so.store_dir = store_dir;
   so.seed = d.run.options.seed;
+  so.schedule = uint8_t(d.run.options.schedule);
   so.watchdog = d.run.options.watchdog_instructions;
   if (d.checkpoint_interval) so.checkpoint_interval = *d.checkpoint_interval;
   so.store_map_size = d.db_map_size;
   // The recording names the host command that made it (ls, replay).
   so.workload =
-      "host " + join(a.command) + " on " + d.run.config.to_string() + " seed " + std::to_string(d.run.options.seed);
+      "host " + join(a.command) + " on " + d.run.config.to_string() + " seed " + std::to_string(d.run.options.seed) +
+      (d.run.options.schedule == Schedule::Random ? ""
+                                                  : std::string(" schedule ") + schedule_name(d.run.options.schedule));
   auto session = engine::Session::create(**opened, so);
   if (!session) return abandon("--db " + store_dir + ": " + session.error().message);
   engine::Session& s = **session;

@@ -179,7 +179,11 @@ int replay_command(const ReplayArgs& a) {
   // The kernel's code is in device memory only from there on, so the breakpoints come after.
   auto marks = s.marks();
   if (!marks) return fail(*sink, kExitBadInput, "the recording " + dir + ": " + marks.error().message);
-  if (a.at) {
+  if (a.open_at) {
+    const ReplayArgs::OpenAt& o = *a.open_at;
+    if (!dbg.open_at(engine::TimePoint{o.launch, o.instret}, engine::WarpId{o.core, o.slot}, o.lane, o.title))
+      return dbg.finish_session(dir, kExitInternal);
+  } else if (a.at) {
     int before = dbg.errors();
     dbg.execute("goto " + std::to_string(*a.at));
     if (dbg.errors() != before) return dbg.finish_session(dir, kExitUsage);

@@ -14,6 +14,9 @@ namespace vx::cli {
 
 class TempFile {
  public:
+  TempFile() = default;
+  TempFile(const TempFile&) = delete;  // one owner removes the file
+  TempFile& operator=(const TempFile&) = delete;
   Result<std::string> write(const std::vector<uint8_t>& bytes, const std::string& name) {
     const char* tmp = std::getenv("TMPDIR");
     std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/vxreplay-symbols-XXXXXX";

@@ -34,9 +34,20 @@ struct DeviceConfig {
 // warp order or quantum). Recordings keep it; a replay under another version is refused.
 constexpr uint32_t kSchedulerVersion = 1;
 
+// The warp scheduler's strategy (docs/nondeterminism.md, "Schedules"). Part of a run's identity
+// like the seed: recordings keep it.
+enum class Schedule : uint8_t {
+  Random = 0,  // each core picks a random ready warp for a random quantum of 1..16 instructions
+  Pct = 1,     // probabilistic concurrency testing: the ready warp of highest random priority runs,
+               // one instruction at a time; priorities are drawn again at a few change points
+};
+const char* schedule_name(Schedule s);
+// "random" or "pct"; nullopt otherwise.
+std::optional<Schedule> parse_schedule(const std::string& text);
+
 // Options of one device instance that are not part of its shape.
 struct RunOptions {
-  uint64_t seed = 1;  // scheduler seed: same (config, seed) => bit-identical run
+  uint64_t seed = 1;  // scheduler seed: same (config, seed, schedule) => bit-identical run
   // Watchdog: a pass that executes more warp instructions than this stops with a
   // watchdog event. 0 disables it.
   uint64_t watchdog_instructions = 200'000'000;
@@ -49,6 +60,7 @@ struct RunOptions {
   // A plain branch whose active lanes disagree stops the device with Cause::DivergentBranch
   // (vxreplay run --strict-branches) instead of following the highest active lane.
   bool strict_branches = false;
+  Schedule schedule = Schedule::Random;  // the warp scheduler's strategy (with the seed, the schedule)
 };
 
 // Fixed facts of the Vortex 3.0 memory map (shared/spec/vortex-v3.md).

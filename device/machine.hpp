@@ -15,6 +15,7 @@
 
 #include "device/config.hpp"
 #include "device/context.hpp"
+#include "device/driver.hpp"
 #include "device/isa.hpp"
 #include "device/memory.hpp"
 #include "device/result.hpp"
@@ -97,9 +98,13 @@ class Machine {
   std::vector<WatchHit> take_watch_hits();
   // SC.W (exec_int.cpp): lane `lane` failed, so its store did not happen.
   void note_sc_failed(uint32_t lane) {
-    if (watch_active_) [[unlikely]]
-      watch_drop_lane(lane);
+    if (data_hooks_) [[unlikely]] {
+      if (watch_active_) watch_drop_lane(lane);
+      if (observer_) std::erase_if(obs_accesses_, [&](const ObservedAccess& a) { return a.lane == lane; });
+    }
   }
+  // Observations (driver.hpp): nullptr turns them off.
+  void set_observer(DeviceObserver* observer);
   // VXR.RESUME (exec_vortex.cpp): the routine of an in-progress warp is done.
   Outcome resume_request(ExecCtx& c);
   // mcycle: warp instructions the launch in flight has retired, over every pass.
@@ -189,6 +194,10 @@ class Machine {
   bool dispatch_cta(uint32_t c);
   bool dispatch_instances(uint32_t c, uint32_t w);
   uint32_t pick_warp(uint32_t c);
+  uint32_t pick_warp_pct(uint32_t c);
+  static constexpr uint64_t kPctChangePoints = 3;  // PCT's depth - 1
+  static constexpr uint64_t kPctHorizon = 4096;    // change points fall in the launch's first instructions
+  static constexpr uint64_t kPctRepick = 4096;     // then priorities are drawn again this often
   uint64_t next_random();
   bool translate(uint32_t core, uint32_t hart, uint32_t* addr, uint32_t size, uint32_t perm) const;
   template <bool kWrite>
@@ -213,6 +222,9 @@ class Machine {
   void watch_discard_instruction();
   // Forgets everything not yet reported.
   void watch_discard_pending();
+  void data_hook(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, uint8_t kind, bool local);
+  void observe_step(const ExecCtx& c, const Decoded& d, Step step);
+  void update_data_hooks() { data_hooks_ = watch_active_ || observer_ != nullptr; }
 
   DeviceConfig cfg_;
   RunOptions opts_;
@@ -262,12 +274,20 @@ class Machine {
   uint32_t watch_core_ = 0, watch_slot_ = 0, watch_pc_ = 0;
   std::vector<WatchHit> watch_pending_;  // hits of retired instructions, not yet reported
   std::vector<WatchHit> watch_hits_;     // reported by the last RunStop::Watch
+  // The data path's one test: watchpoints or an observer want to see accesses.
+  bool data_hooks_ = false;
+
+  // Observations (driver.hpp). observer_ is step()'s one test when nothing observes.
+  DeviceObserver* observer_ = nullptr;
+  std::vector<ObservedAccess> obs_accesses_;  // the current instruction's
+  std::vector<uint32_t> obs_values_;
 
   // Divergent plain branches: a diagnostic log like stats_, not architectural state.
   std::vector<DivergentBranch> divergent_;
   std::unordered_map<uint32_t, size_t> divergent_index_;  // pc -> index into divergent_
 
   // Derived, never persisted.
+  std::vector<uint64_t> pct_change_points_;  // launch clock values where PCT's priorities change
   std::vector<uint32_t> ready_;        // per core: warps that are active, not waiting and not halted
   std::vector<uint32_t> active_;       // per core: active warps
   std::vector<ICacheEntry> icache_;

@@ -15,14 +15,14 @@ namespace {
 constexpr uint32_t kTidX = 0xCD3;
 constexpr uint32_t slli(uint32_t rd, uint32_t rs1, uint32_t sh) { return i_type(int32_t(sh), rs1, 1, rd, 0x13); }
 
-struct Schedule {
+struct ScheduleTrace {
   uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a over (core, slot) of every instruction, in order
   std::string first;                      // the first decisions, for the failure message
   uint64_t instructions = 0;
 };
 
 // Runs the launch one warp instruction at a time and records which warp retired each.
-Schedule schedule_of(const DeviceConfig& cfg, uint64_t seed) {
+ScheduleTrace schedule_of(const DeviceConfig& cfg, uint64_t seed) {
   Bench b(cfg, RunOptions{seed, 1'000'000});
   // Every thread increments a shared word without atomics (a race whose result depends on the
   // schedule) and stores what it saw.
@@ -42,7 +42,7 @@ Schedule schedule_of(const DeviceConfig& cfg, uint64_t seed) {
       for (const WarpState& w : b.m.core(c).warps) out.push_back(w.instret);
     return out;
   };
-  Schedule s;
+  ScheduleTrace s;
   std::ostringstream first;
   instret = snapshot();
   for (;;) {
@@ -80,7 +80,7 @@ TEST_CASE("the schedule of a fixed kernel, shape and seed is the one kSchedulerV
   };
   REQUIRE(kSchedulerVersion == 1);  // the values below are version 1's
   for (const Pinned& p : pinned) {
-    const Schedule s = schedule_of(p.cfg, p.seed);
+    const ScheduleTrace s = schedule_of(p.cfg, p.seed);
     INFO("shape " << p.cfg.to_string() << ", seed " << p.seed << ": " << s.instructions
                   << " warp instructions; first (core,slot):" << s.first);
     INFO("the schedule changed: bump kSchedulerVersion and update this value (now 0x" << std::hex << s.hash << ")");

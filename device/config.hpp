@@ -46,6 +46,11 @@ struct RunOptions {
   // A device without the Debug Module (vxreplay run --no-debug-module): dm_read and dm_write
   // fail ("this device has no Debug Module"), so PLATFORM reads as absent (docs/live.md).
   bool debug_module = true;
+  // The reference interpreter: every instruction goes through the dispatcher one at a time
+  // (fetch, execute, count, check), with no pre-decoded blocks and no specialized executors. The
+  // fast path must leave exactly the state this mode leaves; a test compares the two
+  // (device/reference_mode_test.cpp).
+  bool reference = false;
 };
 
 // Fixed facts of the Vortex 3.0 memory map (shared/spec/vortex-v3.md).

@@ -175,6 +175,9 @@ class Machine {
     Decoded d;
   };
   const Decoded* fetch(uint32_t pc, Cause* cause);
+  // What step() does once the instruction executed: counting, the new pc and mask, traps, stalls.
+  Outcome complete_step(uint32_t c, uint32_t w, ExecCtx& ctx, Outcome o, DeviceException* exc);
+  Outcome run_fast(uint32_t c, uint32_t w, uint64_t limit, uint64_t* n, DeviceException* exc);
   void update_ready(uint32_t c, uint32_t w);
   void retire_warp(uint32_t c, uint32_t w);
   void wake_spawn_waiters(uint32_t c);

@@ -78,6 +78,17 @@ uint32_t flags_from_host(int ex) {
   return f;
 }
 
+// The host flags that fflags bits stand for (the inverse of flags_from_host).
+int host_from_flags(uint32_t f) {
+  int ex = 0;
+  if (f & kNV) ex |= FE_INVALID;
+  if (f & kDZ) ex |= FE_DIVBYZERO;
+  if (f & kOF) ex |= FE_OVERFLOW;
+  if (f & kUF) ex |= FE_UNDERFLOW;
+  if (f & kNX) ex |= FE_INEXACT;
+  return ex;
+}
+
 int host_mode(unsigned rm) {
   switch (rm) {
     case kRtz: return FE_TOWARDZERO;
@@ -249,6 +260,14 @@ Outcome exec_rounded(ExecCtx& c, const Decoded& d) {
       flags |= flags_from_host(ex) & (kNV | kDZ);  // NX, OF and UF come from the final rounding
       c.F(d.rd, l) = round_rmm(make_odd(r, (ex & FE_INEXACT) != 0), &flags);
     });
+  } else if (rm == int(kRne)) {
+    // The common case. Host flags left by earlier instructions that the warp's fflags already hold
+    // would change nothing when ORed in again, so the host flags are cleared only when some other
+    // flag is up: writing MXCSR costs more than the operation itself.
+    const int stale = host_flags();
+    if (stale & ~host_from_flags(c.w.fcsr)) host_clear_flags();
+    for_each_lane(c.tmask, [&](unsigned l) { c.F(d.rd, l) = result_bits(apply_lane<float, Op>(c, d, l)); });
+    if (const int ex = host_flags()) flags |= flags_from_host(ex);
   } else {
     HostRounding host(host_mode(unsigned(rm)));
     for_each_lane(c.tmask, [&](unsigned l) { c.F(d.rd, l) = result_bits(apply_lane<float, Op>(c, d, l)); });

@@ -160,11 +160,11 @@ uint8_t* Machine::data_pointer(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_
   return p;
 }
 
-const uint8_t* Machine::data_for_load(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault) {
+const uint8_t* Machine::data_for_load_full(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault) {
   return data_pointer<false>(c, lane, addr, size, fault);
 }
 
-uint8_t* Machine::data_for_store(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault) {
+uint8_t* Machine::data_for_store_full(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault) {
   return data_pointer<true>(c, lane, addr, size, fault);
 }
 

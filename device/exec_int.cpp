@@ -83,7 +83,7 @@ inline uint32_t alu(uint32_t a, uint32_t b) {
   if constexpr (op == Op::CzeroNez) return b != 0 ? 0 : a;
 }
 
-// A fully active warp of N lanes: the lanes go through a local array, so the loop has a fixed
+// A fully active warp of N lanes (1 to 32): the lanes go through a local array, so the loop has a fixed
 // trip count and no possible overlap between rd and the sources, which is what the compiler needs
 // to vectorize it at -O2.
 template <Op op, unsigned N, bool kImm>
@@ -98,6 +98,8 @@ template <Op op, bool kImm>
 inline bool alu_full_width(const ExecCtx& c, uint32_t* out, const uint32_t* a, const uint32_t* b, uint32_t imm) {
   if (c.tmask != full_mask(c.nt)) return false;
   switch (c.nt) {
+    case 1: alu_full<op, 1, kImm>(out, a, b, imm); return true;
+    case 2: alu_full<op, 2, kImm>(out, a, b, imm); return true;
     case 4: alu_full<op, 4, kImm>(out, a, b, imm); return true;
     case 8: alu_full<op, 8, kImm>(out, a, b, imm); return true;
     case 16: alu_full<op, 16, kImm>(out, a, b, imm); return true;

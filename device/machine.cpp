@@ -660,6 +660,14 @@ RunResult Machine::run(uint64_t max_instructions) {
           }
           --q;
           if (!(ready_[c] & (1u << cur))) q = 0;
+          if (q == 0 && ncores == 1 && ready_[c] == (1u << cur) && stats_.instructions < next_drain_ &&
+              (!dispatch_new_units_ || launch_.next_unit >= launch_.total_units)) {
+            // One core with one runnable warp: the round boundary would dispatch nothing and drain
+            // nothing, and the pick is forced. Drawn as the round would draw them, so the generator
+            // moves exactly as it would.
+            cur = int32_t(pick_warp(c));
+            q = 1 + uint32_t(next_random() % kMaxQuantum);
+          }
           continue;
         }
         Outcome o = step(c, uint32_t(cur), &exc);

@@ -36,7 +36,7 @@ clang "${cflags[@]}" -DBENCH_LINUX -Wl,-e,_start "$src" -o "$tmp/qemu.elf"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')  nproc: $(nproc)  cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "$(qemu-riscv32 --version | head -1)"
 python3 - "$PWD/build/vxreplay" "$tmp" "${BASE_VX:-}" "${RUNS:-7}" "${COUNT:-1}" <<'PY'
-import json, os, re, statistics, subprocess, sys, time
+import json, os, re, resource, statistics, subprocess, sys, time
 vx, tmp, base_vx, runs, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5] == "1"
 model_elf, qemu_elf = os.path.join(tmp, "model.elf"), os.path.join(tmp, "qemu.elf")
 
@@ -59,10 +59,10 @@ def run(args):
     return wall, out.decode()
 
 def timed(args):
-    before = os.times()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall, out = run(args)
-    after = os.times()
-    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu, out
 
 model_cmd = [vx, "run", model_elf, "--config", "1x1x1x1", "--quiet"]

@@ -112,13 +112,20 @@ Outcome illegal(ExecCtx& c, const Decoded& d) {
 // fflags is per warp and sticky: the lanes' flags are ORed into it.
 void raise_flags(ExecCtx& c, uint32_t flags) { c.w.fcsr |= flags & 0x1f; }
 
-// Runs the host FPU in `mode` with cleared flags for one warp instruction, and
-// puts round-to-nearest (the host's default) back afterwards.
+// Runs the host FPU in `mode` for one warp instruction, and puts round-to-nearest
+// (the host's default) back afterwards. flags() is what the instruction raised, plus
+// perhaps flags the warp's fflags already hold: those would change nothing when ORed
+// in again, so in round-to-nearest (the common case) the host flags are cleared only
+// when some other flag is up. Writing MXCSR costs more than most operations.
 class HostRounding {
  public:
-  explicit HostRounding(int mode) : mode_(mode) {
-    if (mode_ != FE_TONEAREST) host_set_rounding(mode_);
-    host_clear_flags();
+  HostRounding(int mode, uint32_t fflags) : mode_(mode) {
+    if (mode_ != FE_TONEAREST) {
+      host_set_rounding(mode_);
+      host_clear_flags();
+    } else if (host_flags() & ~host_from_flags(fflags)) {
+      host_clear_flags();
+    }
   }
   ~HostRounding() {
     if (mode_ != FE_TONEAREST) host_set_rounding(FE_TONEAREST);
@@ -252,7 +259,7 @@ Outcome exec_rounded(ExecCtx& c, const Decoded& d) {
     });
   }
   if (rm == int(kRmm)) {
-    HostRounding toward_zero(FE_TOWARDZERO);
+    HostRounding toward_zero(FE_TOWARDZERO, c.w.fcsr);
     for_each_lane(c.tmask, [&](unsigned l) {
       host_clear_flags();
       volatile double r = apply_lane<double, Op>(c, d, l);
@@ -260,16 +267,8 @@ Outcome exec_rounded(ExecCtx& c, const Decoded& d) {
       flags |= flags_from_host(ex) & (kNV | kDZ);  // NX, OF and UF come from the final rounding
       c.F(d.rd, l) = round_rmm(make_odd(r, (ex & FE_INEXACT) != 0), &flags);
     });
-  } else if (rm == int(kRne)) {
-    // The common case. Host flags left by earlier instructions that the warp's fflags already hold
-    // would change nothing when ORed in again, so the host flags are cleared only when some other
-    // flag is up: writing MXCSR costs more than the operation itself.
-    const int stale = host_flags();
-    if (stale & ~host_from_flags(c.w.fcsr)) host_clear_flags();
-    for_each_lane(c.tmask, [&](unsigned l) { c.F(d.rd, l) = result_bits(apply_lane<float, Op>(c, d, l)); });
-    if (const int ex = host_flags()) flags |= flags_from_host(ex);
   } else {
-    HostRounding host(host_mode(unsigned(rm)));
+    HostRounding host(host_mode(unsigned(rm)), c.w.fcsr);
     for_each_lane(c.tmask, [&](unsigned l) { c.F(d.rd, l) = result_bits(apply_lane<float, Op>(c, d, l)); });
     flags |= host.flags();
   }
@@ -350,7 +349,7 @@ Outcome exec_fcvt_from_int(ExecCtx& c, const Decoded& d) {
       c.F(d.rd, l) = round_rmm(Unsigned ? double(v) : double(int32_t(v)), &flags);
     });
   } else {
-    HostRounding host(host_mode(unsigned(rm)));
+    HostRounding host(host_mode(unsigned(rm)), c.w.fcsr);
     for_each_lane(c.tmask, [&](unsigned l) {
       const uint32_t v = c.X(d.rs1, l);
       c.F(d.rd, l) = result_bits(Unsigned ? float(v) : float(int32_t(v)));

@@ -388,7 +388,9 @@ void Machine::wake_spawn_waiters(uint32_t c) {
 uint32_t Machine::pick_warp(uint32_t c) {
   uint32_t ready = ready_[c];
   uint32_t n = lane_count(ready);
-  uint32_t k = uint32_t(next_random() % n);
+  // The same k as r % n; a mask when n is a power of two (1, 2, 4... ready warps) spares the division.
+  const uint64_t r = next_random();
+  uint32_t k = (n & (n - 1)) == 0 ? uint32_t(r & (n - 1)) : uint32_t(r % n);
   while (k--) ready &= ready - 1;
   return unsigned(std::countr_zero(ready));
 }

@@ -348,6 +348,16 @@ Outcome exec_fcvt_from_int(ExecCtx& c, const Decoded& d) {
       const uint32_t v = c.X(d.rs1, l);
       c.F(d.rd, l) = round_rmm(Unsigned ? double(v) : double(int32_t(v)), &flags);
     });
+  } else if (rm == int(kRne)) {
+    // The host rounds to nearest already, and the one flag a conversion from an integer can raise is
+    // NX, exactly when the float does not give the integer back: no MXCSR access at all.
+    for_each_lane(c.tmask, [&](unsigned l) {
+      const uint32_t v = c.X(d.rs1, l);
+      const double exact = Unsigned ? double(v) : double(int32_t(v));
+      const float r = Unsigned ? float(v) : float(int32_t(v));
+      if (double(r) != exact) flags |= kNX;
+      c.F(d.rd, l) = std::bit_cast<uint32_t>(r);
+    });
   } else {
     HostRounding host(host_mode(unsigned(rm)), c.w.fcsr);
     for_each_lane(c.tmask, [&](unsigned l) {

@@ -434,6 +434,7 @@ std::vector<uint8_t> Codec::encode_header(const StoreHeader& h) {
   b.setSeed(h.seed);
   b.setSchedulerVersion(h.scheduler_version);
   b.setWatchdog(h.watchdog);
+  b.setSchedule(h.schedule);
   auto bytes = to_bytes(msg);
   return seal(Magic::Header, bytes.data(), bytes.size(), false);
 }
@@ -455,6 +456,7 @@ Result<StoreHeader> Codec::decode_header(const uint8_t* value, size_t size) {
     h.seed = root.getSeed();
     h.scheduler_version = root.getSchedulerVersion();
     h.watchdog = root.getWatchdog();
+    h.schedule = root.getSchedule();
     return {};
   });
   if (!r) return r.error();

@@ -44,6 +44,7 @@ struct StoreHeader {
   uint64_t seed = 0;               // the warp scheduler's seed
   uint32_t scheduler_version = 0;  // vx::kSchedulerVersion of the recording build
   uint64_t watchdog = 0;           // the watchdog's instruction budget (0: off)
+  uint8_t schedule = 0;            // vx::Schedule of the recording (0: the seeded random scheduler)
   bool operator==(const StoreHeader&) const = default;
 };
 

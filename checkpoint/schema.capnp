@@ -31,6 +31,7 @@ struct StoreHeader {
   seed @4 :UInt64;             # the warp scheduler's seed (RunOptions::seed)
   schedulerVersion @5 :UInt32; # vx::kSchedulerVersion of the build that recorded: same seed, same schedule
   watchdog @6 :UInt64;         # RunOptions::watchdog_instructions (0: off)
+  schedule @7 :UInt8;          # RunOptions::schedule: 0 the seeded random scheduler, 1 PCT (docs/nondeterminism.md)
 }
 
 # 128-bit XXH3 of a page's raw bytes: the key of the "pages" database.

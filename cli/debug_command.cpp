@@ -215,12 +215,16 @@ int debug_command(const DebugArgs& a) {
   so.store_dir = store_dir;
   so.kernel_hash = image->hash;
   so.seed = a.run.options.seed;
+  so.schedule = uint8_t(a.run.options.schedule);
   so.watchdog = a.run.options.watchdog_instructions;
   if (a.checkpoint_interval) so.checkpoint_interval = *a.checkpoint_interval;
   so.store_map_size = a.db_map_size;
-  so.workload = a.run.kernel + " grid " + dims(launch->grid) + " block " + dims(launch->block) + " on " +
-                a.run.config.to_string() + " seed " + std::to_string(a.run.options.seed) +
-                (lf ? " launch " + a.run.launch_file : "");
+  so.workload =
+      a.run.kernel + " grid " + dims(launch->grid) + " block " + dims(launch->block) + " on " +
+      a.run.config.to_string() + " seed " + std::to_string(a.run.options.seed) +
+      (a.run.options.schedule == Schedule::Random ? ""
+                                                  : std::string(" schedule ") + schedule_name(a.run.options.schedule)) +
+      (lf ? " launch " + a.run.launch_file : "");
   so.mode = engine::parse_session_mode(a.mode.empty() ? "relaunch" : a.mode).value_or(engine::SessionMode::Relaunch);
   so.attach_after = a.attach_after;
   so.reset_halt = a.reset_halt;
@@ -278,6 +282,11 @@ int debug_command(const DebugArgs& a) {
     }
   }
 
+  if (a.open_at) {
+    const DebugArgs::OpenAt& o = *a.open_at;
+    if (!dbg.open_at(engine::TimePoint{o.launch, o.instret}, engine::WarpId{o.core, o.slot}, o.lane, o.title))
+      return dbg.finish_session(store_dir, kExitInternal);
+  }
   // Attach (a running kernel halted after N instructions) or halt after reset: the session starts
   // at that stop and shows where every warp is.
   if (si.live && (a.attach_after || a.reset_halt)) {

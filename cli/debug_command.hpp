@@ -28,6 +28,14 @@ struct DebugArgs {
   std::string mode;                   // --mode relaunch|live|auto ("" = the default, relaunch; docs/live.md)
   uint64_t attach_after = 0;          // --attach-after N (live)
   bool reset_halt = false;            // --reset-halt (live)
+  // vxreplay diff --open: the session starts at this point instead of before the launch.
+  struct OpenAt {
+    uint32_t launch = 1;
+    uint64_t instret = 0;
+    uint32_t core = 0, slot = 0, lane = 0;
+    std::string title;
+  };
+  std::optional<OpenAt> open_at;
 };
 
 // True when `run` is a debugger session rather than the plain runner: any of --break, -x, -ex,

@@ -37,6 +37,11 @@ class Debugger {
   // `break` from the command line (--break): the error is returned, not reported.
   Result<int> add_breakpoint(const std::string& location, const std::string& condition, bool temporary);
 
+  // Starts the session at point t of its launch, right before warp `warp` executes the instruction
+  // that takes the launch to t + 1, with the focus on `lane` (vxreplay diff --open). Reported as a
+  // stop titled `title`; false (the error reported) when the point cannot be reached.
+  bool open_at(engine::TimePoint t, engine::WarpId warp, uint32_t lane, const std::string& title);
+
   // Errors reported so far (a failed --break makes the session a usage error).
   int errors() const { return errors_; }
   // End the session (as quit does) when the recording cannot be written, instead of going on.

@@ -75,6 +75,26 @@ const CType* find_type(std::string name) {
 
 }  // namespace
 
+bool Debugger::open_at(engine::TimePoint t, engine::WarpId warp, uint32_t lane, const std::string& title) {
+  const int before = errors_;
+  if (state_ == State::NotStarted) {
+    // The launch starts like a first `continue` that stops at the point.
+    auto first = s_.run_to(t.instret);
+    if (!first) {
+      err(first.error().message);
+      return false;
+    }
+    if (first->reason != StopReason::InstructionCount || first->launch != t.launch) {
+      report_move(first);
+      err("the run did not reach launch " + std::to_string(t.launch) + ", instruction " + std::to_string(t.instret));
+      return false;
+    }
+  }
+  focus_.lane = lane;
+  report_move(s_.seek(t, StopReason::Step, warp), title);
+  return errors_ == before;
+}
+
 // --- Reporting a move --------------------------------------------------------------------------------
 
 void Debugger::settle(const StopEvent& ev, const std::vector<int>& bps) {

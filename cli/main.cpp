@@ -7,10 +7,14 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <thread>
+#include <tuple>
 
 #include "cli/debug_command.hpp"
+#include "cli/diff_command.hpp"
 #include "cli/replay_command.hpp"
 #include "cli/run_command.hpp"
+#include "cli/sweep_command.hpp"
 
 namespace {
 
@@ -63,6 +67,75 @@ bool parse_number(const std::string& flag, const std::string& text, uint64_t max
   return true;
 }
 
+// The flags that describe a workload run, shared by run, diff and sweep.
+struct RunFlags {
+  std::string config = "1x1x4x4", seed, watchdog, grid, block, lmem, schedule = "random";
+  CLI::Option *seed_opt = nullptr, *watchdog_opt = nullptr, *grid_opt = nullptr, *block_opt = nullptr,
+              *lmem_opt = nullptr;
+};
+
+void add_run_flags(CLI::App* cmd, RunFlags& f, vx::cli::RunArgs& run, bool with_seed) {
+  cmd->add_option("--config", f.config, "Device shape CLUSTERSxCORESxWARPSxTHREADS or CORESxWARPSxTHREADS")
+      ->capture_default_str();
+  // Numbers are taken as text and parsed strictly (parse_number): CLI11 would wrap '-1' around.
+  if (with_seed) f.seed_opt = cmd->add_option("--seed", f.seed, "Warp scheduler seed (same seed, same run; default 1)");
+  cmd->add_option("--schedule", f.schedule,
+                  "Warp schedule strategy: random (default) or pct (random priorities; docs/nondeterminism.md)");
+  f.watchdog_opt = cmd->add_option("--watchdog", f.watchdog,
+                                   "Stop a run after this many warp instructions (0: never; default 200000000)");
+  f.grid_opt = cmd->add_option("--grid", f.grid, "Grid dimensions X[,Y[,Z]] (default: from the image)");
+  f.block_opt = cmd->add_option("--block", f.block, "Block dimensions X[,Y[,Z]] (default: from the image)");
+  f.lmem_opt = cmd->add_option("--lmem", f.lmem, "Local memory bytes per CTA (default: from the image)");
+  cmd->add_option("--launch", run.launch_file,
+                  "Launch file (JSON): dimensions, entry, buffers and arguments (docs/cli.md, \"Launch files\")");
+}
+
+// false: a usage error was printed.
+bool apply_run_flags(const RunFlags& f, vx::cli::RunArgs& run) {
+  std::string error;
+  auto cfg = vx::DeviceConfig::parse(f.config, &error);
+  if (!cfg) {
+    std::fprintf(stderr, "vxreplay: --config: %s\n", error.c_str());
+    return false;
+  }
+  run.config = *cfg;
+  auto schedule = vx::parse_schedule(f.schedule);
+  if (!schedule) {
+    std::fprintf(stderr, "vxreplay: --schedule: '%s' is not random or pct\n", f.schedule.c_str());
+    return false;
+  }
+  run.options.schedule = *schedule;
+  uint64_t n = 0;
+  if (f.seed_opt && f.seed_opt->count()) {
+    if (!parse_number("--seed", f.seed, UINT64_MAX, &n)) return false;
+    run.options.seed = n;
+  }
+  if (f.watchdog_opt->count()) {
+    if (!parse_number("--watchdog", f.watchdog, UINT64_MAX, &n)) return false;
+    run.options.watchdog_instructions = n;
+  }
+  if (f.lmem_opt->count()) {
+    if (!parse_number("--lmem", f.lmem, UINT32_MAX, &n)) return false;
+    run.lmem = uint32_t(n);
+  }
+  std::array<uint32_t, 3> dims;
+  if (f.grid_opt->count()) {
+    if (!parse_dims(f.grid, &dims, &error)) {
+      std::fprintf(stderr, "vxreplay: --grid: %s\n", error.c_str());
+      return false;
+    }
+    run.grid = dims;
+  }
+  if (f.block_opt->count()) {
+    if (!parse_dims(f.block, &dims, &error)) {
+      std::fprintf(stderr, "vxreplay: --block: %s\n", error.c_str());
+      return false;
+    }
+    run.block = dims;
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -81,21 +154,11 @@ int main(int argc, char** argv) {
 
   vx::cli::DebugArgs dbg;
   vx::cli::RunArgs& run = dbg.run;
-  std::string config_text = "1x1x4x4", grid_text, block_text;
   auto* run_cmd = app.add_subcommand("run", "Run a kernel image (ELF or .vxbin) to completion on the Vortex model");
   run_cmd->add_option("kernel", run.kernel, "Kernel image: an ELF built for riscv32, or a .vxbin")->required();
-  run_cmd->add_option("--config", config_text, "Device shape CLUSTERSxCORESxWARPSxTHREADS or CORESxWARPSxTHREADS")
-      ->capture_default_str();
-  // Numbers are taken as text and parsed strictly (parse_number): CLI11 would wrap '-1' around.
-  std::string seed_text, watchdog_text, lmem_text, interval_text, at_text;
-  auto* seed_opt = run_cmd->add_option("--seed", seed_text, "Warp scheduler seed (same seed, same run; default 1)");
-  auto* watchdog_opt = run_cmd->add_option("--watchdog", watchdog_text,
-                                           "Stop a run after this many warp instructions (0: never; default 200000000)");
-  auto* grid_opt = run_cmd->add_option("--grid", grid_text, "Grid dimensions X[,Y[,Z]] (default: from the image)");
-  auto* block_opt = run_cmd->add_option("--block", block_text, "Block dimensions X[,Y[,Z]] (default: from the image)");
-  auto* lmem_opt = run_cmd->add_option("--lmem", lmem_text, "Local memory bytes per CTA (default: from the image)");
-  run_cmd->add_option("--launch", run.launch_file,
-                      "Launch file (JSON): dimensions, entry, buffers and arguments (docs/cli.md, \"Launch files\")");
+  RunFlags run_flags;
+  add_run_flags(run_cmd, run_flags, run, true);
+  std::string interval_text, at_text;
   bool live = false;
   run_cmd->add_option("--mode", dbg.mode,
                       "Debug method: relaunch (default: save, kill, re-launch at every stop), live (halt in place "
@@ -108,6 +171,8 @@ int main(int argc, char** argv) {
                       "Live: halt the running kernel after N warp instructions (haltreq) and start there");
   run_cmd->add_flag("--reset-halt", dbg.reset_halt, "Live: start at the first instruction (resethaltreq)");
   run_cmd->add_flag("--quiet", run.quiet, "Print only the kernel's console output");
+  run_cmd->add_flag("--races", run.races,
+                    "Report data races on global and local memory (docs/nondeterminism.md); exit 67 when there is one");
   run_cmd->add_option("--break", dbg.breaks, "Debug: set a breakpoint at FUNC, FILE:LINE or *ADDR (repeatable)")
       ->take_all()
       ->expected(1)
@@ -152,6 +217,42 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"relaunch", "live", "auto"}));
   replay_cmd->add_flag("--no-debug-module", rp.no_debug_module, "Model a device without the Debug Module");
 
+  vx::cli::DiffArgs diff;
+  RunFlags diff_flags;
+  std::string diff_seeds, diff_configs;
+  auto* diff_cmd = app.add_subcommand("diff",
+                                      "Where two runs of a workload first differ: two seeds or two "
+                                      "configurations of a kernel, or two recordings (exit 0 same, 1 different)");
+  diff_cmd->add_option("inputs", diff.inputs, "KERNEL, or RECORDING_A RECORDING_B")->required()->expected(1, 2);
+  add_run_flags(diff_cmd, diff_flags, diff.run, false);
+  diff_cmd->add_option("--seeds", diff_seeds, "The two runs' scheduler seeds A,B (one seed: both)");
+  diff_cmd->add_option("--configs", diff_configs, "The two runs' device shapes A,B (one: both)");
+  diff_cmd->add_flag("--json", diff.json, "The report as one JSON object on stdout");
+  diff_cmd->add_option("--open", diff.open, "Then debug run A or B, stopped at the diverging instruction");
+  diff_cmd->add_option("--ex,--eval-command", diff.commands, "--open: run CMD in the session (repeatable; also -ex)")
+      ->take_all()
+      ->expected(1)
+      ->allow_extra_args(false);
+  diff_cmd->add_flag("--batch", diff.batch, "--open: exit after the commands instead of reading more");
+  diff_cmd->add_option("--db", diff.db, "--open: checkpoint store directory (default .vxreplay)");
+
+  vx::cli::SweepArgs sweep;
+  RunFlags sweep_flags;
+  std::string jobs_text;
+  auto* sweep_cmd = app.add_subcommand("sweep",
+                                       "Run a workload under many schedules and group the runs by outcome "
+                                       "(exit 0 one class, 1 more)");
+  sweep_cmd->add_option("kernel", sweep.run.kernel, "Kernel image")->required();
+  add_run_flags(sweep_cmd, sweep_flags, sweep.run, false);
+  sweep_cmd->add_option("--seeds", sweep.seeds_text, "Seeds: ranges and lists, e.g. 1-256 or 1-8,40 (default 1-64)");
+  auto* jobs_opt = sweep_cmd->add_option("--jobs,-j", jobs_text, "Worker processes (default: the machine's cores)");
+  sweep_cmd->add_flag("--races", sweep.run.races, "Also detect races in every run (exit 67 when one has a race)");
+  sweep_cmd->add_flag("--json", sweep.json, "The report as one JSON object on stdout");
+  sweep_cmd->add_flag("--emit-jobs", sweep.emit_jobs,
+                      "Print one command line per seed (each writes its result into --out DIR) instead of running");
+  sweep_cmd->add_option("--out", sweep.out_dir, "Write each run's result into DIR (what an emitted job does)");
+  sweep_cmd->add_option("--merge", sweep.merge_dir, "Group the results found in DIR instead of running");
+
   std::string ls_root = ".vxreplay";
   bool ls_json = false;
   auto* ls_cmd = app.add_subcommand("ls", "List the recordings under a directory: kernel, date, stops, size");
@@ -178,26 +279,8 @@ int main(int argc, char** argv) {
       return vx::cli::kExitUsage;
     }
     run.options.debug_module = !no_dm;
-    std::string error;
-    auto cfg = vx::DeviceConfig::parse(config_text, &error);
-    if (!cfg) {
-      std::fprintf(stderr, "vxreplay: --config: %s\n", error.c_str());
-      return vx::cli::kExitUsage;
-    }
-    run.config = *cfg;
+    if (!apply_run_flags(run_flags, run)) return vx::cli::kExitUsage;
     uint64_t n = 0;
-    if (seed_opt->count()) {
-      if (!parse_number("--seed", seed_text, UINT64_MAX, &n)) return vx::cli::kExitUsage;
-      run.options.seed = n;
-    }
-    if (watchdog_opt->count()) {
-      if (!parse_number("--watchdog", watchdog_text, UINT64_MAX, &n)) return vx::cli::kExitUsage;
-      run.options.watchdog_instructions = n;
-    }
-    if (lmem_opt->count()) {
-      if (!parse_number("--lmem", lmem_text, UINT32_MAX, &n)) return vx::cli::kExitUsage;
-      run.lmem = uint32_t(n);
-    }
     if (interval_opt->count()) {
       if (!parse_number("--checkpoint-interval", interval_text, UINT64_MAX, &n)) return vx::cli::kExitUsage;
       dbg.checkpoint_interval = n;
@@ -210,22 +293,17 @@ int main(int argc, char** argv) {
       }
       dbg.db_map_size = n;
     }
-    std::array<uint32_t, 3> dims;
-    if (grid_opt->count()) {
-      if (!parse_dims(grid_text, &dims, &error)) {
-        std::fprintf(stderr, "vxreplay: --grid: %s\n", error.c_str());
-        return vx::cli::kExitUsage;
-      }
-      run.grid = dims;
-    }
-    if (block_opt->count()) {
-      if (!parse_dims(block_text, &dims, &error)) {
-        std::fprintf(stderr, "vxreplay: --block: %s\n", error.c_str());
-        return vx::cli::kExitUsage;
-      }
-      run.block = dims;
-    }
     // A chosen debug method makes the run a debugger session.
+    // --races checks a whole run: the plain runner's, even on a terminal.
+    if (run.races) {
+      if (!dbg.mode.empty() || vx::cli::wants_session(dbg, false)) {
+        std::fprintf(stderr,
+                     "vxreplay: --races checks a whole run: it takes no debugging flags (--break, -x, -ex, "
+                     "--batch, --json, --mode)\n");
+        return vx::cli::kExitUsage;
+      }
+      return vx::cli::run_command(run);
+    }
     if (!dbg.mode.empty() || vx::cli::wants_session(dbg, isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)))
       return vx::cli::debug_command(dbg);
     return vx::cli::run_command(run);
@@ -237,6 +315,73 @@ int main(int argc, char** argv) {
       rp.at = uint32_t(n);
     }
     return vx::cli::replay_command(rp);
+  }
+  if (diff_cmd->parsed()) {
+    if (diff.inputs.size() == 1) {
+      diff.run.kernel = diff.inputs[0];
+      if (!apply_run_flags(diff_flags, diff.run)) return vx::cli::kExitUsage;
+    }
+    if (!diff_seeds.empty() || diff_cmd->count("--seeds")) {
+      auto seeds = vx::cli::parse_seed_list(diff_seeds);
+      if (!seeds) {
+        std::fprintf(stderr, "vxreplay: --seeds: %s\n", seeds.error().message.c_str());
+        return vx::cli::kExitUsage;
+      }
+      diff.seeds = *seeds;
+    }
+    if (diff_cmd->count("--configs")) {
+      std::stringstream ss(diff_configs);
+      std::string part, error;
+      while (std::getline(ss, part, ',')) {
+        auto cfg = vx::DeviceConfig::parse(part, &error);
+        if (!cfg) {
+          std::fprintf(stderr, "vxreplay: --configs: '%s': %s\n", part.c_str(), error.c_str());
+          return vx::cli::kExitUsage;
+        }
+        diff.configs.push_back(*cfg);
+      }
+      if (diff.configs.empty()) {
+        std::fprintf(stderr, "vxreplay: --configs: '%s' is not a list of device shapes like 1x1x4x4,1x2x4x4\n",
+                     diff_configs.c_str());
+        return vx::cli::kExitUsage;
+      }
+    }
+    return vx::cli::diff_command(diff);
+  }
+  if (sweep_cmd->parsed()) {
+    if (!apply_run_flags(sweep_flags, sweep.run)) return vx::cli::kExitUsage;
+    auto seeds = vx::cli::parse_seed_ranges(sweep.seeds_text);
+    if (!seeds) {
+      std::fprintf(stderr, "vxreplay: --seeds: %s\n", seeds.error().message.c_str());
+      return vx::cli::kExitUsage;
+    }
+    sweep.seeds = *seeds;
+    sweep.jobs = std::max(1u, std::thread::hardware_concurrency());
+    if (jobs_opt->count()) {
+      uint64_t n = 0;
+      if (!parse_number("--jobs", jobs_text, 1024, &n)) return vx::cli::kExitUsage;
+      if (n == 0) {
+        std::fprintf(stderr, "vxreplay: --jobs: at least 1\n");
+        return vx::cli::kExitUsage;
+      }
+      sweep.jobs = unsigned(n);
+    }
+    if (!sweep.merge_dir.empty() && (sweep.emit_jobs || !sweep.out_dir.empty())) {
+      std::fprintf(stderr, "vxreplay: --merge groups results: it takes no --emit-jobs or --out\n");
+      return vx::cli::kExitUsage;
+    }
+    sweep.self = arg_store[0];
+    // The workload flags an emitted job repeats.
+    sweep.run_flags = {"--config", sweep_flags.config, "--schedule", sweep_flags.schedule};
+    for (auto [opt, flag, value] : {std::tuple{sweep_flags.watchdog_opt, "--watchdog", &sweep_flags.watchdog},
+                                    std::tuple{sweep_flags.grid_opt, "--grid", &sweep_flags.grid},
+                                    std::tuple{sweep_flags.block_opt, "--block", &sweep_flags.block},
+                                    std::tuple{sweep_flags.lmem_opt, "--lmem", &sweep_flags.lmem}})
+      if (opt->count()) sweep.run_flags.insert(sweep.run_flags.end(), {flag, *value});
+    if (!sweep.run.launch_file.empty())
+      sweep.run_flags.insert(sweep.run_flags.end(), {"--launch", sweep.run.launch_file});
+    if (sweep.run.races) sweep.run_flags.push_back("--races");
+    return vx::cli::sweep_command(sweep);
   }
   if (ls_cmd->parsed()) return vx::cli::ls_command(ls_root, ls_json);
   return vx::cli::kExitUsage;

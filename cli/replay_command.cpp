@@ -21,38 +21,32 @@ namespace vx::cli {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// A temporary file holding the recorded image, for libdw (which reads files); removed on exit.
-class TempFile {
- public:
-  Result<std::string> write(const std::vector<uint8_t>& bytes, const std::string& name) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/vxreplay-symbols-XXXXXX";
-    std::vector<char> path(pattern.begin(), pattern.end());
-    path.push_back('\0');
-    int fd = mkstemp(path.data());
-    if (fd < 0) return make_error("cannot create a temporary file for the symbols of " + name);
-    path_ = path.data();
-    size_t done = 0;
-    while (done < bytes.size()) {
-      ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-      if (n <= 0) {
-        ::close(fd);
-        return make_error("cannot write the symbols of " + name + " to " + path_);
-      }
-      done += size_t(n);
+Result<std::string> TempFile::write(const std::vector<uint8_t>& bytes, const std::string& name) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/vxreplay-symbols-XXXXXX";
+  std::vector<char> path(pattern.begin(), pattern.end());
+  path.push_back('\0');
+  int fd = mkstemp(path.data());
+  if (fd < 0) return make_error("cannot create a temporary file for the symbols of " + name);
+  path_ = path.data();
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) {
+      ::close(fd);
+      return make_error("cannot write the symbols of " + name + " to " + path_);
     }
-    ::close(fd);
-    return path_;
+    done += size_t(n);
   }
-  ~TempFile() {
-    if (!path_.empty()) ::unlink(path_.c_str());
-  }
+  ::close(fd);
+  return path_;
+}
 
- private:
-  std::string path_;
-};
+TempFile::~TempFile() {
+  if (!path_.empty()) ::unlink(path_.c_str());
+}
+
+namespace {
 
 uint64_t dir_bytes(const fs::path& dir) {
   uint64_t total = 0;
@@ -191,7 +185,11 @@ int replay_command(const ReplayArgs& a) {
   // Open at the first stop of the recording (or checkpoint N).
   auto marks = s.marks();
   if (!marks) return fail(*sink, kExitBadInput, "the recording " + dir + ": " + marks.error().message);
-  if (a.at) {
+  if (a.open_at) {
+    const ReplayArgs::OpenAt& o = *a.open_at;
+    if (!dbg.open_at(engine::TimePoint{o.launch, o.instret}, engine::WarpId{o.core, o.slot}, o.lane, o.title))
+      return dbg.finish_session(dir, kExitInternal);
+  } else if (a.at) {
     int before = dbg.errors();
     dbg.execute("goto " + std::to_string(*a.at));
     if (dbg.errors() != before) return dbg.finish_session(dir, kExitUsage);

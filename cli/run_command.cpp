@@ -3,8 +3,10 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 
 #include "cli/console.hpp"
+#include "cli/diff_command.hpp"
 #include "cli/launch_file.hpp"
 #include "device/host_runtime.hpp"
 #include "device/isa.hpp"
@@ -27,63 +29,117 @@ void print_exception(Driver& d, const DeviceException& e) {
   if (have_code) std::fprintf(stderr, "  0x%08x: %s\n", e.pc, disassemble(words[0], e.pc).c_str());
 }
 
-}  // namespace
-
-int run_command(const RunArgs& args) {
-  auto image = load_kernel_image(args.kernel);
-  if (!image) {
-    std::fprintf(stderr, "vxreplay: %s\n", image.error().message.c_str());
-    return kExitBadInput;
-  }
+// A workload on a fresh device, launched and ready to run.
+struct PreparedRun {
+  std::unique_ptr<Driver> dev;
+  KernelImage image;
   std::optional<LaunchFile> lf;
+  PlacedLaunch placed;
+};
+
+Result<PreparedRun> prepare_run(const RunArgs& args, DeviceObserver* observer) {
+  PreparedRun p;
+  auto image = load_kernel_image(args.kernel);
+  if (!image) return image.error();
+  p.image = std::move(image).value();
   if (!args.launch_file.empty()) {
     auto loaded = load_launch_file(args.launch_file);
-    if (!loaded) {
-      std::fprintf(stderr, "vxreplay: %s\n", loaded.error().message.c_str());
-      return kExitBadInput;
-    }
-    lf.emplace(std::move(loaded).value());
+    if (!loaded) return loaded.error();
+    p.lf.emplace(std::move(loaded).value());
   }
   auto opened = open_model_device(args.config, args.options);
-  if (!opened) {
-    std::fprintf(stderr, "vxreplay: %s\n", opened.error().message.c_str());
-    return kExitBadInput;
-  }
-  Driver& dev = **opened;
-  HostRuntime rt(dev);
+  if (!opened) return opened.error();
+  p.dev = std::move(opened).value();
+  if (observer) p.dev->set_observer(observer);
+  HostRuntime rt(*p.dev);
   LaunchOverrides ov;
   ov.grid = args.grid;
   ov.block = args.block;
   ov.lmem = args.lmem;
-  if (lf) {
-    if (auto r = apply_launch_file(*lf, args.kernel, ov); !r) {
-      std::fprintf(stderr, "vxreplay: %s\n", r.error().message.c_str());
-      return kExitBadInput;
-    }
+  if (p.lf)
+    if (auto r = apply_launch_file(*p.lf, args.kernel, ov); !r) return r.error();
+  auto launch = resolve_grid_launch(p.image, args.config, ov);
+  if (!launch) return launch.error();
+  if (auto r = rt.load_image(p.image); !r) return r.error();
+  if (p.lf) {
+    auto placed = place_launch(rt, *p.lf);
+    if (!placed) return placed.error();
+    p.placed = std::move(placed).value();
+    if (p.placed.arg_ptr) launch->arg_ptr = *p.placed.arg_ptr;
   }
-  auto launch = resolve_grid_launch(*image, args.config, ov);
-  if (!launch) {
-    std::fprintf(stderr, "vxreplay: %s\n", launch.error().message.c_str());
+  if (auto r = rt.launch_grid(*launch); !r) return r.error();
+  return p;
+}
+
+}  // namespace
+
+WorkloadRun run_workload(const RunArgs& args, DeviceObserver* observer, std::ostream* out) {
+  WorkloadRun w;
+  auto prepared = prepare_run(args, observer);
+  if (!prepared) {
+    w.status = kExitBadInput;
+    w.error = prepared.error().message;
+    return w;
+  }
+  Driver& dev = *prepared->dev;
+  ConsoleLines lines;
+  auto take_console = [&] {
+    std::vector<ConsoleChunk> chunks = dev.read_console();
+    for (const ConsoleChunk& c : chunks) w.console[c.slot] += c.bytes;
+    if (out) lines.feed(chunks, *out);
+  };
+  auto t0 = std::chrono::steady_clock::now();
+  DeviceEvent ev;
+  do {
+    ev = dev.wait(kSlice);
+    take_console();
+  } while (ev.kind == EventKind::Budget);
+  if (out) lines.flush(*out);
+  w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  dev.set_observer(nullptr);
+  w.end = ev.kind;
+  w.exit_code = dev.exit_code();
+  w.stats = dev.stats();
+  switch (ev.kind) {
+    case EventKind::Completed:
+      w.status = w.exit_code == 0 ? kExitOk : int(std::min<uint32_t>(w.exit_code, 63));
+      break;
+    case EventKind::Exception:
+      w.exception = ev.exception;
+      w.error = "device exception: " + ev.exception.to_string();
+      w.status = kExitDeviceStop;
+      break;
+    case EventKind::CommandError:
+      w.error = "the launch failed: " + ev.message;
+      w.status = kExitBadInput;
+      break;
+    default:
+      w.error = "internal error: the device went idle before the launch completed";
+      w.status = kExitInternal;
+      break;
+  }
+  auto keep = [&](uint32_t addr, uint32_t size) {
+    std::vector<uint8_t> bytes(size);
+    if (dev.copy_from_device(addr, bytes)) w.memory.emplace_back(addr, std::move(bytes));
+  };
+  for (const ImageSegment& seg : prepared->image.segments) keep(seg.vaddr, seg.mem_size);
+  if (prepared->lf)
+    for (size_t i = 0; i < prepared->placed.buffer_addrs.size() && i < prepared->lf->buffers.size(); ++i)
+      keep(prepared->placed.buffer_addrs[i], prepared->lf->buffers[i].size);
+  return w;
+}
+
+int run_command(const RunArgs& args) {
+  std::unique_ptr<replay::RaceDetector> races;
+  if (args.races) races = std::make_unique<replay::RaceDetector>(args.config);
+  auto prepared = prepare_run(args, races.get());
+  if (!prepared) {
+    std::fprintf(stderr, "vxreplay: %s\n", prepared.error().message.c_str());
     return kExitBadInput;
   }
-  if (auto r = rt.load_image(*image); !r) {
-    std::fprintf(stderr, "vxreplay: %s\n", r.error().message.c_str());
-    return kExitBadInput;
-  }
-  PlacedLaunch placed;
-  if (lf) {
-    auto p = place_launch(rt, *lf);
-    if (!p) {
-      std::fprintf(stderr, "vxreplay: %s\n", p.error().message.c_str());
-      return kExitBadInput;
-    }
-    placed = std::move(p).value();
-    if (placed.arg_ptr) launch->arg_ptr = *placed.arg_ptr;
-  }
-  if (auto r = rt.launch_grid(*launch); !r) {
-    std::fprintf(stderr, "vxreplay: %s\n", r.error().message.c_str());
-    return kExitBadInput;
-  }
+  Driver& dev = *prepared->dev;
+  std::optional<LaunchFile>& lf = prepared->lf;
+  PlacedLaunch& placed = prepared->placed;
 
   ConsoleLines console;
   auto t0 = std::chrono::steady_clock::now();
@@ -94,6 +150,7 @@ int run_command(const RunArgs& args) {
   } while (ev.kind == EventKind::Budget);
   console.flush(std::cout);
   std::cout.flush();  // the console comes before whatever the stop prints on stderr
+  if (races) dev.set_observer(nullptr);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   int status = kExitOk;
@@ -135,6 +192,15 @@ int run_command(const RunArgs& args) {
       if (c == LaunchCheck::Mismatch && status == kExitOk) status = 1;
     }
   }
+  if (races) {
+    std::optional<engine::Symbols> symbols;
+    if (prepared->image.is_elf)
+      if (auto sy = engine::Symbols::load(args.kernel)) symbols.emplace(std::move(sy).value());
+    const std::string text = format_races(races->races(), symbols ? &*symbols : nullptr);
+    std::fputs(text.c_str(), stdout);
+    if (!args.quiet) std::printf("races: %s\n", races->races().empty() ? "none" : "reported above");
+    if (!races->races().empty() && status != kExitBadInput) status = kExitRace;
+  }
   if (!args.quiet) {
     MachineStats s = dev.stats();
     // The outcome: the stop when the kernel did not complete (its exit word is not an exit code then).
@@ -152,9 +218,10 @@ int run_command(const RunArgs& args) {
                 static_cast<unsigned long long>(s.instructions), static_cast<unsigned long long>(s.lane_instructions),
                 static_cast<unsigned long long>(s.warps_dispatched), static_cast<unsigned long long>(s.units_dispatched),
                 static_cast<unsigned long long>(s.divergent_branches));
-    std::printf("wall time: %.3f ms (%.1f M lane-instructions/s) on %s, seed %llu\n", secs * 1e3,
+    std::printf("wall time: %.3f ms (%.1f M lane-instructions/s) on %s, seed %llu%s\n", secs * 1e3,
                 secs > 0 ? double(s.lane_instructions) / secs / 1e6 : 0.0, args.config.to_string().c_str(),
-                static_cast<unsigned long long>(args.options.seed));
+                static_cast<unsigned long long>(args.options.seed),
+                args.options.schedule == Schedule::Pct ? ", schedule pct" : "");
   }
   return status;
 }

@@ -3,10 +3,14 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <ostream>
 #include <string>
+#include <vector>
 
 #include "device/config.hpp"
+#include "device/driver.hpp"
 
 namespace vx::cli {
 
@@ -14,12 +18,13 @@ namespace vx::cli {
 enum ExitStatus : int {
   kExitOk = 0,
   // 1..63: the kernel's exit code (values above 63 are reported as 63).
-  kExitUsage = 64,          // bad command-line arguments
-  kExitBadInput = 65,       // unreadable or malformed kernel image, bad launch parameters
-  kExitDeviceStop = 66,     // the kernel stopped on a device exception, assertion, watchdog or deadlock
-  kExitUnavailable = 69,    // EX_UNAVAILABLE: --mode live on a device without a Debug Module
+  kExitUsage = 64,        // bad command-line arguments
+  kExitBadInput = 65,     // unreadable or malformed kernel image, bad launch parameters
+  kExitDeviceStop = 66,   // the kernel stopped on a device exception, assertion, watchdog or deadlock
+  kExitRace = 67,         // --races reported a data race
+  kExitUnavailable = 69,  // EX_UNAVAILABLE: --mode live on a device without a Debug Module
   kExitInternal = 70,
-  kExitCantWrite = 74,      // the recording could not be written (a full disk, the store's map full)
+  kExitCantWrite = 74,  // the recording could not be written (a full disk, the store's map full)
 };
 
 struct RunArgs {
@@ -30,8 +35,27 @@ struct RunArgs {
   std::optional<uint32_t> lmem;
   std::string launch_file;  // --launch FILE.json ("" = none; docs/cli.md, "Launch files")
   bool quiet = false;  // no summary
+  bool races = false;  // --races: report data races (docs/nondeterminism.md); exit 67 when there is one
 };
 
 int run_command(const RunArgs& args);
+
+// One run of a workload to its end, as `run` does it, for the commands that compare runs (diff,
+// sweep): its outcome, and the memory a comparison looks at (the image's segments and the launch
+// file's buffers, read at the end).
+struct WorkloadRun {
+  int status = kExitOk;  // as `run` would exit (65 with `error` when it could not start)
+  std::string error;     // why it could not start, or how it ended when not completed
+  EventKind end = EventKind::Idle;
+  DeviceException exception;  // end == Exception
+  uint32_t exit_code = 0;
+  std::map<uint32_t, std::string> console;  // each hart ring's text
+  std::vector<std::pair<uint32_t, std::vector<uint8_t>>> memory;
+  MachineStats stats;
+  double seconds = 0;
+};
+// observer: set on the device for the run (nullptr: none). console: where the console goes as it
+// comes (nullptr: nowhere).
+WorkloadRun run_workload(const RunArgs& args, DeviceObserver* observer, std::ostream* console);
 
 }  // namespace vx::cli

@@ -58,4 +58,18 @@ std::optional<DeviceConfig> DeviceConfig::parse(const std::string& text, std::st
   return c;
 }
 
+const char* schedule_name(Schedule s) {
+  switch (s) {
+    case Schedule::Random: return "random";
+    case Schedule::Pct: return "pct";
+  }
+  return "unknown";
+}
+
+std::optional<Schedule> parse_schedule(const std::string& text) {
+  if (text == "random") return Schedule::Random;
+  if (text == "pct") return Schedule::Pct;
+  return std::nullopt;
+}
+
 }  // namespace vx

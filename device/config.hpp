@@ -34,9 +34,20 @@ struct DeviceConfig {
 // warp order or quantum). Recordings keep it; a replay under another version is refused.
 constexpr uint32_t kSchedulerVersion = 1;
 
+// The warp scheduler's strategy (docs/nondeterminism.md, "Schedules"). Part of a run's identity
+// like the seed: recordings keep it.
+enum class Schedule : uint8_t {
+  Random = 0,  // each core picks a random ready warp for a random quantum of 1..16 instructions
+  Pct = 1,     // probabilistic concurrency testing: the ready warp of highest random priority runs,
+               // one instruction at a time; priorities are drawn again at a few change points
+};
+const char* schedule_name(Schedule s);
+// "random" or "pct"; nullopt otherwise.
+std::optional<Schedule> parse_schedule(const std::string& text);
+
 // Options of one device instance that are not part of its shape.
 struct RunOptions {
-  uint64_t seed = 1;  // scheduler seed: same (config, seed) => bit-identical run
+  uint64_t seed = 1;  // scheduler seed: same (config, seed, schedule) => bit-identical run
   // Watchdog: a pass that executes more warp instructions than this stops with a
   // watchdog event. 0 disables it.
   uint64_t watchdog_instructions = 200'000'000;
@@ -46,10 +57,11 @@ struct RunOptions {
   // A device without the Debug Module (vxreplay run --no-debug-module): dm_read and dm_write
   // fail ("this device has no Debug Module"), so PLATFORM reads as absent (docs/live.md).
   bool debug_module = true;
-  // The reference interpreter: every instruction goes through the dispatcher one at a time
-  // (fetch, execute, count, check), with no pre-decoded blocks and no specialized executors. The
-  // fast path must leave exactly the state this mode leaves; a test compares the two
-  // (device/reference_mode_test.cpp).
+  Schedule schedule = Schedule::Random;  // the warp scheduler's strategy (with the seed, the schedule)
+  // The reference interpreter: run() goes back to its dispatcher after every instruction (stop
+  // checks, budget, watchdog, fetch, execute, count), as the model did before its fast path; the
+  // executors are shared. The fast path must leave exactly the state this mode leaves
+  // (device/reference_mode_test.cpp compares the two).
   bool reference = false;
 };
 

@@ -10,6 +10,7 @@
 
 #include "device/config.hpp"
 #include "device/context.hpp"
+#include "device/isa.hpp"
 #include "device/result.hpp"
 #include "device/state.hpp"
 
@@ -33,6 +34,45 @@ struct DeviceEvent {
   uint64_t submission = 0;    // which submit() the event belongs to
   DeviceException exception;  // Exception
   std::string message;        // CommandError; Exception with Cause::RestoreFailed
+};
+
+// --- Observations (docs/nondeterminism.md) ----------------------------------------------------
+// What the kernel's threads read and write, reported while the device runs, for the diff of two runs
+// and the race detector (replay/). Nothing is observed unless an observer is set; then every retired
+// kernel instruction that touches memory, reads a CSR, exchanges values between lanes, or
+// synchronizes (InsnClass other than Other) is reported once, right after it retired. The
+// thread-entry routine of a re-launch and Debug Module injections are the debugger's: never reported.
+struct ObservedAccess {
+  uint32_t lane = 0;
+  uint32_t addr = 0;  // after the memory windows; local memory keeps its 0xffff.... address
+  uint8_t size = 0;
+  uint8_t kind = 0;    // kWatchRead, kWatchWrite, both for an AMO (device/context.hpp)
+  bool local = false;  // the core's local memory
+};
+
+struct Observation {
+  InsnClass cls = InsnClass::Other;
+  uint32_t core = 0, slot = 0;  // hardware coordinates
+  uint32_t pc = 0;
+  uint32_t word = 0;            // the instruction word
+  uint32_t tmask = 0;           // lanes that executed it
+  uint64_t launch_instret = 0;  // the launch's warp instructions, this one included (a session's time)
+  uint32_t csr = 0;             // InsnClass::Csr: which CSR
+  // Software coordinates of the work the warp holds (WarpState): linear CTA and warp within it
+  // (grid launches), or the instance of lane 0 (instance launches).
+  uint32_t cta_linear = 0, cta_rank = 0, cta_slot = 0, instance_base = 0;
+  // Load, Atomic, Csr, Warp: each lane's rd after the instruction, indexed by lane (NT entries).
+  std::span<const uint32_t> values;
+  // Load, Store, Atomic: the accesses, lane by lane in execution order (an SC.W that failed has none).
+  std::span<const ObservedAccess> accesses;
+};
+
+class DeviceObserver {
+ public:
+  virtual ~DeviceObserver() = default;
+  // A launch started (not a re-launch): its shape and the launch's index since the device opened.
+  virtual void launch_started(const LaunchState& launch) = 0;
+  virtual void retired(const Observation& o) = 0;
 };
 
 class Driver {
@@ -98,6 +138,10 @@ class Driver {
   // than save_context(). Fails when no launch is in flight, during a re-launch's routine, or for a
   // slot that does not exist.
   virtual Result<WarpState> peek_warp(uint32_t core, uint32_t slot) = 0;
+  // Observations (above): every retired instruction worth observing is reported to `observer`
+  // until it is replaced; nullptr: none (the model then pays one predictable branch per instruction).
+  // The observer must outlive the device or be removed first.
+  virtual void set_observer(DeviceObserver* observer) = 0;
 
   // Console bytes drained since the last call, per hart ring, in drain order.
   virtual std::vector<ConsoleChunk> read_console() = 0;

@@ -73,6 +73,20 @@ struct InsnRow {
 // True when some encoding matches both rows (exact, exclusions included).
 bool rows_overlap(const InsnRow& a, const InsnRow& b);
 
+// What an instruction is to an observer (device/driver.hpp, DeviceObserver): the kinds whose
+// result can depend on other threads or on the schedule, and the synchronization a race detector needs.
+enum class InsnClass : uint8_t {
+  Other = 0,  // results follow from the thread's own registers
+  Load,       // LB..LW, FLW: rd from memory
+  Store,      // SB..SW, FSW
+  Atomic,     // AMO*, LR.W, SC.W: rd from memory (SC: its success code) and a write
+  Csr,        // CSRR*: rd from a CSR (mcycle, the thread's placement)
+  Warp,       // VOTE, SHFL: rd from other lanes
+  Barrier,    // BAR, BAR.ARRIVE
+  Fence,      // FENCE
+};
+InsnClass insn_class(const InsnRow* row);
+
 // A decoded instruction, cached per PC by the machine.
 struct Decoded {
   ExecFn exec = nullptr;
@@ -81,6 +95,8 @@ struct Decoded {
   int32_t imm = 0;  // sign-extended per ImmKind; Csr: the CSR number
   uint8_t rd = 0, rs1 = 0, rs2 = 0, rs3 = 0;
   uint8_t rm = 0;   // funct3 (rounding mode for FP)
+  InsnClass cls = InsnClass::Other;
+  bool fp_rd = false;  // rd names a float register (FLW)
 };
 
 // The rows of each extension group, each defined beside its executors.

@@ -1,5 +1,6 @@
 #include <bit>
 #include <cstdio>
+#include <string_view>
 
 #include "device/isa.hpp"
 
@@ -163,7 +164,22 @@ Decoded decode(uint32_t raw) {
   }
   d.exec = d.row->exec;
   d.imm = extract_imm(d.row->imm, raw);
+  d.cls = insn_class(d.row);
+  d.fp_rd = d.cls == InsnClass::Load && d.row->ext == Ext::F;
   return d;
+}
+
+InsnClass insn_class(const InsnRow* row) {
+  if (!row) return InsnClass::Other;
+  const std::string_view m = row->mnemonic;
+  if (m == "lb" || m == "lh" || m == "lw" || m == "lbu" || m == "lhu" || m == "flw") return InsnClass::Load;
+  if (m == "sb" || m == "sh" || m == "sw" || m == "fsw") return InsnClass::Store;
+  if (m.starts_with("amo") || m == "lr.w" || m == "sc.w") return InsnClass::Atomic;
+  if (m.starts_with("csrr")) return InsnClass::Csr;
+  if (m.starts_with("vx_vote") || m.starts_with("vx_shfl")) return InsnClass::Warp;
+  if (m == "vx_bar" || m == "vx_bar.arrive") return InsnClass::Barrier;
+  if (m == "fence") return InsnClass::Fence;
+  return InsnClass::Other;
 }
 
 std::string disassemble(uint32_t raw, uint32_t pc) {

@@ -76,6 +76,8 @@ Machine::Machine(const DeviceConfig& config, const RunOptions& options) : cfg_(c
   uint64_t stack_bytes = uint64_t(cfg_.total_harts()) * memmap::kStackPerHart;
   mem_.map(uint32_t(memmap::kStackBase - stack_bytes), stack_bytes);
   sched_.rng = splitmix64(opts_.seed);
+  for (uint64_t i = 0; i < kPctChangePoints; ++i)
+    pct_change_points_.push_back(splitmix64(opts_.seed + 0x5bd1e995ull * (i + 1)) % kPctHorizon);
   sched_.current_warp.assign(cores_.size(), -1);
   sched_.quantum_left.assign(cores_.size(), 0);
   state_replaced();
@@ -143,8 +145,8 @@ uint8_t* Machine::data_pointer(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_
   if (a >= memmap::kLocalMemBase) {
     uint32_t off = a - memmap::kLocalMemBase;
     if (off + size <= c.core.local_mem.size()) {
-      if (watch_active_) [[unlikely]]
-        watch_access(c, lane, a, size, kWrite ? kWatchWrite : kWatchRead, true);
+      if (data_hooks_) [[unlikely]]
+        data_hook(c, lane, a, size, kWrite ? kWatchWrite : kWatchRead, true);
       return c.core.local_mem.data() + off;
     }
   }
@@ -154,8 +156,8 @@ uint8_t* Machine::data_pointer(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_
     p = kWrite ? mem_.writable(a) : const_cast<uint8_t*>(mem_.readable(a));
   if (!p) {
     *fault = Outcome::fault(kWrite ? Cause::StoreFault : Cause::LoadFault, lane, addr);
-  } else if (watch_active_) [[unlikely]] {
-    watch_access(c, lane, a, size, kWrite ? kWatchWrite : kWatchRead, false);
+  } else if (data_hooks_) [[unlikely]] {
+    data_hook(c, lane, a, size, kWrite ? kWatchWrite : kWatchRead, false);
   }
   return p;
 }
@@ -217,6 +219,8 @@ Outcome Machine::step(uint32_t c, uint32_t w, DeviceException* exc) {
   }
   ExecCtx ctx{*this, c, w, core, ws, cfg_.threads, ws.x.data(), ws.f.data(), ws.pc, ws.tmask, ws.pc + 4, ws.tmask};
   Outcome o = d->exec(ctx, *d);
+  if (observer_) [[unlikely]]
+    observe_step(ctx, *d, o.step);
   if (override_index < overrides_.size() && (o.step == Step::Retire || o.step == Step::Trap))
     overrides_.erase(overrides_.begin() + ptrdiff_t(override_index));
   return complete_step(c, w, ctx, o, exc);
@@ -260,6 +264,8 @@ Outcome Machine::run_fast(uint32_t c, uint32_t w, uint64_t limit, uint64_t* n, D
     ctx.next_pc = pc + 4;
     ctx.next_tmask = ws.tmask;
     Outcome o = d->exec(ctx, *d);
+    if (observer_) [[unlikely]]
+      observe_step(ctx, *d, o.step);
     ++done;
     if (o.step != Step::Retire) [[unlikely]] {
       *n = done;
@@ -395,6 +401,31 @@ uint32_t Machine::pick_warp(uint32_t c) {
   return unsigned(std::countr_zero(ready));
 }
 
+// PCT (probabilistic concurrency testing): every warp has a random priority, drawn from the seed,
+// its slot, its CTA and the current priority epoch; the highest ready one runs. The epoch moves at
+// a few change points early in the launch (where the interleavings that matter begin), then every
+// kPctRepick instructions, so a warp that spins on a lower-priority one cannot hold the core forever.
+uint32_t Machine::pick_warp_pct(uint32_t c) {
+  const uint64_t clock = launch_clock();
+  uint64_t epoch = uint64_t(
+      std::count_if(pct_change_points_.begin(), pct_change_points_.end(), [&](uint64_t p) { return p <= clock; }));
+  if (clock >= kPctHorizon) epoch += (clock - kPctHorizon) / kPctRepick + 1;
+  uint32_t best = 0;
+  uint64_t best_priority = 0;
+  bool any = false;
+  for_each_lane(ready_[c], [&](unsigned w) {
+    const WarpState& ws = cores_[c].warps[w];
+    const uint64_t p = splitmix64(opts_.seed ^ splitmix64((uint64_t(c) << 40) ^ (uint64_t(w) << 32) ^
+                                                          (uint64_t(ws.cta_linear) << 8) ^ (epoch << 48)));
+    if (!any || p > best_priority) {
+      any = true;
+      best = w;
+      best_priority = p;
+    }
+  });
+  return best;
+}
+
 void Machine::check_trigger_after(uint32_t c, uint32_t w) {
   const WarpTrigger& t = *trigger_;
   if (t.core != c || t.slot != w) return;
@@ -498,6 +529,7 @@ Result<void> Machine::set_watchpoints(const std::vector<WatchRange>& ranges) {
   watch_discard_pending();
   watches_ = ranges;
   watch_active_ = !watches_.empty();
+  update_data_hooks();
   return {};
 }
 
@@ -505,6 +537,49 @@ std::vector<WatchHit> Machine::take_watch_hits() {
   std::vector<WatchHit> out;
   out.swap(watch_hits_);
   return out;
+}
+
+void Machine::data_hook(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, uint8_t kind, bool local) {
+  if (watch_active_) watch_access(c, lane, addr, size, kind, local);
+  if (observer_) obs_accesses_.push_back(ObservedAccess{lane, addr, uint8_t(size), kind, local});
+}
+
+void Machine::set_observer(DeviceObserver* observer) {
+  observer_ = observer;
+  obs_accesses_.clear();
+  update_data_hooks();
+}
+
+void Machine::observe_step(const ExecCtx& c, const Decoded& d, Step step) {
+  // The thread-entry routine is the debugger's code, and an instruction that did not retire did nothing.
+  if (step != Step::Retire || restore_phase_ || d.cls == InsnClass::Other) {
+    obs_accesses_.clear();
+    return;
+  }
+  // An AMO reads and writes through one store pointer: its accesses are both.
+  if (d.cls == InsnClass::Atomic)
+    for (ObservedAccess& a : obs_accesses_) a.kind = d.row->mnemonic[0] == 'l' ? kWatchRead : kWatchRead | kWatchWrite;
+  Observation o;
+  o.cls = d.cls;
+  o.core = c.core_id;
+  o.slot = c.warp_id;
+  o.pc = c.pc;
+  o.word = d.raw;
+  o.tmask = c.tmask;
+  o.launch_instret = stats_.instructions - launch_base_ + 1;  // counted after this returns
+  o.csr = d.cls == InsnClass::Csr ? uint32_t(d.imm) & 0xfff : 0;
+  o.cta_linear = c.w.cta_linear;
+  o.cta_rank = c.w.cta_rank;
+  o.cta_slot = c.w.cta_slot;
+  o.instance_base = c.w.instance_base;
+  if (d.cls == InsnClass::Load || d.cls == InsnClass::Atomic || d.cls == InsnClass::Csr || d.cls == InsnClass::Warp) {
+    const uint32_t* regs = d.fp_rd ? c.f : c.x;
+    obs_values_.assign(regs + size_t(d.rd) * c.nt, regs + size_t(d.rd) * c.nt + c.nt);
+    o.values = obs_values_;
+  }
+  o.accesses = obs_accesses_;
+  observer_->retired(o);
+  obs_accesses_.clear();
 }
 
 void Machine::watch_access(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, uint8_t kind, bool local) {
@@ -629,8 +704,13 @@ RunResult Machine::run(uint64_t max_instructions) {
           q = 0;
           continue;
         }
-        cur = int32_t(pick_warp(c));
-        q = 1 + uint32_t(next_random() % kMaxQuantum);
+        if (opts_.schedule == Schedule::Pct) {
+          cur = int32_t(pick_warp_pct(c));
+          q = 1;
+        } else {
+          cur = int32_t(pick_warp(c));
+          q = 1 + uint32_t(next_random() % kMaxQuantum);
+        }
       }
       while (q > 0) {
         // The reference loop below steps one instruction at a time; the fast path may take many.
@@ -662,7 +742,8 @@ RunResult Machine::run(uint64_t max_instructions) {
           }
           --q;
           if (!(ready_[c] & (1u << cur))) q = 0;
-          if (q == 0 && ncores == 1 && ready_[c] == (1u << cur) && stats_.instructions < next_drain_ &&
+          if (q == 0 && opts_.schedule == Schedule::Random && ncores == 1 && ready_[c] == (1u << cur) &&
+              stats_.instructions < next_drain_ &&
               (!dispatch_new_units_ || launch_.next_unit >= launch_.total_units)) {
             // One core with one runnable warp: the round boundary would dispatch nothing and drain
             // nothing, and the pick is forced. Drawn as the round would draw them, so the generator
@@ -1054,6 +1135,7 @@ Result<void> Machine::start_launch(const LaunchState& in) {
   }
   launch_ = l;
   initial_launch_ = l;
+  if (observer_) observer_->launch_started(l);
   launch_base_ = stats_.instructions;
   launch_lane_base_ = stats_.lane_instructions;
   dispatch_new_units_ = true;

@@ -14,6 +14,7 @@
 
 #include "device/config.hpp"
 #include "device/context.hpp"
+#include "device/driver.hpp"
 #include "device/isa.hpp"
 #include "device/memory.hpp"
 #include "device/result.hpp"
@@ -96,9 +97,13 @@ class Machine {
   std::vector<WatchHit> take_watch_hits();
   // SC.W (exec_int.cpp): lane `lane` failed, so its store did not happen.
   void note_sc_failed(uint32_t lane) {
-    if (watch_active_) [[unlikely]]
-      watch_drop_lane(lane);
+    if (data_hooks_) [[unlikely]] {
+      if (watch_active_) watch_drop_lane(lane);
+      if (observer_) std::erase_if(obs_accesses_, [&](const ObservedAccess& a) { return a.lane == lane; });
+    }
   }
+  // Observations (driver.hpp): nullptr turns them off.
+  void set_observer(DeviceObserver* observer);
   // VXR.RESUME (exec_vortex.cpp): the routine of an in-progress warp is done.
   Outcome resume_request(ExecCtx& c);
   // mcycle: warp instructions the launch in flight has retired, over every pass.
@@ -125,7 +130,8 @@ class Machine {
   }
   // Address of `size` bytes at `addr` for lane `lane`, after local memory and
   // windows; nullptr with *fault set when the access faults.
-  // Inline for the common case (aligned, no watchpoints, no windows, local memory or a mapped page);
+  // Inline for the common case (aligned, no watchpoints or observer, no windows, local memory or a
+  // mapped page);
   // everything else, faults included, takes the full path.
   const uint8_t* data_for_load(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault) {
     if (const uint8_t* p = data_direct<false>(c, addr, size)) return p;
@@ -197,15 +203,20 @@ class Machine {
   bool dispatch_cta(uint32_t c);
   bool dispatch_instances(uint32_t c, uint32_t w);
   uint32_t pick_warp(uint32_t c);
+  uint32_t pick_warp_pct(uint32_t c);
+  static constexpr uint64_t kPctChangePoints = 3;  // PCT's depth - 1
+  static constexpr uint64_t kPctHorizon = 4096;    // change points fall in the launch's first instructions
+  static constexpr uint64_t kPctRepick = 4096;     // then priorities are drawn again this often
   uint64_t next_random();
   bool translate(uint32_t core, uint32_t hart, uint32_t* addr, uint32_t size, uint32_t perm) const;
   template <bool kWrite>
   uint8_t* data_pointer(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault);
-  // What data_pointer returns when nothing watches and no window is on, or nullptr when the access
-  // needs the full path (a fault, a window, a watchpoint, the edge of local memory).
+  // What data_pointer returns when nothing watches or observes and no window is on, or nullptr when
+  // the access needs the full path (a fault, a window, a watchpoint, an observer, the edge of local
+  // memory).
   template <bool kWrite>
   uint8_t* data_direct(ExecCtx& c, uint32_t addr, uint32_t size) {
-    if ((addr & (size - 1)) || watch_active_ || windows_active_) return nullptr;
+    if ((addr & (size - 1)) || data_hooks_ || windows_active_) return nullptr;
     if (addr >= memmap::kLocalMemBase) {
       const uint32_t off = addr - memmap::kLocalMemBase;
       return off + size <= c.core.local_mem.size() ? c.core.local_mem.data() + off : nullptr;
@@ -233,6 +244,9 @@ class Machine {
   void watch_discard_instruction();
   // Forgets everything not yet reported.
   void watch_discard_pending();
+  void data_hook(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, uint8_t kind, bool local);
+  void observe_step(const ExecCtx& c, const Decoded& d, Step step);
+  void update_data_hooks() { data_hooks_ = watch_active_ || observer_ != nullptr; }
 
   DeviceConfig cfg_;
   RunOptions opts_;
@@ -282,8 +296,16 @@ class Machine {
   uint32_t watch_core_ = 0, watch_slot_ = 0, watch_pc_ = 0;
   std::vector<WatchHit> watch_pending_;  // hits of retired instructions, not yet reported
   std::vector<WatchHit> watch_hits_;     // reported by the last RunStop::Watch
+  // The data path's one test: watchpoints or an observer want to see accesses.
+  bool data_hooks_ = false;
+
+  // Observations (driver.hpp). observer_ is step()'s one test when nothing observes.
+  DeviceObserver* observer_ = nullptr;
+  std::vector<ObservedAccess> obs_accesses_;  // the current instruction's
+  std::vector<uint32_t> obs_values_;
 
   // Derived, never persisted.
+  std::vector<uint64_t> pct_change_points_;  // launch clock values where PCT's priorities change
   std::vector<uint32_t> ready_;        // per core: warps that are active, not waiting and not halted
   std::vector<uint32_t> active_;       // per core: active warps
   std::vector<ICacheEntry> icache_;

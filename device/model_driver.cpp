@@ -221,6 +221,8 @@ class ModelDevice final : public Driver {
     return m_.core(core).warps[slot];
   }
 
+  void set_observer(DeviceObserver* observer) override { m_.set_observer(observer); }
+
   std::vector<ConsoleChunk> read_console() override { return m_.take_console(); }
   uint32_t exit_code() override { return m_.exit_code(); }
   MachineStats stats() const override { return m_.stats(); }

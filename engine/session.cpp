@@ -154,6 +154,8 @@ struct Session::Impl {
     Result<WarpState> peek_warp(uint32_t, uint32_t) override {
       return make_error("peek_warp: the debugger owns the launch");
     }
+    // The device's observer is the debugger's (set on the device the session runs on).
+    void set_observer(DeviceObserver*) override {}
 
    private:
     Impl& s_;
@@ -1657,6 +1659,7 @@ Result<std::unique_ptr<Session>> Session::create(Driver& device, const SessionOp
       h.workload = options.workload;
       h.seed = options.seed;
       h.scheduler_version = kSchedulerVersion;
+      h.schedule = options.schedule;
       h.watchdog = options.watchdog;
       auto s = checkpoint::Store::open(options.store_dir, h, checkpoint::OpenMode::Create, oo);
       if (!s) return s.error();

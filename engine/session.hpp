@@ -116,6 +116,7 @@ struct SessionOptions {
   // instructions of a launch, taken without a re-launch, so a backward move replays at most N. 0: none.
   uint64_t checkpoint_interval = 1u << 18;
   uint64_t seed = 0;               // recorded in the store header (RunOptions::seed)
+  uint8_t schedule = 0;            // recorded in the store header (RunOptions::schedule)
   uint64_t watchdog = 0;           // recorded in the store header
   // Replay a recording: store_dir is an existing store, and its host operations drive the session
   // (load_recording) instead of a host program. read_only: write nothing to it.

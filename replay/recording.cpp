@@ -18,7 +18,11 @@ Result<RecordingInfo> inspect_recording(const std::string& dir) {
   info.config = DeviceConfig{h.config.clusters, h.config.cores_per_cluster, h.config.warps, h.config.threads,
                              h.config.local_mem_bytes};
   if (auto e = info.config.validate()) return make_error("the recording " + dir + " names an unusable device: " + *e);
+  if (h.schedule > uint8_t(Schedule::Pct))
+    return make_error("the recording " + dir + " was made with warp schedule strategy " + std::to_string(h.schedule) +
+                      ", which this build does not have");
   info.options.seed = h.seed;
+  info.options.schedule = Schedule(h.schedule);
   info.options.watchdog_instructions = h.watchdog;
   auto open = st->writer_left_open();
   if (!open) return open.error();

@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages vxreplay builds and tests with, when missing.
 set -euo pipefail
 pkgs=(meson ninja-build pkg-config g++ clang libclang-rt-14-dev lld python3 libelf-dev libdw-dev libcli11-dev catch2 libbenchmark-dev
-  capnproto libcapnp-dev liblmdb-dev libzstd-dev libxxhash-dev librapidcheck-dev libedit-dev nlohmann-json3-dev)
+  capnproto libcapnp-dev liblmdb-dev libzstd-dev libxxhash-dev librapidcheck-dev libedit-dev nlohmann-json3-dev
+  parallel)  # GNU parallel: the sweep test runs emitted jobs through it
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

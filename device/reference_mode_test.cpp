@@ -15,8 +15,9 @@
 namespace vx {
 namespace {
 
-const char* const kExamples[] = {"vecadd", "sgemm", "reduce", "diverge", "histogram", "racy",
-                                 "fault",  "assert", "hang",   "hello",   "saxpy"};
+// examples/meson.build's example_names.
+const char* const kExamples[] = {"vecadd", "sgemm", "reduce", "diverge",   "histogram", "racy",     "fault", "assert",
+                                 "hang",   "hello", "saxpy",  "lmem_race", "cycles",    "cta_race", "rare"};
 
 // A digest of every observation (driver.hpp), so both loops can be shown to report the same ones.
 class DigestObserver : public DeviceObserver {

@@ -98,13 +98,26 @@ template <Op op, bool kImm>
 inline bool alu_full_width(const ExecCtx& c, uint32_t* out, const uint32_t* a, const uint32_t* b, uint32_t imm) {
   if (c.tmask != full_mask(c.nt)) return false;
   switch (c.nt) {
-    case 1: alu_full<op, 1, kImm>(out, a, b, imm); return true;
-    case 2: alu_full<op, 2, kImm>(out, a, b, imm); return true;
-    case 4: alu_full<op, 4, kImm>(out, a, b, imm); return true;
-    case 8: alu_full<op, 8, kImm>(out, a, b, imm); return true;
-    case 16: alu_full<op, 16, kImm>(out, a, b, imm); return true;
-    case 32: alu_full<op, 32, kImm>(out, a, b, imm); return true;
-    default: return false;
+    case 1:
+      alu_full<op, 1, kImm>(out, a, b, imm);
+      return true;
+    case 2:
+      alu_full<op, 2, kImm>(out, a, b, imm);
+      return true;
+    case 4:
+      alu_full<op, 4, kImm>(out, a, b, imm);
+      return true;
+    case 8:
+      alu_full<op, 8, kImm>(out, a, b, imm);
+      return true;
+    case 16:
+      alu_full<op, 16, kImm>(out, a, b, imm);
+      return true;
+    case 32:
+      alu_full<op, 32, kImm>(out, a, b, imm);
+      return true;
+    default:
+      return false;
   }
 }
 

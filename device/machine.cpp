@@ -743,8 +743,7 @@ RunResult Machine::run(uint64_t max_instructions) {
           --q;
           if (!(ready_[c] & (1u << cur))) q = 0;
           if (q == 0 && opts_.schedule == Schedule::Random && ncores == 1 && ready_[c] == (1u << cur) &&
-              stats_.instructions < next_drain_ &&
-              (!dispatch_new_units_ || launch_.next_unit >= launch_.total_units)) {
+              stats_.instructions < next_drain_ && (!dispatch_new_units_ || launch_.next_unit >= launch_.total_units)) {
             // One core with one runnable warp: the round boundary would dispatch nothing and drain
             // nothing, and the pick is forced. Drawn as the round would draw them, so the generator
             // moves exactly as it would.

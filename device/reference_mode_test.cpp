@@ -133,8 +133,10 @@ uint32_t compare_kernel(const std::string& name, const DeviceConfig& cfg, uint64
 TEST_CASE("reference mode: every example kernel leaves the same state on the fast path", "[reference]") {
   for (const char* name : kExamples) {
     uint32_t configs = 0, stops = 0;
-    for (auto [cfg, seed] : {std::pair{DeviceConfig{1, 1, 4, 4}, 1}, {DeviceConfig{1, 1, 1, 1}, 2},
-                             {DeviceConfig{1, 2, 4, 8}, 3}, {DeviceConfig{1, 1, 4, 32}, 4}}) {
+    for (auto [cfg, seed] : {std::pair{DeviceConfig{1, 1, 4, 4}, 1},
+                             {DeviceConfig{1, 1, 1, 1}, 2},
+                             {DeviceConfig{1, 2, 4, 8}, 3},
+                             {DeviceConfig{1, 1, 4, 32}, 4}}) {
       // Every other shape with an observer: its reports must not depend on the loop either.
       const uint32_t n = compare_kernel(name, cfg, uint64_t(seed), seed % 2 == 1);
       configs += n > 0;

@@ -88,8 +88,8 @@ int main(int argc, char** argv) {
     cases.push_back(ref);
   }
   for (const Case& c : cases) {
-    std::string name = c.kernel + "/" + c.size + "/" + c.config.to_string() + (c.decode_cache ? "" : "/no-decode-cache") +
-                       (c.reference ? "/reference" : "");
+    std::string name = c.kernel + "/" + c.size + "/" + c.config.to_string() +
+                       (c.decode_cache ? "" : "/no-decode-cache") + (c.reference ? "/reference" : "");
     benchmark::RegisterBenchmark(name.c_str(), [dir, c](benchmark::State& s) { run_case(s, dir, c); })
         ->Unit(benchmark::kMillisecond)
         ->MinTime(0.3);

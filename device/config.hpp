@@ -61,6 +61,11 @@ struct RunOptions {
   // (vxreplay run --strict-branches) instead of following the highest active lane.
   bool strict_branches = false;
   Schedule schedule = Schedule::Random;  // the warp scheduler's strategy (with the seed, the schedule)
+  // The reference interpreter: run() goes back to its dispatcher after every instruction (stop
+  // checks, budget, watchdog, fetch, execute, count), as the model did before its fast path; the
+  // executors are shared. The fast path must leave exactly the state this mode leaves
+  // (device/reference_mode_test.cpp compares the two).
+  bool reference = false;
 };
 
 // Fixed facts of the Vortex 3.0 memory map (shared/spec/vortex-v3.md).

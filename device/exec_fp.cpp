@@ -78,6 +78,17 @@ uint32_t flags_from_host(int ex) {
   return f;
 }
 
+// The host flags that fflags bits stand for (the inverse of flags_from_host).
+int host_from_flags(uint32_t f) {
+  int ex = 0;
+  if (f & kNV) ex |= FE_INVALID;
+  if (f & kDZ) ex |= FE_DIVBYZERO;
+  if (f & kOF) ex |= FE_OVERFLOW;
+  if (f & kUF) ex |= FE_UNDERFLOW;
+  if (f & kNX) ex |= FE_INEXACT;
+  return ex;
+}
+
 int host_mode(unsigned rm) {
   switch (rm) {
     case kRtz: return FE_TOWARDZERO;
@@ -101,13 +112,20 @@ Outcome illegal(ExecCtx& c, const Decoded& d) {
 // fflags is per warp and sticky: the lanes' flags are ORed into it.
 void raise_flags(ExecCtx& c, uint32_t flags) { c.w.fcsr |= flags & 0x1f; }
 
-// Runs the host FPU in `mode` with cleared flags for one warp instruction, and
-// puts round-to-nearest (the host's default) back afterwards.
+// Runs the host FPU in `mode` for one warp instruction, and puts round-to-nearest
+// (the host's default) back afterwards. flags() is what the instruction raised, plus
+// perhaps flags the warp's fflags already hold: those would change nothing when ORed
+// in again, so in round-to-nearest (the common case) the host flags are cleared only
+// when some other flag is up. Writing MXCSR costs more than most operations.
 class HostRounding {
  public:
-  explicit HostRounding(int mode) : mode_(mode) {
-    if (mode_ != FE_TONEAREST) host_set_rounding(mode_);
-    host_clear_flags();
+  HostRounding(int mode, uint32_t fflags) : mode_(mode) {
+    if (mode_ != FE_TONEAREST) {
+      host_set_rounding(mode_);
+      host_clear_flags();
+    } else if (host_flags() & ~host_from_flags(fflags)) {
+      host_clear_flags();
+    }
   }
   ~HostRounding() {
     if (mode_ != FE_TONEAREST) host_set_rounding(FE_TONEAREST);
@@ -241,7 +259,7 @@ Outcome exec_rounded(ExecCtx& c, const Decoded& d) {
     });
   }
   if (rm == int(kRmm)) {
-    HostRounding toward_zero(FE_TOWARDZERO);
+    HostRounding toward_zero(FE_TOWARDZERO, c.w.fcsr);
     for_each_lane(c.tmask, [&](unsigned l) {
       host_clear_flags();
       volatile double r = apply_lane<double, Op>(c, d, l);
@@ -250,7 +268,7 @@ Outcome exec_rounded(ExecCtx& c, const Decoded& d) {
       c.F(d.rd, l) = round_rmm(make_odd(r, (ex & FE_INEXACT) != 0), &flags);
     });
   } else {
-    HostRounding host(host_mode(unsigned(rm)));
+    HostRounding host(host_mode(unsigned(rm)), c.w.fcsr);
     for_each_lane(c.tmask, [&](unsigned l) { c.F(d.rd, l) = result_bits(apply_lane<float, Op>(c, d, l)); });
     flags |= host.flags();
   }
@@ -330,8 +348,18 @@ Outcome exec_fcvt_from_int(ExecCtx& c, const Decoded& d) {
       const uint32_t v = c.X(d.rs1, l);
       c.F(d.rd, l) = round_rmm(Unsigned ? double(v) : double(int32_t(v)), &flags);
     });
+  } else if (rm == int(kRne)) {
+    // The host rounds to nearest already, and the one flag a conversion from an integer can raise is
+    // NX, exactly when the float does not give the integer back: no MXCSR access at all.
+    for_each_lane(c.tmask, [&](unsigned l) {
+      const uint32_t v = c.X(d.rs1, l);
+      const double exact = Unsigned ? double(v) : double(int32_t(v));
+      const float r = Unsigned ? float(v) : float(int32_t(v));
+      if (double(r) != exact) flags |= kNX;
+      c.F(d.rd, l) = std::bit_cast<uint32_t>(r);
+    });
   } else {
-    HostRounding host(host_mode(unsigned(rm)));
+    HostRounding host(host_mode(unsigned(rm)), c.w.fcsr);
     for_each_lane(c.tmask, [&](unsigned l) {
       const uint32_t v = c.X(d.rs1, l);
       c.F(d.rd, l) = result_bits(Unsigned ? float(v) : float(int32_t(v)));

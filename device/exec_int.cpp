@@ -84,13 +84,51 @@ inline uint32_t alu(uint32_t a, uint32_t b) {
   if constexpr (op == Op::CzeroNez) return b != 0 ? 0 : a;
 }
 
+// A fully active warp of N lanes (1 to 32): the lanes go through a local array, so the loop has a fixed
+// trip count and no possible overlap between rd and the sources, which is what the compiler needs
+// to vectorize it at -O2.
+template <Op op, unsigned N, bool kImm>
+inline void alu_full(uint32_t* out, const uint32_t* a, const uint32_t* b, uint32_t imm) {
+  uint32_t t[N];
+  for (unsigned l = 0; l < N; ++l) t[l] = alu<op>(a[l], kImm ? imm : b[l]);
+  std::memcpy(out, t, sizeof t);
+}
+
+// True when the fixed-width loop handled the instruction.
+template <Op op, bool kImm>
+inline bool alu_full_width(const ExecCtx& c, uint32_t* out, const uint32_t* a, const uint32_t* b, uint32_t imm) {
+  if (c.tmask != full_mask(c.nt)) return false;
+  switch (c.nt) {
+    case 1:
+      alu_full<op, 1, kImm>(out, a, b, imm);
+      return true;
+    case 2:
+      alu_full<op, 2, kImm>(out, a, b, imm);
+      return true;
+    case 4:
+      alu_full<op, 4, kImm>(out, a, b, imm);
+      return true;
+    case 8:
+      alu_full<op, 8, kImm>(out, a, b, imm);
+      return true;
+    case 16:
+      alu_full<op, 16, kImm>(out, a, b, imm);
+      return true;
+    case 32:
+      alu_full<op, 32, kImm>(out, a, b, imm);
+      return true;
+    default:
+      return false;
+  }
+}
+
 template <Op op>
 Outcome exec_reg(ExecCtx& c, const Decoded& d) {
   if (d.rd == 0) return Outcome::retire();
   uint32_t* out = &c.X(d.rd, 0);
   const uint32_t* a = &c.X(d.rs1, 0);
   const uint32_t* b = &c.X(d.rs2, 0);
-  each_lane(c, [&](unsigned l) { out[l] = alu<op>(a[l], b[l]); });
+  if (!alu_full_width<op, false>(c, out, a, b, 0)) each_lane(c, [&](unsigned l) { out[l] = alu<op>(a[l], b[l]); });
   return Outcome::retire();
 }
 
@@ -100,7 +138,7 @@ Outcome exec_imm(ExecCtx& c, const Decoded& d) {
   uint32_t* out = &c.X(d.rd, 0);
   const uint32_t* a = &c.X(d.rs1, 0);
   const uint32_t b = uint32_t(d.imm);
-  each_lane(c, [&](unsigned l) { out[l] = alu<op>(a[l], b); });
+  if (!alu_full_width<op, true>(c, out, a, nullptr, b)) each_lane(c, [&](unsigned l) { out[l] = alu<op>(a[l], b); });
   return Outcome::retire();
 }
 

@@ -166,11 +166,11 @@ uint8_t* Machine::data_pointer(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_
   return p;
 }
 
-const uint8_t* Machine::data_for_load(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault) {
+const uint8_t* Machine::data_for_load_full(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault) {
   return data_pointer<false>(c, lane, addr, size, fault);
 }
 
-uint8_t* Machine::data_for_store(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault) {
+uint8_t* Machine::data_for_store_full(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault) {
   return data_pointer<true>(c, lane, addr, size, fault);
 }
 
@@ -227,6 +227,81 @@ Outcome Machine::step(uint32_t c, uint32_t w, DeviceException* exc) {
     observe_step(ctx, *d, o.step);
   if (override_index < overrides_.size() && (o.step == Step::Retire || o.step == Step::Trap))
     overrides_.erase(overrides_.begin() + ptrdiff_t(override_index));
+  return complete_step(c, w, ctx, o, exc);
+}
+
+// The fast path: warp (c, w) runs up to `limit` instructions without going back to run()'s
+// dispatcher between them. It keeps every check of the reference loop where the reference makes it:
+// the code generation before each fetch (a store may rewrite the next instruction), stop_pending_
+// after each instruction (watch hits, which the data path flags), the warp's readiness after each
+// one (BAR, TMC, WSPAWN). The budget, the watchdog and the quantum are folded into `limit` by the
+// caller; fetch overrides and triggers never reach here (run() takes the reference loop for them).
+// Every instruction is counted exactly as step() counts it, so mcycle and minstret read the same.
+// *n: the instructions stepped (retired, or the last one stalled, trapped or faulted).
+Outcome Machine::run_fast(uint32_t c, uint32_t w, uint64_t limit, uint64_t* n, DeviceException* exc) {
+  CoreState& core = cores_[c];
+  WarpState& ws = core.warps[w];
+  const uint32_t bit = 1u << w;
+  ExecCtx ctx{*this, c, w, core, ws, cfg_.threads, ws.x.data(), ws.f.data(), 0, 0, 0, 0};
+  uint32_t lanes_mask = ws.tmask;
+  uint64_t lanes = lane_count(lanes_mask);
+  uint64_t done = 0;
+  for (;;) {
+    if (mem_.code_generation() != code_generation_seen_) [[unlikely]] {
+      code_generation_seen_ = mem_.code_generation();
+      ++icache_generation_;
+    }
+    const uint32_t pc = ws.pc;
+    const ICacheEntry& e = icache_[(pc >> 2) & (kICacheSize - 1)];
+    const Decoded* d = &e.d;
+    if (e.pc != pc || e.generation != icache_generation_) [[unlikely]] {
+      Cause cause = Cause::None;
+      d = fetch(pc, &cause);
+      if (!d) {
+        *n = done + 1;
+        *exc = DeviceException{cause, pc, c, w, ws.tmask ? 31u - unsigned(std::countl_zero(ws.tmask)) : 0u, pc};
+        return Outcome::fault(cause, exc->lane, pc);
+      }
+    }
+    ctx.pc = pc;
+    ctx.tmask = ws.tmask;
+    ctx.next_pc = pc + 4;
+    ctx.next_tmask = ws.tmask;
+    Outcome o = d->exec(ctx, *d);
+    if (observer_) [[unlikely]]
+      observe_step(ctx, *d, o.step);
+    ++done;
+    if (o.step != Step::Retire) [[unlikely]] {
+      *n = done;
+      return complete_step(c, w, ctx, o, exc);
+    }
+    if (ws.tmask != lanes_mask) [[unlikely]] {
+      lanes_mask = ws.tmask;
+      lanes = lane_count(lanes_mask);
+    }
+    stats_.lane_instructions += lanes;
+    ++stats_.instructions;
+    ++ws.instret;
+    ++core.instret;
+    ws.pc = ctx.next_pc;
+    ws.tmask = ctx.next_tmask;
+    if (ws.tmask == 0) [[unlikely]] {
+      retire_warp(c, w);
+      break;
+    }
+    if (ws.wait != WarpWait::None) [[unlikely]] {
+      update_ready(c, w);
+      break;
+    }
+    if (done >= limit || stop_pending_ || !(ready_[c] & bit)) break;
+  }
+  *n = done;
+  return Outcome::retire();
+}
+
+Outcome Machine::complete_step(uint32_t c, uint32_t w, ExecCtx& ctx, Outcome o, DeviceException* exc) {
+  CoreState& core = cores_[c];
+  WarpState& ws = core.warps[w];
   switch (o.step) {
     case Step::Retire: {
       stats_.lane_instructions += lane_count(ws.tmask);
@@ -330,7 +405,9 @@ void Machine::wake_spawn_waiters(uint32_t c) {
 uint32_t Machine::pick_warp(uint32_t c) {
   uint32_t ready = ready_[c];
   uint32_t n = lane_count(ready);
-  uint32_t k = uint32_t(next_random() % n);
+  // The same k as r % n; a mask when n is a power of two (1, 2, 4... ready warps) spares the division.
+  const uint64_t r = next_random();
+  uint32_t k = (n & (n - 1)) == 0 ? uint32_t(r & (n - 1)) : uint32_t(r % n);
   while (k--) ready &= ready - 1;
   return unsigned(std::countr_zero(ready));
 }
@@ -647,6 +724,8 @@ RunResult Machine::run(uint64_t max_instructions) {
         }
       }
       while (q > 0) {
+        // The reference loop below steps one instruction at a time; the fast path may take many.
+        const bool fast = !opts_.reference && opts_.decode_cache && overrides_.empty() && !trigger_;
         if (stop_pending_) [[unlikely]] {
           RunStop s = pending_stop(c, uint32_t(cur));
           if (s != RunStop::Idle) return {s, {}};
@@ -659,6 +738,31 @@ RunResult Machine::run(uint64_t max_instructions) {
                                   ws.tmask ? 31u - unsigned(std::countl_zero(ws.tmask)) : 0u, 0}};
         }
         DeviceException exc;
+        if (fast) {
+          // Many instructions at once, stopping where the loop below would check something.
+          const uint64_t limit = std::min<uint64_t>(q, std::min(budget_end, watchdog_end) - stats_.instructions);
+          uint64_t n = 0;
+          Outcome o = run_fast(c, uint32_t(cur), limit, &n, &exc);
+          // All but the last instruction retired; the last one is handled as below.
+          q -= uint32_t(n - 1);
+          if (o.step == Step::Exception) return {RunStop::Exception, exc};
+          if (o.step == Step::Stall) {
+            if (cores_[c].warps[uint32_t(cur)].halted) return {RunStop::Halted, {}};
+            q = 0;
+            break;
+          }
+          --q;
+          if (!(ready_[c] & (1u << cur))) q = 0;
+          if (q == 0 && opts_.schedule == Schedule::Random && ncores == 1 && ready_[c] == (1u << cur) &&
+              stats_.instructions < next_drain_ && (!dispatch_new_units_ || launch_.next_unit >= launch_.total_units)) {
+            // One core with one runnable warp: the round boundary would dispatch nothing and drain
+            // nothing, and the pick is forced. Drawn as the round would draw them, so the generator
+            // moves exactly as it would.
+            cur = int32_t(pick_warp(c));
+            q = 1 + uint32_t(next_random() % kMaxQuantum);
+          }
+          continue;
+        }
         Outcome o = step(c, uint32_t(cur), &exc);
         if (o.step == Step::Exception) return {RunStop::Exception, exc};
         if (o.step == Step::Stall) {

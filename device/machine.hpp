@@ -131,8 +131,19 @@ class Machine {
   }
   // Address of `size` bytes at `addr` for lane `lane`, after local memory and
   // windows; nullptr with *fault set when the access faults.
-  const uint8_t* data_for_load(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault);
-  uint8_t* data_for_store(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault);
+  // Inline for the common case (aligned, no watchpoints or observer, no windows, local memory or a
+  // mapped page);
+  // everything else, faults included, takes the full path.
+  const uint8_t* data_for_load(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault) {
+    if (const uint8_t* p = data_direct<false>(c, addr, size)) return p;
+    return data_for_load_full(c, lane, addr, size, fault);
+  }
+  uint8_t* data_for_store(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault) {
+    if (uint8_t* p = data_direct<true>(c, addr, size)) return p;
+    return data_for_store_full(c, lane, addr, size, fault);
+  }
+  const uint8_t* data_for_load_full(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault);
+  uint8_t* data_for_store_full(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault);
   // CSR access; false means the CSR does not exist (or a write to a read-only
   // CSR): the caller reports an illegal instruction.
   bool csr_read(ExecCtx& c, uint32_t lane, uint32_t csr, uint32_t* value);
@@ -185,6 +196,9 @@ class Machine {
     Decoded d;
   };
   const Decoded* fetch(uint32_t pc, Cause* cause);
+  // What step() does once the instruction executed: counting, the new pc and mask, traps, stalls.
+  Outcome complete_step(uint32_t c, uint32_t w, ExecCtx& ctx, Outcome o, DeviceException* exc);
+  Outcome run_fast(uint32_t c, uint32_t w, uint64_t limit, uint64_t* n, DeviceException* exc);
   void update_ready(uint32_t c, uint32_t w);
   void retire_warp(uint32_t c, uint32_t w);
   void wake_spawn_waiters(uint32_t c);
@@ -202,6 +216,19 @@ class Machine {
   bool translate(uint32_t core, uint32_t hart, uint32_t* addr, uint32_t size, uint32_t perm) const;
   template <bool kWrite>
   uint8_t* data_pointer(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault);
+  // What data_pointer returns when nothing watches or observes and no window is on, or nullptr when
+  // the access needs the full path (a fault, a window, a watchpoint, an observer, the edge of local
+  // memory).
+  template <bool kWrite>
+  uint8_t* data_direct(ExecCtx& c, uint32_t addr, uint32_t size) {
+    if ((addr & (size - 1)) || data_hooks_ || windows_active_) return nullptr;
+    if (addr >= memmap::kLocalMemBase) {
+      const uint32_t off = addr - memmap::kLocalMemBase;
+      return off + size <= c.core.local_mem.size() ? c.core.local_mem.data() + off : nullptr;
+    }
+    // A load may get the shared zero page: load paths only read through it.
+    return kWrite ? mem_.writable(addr) : const_cast<uint8_t*>(mem_.readable(addr));
+  }
   void init_warp_for_dispatch(WarpState& w);
   RunResult run_restore_phase();
   std::string finish_restore();

@@ -25,7 +25,8 @@ rows = {}
 for b in data["benchmarks"]:
     name = b["name"].replace("/min_time:0.300", "")
     rows[name] = b
-targets = {"sgemm/N=32/1x1x4x4": 80e6, "sgemm/N=32/1x1x4x32": 300e6}
+targets = {"sgemm/N=32/1x1x4x4": 80e6, "sgemm/N=32/1x1x4x32": 300e6,
+           "sgemm/N=64/1x1x4x4": 500e6, "sgemm/N=64/1x1x4x32": 2000e6}
 print(f"{'benchmark':44} {'lane instr':>12} {'ms/run':>8} {'M lane-instr/s':>15}  note")
 for name, b in rows.items():
     if "error_message" in b:
@@ -37,6 +38,11 @@ for name, b in rows.items():
         t = targets[name]
         note = f"target {t/1e6:.0f}M: {'met' if ips >= t else 'MISSED'} ({ips/t:.2f}x)"
     print(f"{name:44} {b['lane_instructions']:12.0f} {b['real_time']:8.2f} {ips/1e6:15.1f}  {note}")
+for shape in ("1x1x4x4", "1x1x4x32"):
+    ref, fast = rows.get(f"sgemm/N=64/{shape}/reference"), rows.get(f"sgemm/N=64/{shape}")
+    if ref and fast and "lane_ips" in ref and "lane_ips" in fast:
+        print(f"fast path against the reference interpreter, sgemm N=64 {shape}: "
+              f"{fast['lane_ips'] / ref['lane_ips']:.2f}x (same run)")
 base = rows.get("sgemm/N=32/1x1x4x4/no-decode-cache")
 fast = rows.get("sgemm/N=32/1x1x4x4")
 if base and fast and "lane_ips" in base and "lane_ips" in fast:

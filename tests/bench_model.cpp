@@ -18,6 +18,7 @@ struct Case {
   vx::DeviceConfig config;
   std::array<uint32_t, 3> grid, block;
   bool decode_cache = true;
+  bool reference = false;  // RunOptions::reference: the plain interpreter, the fast path's baseline
 };
 
 void run_case(benchmark::State& state, const std::string& dir, const Case& c) {
@@ -39,6 +40,7 @@ void run_case(benchmark::State& state, const std::string& dir, const Case& c) {
     state.PauseTiming();
     vx::RunOptions opts;
     opts.decode_cache = c.decode_cache;
+    opts.reference = c.reference;
     auto dev = vx::open_model_device(c.config, opts);
     vx::HostRuntime rt(**dev);
     bool ok = rt.load_image(*image).ok() && rt.launch_grid(*launch).ok();
@@ -79,8 +81,15 @@ int main(int argc, char** argv) {
   Case baseline = cases[0];
   baseline.decode_cache = false;
   cases.push_back(baseline);
+  // The fast path's baselines: sgemm N=64 under the reference interpreter.
+  for (int i : {1, 5}) {
+    Case ref = cases[size_t(i)];
+    ref.reference = true;
+    cases.push_back(ref);
+  }
   for (const Case& c : cases) {
-    std::string name = c.kernel + "/" + c.size + "/" + c.config.to_string() + (c.decode_cache ? "" : "/no-decode-cache");
+    std::string name = c.kernel + "/" + c.size + "/" + c.config.to_string() +
+                       (c.decode_cache ? "" : "/no-decode-cache") + (c.reference ? "/reference" : "");
     benchmark::RegisterBenchmark(name.c_str(), [dir, c](benchmark::State& s) { run_case(s, dir, c); })
         ->Unit(benchmark::kMillisecond)
         ->MinTime(0.3);

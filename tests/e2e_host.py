@@ -211,6 +211,8 @@ def check_replay():
         check("[Kernel exited with code 0]" in out1, f"the replay runs to the recorded end: {out1!r}")
         # Every checkpoint on the way (launch 3's start) is already in the recording: the replay adds none.
         check(re.search(r"; 0 checkpoints, 0 bytes stored", out1) is not None, f"the replay stores nothing new: {out1!r}")
+        # The instructions before the opening checkpoint are restored, not run: nothing ran twice.
+        check("re-execution ratio 1.000" in out1, f"the replay's re-execution ratio: {out1!r}")
         # Breakpoints given to the replay stop in the replayed launches as they did in the original.
         rc2, out2, err2 = run([VX, "replay", dirs[0], "--break", "scale", "--batch", "-ex", "continue"])
         hits = re.findall(r"Breakpoint 1, scale \(pipeline\.c:\d+\), launch 2 \(pipeline\), pass \d+, \d+ instructions", out2)

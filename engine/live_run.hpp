@@ -367,7 +367,7 @@ void launch_done(S& s) {
   s.finished_instructions = s.launch_progress();
   s.note_reached(s.finished_instructions);
   s.completed.insert(s.launch);
-  if (!s.quiet) s.st.launch_instructions += s.finished_instructions;
+  if (!s.quiet) s.st.launch_instructions += s.launch_base(s.finished_instructions);
   s.dev_at_pass_start = s.dev.stats().instructions;
   s.progress_at_pass_start = 0;
   s.phase = S::Phase::Idle;

@@ -225,6 +225,9 @@ struct Session::Impl {
   uint64_t finished_instructions = 0;   // the last completed launch's own count
   std::vector<uint8_t> io_snapshot;     // the I/O region (console rings, exit code) at the stop
   std::map<uint32_t, uint64_t> reached;  // launch -> the furthest count it reached
+  // launch -> the lowest count this session ran it from: a replay opening at a checkpoint restores the
+  // instructions before it instead of executing them, so they are not in the re-execution ratio's base.
+  std::map<uint32_t, uint64_t> ran_from;
   std::set<uint32_t> completed;          // launches that ran to their end
   bool quiet = false;                    // a seek or scan is running: no marks, no hit counts, no console
 
@@ -700,6 +703,8 @@ struct Session::Impl {
     pass_lane0 = s.lane_instructions;
     pass_restore0 = s.restore_instructions;
     progress_at_pass_start = progress;
+    auto [from, fresh] = ran_from.try_emplace(launch, progress);
+    if (!fresh) from->second = std::min(from->second, progress);
     ++pass;
     ++st.passes;
     next_auto = opts.checkpoint_interval ? (progress / opts.checkpoint_interval + 1) * opts.checkpoint_interval
@@ -707,6 +712,12 @@ struct Session::Impl {
   }
 
   uint64_t launch_progress() const { return progress_at_pass_start + (dev.stats().instructions - dev_at_pass_start); }
+
+  // The instructions a completed launch adds to the ratio's base: those from where this session first ran it.
+  uint64_t launch_base(uint64_t finished) const {
+    auto it = ran_from.find(launch);
+    return it == ran_from.end() || it->second > finished ? finished : finished - it->second;
+  }
 
   void note_reached(uint64_t count) {
     uint64_t& r = reached[launch];
@@ -1355,7 +1366,7 @@ struct Session::Impl {
           finished_instructions = launch_progress();
           note_reached(finished_instructions);
           completed.insert(launch);
-          if (!quiet) st.launch_instructions += finished_instructions;
+          if (!quiet) st.launch_instructions += launch_base(finished_instructions);
           dev_at_pass_start = dev.stats().instructions;
           progress_at_pass_start = 0;
           dev.clear_warp_trigger();

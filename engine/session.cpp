@@ -1278,7 +1278,25 @@ struct Session::Impl {
           continue;
         }
         case EventKind::Trigger: {
-          if (mode.kind == Mode::UntilWarp) return stop(StopReason::Step, DeviceException{});
+          if (mode.kind == Mode::UntilWarp) {
+            // Before the launch's first instruction, the trigger fires once the first round began
+            // (the KMU dispatched, core 0 picked its warp); the point (L, 0) is the state before that,
+            // the launch's first checkpoint, which a stop here must not contradict: stand there.
+            if (launch_progress() == 0 && store) {
+              auto start = store->has(checkpoint::TimeKey{launch, 0});
+              if (!start) return start.error();
+              if (*start) {
+                if (auto r = restore(checkpoint::TimeKey{launch, 0}); !r) return r.error();
+                StopEvent ev;
+                ev.reason = StopReason::Step;
+                ev.launch = launch;
+                ev.instructions = 0;
+                last = ev;
+                return ev;
+              }
+            }
+            return stop(StopReason::Step, DeviceException{});
+          }
           if (!step_armed) continue;
           auto now_warp = dev.peek_warp(mode.warp.core, mode.warp.slot);
           if (!now_warp) return now_warp.error();

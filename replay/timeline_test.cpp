@@ -227,9 +227,7 @@ TEST_CASE("property: any sequence of forward and backward moves stops where the 
 // printed, so the I/O region's console rings and indices are compared after seeks too (checkpoints
 // once left the region's first page out, and a run split at a budget inside core 0's turn drained
 // the console where the undisturbed run does not: engine/session_test.cpp has both alone).
-TEST_CASE("property, stops anywhere in the run", "[timeline][property]") {
-  time_travel_property(true);
-}
+TEST_CASE("property, stops anywhere in the run", "[timeline][property]") { time_travel_property(true); }
 
 TEST_CASE("reverse-stepi after N stepi gives back the N previous pcs and registers", "[timeline]") {
   Recorded r(k1x1x4x4, 3, "diverge", 1000);
@@ -592,4 +590,27 @@ TEST_CASE("a recording is refused when its kept image, its scheduler or its form
     REQUIRE_FALSE(info);
     CHECK_THAT(info.error().message, Catch::Contains("cannot open the recording"));
   }
+}
+
+// The launch's first checkpoint is taken before its first round began; a before-trigger on the first
+// instruction fires after it began (the KMU dispatched, core 0 picked a warp). A reverse-stepi back to
+// that instruction used to stop in that state and find the checkpoint at the same point different.
+TEST_CASE("reverse-stepi to the launch's first instruction stands at the launch's first checkpoint", "[timeline]") {
+  Recorded r(k1x1x4x4, 21, "hello*40", 500);
+  AnyPoint ref{k1x1x4x4, 21, "hello*40", nullptr};
+  auto ev = r.s->run_to(1);
+  REQUIRE(ev);
+  const auto w = r.focus(*ev);
+  REQUIRE(w);
+  REQUIRE(r.s->context().cores[w->core].warps[w->slot].instret == 1);
+  auto back = r.tl->reverse_stepi(*w, 0);
+  INFO((back ? std::string() : back.error().message));
+  REQUIRE(back);
+  CHECK(back->reason == StopReason::Step);
+  check_stop(r, ref, *back, "reverse-stepi");
+  // The same future from there (the warp is not dispatched yet at this point: a run, not a step).
+  auto again = r.s->run_to(1);
+  INFO((again ? std::string() : again.error().message));
+  REQUIRE(again);
+  check_stop(r, ref, *again, "run_to 1");
 }

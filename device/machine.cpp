@@ -673,8 +673,11 @@ RunResult Machine::run(uint64_t max_instructions) {
   const uint32_t ncores = uint32_t(cores_.size());
   for (;;) {
     if (!launch_active()) return {RunStop::Idle, {}};
-    if (sched_.core_cursor == 0) {
-      // A round boundary: the KMU fills free slots, the host drains the console.
+    // A round boundary: the KMU fills free slots, the host drains the console. A run that returned
+    // inside core 0's turn (a budget, a trigger, a watch hit) comes back with core_cursor 0 too, but
+    // with core 0's warp picked: the round already began, and running the boundary again would drain
+    // or dispatch at a count the undisturbed run does not (every turn ends with current_warp -1).
+    if (sched_.core_cursor == 0 && sched_.current_warp[0] < 0) {
       if (dispatch_new_units_) dispatch_pending();
       if (stats_.instructions >= next_drain_) {
         drain_console();

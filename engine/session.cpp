@@ -266,6 +266,21 @@ struct Session::Impl {
     return dev.copy_from_device(addr, bytes);
   }
 
+  // A page of the workload's memory as a checkpoint holds it. Page 0 is the I/O region's first page
+  // (the console indices and the first rings), but its first kIoBase bytes are no device memory: a
+  // whole-page access fails there, and a page that cannot be read or written is taken as freed. So
+  // those bytes read as zero and are never written.
+  static uint32_t page_skip(uint32_t page) { return page == 0 ? memmap::kIoBase : 0; }
+  Result<void> read_page(uint32_t page, std::span<uint8_t> bytes) {
+    const uint32_t skip = page_skip(page);
+    std::fill(bytes.begin(), bytes.begin() + skip, uint8_t(0));
+    return read_device(page * kPageSize + skip, bytes.subspan(skip));
+  }
+  Result<void> write_page(uint32_t page, std::span<const uint8_t> bytes) {
+    const uint32_t skip = page_skip(page);
+    return dev.copy_to_device(page * kPageSize + skip, bytes.subspan(skip));
+  }
+
   // --- Host side ------------------------------------------------------------------------
   // The host may change the device only at the end of the recorded history (not after a move back).
   Result<void> at_frontier(const char* what) const {
@@ -906,7 +921,7 @@ struct Session::Impl {
     for (uint32_t page : dev.take_dirty_pages()) {
       if (!in_regions(page)) continue;
       std::vector<uint8_t> bytes(kPageSize);
-      if (!read_device(page * kPageSize, bytes)) {
+      if (!read_page(page, bytes)) {
         pages.erase(page);  // freed since
         continue;
       }
@@ -1276,7 +1291,25 @@ struct Session::Impl {
           continue;
         }
         case EventKind::Trigger: {
-          if (mode.kind == Mode::UntilWarp) return stop(StopReason::Step, DeviceException{});
+          if (mode.kind == Mode::UntilWarp) {
+            // Before the launch's first instruction, the trigger fires once the first round began
+            // (the KMU dispatched, core 0 picked its warp); the point (L, 0) is the state before that,
+            // the launch's first checkpoint, which a stop here must not contradict: stand there.
+            if (launch_progress() == 0 && store) {
+              auto start = store->has(checkpoint::TimeKey{launch, 0});
+              if (!start) return start.error();
+              if (*start) {
+                if (auto r = restore(checkpoint::TimeKey{launch, 0}); !r) return r.error();
+                StopEvent ev;
+                ev.reason = StopReason::Step;
+                ev.launch = launch;
+                ev.instructions = 0;
+                last = ev;
+                return ev;
+              }
+            }
+            return stop(StopReason::Step, DeviceException{});
+          }
           if (!step_armed) continue;
           auto now_warp = dev.peek_warp(mode.warp.core, mode.warp.slot);
           if (!now_warp) return now_warp.error();
@@ -1556,22 +1589,22 @@ struct Session::Impl {
       if (it != pages.end() && it->second == hash && !dirty.count(page)) continue;
       auto bytes = store->read_page(hash);
       if (!bytes) return bytes.error();
-      if (auto r = dev.copy_to_device(page * kPageSize, *bytes); !r) {
+      if (auto r = write_page(page, *bytes); !r) {
         // Freed later in the history: map it again.
         if (auto m = dev.mem_reserve(page * kPageSize, kPageSize); !m) return r.error();
-        if (auto r2 = dev.copy_to_device(page * kPageSize, *bytes); !r2) return r2.error();
+        if (auto r2 = write_page(page, *bytes); !r2) return r2.error();
       }
       replant(page * kPageSize, kPageSize);
     }
     std::vector<uint8_t> zero(kPageSize, 0);
     for (const auto& [page, hash] : pages)
       if (!target.count(page)) {
-        (void)dev.copy_to_device(page * kPageSize, zero);
+        (void)write_page(page, zero);
         replant(page * kPageSize, kPageSize);
       }
     for (uint32_t page : dirty) {
       if (!in_regions(page) || target.count(page) || pages.count(page)) continue;
-      if (dev.copy_to_device(page * kPageSize, zero)) replant(page * kPageSize, kPageSize);
+      if (write_page(page, zero)) replant(page * kPageSize, kPageSize);
     }
     (void)dev.take_dirty_pages();
     pages = std::move(target);

@@ -4,6 +4,7 @@
 
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <thread>
@@ -253,6 +254,57 @@ TEST_CASE("the same checkpoint leads to the same future", "[session]") {
   REQUIRE(all);
   for (const auto& k : *all) CHECK(d.s->store()->verify(k));
   std::filesystem::remove_all(dir);
+}
+
+// The first byte at which two memory images differ (offset from the I/O region's start), -1 if none:
+// a failure names it instead of printing both images.
+static long first_difference(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
+  if (got.size() != want.size()) return long(std::min(got.size(), want.size()));
+  auto d = std::mismatch(got.begin(), got.end(), want.begin());
+  return d.first == got.end() ? -1 : long(d.first - got.begin());
+}
+
+// The I/O region's first page holds the console indices (and the first rings), and its first bytes
+// (below memmap::kIoBase) are no device memory: checkpoints once left that page out, so a seek back
+// after the kernel printed kept the later indices (and the next re-launch put them back).
+TEST_CASE("a seek back restores the console indices in the I/O region's first page", "[session][timetravel]") {
+  const std::string kernel = "reduce";  // prints its result at the end, into slot 0's ring
+  auto dir = std::filesystem::temp_directory_path() / ("vx-session-io-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  SessionOptions so;
+  so.store_dir = dir.string();
+  so.store_sync = false;
+  so.checkpoint_interval = 855;
+  Debugged d(k1x2x8x8, 8, kernel, so);
+  Reference ref(k1x2x8x8, 8, kernel);
+  REQUIRE(d.go(d.s->run_to(870)).reason == StopReason::InstructionCount);
+  REQUIRE(d.go(d.s->resume()).reason == StopReason::Exited);
+  auto written = d.s->read_memory(memmap::kConsoleWrIdx, 4);
+  REQUIRE(written);
+  REQUIRE((*written)[0] != 0);  // the test covers a page 0 the kernel wrote after the checkpoint
+  StopEvent back = d.go(d.s->seek(TimePoint{1, 2223}));
+  REQUIRE(back.instructions == 2223);
+  check_same_state(d.s->context(), ref.state_at(2223));
+  CHECK(first_difference(d.memory(true), ref.memory(true)) == -1);
+  // And the future from there is the undisturbed one again.
+  REQUIRE(d.go(d.s->resume()).reason == StopReason::Exited);
+  CHECK(first_difference(d.memory(false), undisturbed(k1x2x8x8, 8, kernel).memory) == -1);
+  std::filesystem::remove_all(dir);
+}
+
+// A device run split into budgets (automatic checkpoints, steps, triggers) must leave the state one
+// long run leaves. A run that returned inside core 0's turn used to run the round boundary again
+// when it went on: an extra console drain (and KMU dispatch) at a count the undisturbed run has none.
+TEST_CASE("a run split into budgets drains the console where one long run does", "[session]") {
+  const std::string kernel = "hello*40";  // prints all along its run
+  for (uint64_t point = 10000; point <= 60000; point += 10000) {
+    Reference split(k1x2x8x8, 101, kernel), whole(k1x2x8x8, 101, kernel);
+    for (uint64_t at = 0; at < point;) split.state_at(at = std::min(point, at + 1368));
+    INFO("at instruction " << point);
+    check_same_state(split.state_at(point), whole.state_at(point));
+    REQUIRE(first_difference(split.memory(true), whole.memory(true)) == -1);
+    CHECK(split.console == whole.console);
+  }
 }
 
 TEST_CASE("faults, assertions and the watchdog stop the session with the state inspectable", "[session]") {

@@ -130,6 +130,19 @@ def check_reverse(vx, ex, src, tmp):
     check(len(headers) == 2 and not any("pass" in l for l in headers) and "lanes none" not in p.stdout,
           f"human stop headers after moves in time: {headers}")
 
+    # The console indices live in the I/O region's first page: reduce prints at its end (slot 0's write
+    # index moves), and going back to the start gives the index of the start again, as does the same
+    # future once more (checkpoints once left that page out).
+    s = Session(vx, reduce_elf, ["continue", "x/2wx 0x40", "goto start", "x/2wx 0x40", "continue", "x/2wx 0x40"],
+                db=os.path.join(tmp, "io"))
+    t = s.tag()
+    idx = [o.get("values") for o in s.outputs("x/2wx 0x40")]
+    if check(len(idx) == 3, f"{t}: {len(idx)} memory dumps; errors {s.errors()}"):
+        check(idx[0][0] != 0 and idx[1] == [0, 0] and idx[2] == idx[0],
+              f"{t}: slot 0's console write index at the end, the start, the end again: {idx}")
+    check([st["reason"] for st in s.stops()] == ["exited", "history-start", "exited"],
+          f"{t}: stops {[st['reason'] for st in s.stops()]}")
+
 
 def check_watch(vx, ex, src, tmp):
     hist = os.path.join(ex, "histogram.elf")

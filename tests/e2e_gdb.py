@@ -386,6 +386,12 @@ def check_writes(vx, ex, src):
     # Two vx_fail counts: block 0's own sum against its closed form, and the total.
     check(f"total {want - 5} (expected {want})" in out and "exited with code 02" in out,
           f"writes: set {{int}}0xffff0000:\n{out}")
+    # Live mode: the engine writes only a re-launch's saved state; gdb gets E01 and the kernel its own result.
+    out = gdb_batch(served(vx, elf, "--mode", "live"), elf, [
+        "break reduce", "continue", "set var total = 100", "set $a0 = 5", "delete", "continue"])
+    check("Could not write register \"a0\"; remote failure reply 'E01'" in out and
+          out.count("writing state is not supported in live mode") == 2 and
+          f"total {want} (expected {want})" in out and "exited normally" in out, f"writes: live mode:\n{out}")
     # G (only what changed is written), M and X from a raw client at the kernel's entry.
     srv = Tcp(vx, ["run", elf, "--no-db"])
     if not check(srv.port, f"writes: no port on stderr: {srv.err}"):

@@ -883,7 +883,12 @@ void GdbServer::handle(const gdb::WriteRegister& p) {
   if (!l) return send("E01");
   if (p.bytes.size() != 4) return send("E01");
   auto d = dwarf_of(p.reg);
-  if (!d) return refuse_write("register " + std::to_string(p.reg) + " cannot be written (only x1..x31 and f0..f31 can)");
+  if (!d) {
+    const std::string name = p.reg == kRegPc                          ? std::string("pc")
+                             : p.reg >= kRegCsr0 && p.reg < kRegCount ? std::string(kCsrs[p.reg - kRegCsr0].name)
+                                                                      : "register " + std::to_string(p.reg);
+    return refuse_write(name + " cannot be written (only x1..x31 and f0..f31 can)");
+  }
   if (auto r = s_.write_register(engine::WarpId{l->core, l->slot}, l->lane, *d, le_u32(p.bytes)); !r)
     return refuse_write(r.error().message);
   send("OK");

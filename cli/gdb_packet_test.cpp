@@ -127,6 +127,25 @@ TEST_CASE("requests are parsed into their typed forms") {
   CHECK(std::get<ThreadExtraInfo>(parse_request("qThreadExtraInfo,2a")).thread.id == 42);
 }
 
+TEST_CASE("register and memory writes carry their bytes in target order") {
+  auto p = std::get<WriteRegister>(parse_request("P2a=efbeadde"));
+  CHECK(p.reg == 42);
+  CHECK(p.bytes == "\xef\xbe\xad\xde");
+  auto g = std::get<WriteRegisters>(parse_request("G0000000001000000"));
+  CHECK(g.bytes == std::string("\0\0\0\0\x01\0\0\0", 8));
+  auto m = std::get<WriteMemory>(parse_request("Mffff0000,3:0a0b0c"));
+  CHECK(m.addr == 0xffff0000u);
+  CHECK(m.bytes == "\x0a\x0b\x0c");
+  // gdb's probe for binary writes: no data.
+  auto x = std::get<WriteMemory>(parse_request("X80000000,0:"));
+  CHECK(x.addr == 0x80000000u);
+  CHECK(x.bytes.empty());
+  CHECK(std::holds_alternative<Malformed>(parse_request("P20")));
+  CHECK(std::holds_alternative<Malformed>(parse_request("P20=zz")));
+  CHECK(std::holds_alternative<Malformed>(parse_request("G123")));
+  CHECK(std::holds_alternative<Malformed>(parse_request("X80000000,2:a")));
+}
+
 TEST_CASE("vCont names each action and its thread; C and S drop their signal") {
   auto v = std::get<VCont>(parse_request("vCont;s:3;c"));
   REQUIRE(v.actions.size() == 2);

@@ -834,8 +834,65 @@ void GdbServer::handle(const gdb::ReadRegisters&) {
   send(r);
 }
 
-void GdbServer::handle(const gdb::WriteRegisters&) { send("E01"); }
-void GdbServer::handle(const gdb::WriteRegister&) { send("E01"); }
+// gdb's register numbers (the target description) to the engine's DWARF numbers: x0..x31 are 0..31,
+// f0..f31 32..63. The engine writes only those (Session::write_register): pc and the CSRs are
+// refused.
+static std::optional<unsigned> dwarf_of(uint32_t reg) {
+  if (reg < 32) return reg;
+  if (reg >= kRegF0 && reg < kRegCsr0) return reg - kRegF0 + 32;
+  return std::nullopt;
+}
+
+static uint32_t le_u32(std::string_view b) {
+  return uint32_t(uint8_t(b[0])) | uint32_t(uint8_t(b[1])) << 8 | uint32_t(uint8_t(b[2])) << 16 |
+         uint32_t(uint8_t(b[3])) << 24;
+}
+
+// A refused write is E01 alone: gdb shows "remote failure reply 'E01'" and the session goes on.
+// The engine's reason goes to stderr, as an 'O' packet is not allowed outside a resume.
+void GdbServer::refuse_write(const std::string& why) {
+  std::fprintf(stderr, "vxreplay: gdb write refused: %s\n", why.c_str());
+  send("E01");
+}
+
+void GdbServer::handle(const gdb::WriteRegisters& g) {
+  auto l = selected('g');
+  if (!l) return send("E01");
+  // The layout of 'g': x0..x31 then pc, 4 bytes each. Only the registers that changed are written,
+  // all checked first so that a refused one leaves the others as they were.
+  if (g.bytes.size() % 4 != 0 || g.bytes.size() > 4 * (kRegPc + 1)) return send("E01");
+  std::vector<std::pair<unsigned, uint32_t>> writes;
+  for (uint32_t i = 0; i < g.bytes.size() / 4; ++i) {
+    const uint32_t v = le_u32(std::string_view(g.bytes).substr(4 * i, 4));
+    auto now = register_value(*l, i);
+    if (!now) return send("E01");
+    if (v == *now) continue;
+    auto d = dwarf_of(i);
+    if (!d) return refuse_write("pc cannot be written (only x1..x31 and f0..f31 can)");
+    if (i == 0) return refuse_write("x0 is always zero");
+    writes.emplace_back(*d, v);
+  }
+  for (const auto& [d, v] : writes)
+    if (auto r = s_.write_register(engine::WarpId{l->core, l->slot}, l->lane, d, v); !r)
+      return refuse_write(r.error().message);
+  send("OK");
+}
+
+void GdbServer::handle(const gdb::WriteRegister& p) {
+  auto l = selected('g');
+  if (!l) return send("E01");
+  if (p.bytes.size() != 4) return send("E01");
+  auto d = dwarf_of(p.reg);
+  if (!d) {
+    const std::string name = p.reg == kRegPc                          ? std::string("pc")
+                             : p.reg >= kRegCsr0 && p.reg < kRegCount ? std::string(kCsrs[p.reg - kRegCsr0].name)
+                                                                      : "register " + std::to_string(p.reg);
+    return refuse_write(name + " cannot be written (only x1..x31 and f0..f31 can)");
+  }
+  if (auto r = s_.write_register(engine::WarpId{l->core, l->slot}, l->lane, *d, le_u32(p.bytes)); !r)
+    return refuse_write(r.error().message);
+  send("OK");
+}
 
 void GdbServer::handle(const gdb::ReadRegister& r) {
   auto l = selected('g');
@@ -876,9 +933,17 @@ void GdbServer::handle(const gdb::ReadMemory& m) {
   send(gdb::to_hex(out));
 }
 
-void GdbServer::handle(const gdb::WriteMemory&) {
-  // A write would make the recording's future differ from what was recorded.
-  send("E01");
+void GdbServer::handle(const gdb::WriteMemory& m) {
+  // gdb probes 'X' with an empty write: OK says binary writes are understood.
+  if (m.bytes.empty()) return send("OK");
+  if (uint64_t(m.addr) + m.bytes.size() > (1ull << 32)) return send("E14");
+  // In the selected thread's view: local memory is its core's.
+  auto l = selected('g');
+  if (!l && uint64_t(m.addr) + m.bytes.size() > memmap::kLocalMemBase) return send("E14");
+  const engine::WarpId warp = l ? engine::WarpId{l->core, l->slot} : engine::WarpId{0, 0};
+  if (auto r = s_.write_memory(warp, m.addr, std::vector<uint8_t>(m.bytes.begin(), m.bytes.end())); !r)
+    return refuse_write(r.error().message);
+  send("OK");
 }
 
 void GdbServer::handle(const gdb::ThreadInfoFirst&) {

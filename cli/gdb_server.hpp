@@ -116,6 +116,7 @@ class GdbServer {
 
   void send(const std::string& payload, bool binary = false);
   void send_output(const std::string& text);  // an 'O' packet
+  void refuse_write(const std::string& why);  // E01, the reason on stderr
   bool read_more();                           // false: the client is gone
 
   engine::Session& s_;

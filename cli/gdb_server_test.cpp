@@ -147,8 +147,18 @@ TEST_CASE("the server acknowledges, answers, refuses a bad checksum and runs vec
   CHECK(c.read_packet() == "$E01#a6");
   c.write_raw(framed("Hg7fffffff"));
   CHECK(c.read_packet() == "$E01#a6");
-  // Writes are refused.
-  c.write_raw(framed("M80000000,4:00000000"));
+  // A write of unmapped memory is refused; one of device memory lands (here the entry's own word,
+  // written back as it was, and read again).
+  c.write_raw(framed("M7fff0000,4:00000000"));
+  CHECK(c.read_packet() == "$E01#a6");
+  std::snprintf(addr, sizeof addr, "M%x,4:", sv.launch.entry_pc);
+  c.write_raw(framed(addr + gdb::to_hex(*word)));
+  CHECK(c.read_packet() == "$OK#9a");
+  std::snprintf(addr, sizeof addr, "m%x,4", sv.launch.entry_pc);
+  c.write_raw(framed(addr));
+  CHECK(c.read_packet() == framed(gdb::to_hex(*word)));
+  // pc has no engine write.
+  c.write_raw(framed("P20=00000000"));
   CHECK(c.read_packet() == "$E01#a6");
   // No store: no reverse execution.
   c.write_raw(framed("bs"));

@@ -16,6 +16,7 @@ import tempfile
 import time
 
 from e2e_common import EXIT_USAGE, check, failures
+from e2e_debug import source_line
 
 GDB = shutil.which("gdb-multiarch")
 
@@ -349,8 +350,77 @@ def check_replay(vx, ex, src):
     shutil.rmtree(db, ignore_errors=True)
 
 
+def reduce_total(n):
+    """reduce.c's closed form: the sum over g < n of g % 7 + 1."""
+    r = n % 7
+    return (n // 7) * 28 + r * (r + 1) // 2
+
+
+def check_writes(vx, ex, src):
+    """set var, set $reg, set {int}ADDR through P/M/X; G, M and X from a raw client; refused writes get E01."""
+    elf = os.path.join(ex, "reduce.elf")
+    want = reduce_total(8 * 16)
+    # A global (X or M), a register (P) read back after gdb drops its cache; pc is not writable.
+    out = gdb_batch(served(vx, elf), elf, [
+        "break reduce", "continue", "set var total = 100", "p total", "set $a0 = 5", "p $a0",
+        "maint flush register-cache", "p $a0", "set $ft0 = 1.5", "maint flush register-cache", "p $ft0",
+        "set $pc = $pc + 4", "p $pc", "delete", "continue"])
+    vals = values_after(out, "")
+    check(vals[:4] == ["100", "5", "5", "1.5"], f"writes: values after set: {vals}\n{out}")
+    check("Could not write register \"pc\"; remote failure reply 'E01'" in out and len(vals) > 4 and
+          "<reduce+" in vals[4], f"writes: a pc write is refused and the pc stays:\n{out}")
+    # The kernel's arithmetic carries the write: the total starts at 100 instead of 0.
+    check(f"total {want + 100} (expected {want})" in out and "exited with code 01" in out,
+          f"writes: set var total:\n{out}")
+    # Local memory in the stopped thread's core's view: a C expression, then a raw address.
+    line = source_line(src, "reduce", "vx_fail(vx_vote_any(odd)")
+    out = gdb_batch(served(vx, elf), elf, [
+        f"break reduce.c:{line}", "continue", "p lm->partial[0]", "set var lm->partial[0] = lm->partial[0] - 3",
+        "x/wx 0xffff0000", "set {int}0xffff0000 = 5", "x/wx 0xffff0000", "set {int}0x7fff0000 = 1", "delete",
+        "continue"])
+    vals = values_after(out, "")
+    # Warp 0's partial is 1 + 2 + 3 + 4 (g % 7 + 1 for g = 0..3); 5 takes 5 from the total.
+    check(vals[:1] == ["10"] and re.search(r"^0xffff0000:\s+0x00000007$", out, re.M) and
+          re.search(r"^0xffff0000:\s+0x00000005$", out, re.M), f"writes: local memory:\n{out}")
+    check("Cannot access memory at address 0x7fff0000" in out, f"writes: an unmapped write is refused:\n{out}")
+    # Two vx_fail counts: block 0's own sum against its closed form, and the total.
+    check(f"total {want - 5} (expected {want})" in out and "exited with code 02" in out,
+          f"writes: set {{int}}0xffff0000:\n{out}")
+    # Live mode: the engine writes only a re-launch's saved state; gdb gets E01 and the kernel its own result.
+    out = gdb_batch(served(vx, elf, "--mode", "live"), elf, [
+        "break reduce", "continue", "set var total = 100", "set $a0 = 5", "delete", "continue"])
+    check("Could not write register \"a0\"; remote failure reply 'E01'" in out and
+          out.count("writing state is not supported in live mode") == 2 and
+          f"total {want} (expected {want})" in out and "exited normally" in out, f"writes: live mode:\n{out}")
+    # G (only what changed is written), M and X from a raw client at the kernel's entry.
+    srv = Tcp(vx, ["run", elf, "--no-db"])
+    if not check(srv.port, f"writes: no port on stderr: {srv.err}"):
+        srv.p.kill()
+        return
+    c = Raw(srv.port)
+    c.ask(b"QStartNoAckMode")
+    regs = c.ask(b"g")
+    if check(regs and len(regs) == 33 * 8, f"writes: g {regs}"):
+        a1 = b"efbeadde"  # 0xdeadbeef, target order
+        check(c.ask(b"G" + regs[:11 * 8] + a1 + regs[12 * 8:]) == b"OK" and c.ask(b"pb") == a1,
+              f"writes: G changed a1")
+        check(c.ask(b"G" + regs[:32 * 8] + b"00000000") == b"E01" and c.ask(b"pb") == a1,
+              "writes: G with another pc is refused and leaves the registers")
+        check(c.ask(b"P0=01000000") == b"E01" and c.ask(b"P20=00000000") == b"E01" and
+              c.ask(b"P41=00000000") == b"E01" and c.ask(b"P5=2a000000") == b"OK" and c.ask(b"p5") == b"2a000000",
+              "writes: P on x0, pc and a CSR refused, on t0 written")
+    check(c.ask(b"Mffff0000,4:01020304") == b"OK" and c.ask(b"mffff0000,4") == b"01020304", "writes: M")
+    check(c.ask(b"Xffff0004,0:") == b"OK" and c.ask(b"Xffff0004,2:}]}\x04") == b"OK" and
+          c.ask(b"mffff0004,2") == b"7d24", "writes: X with escaped bytes")
+    check(c.ask(b"Mffff0000,2:01") == b"E01", "writes: M whose data is shorter than its length")
+    c.ask(b"vKill;1")
+    c.s.close()
+    srv.finish()
+
+
 CHECKS = {"breakpoints": check_breakpoints, "stepping": check_stepping, "watch-reverse": check_watch_reverse,
-          "stops": check_stops, "tcp": check_tcp, "mi": check_mi, "replay": check_replay}
+          "stops": check_stops, "tcp": check_tcp, "mi": check_mi, "replay": check_replay,
+          "writes": check_writes}
 
 if __name__ == "__main__":
     vx, ex, src, which = sys.argv[1:5]

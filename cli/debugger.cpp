@@ -444,6 +444,10 @@ std::vector<engine::Frame> Debugger::unwind(uint32_t c, uint32_t s, uint32_t lan
     if (f && f->lo == w.pc && ra && *ra >= 4 && *ra != w.pc) {
       auto more = sym_->backtrace(*ra, rr, rw, max - 1);
       if (!more.empty()) more[0].where = sym_->locate(*ra - 4);
+      // The caller read the machine's registers as if it were frame 0: keep only what a call preserves.
+      if (!more.empty())
+        for (unsigned r = 0; r < 32; ++r)
+          if (!engine::callee_saved(r)) more[0].regs[r].reset();
       for (auto& fr : more) frames.push_back(fr);
     }
   }

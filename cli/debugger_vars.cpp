@@ -365,7 +365,7 @@ void Debugger::cmd_frame(const std::string& name, Args a) {
   }
   frame_level_ = unsigned(target);
   const FrameLevel& f = levels[frame_level_];
-  std::string text = "#" + std::to_string(frame_level_) + "  " + (f.phys > 0 && !f.inlined ? hex32(f.pc) + " in " : "") +
+  std::string text = "#" + std::to_string(frame_level_) + "  " + (frame_level_ > 0 && !f.inlined ? hex32(f.pc) + " in " : "") +
                      (f.function.empty() ? "??" : f.function);
   if (f.line) text += " (" + f.file.substr(f.file.rfind('/') + 1) + ":" + std::to_string(f.line) + ")";
   if (f.inlined) text += ", inlined";

@@ -219,7 +219,7 @@ def check_frames(vx, ex, src):
     # reference(job->x) with job.x = x = vx_global_linear(). The second hit is the second lane.
     s = Session(vx, os.path.join(ex, "diverge.elf"),
                 ["continue", "continue", "backtrace", "p x", "up", "p job->x", "p job->result", "p job",
-                 "info args", "info locals", "info frame", "down", "p x", "frame 1", "p job->x + 1", "frame 0",
+                 "info args", "info locals", "info frame", "set var job = 0", "down", "p x", "frame 1", "p job->x + 1", "frame 0",
                  "up 5"],
                 ["--break", "reference"])
     t = s.tag()
@@ -252,7 +252,8 @@ def check_frames(vx, ex, src):
               value_of(s, "p job->x + 1") == x + 1, f"{t}: frame 1 by number")
         errs = s.errors()
         check(any("cannot go up" in e for e in errs), f"{t}: up past the outermost frame {errs}")
-        check(not [e for e in errs if "cannot go up" not in e], f"{t}: errors {errs}")
+        check(any("register of a caller's frame" in e for e in errs), f"{t}: set var in a caller's register {errs}")
+        check(not [e for e in errs if "cannot go up" not in e and "caller's frame" not in e], f"{t}: errors {errs}")
 
     # A kernel function's breakpoint is on the kernel's own source; step goes through the runtime's
     # inline helpers (skipped by default) until `skip delete`.

@@ -97,7 +97,8 @@ std::vector<Debugger::FrameLevel> Debugger::frame_levels(const std::vector<engin
       base.file = where->file;
       base.line = where->line;
     }
-    const std::vector<engine::ScopeFrame> scopes = vars_ ? vars_->frames(base.scope_pc) : std::vector<engine::ScopeFrame>{};
+    const std::vector<engine::ScopeFrame> scopes =
+        vars_ ? vars_->frames(base.scope_pc) : std::vector<engine::ScopeFrame>{};
     if (scopes.empty()) {
       if (sym_)
         if (auto fn = sym_->function_at(base.scope_pc)) base.function = fn->name;
@@ -359,18 +360,22 @@ void Debugger::cmd_frame(const std::string& name, Args a) {
   const std::vector<FrameLevel> levels = frame_levels(frames);
   if (levels.empty()) return err("no frames at " + hex32(w.pc));
   if (target >= int64_t(levels.size())) {
-    if (name == "up") return err("initial frame selected; you cannot go up (the stack has " + std::to_string(levels.size()) + " frames)");
+    if (name == "up")
+      return err("initial frame selected; you cannot go up (the stack has " + std::to_string(levels.size()) +
+                 " frames)");
     return err("frame " + std::to_string(target) + ": the focus lane's stack has " + std::to_string(levels.size()) +
                " frame" + (levels.size() == 1 ? "" : "s") + " (backtrace lists them)");
   }
   frame_level_ = unsigned(target);
   const FrameLevel& f = levels[frame_level_];
-  std::string text = "#" + std::to_string(frame_level_) + "  " + (frame_level_ > 0 && !f.inlined ? hex32(f.pc) + " in " : "") +
+  std::string text = "#" + std::to_string(frame_level_) + "  " +
+                     (frame_level_ > 0 && !f.inlined ? hex32(f.pc) + " in " : "") +
                      (f.function.empty() ? "??" : f.function);
   if (f.line) text += " (" + f.file.substr(f.file.rfind('/') + 1) + ":" + std::to_string(f.line) + ")";
   if (f.inlined) text += ", inlined";
-  nlohmann::json j = {{"level", frame_level_}, {"function", f.function}, {"inlined", f.inlined}, {"line", f.line},
-                      {"pc", f.pc},        {"physical", f.phys}};
+  nlohmann::json j = {
+      {"level", frame_level_}, {"function", f.function}, {"inlined", f.inlined}, {"line", f.line}, {"pc", f.pc},
+      {"physical", f.phys}};
   if (name == "info frame") {
     const engine::Frame& pf = frames[f.phys];
     text += "\n  pc " + hex32(f.pc) + " in core " + std::to_string(focus_.core) + " warp " +

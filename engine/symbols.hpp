@@ -44,7 +44,9 @@ struct Frame {
 };
 
 // Registers a call preserves in the RISC-V calling convention (ra as the return address, sp, s0..s11).
-constexpr bool callee_saved(unsigned reg) { return reg == 1 || reg == 2 || reg == 8 || reg == 9 || (reg >= 18 && reg <= 27); }
+constexpr bool callee_saved(unsigned reg) {
+  return reg == 1 || reg == 2 || reg == 8 || reg == 9 || (reg >= 18 && reg <= 27);
+}
 
 class Symbols {
  public:

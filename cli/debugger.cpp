@@ -444,6 +444,10 @@ std::vector<engine::Frame> Debugger::unwind(uint32_t c, uint32_t s, uint32_t lan
     if (f && f->lo == w.pc && ra && *ra >= 4 && *ra != w.pc) {
       auto more = sym_->backtrace(*ra, rr, rw, max - 1);
       if (!more.empty()) more[0].where = sym_->locate(*ra - 4);
+      // The caller read the machine's registers as if it were frame 0: keep only what a call preserves.
+      if (!more.empty())
+        for (unsigned r = 0; r < 32; ++r)
+          if (!engine::callee_saved(r)) more[0].regs[r].reset();
       for (auto& fr : more) frames.push_back(fr);
     }
   }
@@ -1746,41 +1750,40 @@ void Debugger::cmd_backtrace(Args a) {
   const uint32_t c = focus_.core, s = focus_.slot, lane = focus_.lane;
   std::vector<engine::Frame> frames = unwind(c, s, lane, max);
   (void)w;
+  // One line per frame as frame N selects them: inlined function levels, then physical callers,
+  // each with its arguments in the focus lane, evaluated with that frame's registers.
+  std::vector<FrameLevel> levels = frame_levels(frames);
+  if (levels.size() > max) levels.resize(max);
   std::string text;
   nlohmann::json list = nlohmann::json::array();
-  for (size_t i = 0; i < frames.size(); ++i) {
-    const engine::Frame& f = frames[i];
-    std::optional<engine::SourceLocation> where = f.where;
-    if (i == 0 && !where && sym_) where = sym_->locate(f.pc);
-    std::string fn, inlined;
-    if (sym_)
-      if (auto func = sym_->function_at(i == 0 ? f.pc : f.pc - 1)) fn = func->name;
-    if (where && !where->function.empty()) {
-      if (fn.empty()) fn = where->function;
-      else if (where->function != fn) inlined = where->function;
-    }
-    // Frame 0's arguments (the innermost function level's parameters, in the focus lane); callers'
-    // registers are not recovered, so their arguments are not shown.
+  for (size_t i = 0; i < levels.size(); ++i) {
+    const FrameLevel& f = levels[i];
     std::string args_text;
     nlohmann::json args = nlohmann::json::array();
-    if (i == 0 && vars_) {
-      for (const engine::SourceVariable& p : vars_->parameters(f.pc, 0)) {
-        auto value = variable_value(p, c, s, lane);
-        const std::string shown = value ? format_c(*value, 0, false) : "<error>";
-        args_text += (args_text.empty() ? "" : ", ") + p.name + "=" + shown;
-        args.push_back({{"name", p.name}, {"text", shown}});
-      }
+    if (vars_) {
+      auto frame = frame_view(c, s, lane, unsigned(i));
+      if (frame)
+        for (const engine::SourceVariable& p : vars_->parameters(f.scope_pc, f.inline_level)) {
+          auto value = variable_value(p, *frame);
+          const std::string shown = value ? format_c(*value, 0, false) : "<error>";
+          args_text += (args_text.empty() ? "" : ", ") + p.name + "=" + shown;
+          args.push_back({{"name", p.name}, {"text", shown}});
+        }
     }
-    text += "#" + pad(std::to_string(i), 3) + hex32(f.pc) + " in " + (fn.empty() ? "??" : fn) +
-            (inlined.empty() ? "" : ", inlined " + inlined) + (i == 0 && vars_ ? " (" + args_text + ")" : "");
-    if (where && where->line) text += " (" + base_name(where->file) + ":" + std::to_string(where->line) + ")";
+    // gdb's form: an inlined level has no pc of its own to show.
+    text += "#" + pad(std::to_string(i), 3) + (f.inlined ? std::string(11, ' ') : hex32(f.pc) + " in ") +
+            (f.function.empty() ? "??" : f.function) + (vars_ ? " (" + args_text + ")" : "");
+    if (f.line) text += " (" + base_name(f.file) + ":" + std::to_string(f.line) + ")";
     text += "\n";
-    nlohmann::json j = {{"pc", f.pc}, {"sp", f.sp}, {"function", fn.empty() ? nlohmann::json(nullptr) : nlohmann::json(fn)},
-                        {"inlined", inlined.empty() ? nlohmann::json(nullptr) : nlohmann::json(inlined)}};
-    if (i == 0 && vars_) j["args"] = args;
-    if (where && where->line) {
-      j["file"] = where->file;
-      j["line"] = where->line;
+    nlohmann::json j = {{"pc", f.pc},
+                        {"sp", frames[f.phys].sp},
+                        {"function", f.function.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.function)},
+                        {"inlined", f.inlined},
+                        {"physical", f.phys}};
+    if (vars_) j["args"] = args;
+    if (f.line) {
+      j["file"] = f.file;
+      j["line"] = f.line;
     }
     list.push_back(j);
   }

@@ -155,9 +155,28 @@ class Debugger {
   };
   std::vector<SkipRule> skips_;
   int next_skip_ = 1;
-  // Evaluates a C expression in one lane, at function level `level` of its pc.
+  // One frame of a lane's call stack as backtrace numbers them: the function levels (inlined calls,
+  // innermost first) of each physical frame, then those of its caller.
+  struct FrameLevel {
+    unsigned phys = 0;          // the physical frame (index into unwind())
+    unsigned inline_level = 0;  // the function level at scope_pc (Variables::frames)
+    uint32_t pc = 0;            // the frame's pc; a caller's is the return address
+    uint32_t scope_pc = 0;      // where scopes and location lists are looked up (a caller's: the call)
+    std::string function;
+    bool inlined = false;
+    std::string file;
+    uint32_t line = 0;
+  };
+  std::vector<FrameLevel> frame_levels(const std::vector<engine::Frame>& frames) const;
+  // Frame `level` of one lane: where it is, and its registers and CFA for DWARF locations.
+  struct FrameView {
+    FrameLevel level;
+    engine::LaneView view;
+  };
+  Result<FrameView> frame_view(uint32_t core, uint32_t slot, uint32_t lane, unsigned level);
+  // Evaluates a C expression in one lane, in frame `level` of its call stack.
   Result<CValue> evaluate_c_in(const Expr::Node& e, uint32_t core, uint32_t slot, uint32_t lane, unsigned level);
-  Result<CValue> variable_value(const engine::SourceVariable& v, uint32_t core, uint32_t slot, uint32_t lane);
+  Result<CValue> variable_value(const engine::SourceVariable& v, const FrameView& frame);
   std::unique_ptr<ExprEnv> make_lane_env(const WarpState* w, uint32_t core, uint32_t slot, uint32_t lane);
   engine::LaneView lane_view(uint32_t core, uint32_t slot, uint32_t lane);
   // Time travel (debugger_time.cpp).
@@ -247,7 +266,7 @@ class Debugger {
   const engine::Symbols* sym_;
   const engine::Variables* vars_ = nullptr;
   TypeArena arena_;
-  unsigned frame_level_ = 0;  // the selected function level (frame, up, down); 0 after every stop
+  unsigned frame_level_ = 0;  // the selected frame as backtrace numbers it (frame, up, down); 0 after every stop
   std::vector<std::pair<int, std::string>> displays_;  // display N: expressions shown at every stop
   int next_display_ = 1;
   replay::Timeline timeline_;

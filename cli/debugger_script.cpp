@@ -281,8 +281,12 @@ std::vector<std::string> Debugger::completions() const {
   if (vars_)
     for (const std::string& n : vars_->global_names()) words.push_back(n);
   if (vars_ && focus_warp()) {
-    for (const auto& v : vars_->locals(focus_warp()->pc, frame_level_)) words.push_back(v.name);
-    for (const auto& v : vars_->parameters(focus_warp()->pc, frame_level_)) words.push_back(v.name);
+    // The names of every function level at the pc (the selected frame may be any of them).
+    const uint32_t pc = focus_warp()->pc;
+    for (unsigned i = 0; i < vars_->frames(pc).size(); ++i) {
+      for (const auto& v : vars_->locals(pc, i)) words.push_back(v.name);
+      for (const auto& v : vars_->parameters(pc, i)) words.push_back(v.name);
+    }
   }
   std::sort(words.begin(), words.end());
   words.erase(std::unique(words.begin(), words.end()), words.end());

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "cli/debugger.hpp"
+#include "device/isa.hpp"
 
 namespace vx::cli {
 
@@ -22,7 +23,7 @@ std::string lanes_text(const std::vector<uint32_t>& lanes) {
 
 }  // namespace
 
-// One lane's view of C names at one function level.
+// One lane's view of C names in one frame of its call stack.
 class Debugger::CEnv final : public ValueEnv {
  public:
   // w null: no warp (not stopped): registers and C names are unknown, literals still work.
@@ -40,9 +41,14 @@ class Debugger::CEnv final : public ValueEnv {
   Result<std::optional<CValue>> variable(const std::string& name) const override {
     if (!d_.vars_) return std::optional<CValue>();
     if (!w_) return make_error("C variables are readable only at a stop");
-    auto v = d_.vars_->find(w_->pc, name, level_);
+    if (!frame_) {
+      auto f = d_.frame_view(core_, slot_, lane_, level_);
+      if (!f) return f.error();
+      frame_ = std::move(*f);
+    }
+    auto v = d_.vars_->find(frame_->level.scope_pc, name, frame_->level.inline_level);
     if (!v) return std::optional<CValue>();
-    auto value = d_.variable_value(*v, core_, slot_, lane_);
+    auto value = d_.variable_value(*v, *frame_);
     if (!value) return make_error(name + ": " + value.error().message);
     return std::optional<CValue>(*value);
   }
@@ -57,6 +63,7 @@ class Debugger::CEnv final : public ValueEnv {
   std::unique_ptr<ExprEnv> plain_;
   uint32_t core_, slot_, lane_;
   unsigned level_;
+  mutable std::optional<FrameView> frame_;  // found at the first variable
 };
 
 engine::LaneView Debugger::lane_view(uint32_t core, uint32_t slot, uint32_t lane) {
@@ -76,9 +83,65 @@ engine::LaneView Debugger::lane_view(uint32_t core, uint32_t slot, uint32_t lane
   return view;
 }
 
-Result<CValue> Debugger::variable_value(const engine::SourceVariable& v, uint32_t core, uint32_t slot, uint32_t lane) {
-  const WarpState& w = s_.context().cores.at(core).warps.at(slot);
-  auto loc = vars_->locate(v, w.pc, lane_view(core, slot, lane));
+std::vector<Debugger::FrameLevel> Debugger::frame_levels(const std::vector<engine::Frame>& frames) const {
+  std::vector<FrameLevel> out;
+  for (unsigned k = 0; k < frames.size(); ++k) {
+    const engine::Frame& f = frames[k];
+    FrameLevel base;
+    base.phys = k;
+    base.pc = f.pc;
+    base.scope_pc = k == 0 ? f.pc : f.pc - 1;
+    std::optional<engine::SourceLocation> where = f.where;
+    if (!where && sym_) where = sym_->locate(base.scope_pc);
+    if (where) {
+      base.file = where->file;
+      base.line = where->line;
+    }
+    const std::vector<engine::ScopeFrame> scopes =
+        vars_ ? vars_->frames(base.scope_pc) : std::vector<engine::ScopeFrame>{};
+    if (scopes.empty()) {
+      if (sym_)
+        if (auto fn = sym_->function_at(base.scope_pc)) base.function = fn->name;
+      if (base.function.empty() && where) base.function = where->function;
+      out.push_back(base);
+      continue;
+    }
+    // The line of level i > 0 is the call site of level i - 1.
+    for (unsigned i = 0; i < scopes.size(); ++i) {
+      FrameLevel l = base;
+      l.inline_level = i;
+      l.function = scopes[i].function;
+      l.inlined = scopes[i].inlined;
+      if (i > 0) {
+        l.file = scopes[i - 1].call_file;
+        l.line = scopes[i - 1].call_line;
+      }
+      out.push_back(l);
+    }
+  }
+  return out;
+}
+
+Result<Debugger::FrameView> Debugger::frame_view(uint32_t core, uint32_t slot, uint32_t lane, unsigned level) {
+  if (!s_.stopped()) return make_error("C variables are readable only at a stop");
+  std::vector<engine::Frame> frames = unwind(core, slot, lane, level + 1);
+  std::vector<FrameLevel> levels = frame_levels(frames);
+  if (level >= levels.size())
+    return make_error("lane " + std::to_string(lane) + " has no frame " + std::to_string(level) + " (its stack has " +
+                      std::to_string(levels.size()) + ")");
+  FrameView fv{levels[level], lane_view(core, slot, lane)};
+  const unsigned k = fv.level.phys;
+  if (k > 0) {
+    // A caller: the registers its callees' CFI recovers, and its CFA; no float registers.
+    const engine::Frame& f = frames[k];
+    fv.view.reg = [regs = f.regs](unsigned r) -> std::optional<uint32_t> { return r < 32 ? regs[r] : std::nullopt; };
+    fv.view.cfa = f.cfa;
+  }
+  return fv;
+}
+
+Result<CValue> Debugger::variable_value(const engine::SourceVariable& v, const FrameView& frame) {
+  auto loc = vars_->locate(v, frame.level.scope_pc, frame.view);
   if (!loc) return loc.error();
   CValue out;
   out.type = v.type ? v.type : arena_.builtin("int");
@@ -92,8 +155,12 @@ Result<CValue> Debugger::variable_value(const engine::SourceVariable& v, uint32_
       return out;
     }
     case engine::VarLocation::Kind::Register: {
-      auto r = lane_view(core, slot, lane).reg(loc->reg);
-      if (!r) return make_error("register " + std::to_string(loc->reg) + " is not readable");
+      auto r = frame.view.reg(loc->reg);
+      if (!r) {
+        // A caller's register that its callees did not save: its value at the call is lost.
+        out.missing = "not available";
+        return out;
+      }
       for (uint32_t i = 0; i < size; ++i) out.bytes.push_back(i < 4 ? uint8_t(*r >> (8 * i)) : 0);
       out.reg = loc->reg;
       return out;
@@ -181,13 +248,15 @@ void Debugger::cmd_ptype(Args a, bool expand) {
 void Debugger::info_variables(bool params) {
   if (!ensure_focus()) return;
   if (!vars_) return err("no debug information: the kernel's variables are unknown");
-  const WarpState& w = *focus_warp();
-  auto list = params ? vars_->parameters(w.pc, frame_level_) : vars_->locals(w.pc, frame_level_);
+  auto frame = frame_view(focus_.core, focus_.slot, focus_.lane, frame_level_);
+  if (!frame) return err(frame.error().message);
+  const FrameLevel& fl = frame->level;
+  auto list = params ? vars_->parameters(fl.scope_pc, fl.inline_level) : vars_->locals(fl.scope_pc, fl.inline_level);
   if (list.empty()) return out(params ? "No arguments." : "No locals.", {{"variables", nlohmann::json::array()}});
   std::string text;
   nlohmann::json j = nlohmann::json::array();
   for (const engine::SourceVariable& v : list) {
-    auto value = variable_value(v, focus_.core, focus_.slot, focus_.lane);
+    auto value = variable_value(v, *frame);
     const std::string shown = value ? format_c(*value, 0) : "<error: " + value.error().message + ">";
     text += (text.empty() ? "" : "\n") + v.name + " = " + shown;
     j.push_back({{"name", v.name}, {"text", shown}, {"type", v.type ? engine::type_name(*v.type) : ""}});
@@ -199,15 +268,17 @@ void Debugger::info_address(const std::string& name) {
   if (name.empty()) return usage("info address: expected a variable name");
   if (!ensure_focus()) return;
   if (!vars_) return err("no debug information: the kernel's variables are unknown");
-  const WarpState& w = *focus_warp();
-  auto v = vars_->find(w.pc, name, frame_level_);
+  auto frame = frame_view(focus_.core, focus_.slot, focus_.lane, frame_level_);
+  if (!frame) return err(frame.error().message);
+  const uint32_t pc = frame->level.scope_pc;
+  auto v = vars_->find(pc, name, frame->level.inline_level);
   if (!v) return err("no symbol \"" + name + "\" in the current context");
-  auto loc = vars_->locate(*v, w.pc, lane_view(focus_.core, focus_.slot, focus_.lane));
+  auto loc = vars_->locate(*v, pc, frame->view);
   if (!loc) return err(name + ": " + loc.error().message);
   static const char* kKinds[] = {"memory", "register", "value", "optimized out", "unavailable"};
   nlohmann::json j = {{"name", name},
                       {"kind", kKinds[int(loc->kind)]},
-                      {"pc", w.pc},
+                      {"pc", pc},
                       {"scope", v->kind == engine::SourceVariable::Kind::Global      ? "global"
                                 : v->kind == engine::SourceVariable::Kind::Parameter ? "parameter"
                                                                                      : "local"}};
@@ -268,8 +339,6 @@ void Debugger::show_displays(int only) {
 void Debugger::cmd_frame(const std::string& name, Args a) {
   if (!ensure_focus()) return;
   const WarpState& w = *focus_warp();
-  std::vector<engine::ScopeFrame> levels = vars_ ? vars_->frames(w.pc) : std::vector<engine::ScopeFrame>{};
-  if (levels.empty()) return err("no debug information at " + hex32(w.pc) + ": no frames to select");
   int64_t target = frame_level_;
   if (name == "frame" || name == "info frame") {
     if (!a.args.empty()) {
@@ -287,42 +356,56 @@ void Debugger::cmd_frame(const std::string& name, Args a) {
     target += name == "up" ? int64_t(n) : -int64_t(n);
     if (target < 0) return err("bottom (innermost) frame selected; you cannot go down");
   }
-  if (target >= int64_t(levels.size()))
-    return err("frame " + std::to_string(target) + ": the focus pc has " + std::to_string(levels.size()) +
-               " function level" + (levels.size() == 1 ? "" : "s") +
-               " (frames of callers that are not inlined are not supported yet; backtrace lists them)");
+  const std::vector<engine::Frame> frames = unwind(focus_.core, focus_.slot, focus_.lane, 32);
+  const std::vector<FrameLevel> levels = frame_levels(frames);
+  if (levels.empty()) return err("no frames at " + hex32(w.pc));
+  if (target >= int64_t(levels.size())) {
+    if (name == "up")
+      return err("initial frame selected; you cannot go up (the stack has " + std::to_string(levels.size()) +
+                 " frames)");
+    return err("frame " + std::to_string(target) + ": the focus lane's stack has " + std::to_string(levels.size()) +
+               " frame" + (levels.size() == 1 ? "" : "s") + " (backtrace lists them)");
+  }
   frame_level_ = unsigned(target);
-  const engine::ScopeFrame& f = levels[frame_level_];
-  std::string text = "#" + std::to_string(frame_level_) + "  " + f.function;
-  // The line this level is at: the pc's own line for level 0, else the call site one level in.
-  uint32_t line = 0;
-  std::string file;
-  if (frame_level_ == 0) {
-    if (sym_)
-      if (auto where = sym_->locate(w.pc)) {
-        line = where->line;
-        file = where->file;
-      }
-  } else {
-    line = levels[frame_level_ - 1].call_line;
-    file = levels[frame_level_ - 1].call_file;
-  }
-  if (line) text += " (" + file.substr(file.rfind('/') + 1) + ":" + std::to_string(line) + ")";
+  const FrameLevel& f = levels[frame_level_];
+  std::string text = "#" + std::to_string(frame_level_) + "  " +
+                     (frame_level_ > 0 && !f.inlined ? hex32(f.pc) + " in " : "") +
+                     (f.function.empty() ? "??" : f.function);
+  if (f.line) text += " (" + f.file.substr(f.file.rfind('/') + 1) + ":" + std::to_string(f.line) + ")";
   if (f.inlined) text += ", inlined";
-  nlohmann::json j = {{"level", frame_level_}, {"function", f.function}, {"inlined", f.inlined}, {"line", line}};
+  nlohmann::json j = {
+      {"level", frame_level_}, {"function", f.function}, {"inlined", f.inlined}, {"line", f.line}, {"pc", f.pc},
+      {"physical", f.phys}};
   if (name == "info frame") {
-    text += "\n  pc " + hex32(w.pc) + " in core " + std::to_string(focus_.core) + " warp " +
+    const engine::Frame& pf = frames[f.phys];
+    text += "\n  pc " + hex32(f.pc) + " in core " + std::to_string(focus_.core) + " warp " +
             std::to_string(focus_.slot) + " lane " + std::to_string(focus_.lane);
-    auto frames = unwind(focus_.core, focus_.slot, focus_.lane, 1);
-    if (!frames.empty()) {
-      text += "; CFA " + hex32(frames[0].sp);
-      j["cfa"] = frames[0].sp;
+    text += "; CFA " + (pf.cfa ? hex32(*pf.cfa) : "unknown (no call-frame information)");
+    if (pf.cfa) j["cfa"] = *pf.cfa;
+    if (frame_level_ + 1 < levels.size()) {
+      const FrameLevel& up = levels[frame_level_ + 1];
+      text += std::string(f.inlined ? "\n  inlined into " : "\n  called by ") + "frame " +
+              std::to_string(frame_level_ + 1) + ", " + up.function + (up.phys != f.phys ? " at " + hex32(up.pc) : "");
+      j["caller"] = up.function;
     }
-    if (frame_level_ + 1 < levels.size()) text += "\n  inlined into " + levels[frame_level_ + 1].function;
     if (frame_level_ > 0) text += "\n  calls " + levels[frame_level_ - 1].function;
+    // The registers of the physical frame: all of frame 0's are the machine's; a caller's are
+    // those the callees' CFI recovers (ra, sp, s0..s11), the others not available.
+    if (f.phys > 0) {
+      std::string saved;
+      nlohmann::json regs = nlohmann::json::object();
+      for (unsigned r = 1; r < 32; ++r) {
+        if (!engine::callee_saved(r)) continue;
+        const std::string rn = xreg_name(r);
+        saved += " " + rn + "=" + (pf.regs[r] ? hex32(*pf.regs[r]) : "<not available>");
+        regs[rn] = pf.regs[r] ? nlohmann::json(*pf.regs[r]) : nlohmann::json(nullptr);
+      }
+      text += "\n  saved registers:" + saved + "\n  other registers are not available in a caller's frame";
+      j["registers"] = regs;
+    }
   }
-  if (line && sym_)
-    if (auto src = sym_->source_line(file, line)) text += "\n" + std::to_string(line) + "\t" + *src;
+  if (f.line && sym_)
+    if (auto src = sym_->source_line(f.file, f.line)) text += "\n" + std::to_string(f.line) + "\t" + *src;
   out(text, j);
 }
 
@@ -442,10 +525,18 @@ void Debugger::cmd_set(Args a) {
   auto target = evaluate_c_in(*lhs->root(), focus_.core, focus_.slot, focus_.lane, frame_level_);
   if (!target) return err(target.error().message);
   std::optional<unsigned> reg = target->reg;
-  if (auto var = lhs->as_variable(); var && (var->kind == Variable::Kind::XReg || var->kind == Variable::Kind::FReg))
+  bool reg_expr = false;  // $reg names the machine's register, in any frame
+  if (auto var = lhs->as_variable(); var && (var->kind == Variable::Kind::XReg || var->kind == Variable::Kind::FReg)) {
     reg = var->kind == Variable::Kind::XReg ? var->index : var->index + 32;
+    reg_expr = true;
+  }
   if (!target->missing.empty())
     return err("set var: the variable is " + target->missing + ": there is nothing to write");
+  if (target->reg && !reg_expr && frame_level_ > 0) {
+    auto frame = frame_view(focus_.core, focus_.slot, focus_.lane, frame_level_);
+    if (frame && frame->level.phys > 0)
+      return err("set var: the variable is in a register of a caller's frame; only frame 0's registers can be written");
+  }
   if (!reg && !target->address) return err("set var: the left side is not a variable in a register or in memory");
   // The value, converted to the left side's type as C's assignment does.
   auto value = evaluate_c_in(*rhs->root(), focus_.core, focus_.slot, focus_.lane, frame_level_);

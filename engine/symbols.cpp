@@ -910,6 +910,9 @@ std::vector<Frame> Symbols::backtrace(uint32_t pc, const RegReader& read_reg, co
     if (k > 0 && levels[k].cfa && levels[k - 1].cfa && *levels[k].cfa < *levels[k - 1].cfa) levels[k].cfa.reset();
     const auto sp = reg(k, kRegSp);
     frame.sp = levels[k].cfa ? *levels[k].cfa : sp.value_or(0);
+    frame.cfa = levels[k].cfa;
+    for (unsigned r = 0; r < 32; ++r)
+      if (k == 0 || callee_saved(r)) frame.regs[r] = reg(k, r);
     frames.push_back(std::move(frame));
     if (!levels[k].cfa || k + 1 == max_frames) break;  // no CFI: the outermost frame we can know
 

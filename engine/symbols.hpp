@@ -12,6 +12,7 @@
 // inlined copy. backtrace() does not add frames for inlined calls.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -35,7 +36,17 @@ struct Frame {
   uint32_t pc = 0;                      // frame 0: the pc; callers: the return address
   uint32_t sp = 0;                      // the frame's CFA; the sp register's value when the frame has no CFI
   std::optional<SourceLocation> where;  // callers: the location of the call (return address - 1)
+  std::optional<uint32_t> cfa;          // the CFA when the frame has CFI
+  // The frame's x registers (RISC-V DWARF numbers 0..31). Frame 0 has the machine's; a caller has
+  // those its callees' CFI rules recover, and only the callee-saved ones (ra, sp, s0..s11): the
+  // others were free for the callees to change, so their values at the call are unknown.
+  std::array<std::optional<uint32_t>, 32> regs{};
 };
+
+// Registers a call preserves in the RISC-V calling convention (ra as the return address, sp, s0..s11).
+constexpr bool callee_saved(unsigned reg) {
+  return reg == 1 || reg == 2 || reg == 8 || reg == 9 || (reg >= 18 && reg <= 27);
+}
 
 class Symbols {
  public:

@@ -587,6 +587,18 @@ TEST_CASE("backtrace through the call-frame information", "[symbols]") {
     CHECK(frames[0].sp == kSp);
     CHECK(frames[1].pc == ret_in_reduce);
     CHECK(frames[2].pc == ret_in_start);
+
+    // The registers of each frame: the machine's in frame 0; in reduce's frame, sp is vx_printf's
+    // CFA, ra the return address read from the stack, and the registers a call may change unknown.
+    CHECK(frames[0].cfa == kSp);
+    CHECK(frames[0].regs[1] == 0x12345678u);
+    CHECK(frames[0].regs[10] == 0x1111000au);
+    CHECK(frames[1].cfa == kSp + reduce_frame);
+    CHECK(frames[1].regs[2] == kSp);
+    CHECK(frames[1].regs[1] == ret_in_reduce);
+    CHECK_FALSE(frames[1].regs[10]);
+    CHECK_FALSE(frames[1].regs[5]);
+    CHECK(frames[2].regs[2] == kSp + reduce_frame);
   }
 
   SECTION("stops at a zero return address, a read failure or max_frames") {

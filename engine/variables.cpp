@@ -486,7 +486,7 @@ Result<VarLocation> Variables::Impl::eval(Dwarf_Attribute* attr, uint32_t pc, co
   };
   auto read_reg = [&](unsigned r) -> Result<uint64_t> {
     auto v = lane.reg ? lane.reg(r) : std::nullopt;
-    if (!v) return make_error("the lane's " + reg_name(r) + " is not readable");
+    if (!v) return make_error(reg_name(r) + " is not available in this frame");
     return uint64_t(*v);
   };
   auto read_word = [&](uint64_t addr, unsigned size) -> Result<uint64_t> {

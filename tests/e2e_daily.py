@@ -4,7 +4,7 @@ levels, display, and the faults found by trying it. Expected values come from th
 
 usage: e2e_daily.py VXREPLAY EXAMPLES_DIR SOURCE_DIR CHECK
   variables  print/info locals/info args/ptype/whatis/print -lanes over reduce, diverge and saxpy
-  frames     frame, up, down, info frame over inlined calls; display at every stop
+  frames     frame, up, down, info frame over inlined calls and physical callers; display at every stop
   faults     each fault of the issue, reproduced: plain-run outcome, stdin rule, p/u width, finish,
              '1 pass', Ctrl-C at the prompt, Enter after x
   gdb        where variables live at a few pcs agrees with gdb-multiarch reading the ELF offline
@@ -209,11 +209,51 @@ def check_frames(vx, ex, src):
     check(len(downs) == 1 and downs[0].get("level") == 0, f"{t}: down once")
     errs = s.errors()
     check(any("cannot go down" in e for e in errs), f"{t}: down past the bottom {errs}")
-    check(any("frame 7" in e and "not supported yet" in e for e in errs), f"{t}: frame 7 {errs}")
+    check(any("frame 7" in e and "frames (backtrace lists them)" in e for e in errs), f"{t}: frame 7 {errs}")
     disp = [e for e in s.of("output") if "display" in e]
     # display shows at once, then after the stop of `next`, in order of their numbers.
     ids = [e["display"] for e in disp]
     check(ids[:1] == [1] and ids[-2:] == [1, 2] and len(ids) == 4, f"{t}: display order {ids}")
+
+    # Physical callers: diverge's vx_serial calls reference_lane(&job), which calls the noinline
+    # reference(job->x) with job.x = x = vx_global_linear(). The second hit is the second lane.
+    s = Session(vx, os.path.join(ex, "diverge.elf"),
+                ["continue", "continue", "backtrace", "p x", "up", "p job->x", "p job->result", "p job",
+                 "info args", "info locals", "info frame", "set var job = 0", "down", "p x", "frame 1", "p job->x + 1", "frame 0",
+                 "up 5"],
+                ["--break", "reference"])
+    t = s.tag()
+    stops = s.stops()
+    if check(len(stops) == 2, f"{t}: {len(stops)} stops; errors {s.errors()}"):
+        st = stops[1]
+        x = int(st.get("cta", [0])[0]) * 16 + int(st.get("thread", [0])[0])
+        bt = s.output("backtrace").get("frames", [])
+        check([f.get("function") for f in bt[:2]] == ["reference", "reference_lane"] and
+              not any(f.get("inlined") for f in bt[:2]), f"{t}: backtrace {bt}")
+        args = [{a["name"]: a["text"] for a in f.get("args", [])} for f in bt[:2]]
+        check(len(args) == 2 and args[0] == {"x": str(x)}, f"{t}: frame 0's args {args} (x = {x})")
+        check(len(args) == 2 and re.fullmatch(r"0x[0-9a-f]+", args[1].get("arg", "")) is not None and
+              int(args[1]["arg"], 16) == value_of(s, "p job") and args[1].get("lane") == "<not available>",
+              f"{t}: frame 1's args {args}; job {text_of(s, 'p job')}")
+        check([o.get("value") for o in s.outputs("p x")] == [x, x], f"{t}: reference's x, before and after up/down")
+        up = s.output("up")
+        check(up.get("level") == 1 and up.get("function") == "reference_lane" and up.get("physical") == 1 and
+              up.get("line") == source_line(src, "diverge", "job->result = reference(job->x);"), f"{t}: up {up}")
+        check(value_of(s, "p job->x") == x and value_of(s, "p job->result") == 0, f"{t}: the caller's job")
+        names = [v["name"] for v in s.output("info locals").get("variables", [])]
+        check(names == ["job"], f"{t}: reference_lane's locals {names}")
+        info = s.output("info frame")
+        check(info.get("cfa") is not None and info.get("caller") == "vx_serial" and
+              info.get("registers", {}).get("ra") == up.get("pc") and "a0" not in info.get("registers", {}),
+              f"{t}: info frame {info}")
+        downs = s.outputs("down")
+        check(downs and downs[0].get("level") == 0 and downs[0].get("function") == "reference", f"{t}: down {downs}")
+        check(s.outputs("frame 1") and s.outputs("frame 1")[0].get("function") == "reference_lane" and
+              value_of(s, "p job->x + 1") == x + 1, f"{t}: frame 1 by number")
+        errs = s.errors()
+        check(any("cannot go up" in e for e in errs), f"{t}: up past the outermost frame {errs}")
+        check(any("register of a caller's frame" in e for e in errs), f"{t}: set var in a caller's register {errs}")
+        check(not [e for e in errs if "cannot go up" not in e and "caller's frame" not in e], f"{t}: errors {errs}")
 
     # A kernel function's breakpoint is on the kernel's own source; step goes through the runtime's
     # inline helpers (skipped by default) until `skip delete`.

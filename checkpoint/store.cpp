@@ -181,30 +181,35 @@ struct Store::Impl {
   // Staged checkpoints whose commit failed (a full disk, the map full): given up, never written.
   uint64_t staged_lost = 0;
   std::string staged_error;  // why the last of them were given up
-  // Staged bytes past which a put commits them; raised past what stays staged after a failure.
-  uint64_t staged_limit = kMaxStagedBytes;
+  // Pages of given-up checkpoints: their writers count them as stored, so a later checkpoint or
+  // host operation may name them without giving them; they are written when one does (encoded).
+  std::map<PageHash, std::vector<uint8_t>> orphans;
   // A commit of the staged checkpoints failed: they are given up (counted in staged_lost, the
-  // error kept), while their pages stay staged, as later checkpoints may name them, and go with the
-  // next write. A durable write then no longer carries checkpoints that cannot be written.
+  // error kept) with their pages (kept in orphans), so that a durable write no longer carries what
+  // does not fit; a later checkpoint that names one of those pages writes it then.
   void give_up_staged(const Error& e) {
-    if (staged.empty()) return;
+    if (staged.empty() && staged_pages.empty()) return;
+    orphans.merge(staged_pages);
+    staged_pages.clear();
+    if (staged.empty()) {
+      staged_bytes = 0;
+      return;
+    }
     staged_lost += staged.size();
-    staged_error = err(std::to_string(staged.size()) + (staged.size() == 1 ? " staged checkpoint" : " staged checkpoints") +
-                       " could not be committed",
-                       e)
-                       .message;
+    staged_error =
+        err(std::to_string(staged.size()) + (staged.size() == 1 ? " staged checkpoint" : " staged checkpoints") +
+                " could not be committed",
+            e)
+            .message;
     stats.records -= std::min<uint64_t>(stats.records, staged.size());
     staged.clear();
     staged_bytes = 0;
-    for (const auto& [hash, value] : staged_pages) staged_bytes += value.size();
-    staged_limit = staged_bytes + kMaxStagedBytes;
   }
   // Commits the staged checkpoints alone; gives them up when that fails.
   Result<void> commit_staged() {
     auto txn = begin_write();
     Result<void> r = txn ? commit(*txn) : Result<void>(txn.error());
     if (!r) give_up_staged(r.error());
-    if (r) staged_limit = kMaxStagedBytes;
     return r;
   }
   // Runs a durable write (attempt begins its transaction with begin_write and commits it). When it
@@ -540,6 +545,7 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
         return I.err(what, r.error());
     if (found) return I.err(what + ": a checkpoint at that time already exists (records are immutable)");
     std::map<PageHash, std::vector<uint8_t>> new_staged;
+    std::vector<PageHash> adopted;  // pages of given-up checkpoints this one writes
 
     uint64_t written = 0, stored_bytes = 0, new_raw = 0;
     for (const auto& [hash, size] : *named) {
@@ -556,12 +562,18 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
       }
       if (!durable && I.staged_pages.count(hash)) continue;
       auto g = given.find(hash);
-      if (g == given.end())
+      std::vector<uint8_t> pv;
+      if (g != given.end()) {
+        pv = I.codec.encode_page(g->second->bytes.data(), g->second->bytes.size());
+      } else if (auto o = I.orphans.find(hash); o != I.orphans.end()) {
+        pv = o->second;
+        adopted.push_back(hash);
+      } else {
         return I.err(what + ": the record names page " + hash.to_string() + ", which is neither given nor stored");
-      auto pv = I.codec.encode_page(g->second->bytes.data(), g->second->bytes.size());
+      }
       if (!durable) {
         stored_bytes += pv.size();
-        new_raw += g->second->bytes.size();
+        new_raw += size;
         new_staged.emplace(hash, std::move(pv));
         ++written;
         continue;
@@ -570,7 +582,7 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
         return I.err(what, r.error());
       ++written;
       stored_bytes += pv.size();
-      new_raw += g->second->bytes.size();
+      new_raw += size;
     }
     if (durable) {
       if (auto r = txn->put(I.checkpoints, key_val(k), lmdb::val(value.data(), value.size()), 0, nullptr, "checkpoint");
@@ -582,7 +594,9 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
           return I.err(what, r.error());
       }
       if (auto r = I.commit(*txn); !r) return I.err(what, r.error());
+      for (const auto& h : adopted) I.orphans.erase(h);
     } else {
+      for (const auto& h : adopted) I.orphans.erase(h);
       I.staged_bytes += value.size() + stored_bytes;
       I.staged.emplace(k, value);
       I.staged_pages.merge(new_staged);
@@ -602,7 +616,7 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
     return {};
   };
   auto r = guarded<void>(I.err(what).message, [&] { return durable ? I.durable_write(attempt) : attempt(); });
-  if (r && !durable && I.staged_bytes > I.staged_limit) {
+  if (r && !durable && I.staged_bytes > Impl::kMaxStagedBytes) {
     // Committed now, so that memory stays bounded; should that fail, the checkpoints are given up
     // (counted in staged_lost, never silently) and their pages go with the next write.
     (void)sync();
@@ -826,12 +840,14 @@ Result<void> Store::append_ops(const std::vector<HostOpRecord>& ops, const std::
     for (const PageData& p : blobs) {
       if (p.bytes.empty() || p.bytes.size() > kMaxPageBytes)
         return I.err(what + ": data " + p.hash.to_string() + " is " + std::to_string(p.bytes.size()) + " bytes");
-      if (hash_page(p.bytes) != p.hash) return I.err(what + ": data " + p.hash.to_string() + " does not hash to its key");
+      if (hash_page(p.bytes) != p.hash)
+        return I.err(what + ": data " + p.hash.to_string() + " does not hash to its key");
       given.emplace(p.hash, &p);
     }
     auto txn = I.begin_write();
     if (!txn) return I.err(what, txn.error());
     uint64_t index = I.op_count, written = 0, stored_bytes = 0;
+    std::vector<PageHash> adopted;  // data of given-up checkpoints these ops write
     for (const HostOpRecord& op : ops) {
       if (uint8_t(op.kind) >= kHostOpKindCount) return I.err(what + ": unknown kind");
       if (op.data.size) {
@@ -841,10 +857,15 @@ Result<void> Store::append_ops(const std::vector<HostOpRecord>& ops, const std::
         if (auto r = txn->get(I.pages, hash_val(hk), &v, &found, "page"); !r) return I.err(what, r.error());
         if (!found) {
           auto g = given.find(op.data.hash);
-          if (g == given.end() || g->second->bytes.size() != op.data.size)
+          auto o = I.orphans.find(op.data.hash);
+          std::vector<uint8_t> pv;
+          if (g != given.end() && g->second->bytes.size() == op.data.size)
+            pv = I.codec.encode_page(g->second->bytes.data(), g->second->bytes.size());
+          else if (o != I.orphans.end())
+            pv = o->second, adopted.push_back(op.data.hash);
+          else
             return I.err(what + ": " + host_op_name(op.kind) + " names data " + op.data.hash.to_string() +
                          ", which is neither given nor stored");
-          auto pv = I.codec.encode_page(g->second->bytes.data(), g->second->bytes.size());
           if (auto r = txn->put(I.pages, hash_val(hk), lmdb::val(pv.data(), pv.size()), 0, nullptr, "page"); !r)
             return I.err(what, r.error());
           ++written;
@@ -862,6 +883,7 @@ Result<void> Store::append_ops(const std::vector<HostOpRecord>& ops, const std::
     }
     if (auto r = I.commit(*txn); !r) return I.err(what, r.error());
     I.op_count = index;
+    for (const auto& h : adopted) I.orphans.erase(h);
     I.stats.pages += written;
     I.stats.stored_page_bytes += stored_bytes;
     return {};

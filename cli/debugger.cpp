@@ -1765,8 +1765,8 @@ int Debugger::finish_session(const std::string& store_dir, std::optional<int> st
       what += (what.empty() ? "" : " and ") +
               count(automatic, " automatic checkpoint was", " automatic checkpoints were") + " not written";
     if (st.unrecorded_ops > 0)
-      what += (what.empty() ? "" : " and ") +
-              count(st.unrecorded_ops, " host operation was", " host operations were") + " not recorded";
+      what += (what.empty() ? "" : " and ") + count(st.unrecorded_ops, " host operation was", " host operations were") +
+              " not recorded";
     err(what + ": " + s_.store_error());
     status = 74;  // docs/cli.md: the recording could not be written
   }

@@ -177,26 +177,76 @@ struct Store::Impl {
     clear_staged();
     return {};
   }
+
+  // Staged checkpoints whose commit failed (a full disk, the map full): given up, never written.
+  uint64_t staged_lost = 0;
+  std::string staged_error;  // why the last of them were given up
+  // Pages of given-up checkpoints: their writers count them as stored, so a later checkpoint or
+  // host operation may name them without giving them; they are written when one does (encoded).
+  std::map<PageHash, std::vector<uint8_t>> orphans;
+  // A commit of the staged checkpoints failed: they are given up (counted in staged_lost, the
+  // error kept) with their pages (kept in orphans), so that a durable write no longer carries what
+  // does not fit; a later checkpoint that names one of those pages writes it then.
+  void give_up_staged(const Error& e) {
+    if (staged.empty() && staged_pages.empty()) return;
+    orphans.merge(staged_pages);
+    staged_pages.clear();
+    if (staged.empty()) {
+      staged_bytes = 0;
+      return;
+    }
+    staged_lost += staged.size();
+    staged_error =
+        err(std::to_string(staged.size()) + (staged.size() == 1 ? " staged checkpoint" : " staged checkpoints") +
+                " could not be committed",
+            e)
+            .message;
+    stats.records -= std::min<uint64_t>(stats.records, staged.size());
+    staged.clear();
+    staged_bytes = 0;
+  }
+  // Commits the staged checkpoints alone; gives them up when that fails.
+  Result<void> commit_staged() {
+    auto txn = begin_write();
+    Result<void> r = txn ? commit(*txn) : Result<void>(txn.error());
+    if (!r) give_up_staged(r.error());
+    return r;
+  }
+  // Runs a durable write (attempt begins its transaction with begin_write and commits it). When it
+  // fails while checkpoints are staged, they may be what did not fit: they are committed alone (or
+  // given up) and the write is tried once more, so that a stop, a mark or the host's operations are
+  // not lost for the sake of automatic checkpoints.
+  template <class F>
+  Result<void> durable_write(F&& attempt) {
+    auto r = attempt();
+    if (r || staged.empty()) return r;
+    (void)commit_staged();
+    return attempt();
+  }
 };
 
 Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Store::Store(Store&&) noexcept = default;
 Store& Store::operator=(Store&&) noexcept = default;
 Store::~Store() {
-  if (impl_ && !impl_->staged.empty()) (void)sync();
+  if (impl_ && (!impl_->staged.empty() || !impl_->staged_pages.empty())) (void)sync();
 }
 
 uint64_t Store::staged() const { return impl_->staged.size(); }
+uint64_t Store::staged_lost() const { return impl_->staged_lost; }
+const std::string& Store::staged_error() const { return impl_->staged_error; }
 
 Result<void> Store::sync() {
   Impl& I = *impl_;
-  if (I.staged.empty() || I.read_only) return {};
-  return guarded<void>(I.err("committing staged checkpoints").message, [&]() -> Result<void> {
-    auto txn = I.begin_write();
-    if (!txn) return I.err("committing staged checkpoints", txn.error());
-    if (auto r = I.commit(*txn); !r) return I.err("committing staged checkpoints", r.error());
+  if ((I.staged.empty() && I.staged_pages.empty()) || I.read_only) return {};
+  const std::string what = "committing staged checkpoints";
+  auto r = guarded<void>(I.err(what).message, [&]() -> Result<void> {
+    if (auto c = I.commit_staged(); !c) return I.err(what, c.error());
     return {};
   });
+  // An exception thrown part way is a failed commit as well.
+  if (!r) I.give_up_staged(r.error());
+  return r;
 }
 
 const StoreHeader& Store::header() const { return impl_->header; }
@@ -459,7 +509,7 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
   if (mark) durable = true;
   Impl& I = *impl_;
   const std::string what = "cannot put checkpoint " + key.to_string();
-  return guarded<void>(I.err(what).message, [&]() -> Result<void> {
+  auto attempt = [&]() -> Result<void> {
     if (I.read_only) return I.err(what + ": the store is open read-only");
     if (rec.key != key) return I.err(what + ": the record's own key is " + rec.key.to_string());
     if (auto e = codec::validate(rec, I.header.config)) return I.err(what + ": " + *e);
@@ -495,6 +545,7 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
         return I.err(what, r.error());
     if (found) return I.err(what + ": a checkpoint at that time already exists (records are immutable)");
     std::map<PageHash, std::vector<uint8_t>> new_staged;
+    std::vector<PageHash> adopted;  // pages of given-up checkpoints this one writes
 
     uint64_t written = 0, stored_bytes = 0, new_raw = 0;
     for (const auto& [hash, size] : *named) {
@@ -511,12 +562,18 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
       }
       if (!durable && I.staged_pages.count(hash)) continue;
       auto g = given.find(hash);
-      if (g == given.end())
+      std::vector<uint8_t> pv;
+      if (g != given.end()) {
+        pv = I.codec.encode_page(g->second->bytes.data(), g->second->bytes.size());
+      } else if (auto o = I.orphans.find(hash); o != I.orphans.end()) {
+        pv = o->second;
+        adopted.push_back(hash);
+      } else {
         return I.err(what + ": the record names page " + hash.to_string() + ", which is neither given nor stored");
-      auto pv = I.codec.encode_page(g->second->bytes.data(), g->second->bytes.size());
+      }
       if (!durable) {
         stored_bytes += pv.size();
-        new_raw += g->second->bytes.size();
+        new_raw += size;
         new_staged.emplace(hash, std::move(pv));
         ++written;
         continue;
@@ -525,7 +582,7 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
         return I.err(what, r.error());
       ++written;
       stored_bytes += pv.size();
-      new_raw += g->second->bytes.size();
+      new_raw += size;
     }
     if (durable) {
       if (auto r = txn->put(I.checkpoints, key_val(k), lmdb::val(value.data(), value.size()), 0, nullptr, "checkpoint");
@@ -537,7 +594,9 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
           return I.err(what, r.error());
       }
       if (auto r = I.commit(*txn); !r) return I.err(what, r.error());
+      for (const auto& h : adopted) I.orphans.erase(h);
     } else {
+      for (const auto& h : adopted) I.orphans.erase(h);
       I.staged_bytes += value.size() + stored_bytes;
       I.staged.emplace(k, value);
       I.staged_pages.merge(new_staged);
@@ -554,12 +613,15 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
     s.new_page_raw_bytes += new_raw;
     s.stored_page_bytes += stored_bytes;
     s.record_bytes += value.size();
-    if (!durable && I.staged_bytes > Impl::kMaxStagedBytes) {
-      // Committed now; should that fail, they stay staged (readable) and go with the next write.
-      (void)sync();
-    }
     return {};
-  });
+  };
+  auto r = guarded<void>(I.err(what).message, [&] { return durable ? I.durable_write(attempt) : attempt(); });
+  if (r && !durable && I.staged_bytes > Impl::kMaxStagedBytes) {
+    // Committed now, so that memory stays bounded; should that fail, the checkpoints are given up
+    // (counted in staged_lost, never silently) and their pages go with the next write.
+    (void)sync();
+  }
+  return r;
 }
 
 Result<CheckpointRecord> Store::get(const TimeKey& key) {
@@ -688,7 +750,7 @@ Result<bool> Store::has(const TimeKey& key) {
 
 Result<void> Store::set_writer_open(bool open) {
   Impl& I = *impl_;
-  return guarded<void>(I.err("writer flag").message, [&]() -> Result<void> {
+  auto attempt = [&]() -> Result<void> {
     if (I.read_only) return I.err("the store is open read-only");
     auto txn = I.begin_write();
     if (!txn) return I.err("writer flag", txn.error());
@@ -702,7 +764,8 @@ Result<void> Store::set_writer_open(bool open) {
     }
     if (auto r = I.commit(*txn); !r) return I.err("writer flag", r.error());
     return {};
-  });
+  };
+  return guarded<void>(I.err("writer flag").message, [&] { return I.durable_write(attempt); });
 }
 
 Result<bool> Store::writer_left_open() {
@@ -721,7 +784,7 @@ Result<bool> Store::writer_left_open() {
 Result<void> Store::set_mark(const TimeKey& key, const StopRecord& mark) {
   Impl& I = *impl_;
   const std::string what = "cannot mark " + key.to_string();
-  return guarded<void>(I.err(what).message, [&]() -> Result<void> {
+  auto attempt = [&]() -> Result<void> {
     if (I.read_only) return I.err(what + ": the store is open read-only");
     if (uint8_t(mark.kind) >= kStopKindCount) return I.err(what + ": unknown stop kind");
     auto txn = I.begin_write();
@@ -736,7 +799,8 @@ Result<void> Store::set_mark(const TimeKey& key, const StopRecord& mark) {
       return I.err(what, r.error());
     if (auto r = I.commit(*txn); !r) return I.err(what, r.error());
     return {};
-  });
+  };
+  return guarded<void>(I.err(what).message, [&] { return I.durable_write(attempt); });
 }
 
 Result<std::vector<std::pair<TimeKey, StopRecord>>> Store::marks() {
@@ -770,18 +834,20 @@ Result<void> Store::append_ops(const std::vector<HostOpRecord>& ops, const std::
   Impl& I = *impl_;
   const std::string what = "cannot record " + std::to_string(ops.size()) + " host operations";
   if (ops.empty()) return {};
-  return guarded<void>(I.err(what).message, [&]() -> Result<void> {
+  auto attempt = [&]() -> Result<void> {
     if (I.read_only) return I.err(what + ": the store is open read-only");
     std::map<PageHash, const PageData*> given;
     for (const PageData& p : blobs) {
       if (p.bytes.empty() || p.bytes.size() > kMaxPageBytes)
         return I.err(what + ": data " + p.hash.to_string() + " is " + std::to_string(p.bytes.size()) + " bytes");
-      if (hash_page(p.bytes) != p.hash) return I.err(what + ": data " + p.hash.to_string() + " does not hash to its key");
+      if (hash_page(p.bytes) != p.hash)
+        return I.err(what + ": data " + p.hash.to_string() + " does not hash to its key");
       given.emplace(p.hash, &p);
     }
     auto txn = I.begin_write();
     if (!txn) return I.err(what, txn.error());
     uint64_t index = I.op_count, written = 0, stored_bytes = 0;
+    std::vector<PageHash> adopted;  // data of given-up checkpoints these ops write
     for (const HostOpRecord& op : ops) {
       if (uint8_t(op.kind) >= kHostOpKindCount) return I.err(what + ": unknown kind");
       if (op.data.size) {
@@ -791,10 +857,15 @@ Result<void> Store::append_ops(const std::vector<HostOpRecord>& ops, const std::
         if (auto r = txn->get(I.pages, hash_val(hk), &v, &found, "page"); !r) return I.err(what, r.error());
         if (!found) {
           auto g = given.find(op.data.hash);
-          if (g == given.end() || g->second->bytes.size() != op.data.size)
+          auto o = I.orphans.find(op.data.hash);
+          std::vector<uint8_t> pv;
+          if (g != given.end() && g->second->bytes.size() == op.data.size)
+            pv = I.codec.encode_page(g->second->bytes.data(), g->second->bytes.size());
+          else if (o != I.orphans.end())
+            pv = o->second, adopted.push_back(op.data.hash);
+          else
             return I.err(what + ": " + host_op_name(op.kind) + " names data " + op.data.hash.to_string() +
                          ", which is neither given nor stored");
-          auto pv = I.codec.encode_page(g->second->bytes.data(), g->second->bytes.size());
           if (auto r = txn->put(I.pages, hash_val(hk), lmdb::val(pv.data(), pv.size()), 0, nullptr, "page"); !r)
             return I.err(what, r.error());
           ++written;
@@ -812,10 +883,12 @@ Result<void> Store::append_ops(const std::vector<HostOpRecord>& ops, const std::
     }
     if (auto r = I.commit(*txn); !r) return I.err(what, r.error());
     I.op_count = index;
+    for (const auto& h : adopted) I.orphans.erase(h);
     I.stats.pages += written;
     I.stats.stored_page_bytes += stored_bytes;
     return {};
-  });
+  };
+  return guarded<void>(I.err(what).message, [&] { return I.durable_write(attempt); });
 }
 
 Result<std::vector<HostOpRecord>> Store::ops() {

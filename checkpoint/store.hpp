@@ -78,13 +78,21 @@ class Store {
   // is staged in memory, visible to every read of this Store at once, and committed with the next
   // durable write (a durable put, set_mark, append_ops, set_writer_open, sync()) or when this Store
   // closes; it costs no fsync of its own, and a killed process or a crash loses it (never what was
-  // committed before). A put with a mark is durable.
+  // committed before). A put with a mark is durable. Past 64 MiB staged, a put commits them. When
+  // committing them fails (a full disk, the map full), they are given up, counted in staged_lost(),
+  // and the durable write that carried them is tried again without them; their pages stay staged
+  // for the next write (later checkpoints may name them).
   Result<void> put(const TimeKey& key, const CheckpointRecord& rec, const std::vector<PageData>& pages,
                    const StopRecord* mark = nullptr, bool durable = true);
-  // Commits the staged checkpoints (nothing to do when there are none).
+  // Commits the staged checkpoints (nothing to do when there are none); an error when they could
+  // not be (they are given up: staged_lost()).
   Result<void> sync();
   // Staged checkpoints not committed yet.
   uint64_t staged() const;
+  // Since this Store was opened: staged checkpoints given up because their commit failed, and why
+  // the last of them were ("" none).
+  uint64_t staged_lost() const;
+  const std::string& staged_error() const;
   // A recording session marks the store while it writes, and clears the mark when it ends cleanly:
   // writer_left_open() says the last writer was killed (its recording ends at its last commit).
   Result<void> set_writer_open(bool open);

@@ -479,6 +479,60 @@ TEST_CASE("A staged checkpoint reads back at once, commits with the next durable
   must(store.verify(b.rec.key));
 }
 
+TEST_CASE("Staged checkpoints that cannot be committed are given up and counted; durable writes go on without them") {
+  TempDir dir;
+  OpenOptions oo = no_sync();
+  oo.map_size = 256 * 1024;
+  auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::Create, oo));
+  std::mt19937 rng(kSeed);
+  auto one_page_at = [&](TimeKey key) {
+    std::vector<uint8_t> noise(kPageSize);
+    for (auto& b : noise) b = uint8_t(rng());
+    Sample s = sample_at(key, 0);
+    for (auto& c : s.rec.cores) c.local_mem = BlobRef{};
+    s.pages = {make_page(noise)};
+    s.rec.memory = {{7, s.pages[0].hash}};
+    return s;
+  };
+  auto a = one_page_at(TimeKey{1, 0});
+  must(store.put(a.rec.key, a.rec, a.pages));
+  // More incompressible pages than the map holds: staging them writes nothing, so it succeeds.
+  std::vector<Sample> autos;
+  for (uint64_t i = 1; i <= 80; ++i) {
+    autos.push_back(one_page_at(TimeKey{1, i * 10}));
+    must(store.put(autos.back().rec.key, autos.back().rec, autos.back().pages, nullptr, false));
+  }
+  CHECK(store.staged() == 80);
+  CHECK(store.staged_lost() == 0);
+  // A mark is durable: carrying the staged checkpoints it cannot commit; they are given up and it is
+  // committed alone.
+  must(store.set_mark(a.rec.key, StopRecord{StopKind::Breakpoint, "breakpoint", {}}));
+  CHECK(store.staged() == 0);
+  CHECK(store.staged_lost() == 80);
+  CHECK(store.staged_error().find("MDB_MAP_FULL") != std::string::npos);
+  CHECK(must(store.list()) == std::vector<TimeKey>{a.rec.key});
+  CHECK(must(store.marks()).size() == 1);
+  // A later stop may name a page of a given-up checkpoint without giving it (its writer counts it
+  // as stored): it is written then.
+  Sample m = sample_at(TimeKey{1, 1000}, 0);
+  for (auto& c : m.rec.cores) c.local_mem = BlobRef{};
+  m.rec.memory = {{7, autos[3].pages[0].hash}};
+  must(store.put(m.rec.key, m.rec, {}, nullptr, true));
+  must(store.verify(m.rec.key));
+  // sync() fails the same way and counts what it gives up; a checkpoint that fits goes on staging.
+  for (uint64_t i = 0; i < 80; ++i) {
+    auto s = one_page_at(TimeKey{2, i});
+    must(store.put(s.rec.key, s.rec, s.pages, nullptr, false));
+  }
+  CHECK_FALSE(store.sync());
+  CHECK(store.staged_lost() == 160);
+  auto late = one_page_at(TimeKey{3, 0});
+  must(store.put(late.rec.key, late.rec, late.pages, nullptr, false));
+  must(store.sync());
+  CHECK(must(store.list()) == std::vector<TimeKey>{a.rec.key, m.rec.key, late.rec.key});
+  must(store.verify(late.rec.key));
+}
+
 TEST_CASE("An incompressible page is stored raw: never more than its bytes plus the envelope") {
   TempDir dir;
   auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::Create, no_sync()));

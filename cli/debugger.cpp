@@ -1967,8 +1967,11 @@ int Debugger::finish_session(const std::string& store_dir, std::optional<int> st
       state = "not started";
       break;
   }
+  // The automatic checkpoints staged since the last durable write are committed now, not when the
+  // session closes, so that a failure is counted below.
+  (void)s_.flush();
   engine::SessionStats st = s_.stats();
-  if (st.store_failures > 0 && !status_override) {
+  if ((st.store_failures > 0 || st.unrecorded_ops > 0) && !status_override) {
     // Nothing recorded was lost, but the recording is incomplete (stops the user saw, or only the
     // automatic checkpoints that bound the cost of going back): say so and exit 74.
     const uint64_t automatic = st.store_failures - st.unsaved_stops;
@@ -1980,6 +1983,9 @@ int Debugger::finish_session(const std::string& store_dir, std::optional<int> st
     if (automatic > 0)
       what += (what.empty() ? "" : " and ") +
               count(automatic, " automatic checkpoint was", " automatic checkpoints were") + " not written";
+    if (st.unrecorded_ops > 0)
+      what += (what.empty() ? "" : " and ") + count(st.unrecorded_ops, " host operation was", " host operations were") +
+              " not recorded";
     err(what + ": " + s_.store_error());
     status = 74;  // docs/cli.md: the recording could not be written
   }

@@ -246,6 +246,8 @@ struct Session::Impl {
   std::set<checkpoint::PageHash> stored_pages;     // pages known to be in the store (committed)
   std::map<checkpoint::PageHash, checkpoint::PageData> unstored;  // pages a failed checkpoint could not write
   std::string store_error;                          // the last write failure ("" none)
+  // The store's staged_lost() when store_error was set: staged checkpoints given up since are newer.
+  uint64_t store_error_lost = 0;
   std::string console_log;                          // this launch's console output
   std::vector<ConsoleChunk> console_out;
   checkpoint::TimeKey last_key;
@@ -908,6 +910,7 @@ struct Session::Impl {
     if (r) return {};
     if (r.error().message.rfind("internal error", 0) == 0) return r;
     store_error = r.error().message;
+    store_error_lost = store->staged_lost();
     ++st.store_failures;
     if (mark) ++st.unsaved_stops;
     return {};
@@ -2100,7 +2103,11 @@ void Session::set_breakpoint_filter(std::function<bool(const StopEvent&)> filter
   impl_->breakpoint_filter = std::move(filter);
 }
 bool Session::evaluating_hit() const { return impl_->phase == Impl::Phase::Running; }
-const std::string& Session::store_error() const { return impl_->store_error; }
+const std::string& Session::store_error() const {
+  const Impl& I = *impl_;
+  if (I.store && I.store->staged_lost() > I.store_error_lost) return I.store->staged_error();
+  return I.store_error;
+}
 bool Session::stopped() const { return impl_->phase == Impl::Phase::Stopped; }
 const StopEvent& Session::last_stop() const { return impl_->last; }
 const DeviceContext& Session::context() const { return impl_->ctx; }
@@ -2184,7 +2191,13 @@ Result<void> Session::write_memory(WarpId warp, uint32_t addr, const std::vector
 
 std::vector<ConsoleChunk> Session::take_console() { return impl_->take_console(); }
 const std::string& Session::console_so_far() const { return impl_->console_log; }
-SessionStats Session::stats() const { return impl_->st; }
+SessionStats Session::stats() const {
+  SessionStats s = impl_->st;
+  // Automatic checkpoints are staged by the store and committed with the next durable write: those
+  // whose commit failed were not written, like a checkpoint whose put failed.
+  if (impl_->store) s.store_failures += impl_->store->staged_lost();
+  return s;
+}
 std::vector<DivergentBranch> Session::divergent_branches() const { return impl_->dev.divergent_branches(); }
 checkpoint::Store* Session::store() { return impl_->store ? &*impl_->store : nullptr; }
 
@@ -2268,8 +2281,17 @@ std::optional<TimePoint> Session::frontier(uint32_t launch) const {
 uint32_t Session::launches_started() const { return uint32_t(impl_->launch_entry.size()); }
 
 Result<void> Session::flush() {
-  if (auto r = impl_->flush(); !r) return r;
-  if (impl_->store && !impl_->opts.read_only) return impl_->store->sync();
+  Impl& I = *impl_;
+  if (auto r = I.flush(); !r) {
+    // Kept (unrecorded) for the next try; the end of the session reports them if that fails too.
+    I.store_error = r.error().message;
+    I.store_error_lost = I.store ? I.store->staged_lost() : 0;
+    I.st.unrecorded_ops = I.unrecorded.size();
+    return r;
+  }
+  I.st.unrecorded_ops = 0;
+  // A failed commit of the staged checkpoints is counted by the store (stats(), store_error()).
+  if (I.store && !I.opts.read_only) return I.store->sync();
   return {};
 }
 

@@ -191,6 +191,7 @@ struct SessionStats {
   uint64_t filtered_hits = 0;          // breakpoint and watchpoint hits a filter dropped without stopping
   uint64_t store_failures = 0;         // checkpoints the store could not write (the session went on)
   uint64_t unsaved_stops = 0;          // of those, stops the user saw
+  uint64_t unrecorded_ops = 0;         // host operations the last flush() could not record (kept, retried)
   uint64_t checkpoints = 0;
   uint64_t bytes_stored = 0;           // bytes written to the store (pages and records, compressed)
   // instructions / launch_instructions: 1.0 when nothing ran twice.
@@ -246,7 +247,8 @@ class Session {
   // then; memory reads see the device as it is). Empty: every hit stops.
   void set_breakpoint_filter(std::function<bool(const StopEvent&)> filter);
   bool evaluating_hit() const;
-  // The last checkpoint write failure ("" none); SessionStats counts them.
+  // The last checkpoint write failure ("" none), automatic checkpoints whose staged commit failed
+  // included; SessionStats counts them.
   const std::string& store_error() const;
 
   // --- State at the current stop ------------------------------------------------------------

@@ -13,6 +13,16 @@
 
 namespace vx::cli {
 
+// Where a session opens instead of before the launch (vxreplay diff --open): point (launch,
+// instret), right before warp (core, slot) executes its next instruction, focus on lane; the stop
+// is titled `title`.
+struct SessionOpenAt {
+  uint32_t launch = 1;
+  uint64_t instret = 0;
+  uint32_t core = 0, slot = 0, lane = 0;
+  std::string title;
+};
+
 struct DebugArgs {
   RunArgs run;
   std::vector<std::string> breaks;    // --break LOC, in order
@@ -30,12 +40,7 @@ struct DebugArgs {
   bool reset_halt = false;            // --reset-halt (live)
   std::string gdb;                    // --gdb [HOST:]PORT or - (docs/gdb.md); "" = the prompt
   // vxreplay diff --open: the session starts at this point instead of before the launch.
-  struct OpenAt {
-    uint32_t launch = 1;
-    uint64_t instret = 0;
-    uint32_t core = 0, slot = 0, lane = 0;
-    std::string title;
-  };
+  using OpenAt = SessionOpenAt;
   std::optional<OpenAt> open_at;
 };
 

@@ -49,6 +49,7 @@ int exception_signal(Cause c) {
     case Cause::IpdomUnderflow:
     case Cause::BarrierZeroCount:
     case Cause::BadBarrier:
+    case Cause::DivergentBranch:  // --strict-branches: a SIMT control-flow error, like the IPDOM faults
       return kSigIll;
     case Cause::MisalignedFetch:
     case Cause::MisalignedLoad:

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/debug_command.hpp"
+
 namespace vx::cli {
 
 struct ReplayArgs {
@@ -21,14 +23,8 @@ struct ReplayArgs {
   std::string mode;            // --mode relaunch|live|auto (docs/live.md); "" = relaunch
   bool no_debug_module = false;  // --no-debug-module
   std::string gdb;               // --gdb [HOST:]PORT or - (docs/gdb.md); "" = the prompt
-  // vxreplay diff --open on recordings: open at this point (launch, instret) of the recording,
-  // before warp (core, slot) executes its next instruction, focus on lane.
-  struct OpenAt {
-    uint32_t launch = 1;
-    uint64_t instret = 0;
-    uint32_t core = 0, slot = 0, lane = 0;
-    std::string title;
-  };
+  // vxreplay diff --open on recordings: open at this point of the recording.
+  using OpenAt = SessionOpenAt;
   std::optional<OpenAt> open_at;
 };
 

@@ -38,8 +38,8 @@ struct Insn {
 
 void feed(DeviceObserver& obs, const Insn& i) {
   std::vector<ObservedAccess> acc;
-  const uint8_t kind = i.cls == InsnClass::Load    ? kWatchRead
-                       : i.cls == InsnClass::Store ? kWatchWrite
+  const uint8_t kind = i.cls == InsnClass::Load    ? uint8_t(kWatchRead)
+                       : i.cls == InsnClass::Store ? uint8_t(kWatchWrite)
                                                    : uint8_t(kWatchRead | kWatchWrite);
   uint32_t mask = 0;
   for (uint32_t l : i.lanes) {

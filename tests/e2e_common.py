@@ -1,5 +1,6 @@
 """What the end-to-end scripts share: the exit statuses of docs/cli.md, failure collection and
 running the binary."""
+import os
 import subprocess
 import sys
 
@@ -19,3 +20,17 @@ def check(cond, what):
 def run(vx, args, timeout=300):
     p = subprocess.run([vx, *args], capture_output=True, text=True, timeout=timeout)
     return p.returncode, p.stdout, p.stderr
+
+
+def run_checks(checks):
+    """The scripts' main: argv is VXREPLAY EXAMPLES_DIR SOURCE_DIR CHECK; runs checks[CHECK](vx, ex, src)."""
+    vx, ex, src, what = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3], sys.argv[4]
+    if what not in checks:
+        print("unknown check", what, file=sys.stderr)
+        return 2
+    checks[what](vx, ex, src)
+    if failures:
+        print(f"{len(failures)} failure(s)", file=sys.stderr)
+        return 1
+    print("ok")
+    return 0

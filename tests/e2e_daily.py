@@ -21,7 +21,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import check, failures  # noqa: E402
+from e2e_common import check, run_checks  # noqa: E402
 from e2e_debug import Session, source_line  # noqa: E402
 
 NT = 4  # threads per warp of the default configuration (1x1x4x4)
@@ -516,18 +516,9 @@ def check_gdb(vx, ex, src):
 
 
 def main():
-    vx, ex, src, what = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3], sys.argv[4]
     checks = {"variables": check_variables, "frames": check_frames, "faults": check_faults, "gdb": check_gdb,
               "scripts": lambda vx, ex, src: check_scripts(vx, ex, src, tempfile.mkdtemp())}
-    if what not in checks:
-        print("unknown check", what, file=sys.stderr)
-        return 2
-    checks[what](vx, ex, src)
-    if failures:
-        print(f"{len(failures)} failure(s)", file=sys.stderr)
-        return 1
-    print("ok")
-    return 0
+    return run_checks(checks)
 
 
 if __name__ == "__main__":

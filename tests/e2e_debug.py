@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 
-from e2e_common import EXIT_BAD_INPUT, EXIT_DEVICE_STOP, EXIT_USAGE, check, failures, run
+from e2e_common import EXIT_BAD_INPUT, EXIT_DEVICE_STOP, EXIT_USAGE, check, run, run_checks
 
 
 
@@ -540,19 +540,10 @@ def check_readme_demo(vx, ex, src):
 
 
 def main():
-    vx, ex, src, what = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3], sys.argv[4]
     checks = {"breakpoints": check_breakpoints, "stepping": check_stepping, "inspect": check_inspect,
               "device-stops": check_device_stops, "errors": check_errors, "equivalence": check_equivalence,
               "store": check_store, "readme-demo": check_readme_demo}
-    if what not in checks:
-        print("unknown check", what, file=sys.stderr)
-        return 2
-    checks[what](vx, ex, src)
-    if failures:
-        print(f"{len(failures)} failure(s)", file=sys.stderr)
-        return 1
-    print("ok")
-    return 0
+    return run_checks(checks)
 
 
 if __name__ == "__main__":

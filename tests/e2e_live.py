@@ -18,7 +18,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import EXIT_DEVICE_STOP, check, failures, run  # noqa: E402
+from e2e_common import EXIT_DEVICE_STOP, check, run, run_checks  # noqa: E402
 import e2e_debug  # noqa: E402
 from e2e_debug import Session, source_line  # noqa: E402
 
@@ -296,18 +296,9 @@ def check_session(vx, ex, src):
 
 
 def main():
-    vx, ex, src, what = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3], sys.argv[4]
     checks = {"compare": check_compare, "no-dm": check_no_dm, "attach": check_attach, "divergent": check_divergent,
               "fault": check_fault, "session": check_session, "timetravel": check_timetravel}
-    if what not in checks:
-        print("unknown check", what, file=sys.stderr)
-        return 2
-    checks[what](vx, ex, src)
-    if failures:
-        print(f"{len(failures)} failure(s)", file=sys.stderr)
-        return 1
-    print("ok")
-    return 0
+    return run_checks(checks)
 
 
 if __name__ == "__main__":

@@ -17,14 +17,15 @@ import json, os, subprocess, sys
 b = os.path.abspath(sys.argv[1])
 tests = json.loads(subprocess.check_output(["meson", "introspect", b, "--tests"]))
 targets = {t["id"]: t for t in json.loads(subprocess.check_output(["meson", "introspect", b, "--targets"]))}
+outputs = {f for t in targets.values() for f in t["filename"]}
 out = set()
 for t in tests:
     if not {s.split(":")[-1] for s in t["suite"]} & {"unit", "malformed"}:
         continue
-    files = [c for c in t["cmd"] if c.startswith(b + "/")]
+    files = [c for c in t["cmd"] if c in outputs]  # the test program (arguments such as directories are not targets)
     for d in t.get("depends", []):
         files += targets[d]["filename"] if d in targets else []
-    out.update(os.path.relpath(f, b) for f in files if not f.endswith(".py"))
+    out.update(os.path.relpath(f, b) for f in files)
 print("\n".join(sorted(out)))
 PY
 )

@@ -109,7 +109,10 @@ DiffReport diff_runs(const ObservationLog& a, const RunEnd& end_a, const Observa
       r.console_differs.push_back(slot);
   }
 
-  for (const auto& [addr, bytes_a] : end_a.memory) {
+  for (const auto& range_a : end_a.memory) {
+    // Named from the pair, not bound: clang 14 cannot capture structured bindings in a lambda.
+    const auto addr = range_a.first;
+    const auto& bytes_a = range_a.second;
     auto it = std::find_if(end_b.memory.begin(), end_b.memory.end(),
                            [&](const auto& m) { return m.first == addr && m.second.size() == bytes_a.size(); });
     if (it == end_b.memory.end()) continue;

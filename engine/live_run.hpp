@@ -149,19 +149,28 @@ Result<std::optional<StopEvent>> depart(S& s);
 // through the DM). A dropped hit is an automatic checkpoint (the seeded interval before it ends
 // there), then the hit warps go on past their breakpoints as a continue does (a departure, with
 // its checkpoint). nullopt: the hit was dropped and every warp runs again.
+// A hit as the front end's filter sees it: every warp halted and read through the DM.
 template <class S>
-Result<std::optional<StopEvent>> filter_breakpoint_hit(S& s, const DeviceException& exc) {
+Result<StopEvent> halted_hit(S& s, StopReason reason, const DeviceException& exc, std::vector<WatchEvent> watches = {}) {
   if (auto r = s.lv.dev->halt_all(); !r) return r.error();
   s.lv.info.held = true;
   if (auto r = capture(s); !r) return r.error();
   StopEvent hit;
-  hit.reason = StopReason::Breakpoint;
+  hit.reason = reason;
   hit.launch = s.launch;
   hit.pass = s.pass;
   hit.instructions = s.ctx.kernel_instructions;
   hit.exception = exc;
+  hit.watches = std::move(watches);
   s.describe(hit, exc, false);
-  if (s.breakpoint_filter(hit)) return some(stop(s, StopReason::Breakpoint, exc));
+  return hit;
+}
+
+template <class S>
+Result<std::optional<StopEvent>> filter_breakpoint_hit(S& s, const DeviceException& exc) {
+  auto hit = halted_hit(s, StopReason::Breakpoint, exc);
+  if (!hit) return hit.error();
+  if (s.breakpoint_filter(*hit)) return some(stop(s, StopReason::Breakpoint, exc));
   ++s.st.filtered_hits;
   if (s.store && !s.opts.read_only)
     if (auto r = auto_checkpoint(s, false); !r) return r.error();
@@ -343,17 +352,9 @@ Result<StopEvent> step(S& s, const Mode& mode) {
 template <class S>
 Result<bool> keep_watch_hit(S& s, const std::vector<WatchEvent>& watches) {
   if (!s.breakpoint_filter || s.quiet) return true;
-  if (auto r = s.lv.dev->halt_all(); !r) return r.error();
-  s.lv.info.held = true;
-  if (auto r = capture(s); !r) return r.error();
-  StopEvent hit;
-  hit.reason = StopReason::Watchpoint;
-  hit.launch = s.launch;
-  hit.pass = s.pass;
-  hit.instructions = s.ctx.kernel_instructions;
-  hit.watches = watches;
-  s.describe(hit, DeviceException{}, false);
-  if (s.breakpoint_filter(hit)) return true;
+  auto hit = halted_hit(s, StopReason::Watchpoint, DeviceException{}, watches);
+  if (!hit) return hit.error();
+  if (s.breakpoint_filter(*hit)) return true;
   ++s.st.filtered_hits;
   if (auto r = s.lv.dev->resume_all(); !r) return r.error();
   s.lv.info.held = false;

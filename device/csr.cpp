@@ -39,6 +39,7 @@ bool Machine::csr_exists(uint32_t csr) const {
 }
 
 bool Machine::csr_read(ExecCtx& c, uint32_t lane, uint32_t csr, uint32_t* v) {
+  if (csr <= 0x003) fp_settle();  // fflags, frm, fcsr: the lazily read flags first
   const WarpState& w = c.w;
   const LaunchState& l = launch_;
   if (is_zero_csr(csr)) {
@@ -117,6 +118,7 @@ bool Machine::csr_read(ExecCtx& c, uint32_t lane, uint32_t csr, uint32_t* v) {
 
 bool Machine::csr_write(ExecCtx& c, uint32_t lane, uint32_t csr, uint32_t v) {
   if (!csr_exists(csr) || csr_read_only(csr)) return false;
+  if (csr <= 0x003) fp_settle();
   WarpState& w = c.w;
   switch (csr) {
     case 0x001: w.fcsr = (w.fcsr & ~0x1fu) | (v & 0x1f); return true;

@@ -112,30 +112,24 @@ Outcome illegal(ExecCtx& c, const Decoded& d) {
 // fflags is per warp and sticky: the lanes' flags are ORed into it.
 void raise_flags(ExecCtx& c, uint32_t flags) { c.w.fcsr |= flags & 0x1f; }
 
-// Runs the host FPU in `mode` for one warp instruction, and puts round-to-nearest
-// (the host's default) back afterwards. flags() is what the instruction raised, plus
-// perhaps flags the warp's fflags already hold: those would change nothing when ORed
-// in again, so in round-to-nearest (the common case) the host flags are cleared only
-// when some other flag is up. Writing MXCSR costs more than most operations.
+// Runs the host FPU in a directed rounding mode (never round-to-nearest: that is the lazy path,
+// Machine::fp_claim) for one warp instruction, and puts round-to-nearest (the host's default) back
+// afterwards. flags() is what the instruction raised. The lazily kept flags of whichever warp owns
+// them are settled first, since the flags are cleared here. Writing MXCSR costs more than most operations.
 class HostRounding {
  public:
-  HostRounding(int mode, uint32_t fflags) : mode_(mode) {
-    if (mode_ != FE_TONEAREST) {
-      host_set_rounding(mode_);
-      host_clear_flags();
-    } else if (host_flags() & ~host_from_flags(fflags)) {
-      host_clear_flags();
-    }
+  HostRounding(Machine& m, int mode) {
+    m.fp_settle();
+    host_set_rounding(mode);
+    host_clear_flags();
   }
   ~HostRounding() {
-    if (mode_ != FE_TONEAREST) host_set_rounding(FE_TONEAREST);
+    host_set_rounding(FE_TONEAREST);
+    host_clear_flags();  // what this instruction raised was taken by flags()
   }
   HostRounding(const HostRounding&) = delete;
   HostRounding& operator=(const HostRounding&) = delete;
   uint32_t flags() const { return flags_from_host(host_flags()); }
-
- private:
-  int mode_;
 };
 
 // Rounds a double to binary32 with ties away from zero (RMM), adding NX, OF and
@@ -259,7 +253,7 @@ Outcome exec_rounded(ExecCtx& c, const Decoded& d) {
     });
   }
   if (rm == int(kRmm)) {
-    HostRounding toward_zero(FE_TOWARDZERO, c.w.fcsr);
+    HostRounding toward_zero(c.m, FE_TOWARDZERO);
     for_each_lane(c.tmask, [&](unsigned l) {
       host_clear_flags();
       volatile double r = apply_lane<double, Op>(c, d, l);
@@ -267,8 +261,12 @@ Outcome exec_rounded(ExecCtx& c, const Decoded& d) {
       flags |= flags_from_host(ex) & (kNV | kDZ);  // NX, OF and UF come from the final rounding
       c.F(d.rd, l) = round_rmm(make_odd(r, (ex & FE_INEXACT) != 0), &flags);
     });
+  } else if (rm == int(kRne)) {
+    // Round to nearest: the flags stay in the host FPU until settled (Machine::fp_claim).
+    c.m.fp_claim(c.w);
+    for_each_lane(c.tmask, [&](unsigned l) { c.F(d.rd, l) = result_bits(apply_lane<float, Op>(c, d, l)); });
   } else {
-    HostRounding host(host_mode(unsigned(rm)), c.w.fcsr);
+    HostRounding host(c.m, host_mode(unsigned(rm)));
     for_each_lane(c.tmask, [&](unsigned l) { c.F(d.rd, l) = result_bits(apply_lane<float, Op>(c, d, l)); });
     flags |= host.flags();
   }
@@ -350,7 +348,9 @@ Outcome exec_fcvt_from_int(ExecCtx& c, const Decoded& d) {
     });
   } else if (rm == int(kRne)) {
     // The host rounds to nearest already, and the one flag a conversion from an integer can raise is
-    // NX, exactly when the float does not give the integer back: no MXCSR access at all.
+    // NX, exactly when the float does not give the integer back: no MXCSR read. The host raises the
+    // same NX, so the warp claims the host flags first (they are its own either way).
+    c.m.fp_claim(c.w);
     for_each_lane(c.tmask, [&](unsigned l) {
       const uint32_t v = c.X(d.rs1, l);
       const double exact = Unsigned ? double(v) : double(int32_t(v));
@@ -359,7 +359,7 @@ Outcome exec_fcvt_from_int(ExecCtx& c, const Decoded& d) {
       c.F(d.rd, l) = std::bit_cast<uint32_t>(r);
     });
   } else {
-    HostRounding host(host_mode(unsigned(rm)), c.w.fcsr);
+    HostRounding host(c.m, host_mode(unsigned(rm)));
     for_each_lane(c.tmask, [&](unsigned l) {
       const uint32_t v = c.X(d.rs1, l);
       c.F(d.rd, l) = result_bits(Unsigned ? float(v) : float(int32_t(v)));
@@ -544,5 +544,13 @@ const InsnRow kRows[] = {
 }  // namespace
 
 std::span<const InsnRow> fp_rows() { return kRows; }
+
+void Machine::fp_switch(WarpState* next) {
+  const int host = host_flags();
+  if (fp_owner_) fp_owner_->fcsr |= flags_from_host(host);
+  fp_owner_ = next;
+  // Host flags the new owner's fflags already hold may stay: ORing them in again changes nothing.
+  if (next && (host & ~host_from_flags(next->fcsr & 0x1f))) host_clear_flags();
+}
 
 }  // namespace vx

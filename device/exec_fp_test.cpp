@@ -870,3 +870,57 @@ TEST_CASE("the F rows decode and disassemble with their operand syntax") {
   CHECK(find_row(fpi::madd(fa0, fa1, fa2, fa3) | (1u << 25)) == nullptr);
   CHECK(fp_rows().size() == 26);
 }
+
+// Round-to-nearest arithmetic leaves its flags in the host FPU until the machine settles them into the
+// warp that raised them (Machine::fp_claim). Four one-thread CTAs interleave by quantum on one core:
+// odd CTAs divide inexactly, even ones add exactly, then each reads fflags mid-run and stores it. Host
+// flags raised before run() (by the debugger's own code) belong to no warp.
+TEST_CASE("lazily read FP flags reach only the warp that raised them, whatever interleaves") {
+  constexpr uint32_t kBidX = 0xCD6;
+  auto andi = [](uint32_t rd, uint32_t rs1, int32_t imm) { return i_type(imm, rs1, 7, rd, 0x13); };
+  auto slli = [](uint32_t rd, uint32_t rs1, uint32_t sh) { return i_type(int32_t(sh), rs1, 1, rd, 0x13); };
+  for (uint64_t seed : {1u, 2u, 3u}) {
+    Bench b(DeviceConfig{}, RunOptions{seed, 1'000'000});
+    const std::vector<uint32_t> kernel = {
+        rv::lui(t3, 0x20),                         // t3 = kData
+        rv::csrr(t0, kBidX),                       // t0 = blockIdx.x
+        rv::li(t1, 1), fpi::cvt_s_w(fa1, t1),      // fa1 = 1.0
+        rv::li(t1, 3), fpi::cvt_s_w(fa2, t1),      // fa2 = 3.0
+        rv::li(t2, 40),                            // 40 iterations
+        andi(t1, t0, 1),                           // odd CTA?
+        rv::beq(t1, zero, 20),                     // even: to the exact loop
+        fpi::div(fa0, fa1, fa2, kRne),             // odd loop: 1/3 is inexact
+        rv::addi(t2, t2, -1), rv::bne(t2, zero, -8),
+        rv::jal(zero, 16),
+        fpi::add(fa0, fa1, fa1, kRne),             // even loop: 1 + 1 is exact
+        rv::addi(t2, t2, -1), rv::bne(t2, zero, -8),
+        rv::csrr(t1, 0x001),                       // fflags, read mid-run
+        slli(t6, t0, 2), rv::add(t6, t6, t3), rv::sw(t1, t6, 0),
+        rv::ret(),
+    };
+    b.load_kernel(kernel);
+    std::feraiseexcept(FE_INEXACT | FE_OVERFLOW);  // stray host flags before the run
+    REQUIRE(b.run_grid({4, 1, 1}, {1, 1, 1}).stop == RunStop::LaunchDone);
+    for (uint32_t cta = 0; cta < 4; ++cta) {
+      INFO("seed " << seed << " CTA " << cta);
+      CHECK(b.read32(Bench::kData + 4 * cta) == (cta % 2 ? kNX : 0u));
+    }
+  }
+}
+
+// The settle happens before every public entry returns: fcsr read straight from the state after step()
+// holds what the instruction raised, and the host is left with no flag of an exact instruction.
+TEST_CASE("fflags are settled into the warp state when step() returns") {
+  Bench b;
+  b.load({fpi::div(fa0, fa1, fa2, kRne), fpi::add(fa3, fa1, fa1, kRne), vxi::tmc(zero)});
+  b.m.activate_warp(0, 0, Bench::kCode, 1);
+  b.f(fa1, 0) = bits(1.0f);
+  b.f(fa2, 0) = bits(3.0f);
+  DeviceException exc;
+  REQUIRE(b.m.step(0, 0, &exc).step == Step::Retire);
+  CHECK((b.warp().fcsr & 0x1f) == kNX);
+  std::feclearexcept(FE_ALL_EXCEPT);
+  REQUIRE(b.m.step(0, 0, &exc).step == Step::Retire);
+  CHECK((b.warp().fcsr & 0x1f) == kNX);
+  CHECK(std::fetestexcept(FE_ALL_EXCEPT) == 0);  // the exact add raised nothing on the host either
+}

@@ -31,16 +31,20 @@ enum class Step : uint8_t {
   Exception,  // device exception: the instruction did not execute, nothing was written
 };
 
+// Eight bytes, so it comes back from an executor in one register: with a 32-bit lane field (twelve
+// bytes) GCC assembled every return on the stack, and the mismatched store and load cost more than
+// most executors' work.
 struct Outcome {
   Step step = Step::Retire;
   Cause cause = Cause::None;
-  uint32_t lane = 0;
+  uint16_t lane = 0;  // < 32
   uint32_t tval = 0;  // faulting address or instruction word
   static Outcome retire() { return {}; }
   static Outcome stall() { return {Step::Stall, Cause::None, 0, 0}; }
   static Outcome trap(Cause c) { return {Step::Trap, c, 0, 0}; }
-  static Outcome fault(Cause c, uint32_t lane, uint32_t tval) { return {Step::Exception, c, lane, tval}; }
+  static Outcome fault(Cause c, uint32_t lane, uint32_t tval) { return {Step::Exception, c, uint16_t(lane), tval}; }
 };
+static_assert(sizeof(Outcome) == 8);
 
 using ExecFn = Outcome (*)(ExecCtx&, const Decoded&);
 
@@ -97,6 +101,11 @@ struct Decoded {
   uint8_t rm = 0;   // funct3 (rounding mode for FP)
   InsnClass cls = InsnClass::Other;
   bool fp_rd = false;  // rd names a float register (FLW)
+  // The fast loop (Machine::run_fast) runs this with the full per-instruction bookkeeping: it may read
+  // the counters or the warp's control state (CSRs), or change the mask, the wait state or readiness
+  // (Vortex instructions); an unknown encoding too. Everything else only reads and writes registers
+  // and memory and sets the next pc.
+  bool sync = true;
 };
 
 // The rows of each extension group, each defined beside its executors.

@@ -166,6 +166,7 @@ Decoded decode(uint32_t raw) {
   d.imm = extract_imm(d.row->imm, raw);
   d.cls = insn_class(d.row);
   d.fp_rd = d.cls == InsnClass::Load && d.row->ext == Ext::F;
+  d.sync = d.row->ext == Ext::Vortex || d.row->ext == Ext::Zicsr;
   return d;
 }
 

@@ -188,6 +188,7 @@ const Decoded* Machine::fetch(uint32_t pc, Cause* cause) {
     *cause = Cause::MisalignedFetch;
     return nullptr;
   }
+  fp_settle();  // Memory::fetch may grow a hash table (float arithmetic in its rehash policy)
   uint32_t word;
   if (!mem_.fetch(pc, &word)) {
     *cause = Cause::FetchFault;
@@ -201,6 +202,12 @@ const Decoded* Machine::fetch(uint32_t pc, Cause* cause) {
 }
 
 Outcome Machine::step(uint32_t c, uint32_t w, DeviceException* exc) {
+  Outcome o = step_inner(c, w, exc);
+  fp_settle();
+  return o;
+}
+
+Outcome Machine::step_inner(uint32_t c, uint32_t w, DeviceException* exc) {
   CoreState& core = cores_[c];
   WarpState& ws = core.warps[w];
   Cause fetch_cause = Cause::None;
@@ -234,68 +241,86 @@ Outcome Machine::step(uint32_t c, uint32_t w, DeviceException* exc) {
 // dispatcher between them. It keeps every check of the reference loop where the reference makes it:
 // the code generation before each fetch (a store may rewrite the next instruction), stop_pending_
 // after each instruction (watch hits, which the data path flags), the warp's readiness after each
-// one (BAR, TMC, WSPAWN). The budget, the watchdog and the quantum are folded into `limit` by the
-// caller; fetch overrides and triggers never reach here (run() takes the reference loop for them).
-// Every instruction is counted exactly as step() counts it, so mcycle and minstret read the same.
+// instruction that can change it. The budget, the watchdog and the quantum are folded into `limit` by
+// the caller; fetch overrides and triggers never reach here (run() takes the reference loop for them).
+//
+// Most instructions (Decoded::sync false) only read and write registers and memory and choose the
+// next pc: for them the pc and the counters stay in locals and are stored when the loop leaves or
+// before an instruction that may read them (a CSR read of mcycle or minstret) or change the mask, the
+// wait state or readiness; that one runs with step()'s bookkeeping (complete_step). Every instruction
+// is counted exactly as step() counts it, so mcycle and minstret read the same.
 // *n: the instructions stepped (retired, or the last one stalled, trapped or faulted).
 Outcome Machine::run_fast(uint32_t c, uint32_t w, uint64_t limit, uint64_t* n, DeviceException* exc) {
   CoreState& core = cores_[c];
   WarpState& ws = core.warps[w];
   const uint32_t bit = 1u << w;
-  ExecCtx ctx{*this, c, w, core, ws, cfg_.threads, ws.x.data(), ws.f.data(), 0, 0, 0, 0};
-  uint32_t lanes_mask = ws.tmask;
-  uint64_t lanes = lane_count(lanes_mask);
-  uint64_t done = 0;
+  ExecCtx ctx{*this, c, w, core, ws, cfg_.threads, ws.x.data(), ws.f.data(), 0, ws.tmask, 0, ws.tmask};
+  uint64_t lanes = lane_count(ws.tmask);
+  uint32_t pc = ws.pc;
+  uint64_t pending = 0;  // retired by the plain loop, not yet counted
+  uint64_t stepped = 0;  // counted
+  auto settle = [&] {
+    stats_.instructions += pending;
+    stats_.lane_instructions += pending * lanes;
+    ws.instret += pending;
+    core.instret += pending;
+    ws.pc = pc;
+    stepped += pending;
+    pending = 0;
+  };
   for (;;) {
     if (mem_.code_generation() != code_generation_seen_) [[unlikely]] {
       code_generation_seen_ = mem_.code_generation();
       ++icache_generation_;
     }
-    const uint32_t pc = ws.pc;
     const ICacheEntry& e = icache_[(pc >> 2) & (kICacheSize - 1)];
     const Decoded* d = &e.d;
     if (e.pc != pc || e.generation != icache_generation_) [[unlikely]] {
       Cause cause = Cause::None;
       d = fetch(pc, &cause);
       if (!d) {
-        *n = done + 1;
+        settle();
+        *n = stepped + 1;
         *exc = DeviceException{cause, pc, c, w, ws.tmask ? 31u - unsigned(std::countl_zero(ws.tmask)) : 0u, pc};
         return Outcome::fault(cause, exc->lane, pc);
       }
     }
     ctx.pc = pc;
-    ctx.tmask = ws.tmask;
     ctx.next_pc = pc + 4;
-    ctx.next_tmask = ws.tmask;
+    if (d->sync) [[unlikely]] {
+      settle();
+      ctx.tmask = ctx.next_tmask = ws.tmask;
+      Outcome o = d->exec(ctx, *d);
+      if (observer_) [[unlikely]]
+        observe_step(ctx, *d, o.step);
+      ++stepped;
+      o = complete_step(c, w, ctx, o, exc);
+      if (o.step != Step::Retire) {
+        *n = stepped;
+        return o;
+      }
+      pc = ws.pc;
+      if (!ws.active || ws.wait != WarpWait::None || stepped >= limit || stop_pending_ || !(ready_[c] & bit)) break;
+      lanes = lane_count(ws.tmask);
+      ctx.tmask = ctx.next_tmask = ws.tmask;
+      continue;
+    }
     Outcome o = d->exec(ctx, *d);
-    if (observer_) [[unlikely]]
+    if (observer_) [[unlikely]] {
+      settle();  // the observer reads the counters and the pc as step() leaves them
       observe_step(ctx, *d, o.step);
-    ++done;
+    }
     if (o.step != Step::Retire) [[unlikely]] {
-      *n = done;
+      settle();
+      *n = stepped + 1;
       return complete_step(c, w, ctx, o, exc);
     }
-    if (ws.tmask != lanes_mask) [[unlikely]] {
-      lanes_mask = ws.tmask;
-      lanes = lane_count(lanes_mask);
-    }
-    stats_.lane_instructions += lanes;
-    ++stats_.instructions;
-    ++ws.instret;
-    ++core.instret;
-    ws.pc = ctx.next_pc;
-    ws.tmask = ctx.next_tmask;
-    if (ws.tmask == 0) [[unlikely]] {
-      retire_warp(c, w);
-      break;
-    }
-    if (ws.wait != WarpWait::None) [[unlikely]] {
-      update_ready(c, w);
-      break;
-    }
-    if (done >= limit || stop_pending_ || !(ready_[c] & bit)) break;
+    ++pending;
+    pc = ctx.next_pc;
+    if (stepped + pending >= limit || stop_pending_) break;
   }
-  *n = done;
+  settle();
+  *n = stepped;
   return Outcome::retire();
 }
 
@@ -367,6 +392,7 @@ void Machine::activate_warp(uint32_t c, uint32_t w, uint32_t pc, uint32_t tmask)
 void Machine::retire_warp(uint32_t c, uint32_t w) {
   CoreState& core = cores_[c];
   WarpState& ws = core.warps[w];
+  if (fp_owner_ == &ws) fp_settle();
   ws.active = false;
   ws.wait = WarpWait::None;
   ws.ipdom.clear();
@@ -384,6 +410,7 @@ void Machine::retire_warp(uint32_t c, uint32_t w) {
 }
 
 void Machine::note_divergent_branch(const ExecCtx& c, uint32_t taken) {
+  fp_settle();  // a hash table again
   ++stats_.divergent_branches;
   auto [it, fresh] = divergent_index_.try_emplace(c.pc, divergent_.size());
   if (fresh) divergent_.push_back(DivergentBranch{c.pc, taken, c.tmask & ~taken, c.core_id, c.warp_id, 0});
@@ -551,6 +578,7 @@ std::vector<WatchHit> Machine::take_watch_hits() {
 }
 
 void Machine::data_hook(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, uint8_t kind, bool local) {
+  fp_settle();
   if (watch_active_) watch_access(c, lane, addr, size, kind, local);
   if (observer_) obs_accesses_.push_back(ObservedAccess{lane, addr, uint8_t(size), kind, local});
 }
@@ -562,6 +590,7 @@ void Machine::set_observer(DeviceObserver* observer) {
 }
 
 void Machine::observe_step(const ExecCtx& c, const Decoded& d, Step step) {
+  fp_settle();  // the observer is foreign code
   // The thread-entry routine is the debugger's code, and an instruction that did not retire did nothing.
   if (step != Step::Retire || restore_phase_ || d.cls == InsnClass::Other) {
     obs_accesses_.clear();
@@ -661,6 +690,12 @@ void Machine::watch_discard_pending() {
 }
 
 RunResult Machine::run(uint64_t max_instructions) {
+  RunResult r = run_inner(max_instructions);
+  fp_settle();
+  return r;
+}
+
+RunResult Machine::run_inner(uint64_t max_instructions) {
   if (restore_phase_) {
     RunResult r = run_restore_phase();
     watch_discard_pending();  // the thread-entry routine is the debugger's code
@@ -766,7 +801,7 @@ RunResult Machine::run(uint64_t max_instructions) {
           }
           continue;
         }
-        Outcome o = step(c, uint32_t(cur), &exc);
+        Outcome o = step_inner(c, uint32_t(cur), &exc);
         if (o.step == Step::Exception) return {RunStop::Exception, exc};
         if (o.step == Step::Stall) {
           if (cores_[c].warps[uint32_t(cur)].halted) return {RunStop::Halted, {}};  // EBREAK with ebreakh
@@ -884,6 +919,7 @@ Outcome Machine::inject(uint32_t c, uint32_t w, uint32_t lane, uint32_t word, De
   ExecCtx ctx{*this, c, w, core, ws, cfg_.threads, ws.x.data(), ws.f.data(), ws.pc, mask, ws.pc + 4, mask};
   // next_pc / next_tmask are dropped: the warp's control state never changes and nothing is counted.
   Outcome o = d.exec(ctx, d);
+  fp_settle();
   if (o.step == Step::Exception) *exc = DeviceException{o.cause, ws.pc, c, w, o.lane, o.tval};
   // The debugger's own instruction, like its copies: never a watch hit.
   if (watch_fired_) watch_discard_instruction();
@@ -1161,6 +1197,7 @@ Result<void> Machine::start_launch(const LaunchState& in) {
 }
 
 void Machine::init_warp_for_dispatch(WarpState& w) {
+  if (fp_owner_ == &w) fp_settle();
   w.active = true;
   w.wait = WarpWait::None;
   w.ipdom.clear();

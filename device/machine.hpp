@@ -155,6 +155,22 @@ class Machine {
   Outcome bar_arrive(ExecCtx& c, uint32_t id, uint32_t count, uint32_t* token);
   Outcome bar_wait(ExecCtx& c, uint32_t id, uint32_t token);
   Outcome wspawn(ExecCtx& c, uint32_t count, uint32_t pc);
+  // The host FPU's exception flags, read lazily (exec_fp.cpp). Arithmetic rounded to nearest does not
+  // read MXCSR after each instruction: the flags it raises stay in the host until they are settled
+  // into the warp that owns them. fp_claim(w) makes w the owner (settling the previous owner's flags
+  // and clearing host flags w's fflags lacks); fp_settle() ORs the host flags into the owner's fflags.
+  // The owner is settled before anything reads or writes fflags, before any code that might raise
+  // host flags of its own runs (a fetch miss, hooks, the divergent-branch log), when its slot is
+  // retired or dispatched again, and before every public entry that executes instructions returns:
+  // outside run(), step(), debug_step() and inject() there is never an owner.
+  void fp_claim(WarpState& w) {
+    if (fp_owner_ != &w) [[unlikely]]
+      fp_switch(&w);
+  }
+  void fp_settle() {
+    if (fp_owner_) [[unlikely]]
+      fp_switch(nullptr);
+  }
   // A plain branch whose active lanes disagreed (only called then: the uniform path costs nothing).
   void note_divergent_branch(const ExecCtx& c, uint32_t taken);
   bool strict_branches() const { return opts_.strict_branches; }
@@ -252,6 +268,9 @@ class Machine {
   void data_hook(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, uint8_t kind, bool local);
   void observe_step(const ExecCtx& c, const Decoded& d, Step step);
   void update_data_hooks() { data_hooks_ = watch_active_ || observer_ != nullptr; }
+  void fp_switch(WarpState* next);  // exec_fp.cpp
+  RunResult run_inner(uint64_t max_instructions);
+  Outcome step_inner(uint32_t core, uint32_t warp, DeviceException* exc);
 
   DeviceConfig cfg_;
   RunOptions opts_;
@@ -308,6 +327,9 @@ class Machine {
   DeviceObserver* observer_ = nullptr;
   std::vector<ObservedAccess> obs_accesses_;  // the current instruction's
   std::vector<uint32_t> obs_values_;
+
+  // The warp whose FP flags may still be in the host FPU (fp_claim), or nullptr.
+  WarpState* fp_owner_ = nullptr;
 
   // Divergent plain branches: a diagnostic log like stats_, not architectural state.
   std::vector<DivergentBranch> divergent_;

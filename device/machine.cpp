@@ -237,22 +237,24 @@ Outcome Machine::step_inner(uint32_t c, uint32_t w, DeviceException* exc) {
   return complete_step(c, w, ctx, o, exc);
 }
 
-// The fast path: warp (c, w) runs up to `limit` instructions without going back to run()'s
-// dispatcher between them. It keeps every check of the reference loop where the reference makes it:
-// the code generation before each fetch (a store may rewrite the next instruction), stop_pending_
-// after each instruction (watch hits, which the data path flags), the warp's readiness after each
-// instruction that can change it. The budget, the watchdog and the quantum are folded into `limit` by
-// the caller; fetch overrides and triggers never reach here (run() takes the reference loop for them).
+// The fast path: warp (c, w) runs its quantum (sched_.quantum_left[c], decremented per instruction)
+// without going back to run()'s dispatcher between instructions, and on into the next quanta while
+// it is the only warp that can run (redraw_alone). It keeps every check of the reference loop where
+// the reference makes it: the code generation before each fetch (a store may rewrite the next
+// instruction), stop_pending_ after each instruction (watch hits, which the data path flags), the
+// warp's readiness after each instruction that can change it. `limit` is what the budget and the
+// watchdog allow; fetch overrides and triggers never reach here (run() takes the reference loop).
 //
 // Most instructions (Decoded::sync false) only read and write registers and memory and choose the
 // next pc: for them the pc and the counters stay in locals and are stored when the loop leaves or
 // before an instruction that may read them (a CSR read of mcycle or minstret) or change the mask, the
 // wait state or readiness; that one runs with step()'s bookkeeping (complete_step). Every instruction
 // is counted exactly as step() counts it, so mcycle and minstret read the same.
-// *n: the instructions stepped (retired, or the last one stalled, trapped or faulted).
-Outcome Machine::run_fast(uint32_t c, uint32_t w, uint64_t limit, uint64_t* n, DeviceException* exc) {
+// A stalled, trapped or faulting instruction returns at once, its quantum not yet charged for it.
+Outcome Machine::run_fast(uint32_t c, uint32_t w, uint64_t limit, DeviceException* exc) {
   CoreState& core = cores_[c];
   WarpState& ws = core.warps[w];
+  uint32_t& q = sched_.quantum_left[c];
   const uint32_t bit = 1u << w;
   ExecCtx ctx{*this, c, w, core, ws, cfg_.threads, ws.x.data(), ws.f.data(), 0, ws.tmask, 0, ws.tmask};
   uint64_t lanes = lane_count(ws.tmask);
@@ -280,7 +282,6 @@ Outcome Machine::run_fast(uint32_t c, uint32_t w, uint64_t limit, uint64_t* n, D
       d = fetch(pc, &cause);
       if (!d) {
         settle();
-        *n = stepped + 1;
         *exc = DeviceException{cause, pc, c, w, ws.tmask ? 31u - unsigned(std::countl_zero(ws.tmask)) : 0u, pc};
         return Outcome::fault(cause, exc->lane, pc);
       }
@@ -295,33 +296,46 @@ Outcome Machine::run_fast(uint32_t c, uint32_t w, uint64_t limit, uint64_t* n, D
         observe_step(ctx, *d, o.step);
       ++stepped;
       o = complete_step(c, w, ctx, o, exc);
-      if (o.step != Step::Retire) {
-        *n = stepped;
+      if (o.step != Step::Retire) return o;
+      pc = ws.pc;
+      --q;
+      if (!(ready_[c] & bit)) {  // retired (TMC 0), waiting, halted
+        q = 0;
         return o;
       }
-      pc = ws.pc;
-      if (!ws.active || ws.wait != WarpWait::None || stepped >= limit || stop_pending_ || !(ready_[c] & bit)) break;
       lanes = lane_count(ws.tmask);
       ctx.tmask = ctx.next_tmask = ws.tmask;
-      continue;
+    } else {
+      Outcome o = d->exec(ctx, *d);
+      if (observer_) [[unlikely]] {
+        settle();  // the observer reads the counters and the pc as step() leaves them
+        observe_step(ctx, *d, o.step);
+      }
+      if (o.step != Step::Retire) [[unlikely]] {
+        settle();
+        return complete_step(c, w, ctx, o, exc);
+      }
+      ++pending;
+      pc = ctx.next_pc;
+      --q;
     }
-    Outcome o = d->exec(ctx, *d);
-    if (observer_) [[unlikely]] {
-      settle();  // the observer reads the counters and the pc as step() leaves them
-      observe_step(ctx, *d, o.step);
-    }
-    if (o.step != Step::Retire) [[unlikely]] {
-      settle();
-      *n = stepped + 1;
-      return complete_step(c, w, ctx, o, exc);
-    }
-    ++pending;
-    pc = ctx.next_pc;
+    if (q == 0 && !redraw_alone(c, stats_.instructions + pending)) break;
     if (stepped + pending >= limit || stop_pending_) break;
   }
   settle();
-  *n = stepped;
   return Outcome::retire();
+}
+
+bool Machine::redraw_alone(uint32_t c, uint64_t instructions) {
+  // One core with one runnable warp: the round boundary would dispatch nothing and drain nothing, and
+  // the pick is forced. Drawn as the round would draw them, so the generator moves exactly as it would.
+  if (opts_.schedule != Schedule::Random || cores_.size() != 1 || sched_.current_warp[c] < 0 ||
+      ready_[c] != (1u << sched_.current_warp[c]) || instructions >= next_drain_ ||
+      (dispatch_new_units_ && launch_.next_unit < launch_.total_units))
+    return false;
+  sched_.current_warp[c] = int32_t(pick_warp(c));
+  sched_.quantum_left[c] = 1 + uint32_t(next_random() % kMaxQuantum);
+  return true;
 }
 
 Outcome Machine::complete_step(uint32_t c, uint32_t w, ExecCtx& ctx, Outcome o, DeviceException* exc) {
@@ -778,26 +792,18 @@ RunResult Machine::run_inner(uint64_t max_instructions) {
         DeviceException exc;
         if (fast) {
           // Many instructions at once, stopping where the loop below would check something.
-          const uint64_t limit = std::min<uint64_t>(q, std::min(budget_end, watchdog_end) - stats_.instructions);
-          uint64_t n = 0;
-          Outcome o = run_fast(c, uint32_t(cur), limit, &n, &exc);
-          // All but the last instruction retired; the last one is handled as below.
-          q -= uint32_t(n - 1);
+          const uint64_t limit = std::min(budget_end, watchdog_end) - stats_.instructions;
+          Outcome o = run_fast(c, uint32_t(cur), limit, &exc);
           if (o.step == Step::Exception) return {RunStop::Exception, exc};
           if (o.step == Step::Stall) {
             if (cores_[c].warps[uint32_t(cur)].halted) return {RunStop::Halted, {}};
             q = 0;
             break;
           }
-          --q;
-          if (!(ready_[c] & (1u << cur))) q = 0;
-          if (q == 0 && opts_.schedule == Schedule::Random && ncores == 1 && ready_[c] == (1u << cur) &&
-              stats_.instructions < next_drain_ && (!dispatch_new_units_ || launch_.next_unit >= launch_.total_units)) {
-            // One core with one runnable warp: the round boundary would dispatch nothing and drain
-            // nothing, and the pick is forced. Drawn as the round would draw them, so the generator
-            // moves exactly as it would.
-            cur = int32_t(pick_warp(c));
-            q = 1 + uint32_t(next_random() % kMaxQuantum);
+          if (o.step == Step::Trap) {  // into the handler: counted like a retired instruction
+            --q;
+            if (!(ready_[c] & (1u << cur))) q = 0;
+            if (q == 0) redraw_alone(c, stats_.instructions);
           }
           continue;
         }

@@ -214,7 +214,11 @@ class Machine {
   const Decoded* fetch(uint32_t pc, Cause* cause);
   // What step() does once the instruction executed: counting, the new pc and mask, traps, stalls.
   Outcome complete_step(uint32_t c, uint32_t w, ExecCtx& ctx, Outcome o, DeviceException* exc);
-  Outcome run_fast(uint32_t c, uint32_t w, uint64_t limit, uint64_t* n, DeviceException* exc);
+  Outcome run_fast(uint32_t c, uint32_t w, uint64_t limit, DeviceException* exc);
+  // Core c's quantum ended: when its current warp is the only one that can run and the round boundary
+  // would do nothing, draws the next pick and quantum as the boundary would and returns true.
+  // `instructions`: stats_.instructions as it stands (the fast loop counts in locals).
+  bool redraw_alone(uint32_t c, uint64_t instructions);
   void update_ready(uint32_t c, uint32_t w);
   void retire_warp(uint32_t c, uint32_t w);
   void wake_spawn_waiters(uint32_t c);

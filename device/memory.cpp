@@ -24,6 +24,7 @@ void Memory::unmap(uint32_t addr, uint64_t size) {
     flags_[p] &= uint8_t(~(kMapped | kCode));
     fetched_.erase(uint32_t(p));
     pages_[p].reset();
+    forget(uint32_t(p));
   }
 }
 
@@ -75,6 +76,30 @@ bool Memory::write(uint32_t addr, const void* src, uint64_t n) {
 void Memory::clear_dirty() {
   for (uint32_t p : dirty_list_) flags_[p] &= uint8_t(~kDirty);
   dirty_list_.clear();
+  write_tlb_.fill(Tlb{});  // the next write to each page must mark it dirty again
+}
+
+const uint8_t* Memory::readable_slow(uint32_t addr) const {
+  if (addr < memmap::kIoBase) return nullptr;
+  const uint32_t page = addr >> kPageBits;
+  if (!(flags_[page] & kMapped)) return nullptr;
+  const uint8_t* p = pages_[page].get();
+  if (!p) p = kZeroPage;
+  read_tlb_[page & (kTlbSize - 1)] = Tlb{page, const_cast<uint8_t*>(p)};  // only ever read through
+  return p + (addr & (kPageSize - 1));
+}
+
+uint8_t* Memory::writable_slow(uint32_t addr) {
+  if (addr < memmap::kIoBase) return nullptr;
+  const uint32_t page = addr >> kPageBits;
+  const uint8_t f = flags_[page];
+  if (!(f & kMapped)) return nullptr;
+  if (!(f & kDirty)) mark_dirty(page);
+  if (f & kCode) note_code_write(addr, 4);
+  uint8_t* p = pages_[page].get();
+  if (!p) p = materialize(page);
+  if (!(f & kCode)) write_tlb_[page & (kTlbSize - 1)] = Tlb{page, p};
+  return p + (addr & (kPageSize - 1));
 }
 
 std::vector<uint32_t> Memory::mapped_pages() const {
@@ -103,6 +128,7 @@ void Memory::note_code_write(uint32_t addr, uint32_t len) {
 
 uint8_t* Memory::materialize(uint32_t page) {
   pages_[page] = std::make_unique<uint8_t[]>(kPageSize);  // value-initialized: zeros
+  forget(page);  // a read entry may point at the zero page
   return pages_[page].get();
 }
 

@@ -58,24 +58,18 @@ class Memory {
   // Pointer to the byte at addr for a write of at most the rest of the page,
   // marking the page dirty; nullptr when unmapped.
   uint8_t* writable(uint32_t addr) {
-    if (addr < memmap::kIoBase) return nullptr;
-    uint32_t page = addr >> kPageBits;
-    uint8_t f = flags_[page];
-    if (!(f & kMapped)) return nullptr;
-    if (!(f & kDirty)) mark_dirty(page);
-    if (f & kCode) note_code_write(addr, 4);
-    uint8_t* p = pages_[page].get();
-    if (!p) p = materialize(page);
-    return p + (addr & (kPageSize - 1));
+    const uint32_t page = addr >> kPageBits;
+    const Tlb& t = write_tlb_[page & (kTlbSize - 1)];
+    if (t.page == page) return t.base + (addr & (kPageSize - 1));
+    return writable_slow(addr);
   }
   // Pointer to the byte at addr for a read of at most the rest of the page;
   // nullptr when unmapped. Unwritten pages read from a shared zero page.
   const uint8_t* readable(uint32_t addr) const {
-    if (addr < memmap::kIoBase) return nullptr;
-    uint32_t page = addr >> kPageBits;
-    if (!(flags_[page] & kMapped)) return nullptr;
-    const uint8_t* p = pages_[page].get();
-    return (p ? p : kZeroPage) + (addr & (kPageSize - 1));
+    const uint32_t page = addr >> kPageBits;
+    const Tlb& t = read_tlb_[page & (kTlbSize - 1)];
+    if (t.page == page) return t.base + (addr & (kPageSize - 1));
+    return readable_slow(addr);
   }
   // Instruction fetch: remembers the word as code, so a later write to it
   // bumps code_generation(). Writes to other words of the page (data sharing a
@@ -85,6 +79,7 @@ class Memory {
     uint32_t page = addr >> kPageBits;
     if (!(flags_[page] & kMapped)) return false;
     flags_[page] |= kCode;
+    forget_write(page);  // a write to this page must now look for fetched words
     auto& bits = fetched_[page];
     uint32_t w = (addr & (kPageSize - 1)) >> 2;
     bits[w >> 6] |= uint64_t(1) << (w & 63);
@@ -110,6 +105,26 @@ class Memory {
 
  private:
   static constexpr uint8_t kMapped = 1, kDirty = 2, kCode = 4;
+  // Translation caches of the core data path, direct-mapped by page number: a read entry names a mapped
+  // page and where its bytes are (the zero page until materialized); a write entry a mapped page that
+  // is already dirty and materialized and holds no fetched code, so a write through it needs nothing
+  // else. Every change to a page's flags or storage drops its entries (forget, forget_write).
+  struct Tlb {
+    uint32_t page = ~0u;  // never a page number
+    uint8_t* base = nullptr;
+  };
+  static constexpr uint32_t kTlbSize = 64;
+  const uint8_t* readable_slow(uint32_t addr) const;
+  uint8_t* writable_slow(uint32_t addr);
+  void forget_write(uint32_t page) {
+    if (write_tlb_[page & (kTlbSize - 1)].page == page) write_tlb_[page & (kTlbSize - 1)] = Tlb{};
+  }
+  void forget(uint32_t page) {
+    forget_write(page);
+    if (read_tlb_[page & (kTlbSize - 1)].page == page) read_tlb_[page & (kTlbSize - 1)] = Tlb{};
+  }
+  mutable std::array<Tlb, kTlbSize> read_tlb_{};
+  std::array<Tlb, kTlbSize> write_tlb_{};
   static const uint8_t kZeroPage[kPageSize];
   void mark_dirty(uint32_t page);
   // A write of `len` bytes at addr into a page holding code.

@@ -924,3 +924,54 @@ TEST_CASE("fflags are settled into the warp state when step() returns") {
   CHECK((b.warp().fcsr & 0x1f) == kNX);
   CHECK(std::fetestexcept(FE_ALL_EXCEPT) == 0);  // the exact add raised nothing on the host either
 }
+
+// Fully active warps in round-to-nearest take fixed-width lane loops (vectorized, with the host's FMA
+// when it has one): every lane's result and the warp's fflags must be those of the lane-by-lane path,
+// which a one-lane mask takes. Operands mix ordinary values with every special class.
+TEST_CASE("full warps in round-to-nearest compute what the lane-by-lane path computes, flags included") {
+  std::mt19937 rng(977);
+  const uint32_t specials[] = {0,          kMinusZero, kPlusInf, kMinusInf, kCanonicalNan, kQNanPayload, kSNan,
+                               kFltMax,    0x00000001, 0x807fffff, 0x00800000, bits(1.0f),  bits(-3.0f), bits(0.1f)};
+  auto operand = [&]() {
+    const uint32_t r = rng() % 4;
+    if (r == 0) return specials[rng() % std::size(specials)];
+    if (r == 1) return uint32_t(rng());  // anything, subnormals and NaN payloads too
+    return random_operand(rng);
+  };
+  const uint32_t insns[] = {fpi::add(fa0, fa1, fa2, kRne),        fpi::sub(fa0, fa1, fa2, kRne),
+                            fpi::mul(fa0, fa1, fa2, kRne),        fpi::div(fa0, fa1, fa2, kRne),
+                            fpi::sqrt(fa0, fa1, kRne),            fpi::madd(fa0, fa1, fa2, fa3, kRne),
+                            fpi::msub(fa0, fa1, fa2, fa3, kRne),  fpi::nmsub(fa0, fa1, fa2, fa3, kRne),
+                            fpi::nmadd(fa0, fa1, fa2, fa3, kRne), fpi::add(fa1, fa1, fa1, kRne)};  // rd == rs1 == rs2
+  Bench one(DeviceConfig{1, 1, 4, 4});
+  for (uint32_t n : {1u, 4u, 32u}) {
+    Bench full(DeviceConfig{1, 1, 4, n});
+    const uint32_t mask = n == 32 ? 0xffffffffu : (1u << n) - 1;
+    for (uint32_t insn : insns) {
+      full.load({insn, vxi::tmc(zero)});
+      one.load({insn, vxi::tmc(zero)});
+      for (int round = 0; round < 200; ++round) {
+        uint32_t want_flags = 0;
+        std::vector<uint32_t> want(n);
+        for (uint32_t l = 0; l < n; ++l) {
+          const uint32_t x = operand(), y = operand(), z = operand();
+          full.f(fa1, l) = one.f(fa1, 0) = x;
+          full.f(fa2, l) = one.f(fa2, 0) = y;
+          full.f(fa3, l) = one.f(fa3, 0) = z;
+          one.warp().fcsr = 0;
+          REQUIRE(one.run_warp(1).cause == Cause::None);
+          want[l] = insn == insns[9] ? one.f(fa1, 0) : one.f(fa0, 0);
+          want_flags |= one.warp().fcsr & 0x1f;
+        }
+        full.warp().fcsr = 0;
+        REQUIRE(full.run_warp(mask).cause == Cause::None);
+        for (uint32_t l = 0; l < n; ++l) {
+          INFO(disassemble(insn, 0) << " on " << n << " lanes, lane " << l << ", round " << round);
+          REQUIRE((insn == insns[9] ? full.f(fa1, l) : full.f(fa0, l)) == want[l]);
+        }
+        INFO(disassemble(insn, 0) << " on " << n << " lanes, round " << round);
+        REQUIRE((full.warp().fcsr & 0x1f) == want_flags);
+      }
+    }
+  }
+}

@@ -50,7 +50,7 @@ Outcome split_impl(ExecCtx& c, const Decoded& d, bool negate) {
       return Outcome::fault(Cause::IpdomOverflow, c.last_lane(), c.pc);
     c.w.ipdom.push_back(IpdomEntry{c.tmask, c.pc + 4, false});
     // Vortex 3.0: the smaller side runs first, the then-side on a tie.
-    c.next_tmask = std::popcount(then_mask) <= std::popcount(else_mask) ? then_mask : else_mask;
+    c.next_tmask = lane_count(then_mask) <= lane_count(else_mask) ? then_mask : else_mask;
   }
   write_all(c, d.rd, token);
   return Outcome::retire();

@@ -433,7 +433,7 @@ void Machine::note_divergent_branch(const ExecCtx& c, uint32_t taken) {
 
 void Machine::wake_spawn_waiters(uint32_t c) {
   CoreState& core = cores_[c];
-  if (std::popcount(active_[c]) != 1) return;
+  if (lane_count(active_[c]) != 1) return;
   uint32_t w = unsigned(std::countr_zero(active_[c]));
   if (core.warps[w].wait == WarpWait::Spawn) {
     core.warps[w].wait = WarpWait::None;
@@ -1220,7 +1220,7 @@ bool Machine::dispatch_cta(uint32_t c) {
   CoreState& core = cores_[c];
   const LaunchState& l = launch_;
   uint32_t free_warps = ~active_[c] & (cfg_.warps >= 32 ? 0xffffffffu : ((1u << cfg_.warps) - 1));
-  if (uint32_t(std::popcount(free_warps)) < l.warps_per_cta) return false;
+  if (lane_count(free_warps) < l.warps_per_cta) return false;
   // A free local-memory slot, round-robin.
   int32_t slot = -1;
   for (uint32_t i = 0; i < l.lmem_slots; ++i) {
@@ -1378,7 +1378,7 @@ void Machine::core_global_arrival_check(uint32_t c, uint32_t num) {
     const WarpState& ws = core.warps[w];
     if (ws.active && ws.wait == WarpWait::Barrier && ws.wait_barrier == (0x80000000u | num)) ++waiting;
   }
-  if (waiting == 0 || waiting != uint32_t(std::popcount(active_[c]))) return;
+  if (waiting == 0 || waiting != uint32_t(lane_count(active_[c]))) return;
   // Counted once per core per phase: global_arrived drops to 0 when the core arrives.
   core.global_arrived[num] = 0;
   GlobalBarrierState& g = global_barriers_[num];

@@ -6,13 +6,19 @@ namespace vx {
 
 const uint8_t Memory::kZeroPage[Memory::kPageSize] = {};
 
-Memory::Memory() : flags_(kNumPages, 0), pages_(kNumPages) {}
+Memory::Memory() : regions_(kNumPages >> kRegionBits) {}
+
+Memory::Region& Memory::region(uint32_t page) {
+  std::unique_ptr<Region>& r = regions_[page >> kRegionBits];
+  if (!r) r = std::make_unique<Region>();
+  return *r;
+}
 
 void Memory::map(uint32_t addr, uint64_t size) {
   if (size == 0) return;
   uint64_t first = addr >> kPageBits;
   uint64_t last = (uint64_t(addr) + size - 1) >> kPageBits;
-  for (uint64_t p = first; p <= last && p < kNumPages; ++p) flags_[p] |= kMapped;
+  for (uint64_t p = first; p <= last && p < kNumPages; ++p) flags_ref(uint32_t(p)) |= kMapped;
 }
 
 void Memory::unmap(uint32_t addr, uint64_t size) {
@@ -20,10 +26,13 @@ void Memory::unmap(uint32_t addr, uint64_t size) {
   uint64_t first = addr >> kPageBits;
   uint64_t last = (uint64_t(addr) + size - 1) >> kPageBits;
   for (uint64_t p = first; p <= last && p < kNumPages; ++p) {
-    if (flags_[p] & kCode) ++code_generation_;
-    flags_[p] &= uint8_t(~(kMapped | kCode));
+    Region* r = regions_[p >> kRegionBits].get();
+    if (!r) continue;  // never mapped
+    const uint32_t i = uint32_t(p) & (kRegionPages - 1);
+    if (r->flags[i] & kCode) ++code_generation_;
+    r->flags[i] &= uint8_t(~(kMapped | kCode));
     fetched_.erase(uint32_t(p));
-    pages_[p].reset();
+    r->pages[i].reset();
     forget(uint32_t(p));
   }
 }
@@ -34,7 +43,7 @@ bool Memory::is_mapped(uint32_t addr, uint64_t size) const {
   uint64_t end = uint64_t(addr) + size - 1;
   if (end > 0xffffffffull) return false;
   for (uint64_t p = addr >> kPageBits; p <= (end >> kPageBits); ++p)
-    if (!(flags_[p] & kMapped)) return false;
+    if (!(flags_of(uint32_t(p)) & kMapped)) return false;
   return true;
 }
 
@@ -46,7 +55,7 @@ bool Memory::read(uint32_t addr, void* dst, uint64_t n) const {
     uint32_t page = uint32_t(a >> kPageBits);
     uint32_t off = uint32_t(a & (kPageSize - 1));
     uint64_t chunk = std::min<uint64_t>(n, kPageSize - off);
-    if (const uint8_t* p = pages_[page].get())
+    if (const uint8_t* p = page_ptr(page))
       std::memcpy(out, p + off, chunk);
     else
       std::memset(out, 0, chunk);
@@ -63,9 +72,9 @@ bool Memory::write(uint32_t addr, const void* src, uint64_t n) {
     uint32_t off = uint32_t(a & (kPageSize - 1));
     uint64_t chunk = std::min<uint64_t>(n, kPageSize - off);
     uint32_t page = uint32_t(a >> kPageBits);
-    if (!(flags_[page] & kDirty)) mark_dirty(page);
-    if (flags_[page] & kCode) note_code_write(uint32_t(a), uint32_t(chunk));
-    uint8_t* p = pages_[page].get();
+    if (!(flags_of(page) & kDirty)) mark_dirty(page);
+    if (flags_of(page) & kCode) note_code_write(uint32_t(a), uint32_t(chunk));
+    uint8_t* p = const_cast<uint8_t*>(page_ptr(page));
     if (!p) p = materialize(page);
     std::memcpy(p + off, in, chunk);
     in += chunk, a += chunk, n -= chunk;
@@ -74,7 +83,7 @@ bool Memory::write(uint32_t addr, const void* src, uint64_t n) {
 }
 
 void Memory::clear_dirty() {
-  for (uint32_t p : dirty_list_) flags_[p] &= uint8_t(~kDirty);
+  for (uint32_t p : dirty_list_) flags_ref(p) &= uint8_t(~kDirty);
   dirty_list_.clear();
   write_tlb_.fill(Tlb{});  // the next write to each page must mark it dirty again
 }
@@ -82,8 +91,8 @@ void Memory::clear_dirty() {
 const uint8_t* Memory::readable_slow(uint32_t addr) const {
   if (addr < memmap::kIoBase) return nullptr;
   const uint32_t page = addr >> kPageBits;
-  if (!(flags_[page] & kMapped)) return nullptr;
-  const uint8_t* p = pages_[page].get();
+  if (!(flags_of(page) & kMapped)) return nullptr;
+  const uint8_t* p = page_ptr(page);
   if (!p) p = kZeroPage;
   read_tlb_[page & (kTlbSize - 1)] = Tlb{page, const_cast<uint8_t*>(p)};  // only ever read through
   return p + (addr & (kPageSize - 1));
@@ -92,11 +101,11 @@ const uint8_t* Memory::readable_slow(uint32_t addr) const {
 uint8_t* Memory::writable_slow(uint32_t addr) {
   if (addr < memmap::kIoBase) return nullptr;
   const uint32_t page = addr >> kPageBits;
-  const uint8_t f = flags_[page];
+  const uint8_t f = flags_of(page);
   if (!(f & kMapped)) return nullptr;
   if (!(f & kDirty)) mark_dirty(page);
   if (f & kCode) note_code_write(addr, 4);
-  uint8_t* p = pages_[page].get();
+  uint8_t* p = const_cast<uint8_t*>(page_ptr(page));
   if (!p) p = materialize(page);
   if (!(f & kCode)) write_tlb_[page & (kTlbSize - 1)] = Tlb{page, p};
   return p + (addr & (kPageSize - 1));
@@ -104,13 +113,15 @@ uint8_t* Memory::writable_slow(uint32_t addr) {
 
 std::vector<uint32_t> Memory::mapped_pages() const {
   std::vector<uint32_t> out;
-  for (uint32_t p = 0; p < kNumPages; ++p)
-    if (flags_[p] & kMapped) out.push_back(p);
+  for (uint32_t r = 0; r < regions_.size(); ++r)
+    if (const Region* reg = regions_[r].get())
+      for (uint32_t i = 0; i < kRegionPages; ++i)
+        if (reg->flags[i] & kMapped) out.push_back((r << kRegionBits) | i);
   return out;
 }
 
 void Memory::mark_dirty(uint32_t page) {
-  flags_[page] |= kDirty;
+  flags_ref(page) |= kDirty;
   dirty_list_.push_back(page);
 }
 
@@ -127,9 +138,10 @@ void Memory::note_code_write(uint32_t addr, uint32_t len) {
 }
 
 uint8_t* Memory::materialize(uint32_t page) {
-  pages_[page] = std::make_unique<uint8_t[]>(kPageSize);  // value-initialized: zeros
+  std::unique_ptr<uint8_t[]>& slot = region(page).pages[page & (kRegionPages - 1)];
+  slot = std::make_unique<uint8_t[]>(kPageSize);  // value-initialized: zeros
   forget(page);  // a read entry may point at the zero page
-  return pages_[page].get();
+  return slot.get();
 }
 
 }  // namespace vx

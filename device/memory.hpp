@@ -38,9 +38,9 @@ class Memory {
   bool load(uint32_t addr, T* out) const {
     if (addr < memmap::kIoBase) return false;
     uint32_t page = addr >> kPageBits;
-    uint8_t f = flags_[page];
+    uint8_t f = flags_of(page);
     if (!(f & kMapped)) return false;
-    const uint8_t* p = pages_[page].get();
+    const uint8_t* p = page_ptr(page);
     if (!p) {
       *out = 0;
       return true;
@@ -77,8 +77,8 @@ class Memory {
   bool fetch(uint32_t addr, uint32_t* word) {
     if (addr < memmap::kIoBase || (addr & 3)) return false;
     uint32_t page = addr >> kPageBits;
-    if (!(flags_[page] & kMapped)) return false;
-    flags_[page] |= kCode;
+    if (!(flags_of(page) & kMapped)) return false;
+    flags_ref(page) |= kCode;
     forget_write(page);  // a write to this page must now look for fetched words
     auto& bits = fetched_[page];
     uint32_t w = (addr & (kPageSize - 1)) >> 2;
@@ -98,8 +98,8 @@ class Memory {
   const std::vector<uint32_t>& dirty_pages() const { return dirty_list_; }
   void clear_dirty();
   // Contents of one page (zeros if never materialized); nullptr when unmapped.
-  const uint8_t* page_data(uint32_t page) const { return pages_[page].get(); }
-  bool page_mapped(uint32_t page) const { return flags_[page] & kMapped; }
+  const uint8_t* page_data(uint32_t page) const { return page_ptr(page); }
+  bool page_mapped(uint32_t page) const { return flags_of(page) & kMapped; }
   // Pages that are mapped, ascending.
   std::vector<uint32_t> mapped_pages() const;
 
@@ -131,8 +131,25 @@ class Memory {
   void note_code_write(uint32_t addr, uint32_t len);
   uint8_t* materialize(uint32_t page);
 
-  std::vector<uint8_t> flags_;
-  std::vector<std::unique_ptr<uint8_t[]>> pages_;
+  // Two levels, so a new memory costs a few kilobytes, not a flag byte and a pointer for each of the
+  // 2^20 pages: a region of 1024 pages exists once one of its pages was mapped.
+  static constexpr uint32_t kRegionBits = 10;
+  static constexpr uint32_t kRegionPages = 1u << kRegionBits;
+  struct Region {
+    std::array<uint8_t, kRegionPages> flags{};
+    std::array<std::unique_ptr<uint8_t[]>, kRegionPages> pages;
+  };
+  uint8_t flags_of(uint32_t page) const {
+    const Region* r = regions_[page >> kRegionBits].get();
+    return r ? r->flags[page & (kRegionPages - 1)] : 0;
+  }
+  const uint8_t* page_ptr(uint32_t page) const {
+    const Region* r = regions_[page >> kRegionBits].get();
+    return r ? r->pages[page & (kRegionPages - 1)].get() : nullptr;
+  }
+  Region& region(uint32_t page);  // made when missing
+  uint8_t& flags_ref(uint32_t page) { return region(page).flags[page & (kRegionPages - 1)]; }
+  std::vector<std::unique_ptr<Region>> regions_;
   std::vector<uint32_t> dirty_list_;
   std::unordered_map<uint32_t, std::array<uint64_t, kPageSize / 4 / 64>> fetched_;  // code pages: words fetched
   uint64_t code_generation_ = 0;

@@ -15,13 +15,6 @@ constexpr uint32_t kMaxQuantum = 16;
 constexpr uint64_t kDrainInterval = 4096;  // warp instructions between console drains
 constexpr uint32_t kGlobalBarriers = memmap::kNumBarriersPerCta;
 
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 }  // namespace
 
 const char* cause_name(Cause c) {
@@ -90,6 +83,7 @@ Machine::Machine(const DeviceConfig& config, const RunOptions& options) : cfg_(c
 void Machine::state_replaced() {
   ready_.assign(cores_.size(), 0);
   active_.assign(cores_.size(), 0);
+  kmu_blocked_.assign(cores_.size(), 0);
   for (uint32_t c = 0; c < cores_.size(); ++c)
     for (uint32_t w = 0; w < cfg_.warps; ++w) update_ready(c, w);
   icache_.assign(kICacheSize, ICacheEntry{});
@@ -111,10 +105,6 @@ void Machine::windows_changed() {
   windows_active_ = std::any_of(windows_.begin(), windows_.end(), [](const MemWindow& w) { return w.active(); });
 }
 
-uint64_t Machine::next_random() {
-  sched_.rng = splitmix64(sched_.rng);
-  return sched_.rng;
-}
 
 // --- Data path ---------------------------------------------------------------
 
@@ -333,7 +323,7 @@ bool Machine::redraw_alone(uint32_t c, uint64_t instructions) {
       ready_[c] != (1u << sched_.current_warp[c]) || instructions >= next_drain_ ||
       (dispatch_new_units_ && launch_.next_unit < launch_.total_units))
     return false;
-  sched_.current_warp[c] = int32_t(pick_warp(c));
+  (void)next_random();  // pick_warp's draw: with one ready warp the pick is that warp whatever it is
   sched_.quantum_left[c] = 1 + uint32_t(next_random() % kMaxQuantum);
   return true;
 }
@@ -1019,6 +1009,7 @@ Result<void> Machine::start_resume(const ResumeRequest& req) {
 
   launch_ = ctx.launch;
   initial_launch_ = ctx.launch;
+  kmu_blocked_.assign(cores_.size(), 0);
   initial_launch_.next_unit = 0;
   initial_launch_.kmu_core_cursor = 0;
   for (const RestorePlacement& p : req.placements) {
@@ -1190,6 +1181,7 @@ Result<void> Machine::start_launch(const LaunchState& in) {
   }
   launch_ = l;
   initial_launch_ = l;
+  kmu_blocked_.assign(cores_.size(), 0);  // another launch: another room to ask for
   if (observer_) observer_->launch_started(l);
   launch_base_ = stats_.instructions;
   launch_lane_base_ = stats_.lane_instructions;
@@ -1217,10 +1209,15 @@ void Machine::init_warp_for_dispatch(WarpState& w) {
 }
 
 bool Machine::dispatch_cta(uint32_t c) {
+  const uint64_t room_key = (uint64_t(1) << 32) | active_[c];
+  if (kmu_blocked_[c] == room_key) return false;
   CoreState& core = cores_[c];
   const LaunchState& l = launch_;
   uint32_t free_warps = ~active_[c] & (cfg_.warps >= 32 ? 0xffffffffu : ((1u << cfg_.warps) - 1));
-  if (lane_count(free_warps) < l.warps_per_cta) return false;
+  if (lane_count(free_warps) < l.warps_per_cta) {
+    kmu_blocked_[c] = room_key;
+    return false;
+  }
   // A free local-memory slot, round-robin.
   int32_t slot = -1;
   for (uint32_t i = 0; i < l.lmem_slots; ++i) {
@@ -1230,7 +1227,10 @@ bool Machine::dispatch_cta(uint32_t c) {
       break;
     }
   }
-  if (slot < 0) return false;
+  if (slot < 0) {
+    kmu_blocked_[c] = room_key;
+    return false;
+  }
   core.lmem_next_slot = (uint32_t(slot) + 1) % l.lmem_slots;
   uint64_t cta = l.next_unit;
   std::array<uint32_t, 3> bid{uint32_t(cta % l.grid[0]), uint32_t((cta / l.grid[0]) % l.grid[1]),

@@ -23,6 +23,14 @@
 
 namespace vx {
 
+// The scheduler's generator step (a splitmix64 finalizer over the previous output).
+inline uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
 // Why Machine::run returned.
 enum class RunStop : uint8_t {
   Idle,        // no launch in flight
@@ -232,7 +240,10 @@ class Machine {
   static constexpr uint64_t kPctChangePoints = 3;  // PCT's depth - 1
   static constexpr uint64_t kPctHorizon = 4096;    // change points fall in the launch's first instructions
   static constexpr uint64_t kPctRepick = 4096;     // then priorities are drawn again this often
-  uint64_t next_random();
+  uint64_t next_random() {
+    sched_.rng = splitmix64(sched_.rng);
+    return sched_.rng;
+  }
   bool translate(uint32_t core, uint32_t hart, uint32_t* addr, uint32_t size, uint32_t perm) const;
   template <bool kWrite>
   uint8_t* data_pointer(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault);
@@ -343,6 +354,10 @@ class Machine {
   std::vector<uint64_t> pct_change_points_;  // launch clock values where PCT's priorities change
   std::vector<uint32_t> ready_;        // per core: warps that are active, not waiting and not halted
   std::vector<uint32_t> active_;       // per core: active warps
+  // Per core: bit 32 set and active_ in the low bits when dispatch_cta last found no room there. The
+  // room (free warp slots, free local-memory slots) only changes when active_ does, so until then
+  // the answer is known. Dropped when a launch starts or the state is replaced.
+  std::vector<uint64_t> kmu_blocked_;
   std::vector<ICacheEntry> icache_;
   uint64_t code_generation_seen_ = 0;  // memory's code generation the cache reflects
   uint32_t icache_generation_ = 1;     // bumping it drops every entry at once

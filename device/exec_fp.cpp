@@ -421,7 +421,7 @@ Outcome exec_fcvt_to_int(ExecCtx& c, const Decoded& d) {
   return Outcome::retire();
 }
 
-template <bool Unsigned>
+template <bool Unsigned, unsigned N = 0>
 Outcome exec_fcvt_from_int(ExecCtx& c, const Decoded& d) {
   const int rm = rounding_mode(c, d);
   if (rm < 0) return illegal(c, d);
@@ -437,12 +437,14 @@ Outcome exec_fcvt_from_int(ExecCtx& c, const Decoded& d) {
     // NX, exactly when the float does not give the integer back: no MXCSR read. The host raises the
     // same NX, so the warp claims the host flags first (they are its own either way).
     c.m.fp_claim(c.w);
-    for_each_lane(c.tmask, [&](unsigned l) {
-      const uint32_t v = c.X(d.rs1, l);
+    const uint32_t* src = xreg<N>(c, d.rs1);
+    uint32_t* out = freg<N>(c, d.rd);
+    lanes<N>(c, [&](unsigned l) {
+      const uint32_t v = src[l];
       const double exact = Unsigned ? double(v) : double(int32_t(v));
       const float r = Unsigned ? float(v) : float(int32_t(v));
       if (double(r) != exact) flags |= kNX;
-      c.F(d.rd, l) = std::bit_cast<uint32_t>(r);
+      out[l] = std::bit_cast<uint32_t>(r);
     });
   } else {
     HostRounding host(c.m, host_mode(unsigned(rm)));
@@ -458,25 +460,35 @@ Outcome exec_fcvt_from_int(ExecCtx& c, const Decoded& d) {
 
 // --- Bit operations: no flags, NaN payloads pass through -------------------------
 
-template <int Kind>  // 0 FSGNJ, 1 FSGNJN, 2 FSGNJX
+template <int Kind, unsigned N = 0>  // 0 FSGNJ, 1 FSGNJN, 2 FSGNJX
 Outcome exec_fsgnj(ExecCtx& c, const Decoded& d) {
-  for_each_lane(c.tmask, [&](unsigned l) {
-    const uint32_t a = c.F(d.rs1, l), b = c.F(d.rs2, l);
+  const uint32_t *ra = freg<N>(c, d.rs1), *rb = freg<N>(c, d.rs2);
+  uint32_t* out = freg<N>(c, d.rd);
+  // rd may be a source: each lane reads its operands before writing its own result, and lanes are disjoint.
+  lanes<N>(c, [&](unsigned l) {
+    const uint32_t a = ra[l], b = rb[l];
     uint32_t sign = b & kSignBit;
     if constexpr (Kind == 1) sign ^= kSignBit;
     if constexpr (Kind == 2) sign = (a ^ b) & kSignBit;
-    c.F(d.rd, l) = (a & ~kSignBit) | sign;
+    out[l] = (a & ~kSignBit) | sign;
   });
   return Outcome::retire();
 }
 
+template <unsigned N = 0>
 Outcome exec_fmv_x_w(ExecCtx& c, const Decoded& d) {
-  if (d.rd != 0) for_each_lane(c.tmask, [&](unsigned l) { c.X(d.rd, l) = c.F(d.rs1, l); });
+  if (d.rd == 0) return Outcome::retire();
+  const uint32_t* src = freg<N>(c, d.rs1);
+  uint32_t* out = xreg<N>(c, d.rd);
+  lanes<N>(c, [&](unsigned l) { out[l] = src[l]; });
   return Outcome::retire();
 }
 
+template <unsigned N = 0>
 Outcome exec_fmv_w_x(ExecCtx& c, const Decoded& d) {
-  for_each_lane(c.tmask, [&](unsigned l) { c.F(d.rd, l) = c.X(d.rs1, l); });
+  const uint32_t* src = xreg<N>(c, d.rs1);
+  uint32_t* out = freg<N>(c, d.rd);
+  lanes<N>(c, [&](unsigned l) { out[l] = src[l]; });
   return Outcome::retire();
 }
 
@@ -557,28 +569,43 @@ Outcome exec_compare(ExecCtx& c, const Decoded& d) {
 
 // --- Loads and stores -------------------------------------------------------------
 
+template <unsigned N = 0>
 Outcome exec_flw(ExecCtx& c, const Decoded& d) {
-  std::array<const uint8_t*, 32> src;  // filled for every active lane before use
-  for (uint32_t m = c.tmask; m != 0; m &= m - 1) {
-    const unsigned l = unsigned(std::countr_zero(m));
-    Outcome fault;
-    src[l] = c.m.data_for_load(c, l, c.X(d.rs1, l) + uint32_t(d.imm), 4, &fault);
-    if (src[l] == nullptr) return fault;
-  }
-  for_each_lane(c.tmask, [&](unsigned l) { std::memcpy(&c.F(d.rd, l), src[l], 4); });
+  std::array<uint32_t, 32> v;  // filled for every active lane before use
+  const uint32_t* base = xreg<N>(c, d.rs1);
+  Outcome fault;
+  bool ok = true;
+  lanes<N>(c, [&](unsigned l) {
+    if (!ok) return;
+    const uint8_t* p = c.m.data_for_load(c, l, base[l] + uint32_t(d.imm), 4, &fault);
+    if (p == nullptr) {
+      ok = false;
+      return;
+    }
+    std::memcpy(&v[l], p, 4);
+  });
+  if (!ok) return fault;
+  uint32_t* out = freg<N>(c, d.rd);
+  lanes<N>(c, [&](unsigned l) { out[l] = v[l]; });
   return Outcome::retire();
 }
 
+template <unsigned N = 0>
 Outcome exec_fsw(ExecCtx& c, const Decoded& d) {
   std::array<uint8_t*, 32> dst;  // filled for every active lane before use
-  for (uint32_t m = c.tmask; m != 0; m &= m - 1) {
-    const unsigned l = unsigned(std::countr_zero(m));
-    Outcome fault;
-    dst[l] = c.m.data_for_store(c, l, c.X(d.rs1, l) + uint32_t(d.imm), 4, &fault);
-    if (dst[l] == nullptr) return fault;
-  }
+  const uint32_t* base = xreg<N>(c, d.rs1);
+  Outcome fault;
+  bool ok = true;
+  lanes<N>(c, [&](unsigned l) {
+    if (ok) {
+      dst[l] = c.m.data_for_store(c, l, base[l] + uint32_t(d.imm), 4, &fault);
+      ok = dst[l] != nullptr;
+    }
+  });
+  if (!ok) return fault;
   // Lowest lane first, so the highest lane wins when lanes store to the same word.
-  for_each_lane(c.tmask, [&](unsigned l) { std::memcpy(dst[l], &c.F(d.rs2, l), 4); });
+  const uint32_t* src = freg<N>(c, d.rs2);
+  lanes<N>(c, [&](unsigned l) { std::memcpy(dst[l], &src[l], 4); });
   return Outcome::retire();
 }
 
@@ -627,9 +654,24 @@ const InsnRow kRows[] = {
     {"fmv.w.x", kMaskF7Rs2F3, op_fp(0x78, 0, 0), ImmKind::None, "D,s", exec_fmv_w_x, Ext::F},
 };
 
+// The fixed-width copies of the executors the table names, for specialize() (isa.hpp).
+#define VX_WIDTHS(F, ...) \
+  { &F<__VA_ARGS__, 0>, { &F<__VA_ARGS__, 1>, &F<__VA_ARGS__, 2>, &F<__VA_ARGS__, 4>, &F<__VA_ARGS__, 8>, \
+                          &F<__VA_ARGS__, 16>, &F<__VA_ARGS__, 32> } }
+#define VX_WIDTHS0(F) \
+  { &F<0>, { &F<1>, &F<2>, &F<4>, &F<8>, &F<16>, &F<32> } }
+const SpecializedExec kSpecialized[] = {
+    VX_WIDTHS0(exec_flw),           VX_WIDTHS0(exec_fsw),           VX_WIDTHS(exec_fcvt_from_int, false),
+    VX_WIDTHS(exec_fcvt_from_int, true), VX_WIDTHS(exec_fsgnj, 0),  VX_WIDTHS(exec_fsgnj, 1),
+    VX_WIDTHS(exec_fsgnj, 2),       VX_WIDTHS0(exec_fmv_x_w),       VX_WIDTHS0(exec_fmv_w_x),
+};
+#undef VX_WIDTHS
+#undef VX_WIDTHS0
+
 }  // namespace
 
 std::span<const InsnRow> fp_rows() { return kRows; }
+std::span<const SpecializedExec> fp_specialized() { return kSpecialized; }
 
 void Machine::fp_switch(WarpState* next) {
   const int host = host_flags();

@@ -17,21 +17,11 @@ namespace {
 
 uint32_t full_mask(uint32_t nt) { return nt >= 32 ? 0xffffffffu : ((1u << nt) - 1u); }
 
-// Every active lane, lowest first. A fully active warp takes a plain counted
-// loop, which the compiler can unroll and vectorize.
-template <class Fn>
-inline void each_lane(const ExecCtx& c, Fn&& fn) {
-  if (c.tmask == full_mask(c.nt)) {
-    for (unsigned l = 0; l < c.nt; ++l) fn(l);
-  } else {
-    for_each_lane(c.tmask, fn);
-  }
-}
-
+template <unsigned N = 0>
 void write_all(ExecCtx& c, unsigned rd, uint32_t v) {
   if (rd == 0) return;
-  uint32_t* out = &c.X(rd, 0);
-  each_lane(c, [&](unsigned l) { out[l] = v; });
+  uint32_t* out = xreg<N>(c, rd);
+  lanes<N>(c, [&](unsigned l) { out[l] = v; });
 }
 
 Outcome illegal(ExecCtx& c, const Decoded& d) {
@@ -95,9 +85,13 @@ inline void alu_full(uint32_t* out, const uint32_t* a, const uint32_t* b, uint32
 }
 
 // True when the fixed-width loop handled the instruction.
-template <Op op, bool kImm>
+template <Op op, bool kImm, unsigned N>
 inline bool alu_full_width(const ExecCtx& c, uint32_t* out, const uint32_t* a, const uint32_t* b, uint32_t imm) {
-  if (c.tmask != full_mask(c.nt)) return false;
+  if (c.tmask != full_mask(width<N>(c))) return false;
+  if constexpr (N != 0) {
+    alu_full<op, N, kImm>(out, a, b, imm);
+    return true;
+  }
   switch (c.nt) {
     case 1:
       alu_full<op, 1, kImm>(out, a, b, imm);
@@ -122,50 +116,56 @@ inline bool alu_full_width(const ExecCtx& c, uint32_t* out, const uint32_t* a, c
   }
 }
 
-template <Op op>
+template <Op op, unsigned N = 0>
 Outcome exec_reg(ExecCtx& c, const Decoded& d) {
   if (d.rd == 0) return Outcome::retire();
-  uint32_t* out = &c.X(d.rd, 0);
-  const uint32_t* a = &c.X(d.rs1, 0);
-  const uint32_t* b = &c.X(d.rs2, 0);
-  if (!alu_full_width<op, false>(c, out, a, b, 0)) each_lane(c, [&](unsigned l) { out[l] = alu<op>(a[l], b[l]); });
+  uint32_t* out = xreg<N>(c, d.rd);
+  const uint32_t* a = xreg<N>(c, d.rs1);
+  const uint32_t* b = xreg<N>(c, d.rs2);
+  if (!alu_full_width<op, false, N>(c, out, a, b, 0))
+    for_each_lane(c.tmask, [&](unsigned l) { out[l] = alu<op>(a[l], b[l]); });
   return Outcome::retire();
 }
 
-template <Op op>
+template <Op op, unsigned N = 0>
 Outcome exec_imm(ExecCtx& c, const Decoded& d) {
   if (d.rd == 0) return Outcome::retire();
-  uint32_t* out = &c.X(d.rd, 0);
-  const uint32_t* a = &c.X(d.rs1, 0);
+  uint32_t* out = xreg<N>(c, d.rd);
+  const uint32_t* a = xreg<N>(c, d.rs1);
   const uint32_t b = uint32_t(d.imm);
-  if (!alu_full_width<op, true>(c, out, a, nullptr, b)) each_lane(c, [&](unsigned l) { out[l] = alu<op>(a[l], b); });
+  if (!alu_full_width<op, true, N>(c, out, a, nullptr, b))
+    for_each_lane(c.tmask, [&](unsigned l) { out[l] = alu<op>(a[l], b); });
   return Outcome::retire();
 }
 
+template <unsigned N = 0>
 Outcome exec_lui(ExecCtx& c, const Decoded& d) {
-  write_all(c, d.rd, uint32_t(d.imm));
+  write_all<N>(c, d.rd, uint32_t(d.imm));
   return Outcome::retire();
 }
 
+template <unsigned N = 0>
 Outcome exec_auipc(ExecCtx& c, const Decoded& d) {
-  write_all(c, d.rd, c.pc + uint32_t(d.imm));
+  write_all<N>(c, d.rd, c.pc + uint32_t(d.imm));
   return Outcome::retire();
 }
 
 // --- Control flow -------------------------------------------------------------
 // A misaligned target is not checked here: the model raises it at the next fetch.
 
+template <unsigned N = 0>
 Outcome exec_jal(ExecCtx& c, const Decoded& d) {
-  write_all(c, d.rd, c.pc + 4);
+  write_all<N>(c, d.rd, c.pc + 4);
   c.next_pc = c.pc + uint32_t(d.imm);
   return Outcome::retire();
 }
 
 // The target comes from the highest active lane (scalar-operand rule); it is
 // read before the link is written, since rd may equal rs1.
+template <unsigned N = 0>
 Outcome exec_jalr(ExecCtx& c, const Decoded& d) {
-  c.next_pc = (c.X(d.rs1, c.last_lane()) + uint32_t(d.imm)) & ~1u;
-  write_all(c, d.rd, c.pc + 4);
+  c.next_pc = (xreg<N>(c, d.rs1)[c.last_lane()] + uint32_t(d.imm)) & ~1u;
+  write_all<N>(c, d.rd, c.pc + 4);
   return Outcome::retire();
 }
 
@@ -184,12 +184,12 @@ inline bool compare(uint32_t a, uint32_t b) {
 // Spec: "A plain branch never diverges a warp": the highest active lane decides.
 // Lanes that disagree are recorded (per PC), so a kernel that forgot SPLIT/JOIN shows up; with
 // strict branches they are a device exception instead, before the branch executes.
-template <Cond k>
+template <Cond k, unsigned N = 0>
 Outcome exec_branch(ExecCtx& c, const Decoded& d) {
-  const uint32_t* a = &c.X(d.rs1, 0);
-  const uint32_t* b = &c.X(d.rs2, 0);
+  const uint32_t* a = xreg<N>(c, d.rs1);
+  const uint32_t* b = xreg<N>(c, d.rs2);
   uint32_t true_lanes = 0;
-  for_each_lane(c.tmask, [&](unsigned l) { true_lanes |= uint32_t(compare<k>(a[l], b[l])) << l; });
+  lanes<N>(c, [&](unsigned l) { true_lanes |= uint32_t(compare<k>(a[l], b[l])) << l; });
   const bool last_taken = (true_lanes >> c.last_lane()) & 1;
   if (true_lanes != 0 && true_lanes != c.tmask) [[unlikely]] {
     if (c.m.strict_branches()) {
@@ -205,13 +205,13 @@ Outcome exec_branch(ExecCtx& c, const Decoded& d) {
 
 // --- Loads and stores ---------------------------------------------------------
 
-template <class T>
+template <class T, unsigned N = 0>
 Outcome exec_load(ExecCtx& c, const Decoded& d) {
   std::array<uint32_t, 32> v;
   Outcome fault;
-  const uint32_t* base = &c.X(d.rs1, 0);
+  const uint32_t* base = xreg<N>(c, d.rs1);
   bool ok = true;
-  for_each_lane(c.tmask, [&](unsigned l) {
+  lanes<N>(c, [&](unsigned l) {
     if (!ok) return;
     const uint8_t* p = c.m.data_for_load(c, l, base[l] + uint32_t(d.imm), sizeof(T), &fault);
     if (!p) {
@@ -229,19 +229,19 @@ Outcome exec_load(ExecCtx& c, const Decoded& d) {
   });
   if (!ok) return fault;
   if (d.rd != 0) {
-    uint32_t* out = &c.X(d.rd, 0);
-    for_each_lane(c.tmask, [&](unsigned l) { out[l] = v[l]; });
+    uint32_t* out = xreg<N>(c, d.rd);
+    lanes<N>(c, [&](unsigned l) { out[l] = v[l]; });
   }
   return Outcome::retire();
 }
 
-template <class T>
+template <class T, unsigned N = 0>
 Outcome exec_store(ExecCtx& c, const Decoded& d) {
   std::array<uint8_t*, 32> dst;
   Outcome fault;
-  const uint32_t* base = &c.X(d.rs1, 0);
+  const uint32_t* base = xreg<N>(c, d.rs1);
   bool ok = true;
-  for_each_lane(c.tmask, [&](unsigned l) {
+  lanes<N>(c, [&](unsigned l) {
     if (ok) {
       dst[l] = c.m.data_for_store(c, l, base[l] + uint32_t(d.imm), sizeof(T), &fault);
       ok = dst[l] != nullptr;
@@ -249,8 +249,8 @@ Outcome exec_store(ExecCtx& c, const Decoded& d) {
   });
   if (!ok) return fault;
   // Lowest lane first: when lanes store to the same address the highest one wins.
-  const uint32_t* src = &c.X(d.rs2, 0);
-  for_each_lane(c.tmask, [&](unsigned l) {
+  const uint32_t* src = xreg<N>(c, d.rs2);
+  lanes<N>(c, [&](unsigned l) {
     T t = T(src[l]);
     std::memcpy(dst[l], &t, sizeof t);
   });
@@ -508,8 +508,36 @@ const InsnRow kRows[] = {
     {"csrrci", kMaskF3, f3(kSystem, 7), ImmKind::Csr, "d,c,z", exec_csr<CsrOp::Clear, true>, Ext::Zicsr},
 };
 
+// The fixed-width copies of the executors the table names, for specialize() (isa.hpp).
+#define VX_WIDTHS(F, ...) \
+  { &F<__VA_ARGS__, 0>, { &F<__VA_ARGS__, 1>, &F<__VA_ARGS__, 2>, &F<__VA_ARGS__, 4>, &F<__VA_ARGS__, 8>, \
+                          &F<__VA_ARGS__, 16>, &F<__VA_ARGS__, 32> } }
+#define VX_WIDTHS0(F) \
+  { &F<0>, { &F<1>, &F<2>, &F<4>, &F<8>, &F<16>, &F<32> } }
+const SpecializedExec kSpecialized[] = {
+    VX_WIDTHS0(exec_lui), VX_WIDTHS0(exec_auipc), VX_WIDTHS0(exec_jal), VX_WIDTHS0(exec_jalr),
+    VX_WIDTHS(exec_branch, Cond::Eq), VX_WIDTHS(exec_branch, Cond::Ne), VX_WIDTHS(exec_branch, Cond::Lt),
+    VX_WIDTHS(exec_branch, Cond::Ge), VX_WIDTHS(exec_branch, Cond::Ltu), VX_WIDTHS(exec_branch, Cond::Geu),
+    VX_WIDTHS(exec_load, int8_t), VX_WIDTHS(exec_load, int16_t), VX_WIDTHS(exec_load, uint32_t),
+    VX_WIDTHS(exec_load, uint8_t), VX_WIDTHS(exec_load, uint16_t),
+    VX_WIDTHS(exec_store, uint8_t), VX_WIDTHS(exec_store, uint16_t), VX_WIDTHS(exec_store, uint32_t),
+    VX_WIDTHS(exec_imm, Op::Add), VX_WIDTHS(exec_imm, Op::Slt), VX_WIDTHS(exec_imm, Op::Sltu),
+    VX_WIDTHS(exec_imm, Op::Xor), VX_WIDTHS(exec_imm, Op::Or), VX_WIDTHS(exec_imm, Op::And),
+    VX_WIDTHS(exec_imm, Op::Sll), VX_WIDTHS(exec_imm, Op::Srl), VX_WIDTHS(exec_imm, Op::Sra),
+    VX_WIDTHS(exec_reg, Op::Add), VX_WIDTHS(exec_reg, Op::Sub), VX_WIDTHS(exec_reg, Op::Sll),
+    VX_WIDTHS(exec_reg, Op::Slt), VX_WIDTHS(exec_reg, Op::Sltu), VX_WIDTHS(exec_reg, Op::Xor),
+    VX_WIDTHS(exec_reg, Op::Srl), VX_WIDTHS(exec_reg, Op::Sra), VX_WIDTHS(exec_reg, Op::Or),
+    VX_WIDTHS(exec_reg, Op::And), VX_WIDTHS(exec_reg, Op::Mul), VX_WIDTHS(exec_reg, Op::Mulh),
+    VX_WIDTHS(exec_reg, Op::Mulhsu), VX_WIDTHS(exec_reg, Op::Mulhu), VX_WIDTHS(exec_reg, Op::Div),
+    VX_WIDTHS(exec_reg, Op::Divu), VX_WIDTHS(exec_reg, Op::Rem), VX_WIDTHS(exec_reg, Op::Remu),
+    VX_WIDTHS(exec_reg, Op::CzeroEqz), VX_WIDTHS(exec_reg, Op::CzeroNez),
+};
+#undef VX_WIDTHS
+#undef VX_WIDTHS0
+
 }  // namespace
 
 std::span<const InsnRow> int_rows() { return kRows; }
+std::span<const SpecializedExec> int_specialized() { return kSpecialized; }
 
 }  // namespace vx

@@ -108,6 +108,18 @@ struct Decoded {
   bool sync = true;
 };
 
+// An executor the table names (generic: any warp width) and its copies compiled for one width each
+// (1, 2, 4, 8, 16, 32 lanes).
+struct SpecializedExec {
+  ExecFn generic;
+  ExecFn by_width[6];
+};
+// The copy of `generic` for warps of `nt` lanes, or `generic` itself when it has none. The machine
+// puts these in its decode cache (never in the reference mode, which keeps the table's executors).
+ExecFn specialize(ExecFn generic, uint32_t nt);
+std::span<const SpecializedExec> int_specialized();  // exec_int.cpp
+std::span<const SpecializedExec> fp_specialized();   // exec_fp.cpp
+
 // The rows of each extension group, each defined beside its executors.
 std::span<const InsnRow> int_rows();     // exec_int.cpp: RV32I, M, A, Zicond, Zicsr, system
 std::span<const InsnRow> fp_rows();      // exec_fp.cpp: F
@@ -167,6 +179,39 @@ inline void for_each_lane(uint32_t mask, Fn&& fn) {
     unsigned l = unsigned(std::countr_zero(mask));
     fn(l);
     mask &= mask - 1;
+  }
+}
+
+// Executors with a lane-count parameter N are compiled once for any width (N = 0, the one the table
+// names) and once per warp width (1..32), which the machine puts in its decode cache for its own
+// configuration (specialize): register addressing, the full-mask test and the lane loops then have
+// constant bounds.
+inline uint32_t full_lane_mask(uint32_t nt) { return nt >= 32 ? 0xffffffffu : ((1u << nt) - 1u); }
+template <unsigned N>
+inline unsigned width(const ExecCtx& c) {
+  if constexpr (N != 0) {
+    return N;
+  } else {
+    return c.nt;
+  }
+}
+template <unsigned N>
+inline uint32_t* xreg(const ExecCtx& c, unsigned r) {
+  return c.x + r * width<N>(c);
+}
+template <unsigned N>
+inline uint32_t* freg(const ExecCtx& c, unsigned r) {
+  return c.f + r * width<N>(c);
+}
+// Every active lane, lowest first; a fully active warp takes a counted loop the compiler unrolls and
+// vectorizes.
+template <unsigned N, class Fn>
+inline void lanes(const ExecCtx& c, Fn&& fn) {
+  const unsigned nt = width<N>(c);
+  if (c.tmask == full_lane_mask(nt)) {
+    for (unsigned l = 0; l < nt; ++l) fn(l);
+  } else {
+    for_each_lane(c.tmask, fn);
   }
 }
 

@@ -149,6 +149,15 @@ bool rows_overlap(const InsnRow& a, const InsnRow& b) {
   return true;
 }
 
+ExecFn specialize(ExecFn generic, uint32_t nt) {
+  if (nt == 0 || nt > 32 || (nt & (nt - 1)) != 0) return generic;
+  const unsigned index = unsigned(std::countr_zero(nt));
+  for (auto list : {int_specialized(), fp_specialized()})
+    for (const SpecializedExec& s : list)
+      if (s.generic == generic) return s.by_width[index];
+  return generic;
+}
+
 Decoded decode(uint32_t raw) {
   Decoded d;
   d.raw = raw;

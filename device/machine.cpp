@@ -188,6 +188,7 @@ const Decoded* Machine::fetch(uint32_t pc, Cause* cause) {
   e.pc = pc;
   e.generation = icache_generation_;
   e.d = decode(word);
+  if (!opts_.reference) e.d.exec = specialize(e.d.exec, cfg_.threads);
   return &e.d;
 }
 

@@ -403,7 +403,12 @@ Outcome exec_csr(ExecCtx& c, const Decoded& d) {
   uint32_t old_last = 0;
   if (!c.m.csr_read(c, last, csr, &old_last)) return illegal(c, d);
   std::array<uint32_t, 32> old;
-  if (d.rd != 0) for_each_lane(c.tmask, [&](unsigned l) { (void)c.m.csr_read(c, l, csr, &old[l]); });
+  if (d.rd != 0) {
+    if (Machine::csr_per_lane(csr))
+      for_each_lane(c.tmask, [&](unsigned l) { (void)c.m.csr_read(c, l, csr, &old[l]); });
+    else
+      for_each_lane(c.tmask, [&](unsigned l) { old[l] = old_last; });
+  }
   if (writes) {
     const uint32_t operand = kImm ? uint32_t(d.rs1) : c.X(d.rs1, last);
     uint32_t v = operand;

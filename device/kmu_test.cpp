@@ -279,3 +279,40 @@ TEST_CASE("device exceptions carry cause, pc, warp, lane and address") {
     CHECK(w.m.stats().instructions == 1000);
   }
 }
+
+// exec_csr reads a lane-uniform CSR once for the whole warp (Machine::csr_per_lane): every CSR that
+// exists and is not listed as per lane must read the same in every lane, on a 2-D grid mid-launch.
+TEST_CASE("every CSR not marked per lane reads the same in every lane of a warp") {
+  Bench b(DeviceConfig{1, 1, 4, 8});
+  b.load_kernel({rv::ret()});
+  LaunchState l;
+  l.kind = LaunchKind::Grid;
+  l.start_pc = Bench::kCode;
+  l.entry_pc = Bench::kKernel;
+  l.grid = {3, 2, 1};
+  l.block = {4, 4, 1};
+  l.lmem_bytes = 256;
+  REQUIRE(b.m.start_launch(l).ok());
+  REQUIRE(b.m.run(3).stop == RunStop::Budget);  // warps dispatched and running
+  for (uint32_t w = 0; w < 2; ++w) {
+    WarpState& ws = b.warp(w);
+    REQUIRE(ws.active);
+    ExecCtx ctx{b.m, 0, w, b.m.core(0), ws, 8, ws.x.data(), ws.f.data(), ws.pc, ws.tmask, ws.pc + 4, ws.tmask};
+    uint32_t per_lane_seen = 0;
+    for (uint32_t csr = 0; csr < 0x1000; ++csr) {
+      if (!b.m.csr_exists(csr)) continue;
+      uint32_t first = 0;
+      REQUIRE(b.m.csr_read(ctx, 0, csr, &first));
+      bool differs = false;
+      for (uint32_t lane = 1; lane < 8; ++lane) {
+        uint32_t v = 0;
+        REQUIRE(b.m.csr_read(ctx, lane, csr, &v));
+        differs |= v != first;
+      }
+      INFO("csr 0x" << std::hex << csr);
+      if (!Machine::csr_per_lane(csr)) CHECK_FALSE(differs);
+      if (differs) ++per_lane_seen;
+    }
+    CHECK(per_lane_seen >= 4);  // mhartid, the lane id, threadIdx.x and .y at least
+  }
+}

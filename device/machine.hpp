@@ -158,6 +158,11 @@ class Machine {
   bool csr_write(ExecCtx& c, uint32_t lane, uint32_t csr, uint32_t value);
   bool csr_exists(uint32_t csr) const;
   bool csr_read_only(uint32_t csr) const { return (csr >> 10) == 3; }
+  // A CSR whose value differs between the lanes of one warp (mhartid, the lane id, threadIdx,
+  // DSCRATCH); every other CSR reads the same in every lane.
+  static bool csr_per_lane(uint32_t csr) {
+    return csr == 0xF14 || csr == 0xCC0 || (csr >= 0xCD3 && csr <= 0xCD5) || (csr >= 0x7B2 && csr <= 0x7B5);
+  }
   // Barriers and spawning (exec_vortex.cpp). They set the warp's wait state.
   Outcome bar(ExecCtx& c, uint32_t id, uint32_t count);
   Outcome bar_arrive(ExecCtx& c, uint32_t id, uint32_t count, uint32_t* token);

@@ -297,10 +297,6 @@ template <class Op>
                                                    const uint32_t* c3, uint32_t* nv) {
   return rne_full_width<Op, true>(nt, out, a, b, c3, nv);
 }
-bool host_has_fma() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-}
 #endif
 
 // True when the fixed-width loops computed the instruction (every lane active, a lane count they
@@ -311,7 +307,7 @@ bool rne_full(ExecCtx& c, const Decoded& d, uint32_t* flags) {
   uint32_t* out = &c.F(d.rd, 0);
   const uint32_t *a = &c.F(d.rs1, 0), *b = &c.F(d.rs2, 0), *c3 = &c.F(d.rs3, 0);
 #if defined(__x86_64__) && defined(__GNUC__)
-  return host_has_fma() ? rne_full_width_fma<Op>(c.nt, out, a, b, c3, flags)
+  return host_has_avx2_fma() ? rne_full_width_fma<Op>(c.nt, out, a, b, c3, flags)
                         : rne_full_width<Op, false>(c.nt, out, a, b, c3, flags);
 #else
   return rne_full_width<Op, false>(c.nt, out, a, b, c3, flags);
@@ -655,18 +651,11 @@ const InsnRow kRows[] = {
 };
 
 // The fixed-width copies of the executors the table names, for specialize() (isa.hpp).
-#define VX_WIDTHS(F, ...) \
-  { &F<__VA_ARGS__, 0>, { &F<__VA_ARGS__, 1>, &F<__VA_ARGS__, 2>, &F<__VA_ARGS__, 4>, &F<__VA_ARGS__, 8>, \
-                          &F<__VA_ARGS__, 16>, &F<__VA_ARGS__, 32> } }
-#define VX_WIDTHS0(F) \
-  { &F<0>, { &F<1>, &F<2>, &F<4>, &F<8>, &F<16>, &F<32> } }
 const SpecializedExec kSpecialized[] = {
     VX_WIDTHS0(exec_flw),           VX_WIDTHS0(exec_fsw),           VX_WIDTHS(exec_fcvt_from_int, false),
     VX_WIDTHS(exec_fcvt_from_int, true), VX_WIDTHS(exec_fsgnj, 0),  VX_WIDTHS(exec_fsgnj, 1),
     VX_WIDTHS(exec_fsgnj, 2),       VX_WIDTHS0(exec_fmv_x_w),       VX_WIDTHS0(exec_fmv_w_x),
 };
-#undef VX_WIDTHS
-#undef VX_WIDTHS0
 
 }  // namespace
 

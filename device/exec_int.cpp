@@ -514,11 +514,6 @@ const InsnRow kRows[] = {
 };
 
 // The fixed-width copies of the executors the table names, for specialize() (isa.hpp).
-#define VX_WIDTHS(F, ...) \
-  { &F<__VA_ARGS__, 0>, { &F<__VA_ARGS__, 1>, &F<__VA_ARGS__, 2>, &F<__VA_ARGS__, 4>, &F<__VA_ARGS__, 8>, \
-                          &F<__VA_ARGS__, 16>, &F<__VA_ARGS__, 32> } }
-#define VX_WIDTHS0(F) \
-  { &F<0>, { &F<1>, &F<2>, &F<4>, &F<8>, &F<16>, &F<32> } }
 const SpecializedExec kSpecialized[] = {
     VX_WIDTHS0(exec_lui), VX_WIDTHS0(exec_auipc), VX_WIDTHS0(exec_jal), VX_WIDTHS0(exec_jalr),
     VX_WIDTHS(exec_branch, Cond::Eq), VX_WIDTHS(exec_branch, Cond::Ne), VX_WIDTHS(exec_branch, Cond::Lt),
@@ -537,8 +532,6 @@ const SpecializedExec kSpecialized[] = {
     VX_WIDTHS(exec_reg, Op::Divu), VX_WIDTHS(exec_reg, Op::Rem), VX_WIDTHS(exec_reg, Op::Remu),
     VX_WIDTHS(exec_reg, Op::CzeroEqz), VX_WIDTHS(exec_reg, Op::CzeroNez),
 };
-#undef VX_WIDTHS
-#undef VX_WIDTHS0
 
 }  // namespace
 

@@ -109,11 +109,39 @@ struct Decoded {
 };
 
 // An executor the table names (generic: any warp width) and its copies compiled for one width each
-// (1, 2, 4, 8, 16, 32 lanes).
+// (1, 2, 4, 8, 16, 32 lanes): for the x86-64 baseline, and for hosts with AVX2 and FMA (`wide`).
 struct SpecializedExec {
   ExecFn generic;
   ExecFn by_width[6];
+  ExecFn wide[6];
 };
+// True on an x86-64 host with AVX2 and FMA (CPUID, asked once per process); false elsewhere.
+bool host_has_avx2_fma();
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// The copy of executor F compiled for AVX2 and FMA hosts: everything F calls inline is inlined into
+// it (flatten) and compiled for those instructions, so its lane loops use 256-bit vectors. Chosen
+// by specialize() only when the host has them.
+template <ExecFn F>
+[[gnu::target("avx2,fma,popcnt,bmi,bmi2,lzcnt"), gnu::flatten]] Outcome exec_wide(ExecCtx& c, const Decoded& d) {
+  return F(c, d);
+}
+#define VX_WIDE(F) &exec_wide<F>
+#else
+#define VX_WIDE(F) F
+#endif
+
+// The table rows for an executor template whose last parameter is the lane count.
+#define VX_WIDTHS(F, ...)                                                                                     \
+  {&F<__VA_ARGS__, 0>,                                                                                        \
+   {&F<__VA_ARGS__, 1>, &F<__VA_ARGS__, 2>, &F<__VA_ARGS__, 4>, &F<__VA_ARGS__, 8>, &F<__VA_ARGS__, 16>,      \
+    &F<__VA_ARGS__, 32>},                                                                                     \
+   {VX_WIDE((&F<__VA_ARGS__, 1>)), VX_WIDE((&F<__VA_ARGS__, 2>)), VX_WIDE((&F<__VA_ARGS__, 4>)),              \
+    VX_WIDE((&F<__VA_ARGS__, 8>)), VX_WIDE((&F<__VA_ARGS__, 16>)), VX_WIDE((&F<__VA_ARGS__, 32>))}}
+#define VX_WIDTHS0(F)                                                                          \
+  {&F<0>,                                                                                      \
+   {&F<1>, &F<2>, &F<4>, &F<8>, &F<16>, &F<32>},                                               \
+   {VX_WIDE(&F<1>), VX_WIDE(&F<2>), VX_WIDE(&F<4>), VX_WIDE(&F<8>), VX_WIDE(&F<16>), VX_WIDE(&F<32>)}}
 // The copy of `generic` for warps of `nt` lanes, or `generic` itself when it has none. The machine
 // puts these in its decode cache (never in the reference mode, which keeps the table's executors).
 ExecFn specialize(ExecFn generic, uint32_t nt);

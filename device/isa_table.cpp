@@ -149,12 +149,24 @@ bool rows_overlap(const InsnRow& a, const InsnRow& b) {
   return true;
 }
 
+bool host_has_avx2_fma() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                          __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi") &&
+                          __builtin_cpu_supports("bmi2");
+  return has;
+#else
+  return false;
+#endif
+}
+
 ExecFn specialize(ExecFn generic, uint32_t nt) {
   if (nt == 0 || nt > 32 || (nt & (nt - 1)) != 0) return generic;
   const unsigned index = unsigned(std::countr_zero(nt));
+  const bool wide = host_has_avx2_fma();
   for (auto list : {int_specialized(), fp_specialized()})
     for (const SpecializedExec& s : list)
-      if (s.generic == generic) return s.by_width[index];
+      if (s.generic == generic) return wide ? s.wide[index] : s.by_width[index];
   return generic;
 }
 

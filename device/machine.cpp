@@ -228,103 +228,122 @@ Outcome Machine::step_inner(uint32_t c, uint32_t w, DeviceException* exc) {
   return complete_step(c, w, ctx, o, exc);
 }
 
-// The fast path: warp (c, w) runs its quantum (sched_.quantum_left[c], decremented per instruction)
-// without going back to run()'s dispatcher between instructions, and on into the next quanta while
-// it is the only warp that can run (redraw_alone). It keeps every check of the reference loop where
-// the reference makes it: the code generation before each fetch (a store may rewrite the next
+// The fast path: core c's current warp runs its quantum (sched_.quantum_left[c], decremented per
+// instruction) without going back to run()'s dispatcher between instructions; when the quantum ends
+// and the round boundary would do nothing, the next pick is made here as the boundary would make it
+// (redraw) and the loop goes on with that warp. It keeps every check of the reference loop where the
+// reference makes it: the code generation before each fetch (a store may rewrite the next
 // instruction), stop_pending_ after each instruction (watch hits, which the data path flags), the
 // warp's readiness after each instruction that can change it. `limit` is what the budget and the
 // watchdog allow; fetch overrides and triggers never reach here (run() takes the reference loop).
 //
 // Most instructions (Decoded::sync false) only read and write registers and memory and choose the
-// next pc: for them the pc and the counters stay in locals and are stored when the loop leaves or
-// before an instruction that may read them (a CSR read of mcycle or minstret) or change the mask, the
-// wait state or readiness; that one runs with step()'s bookkeeping (complete_step). Every instruction
-// is counted exactly as step() counts it, so mcycle and minstret read the same.
+// next pc: for them the pc and the counters stay in locals and are stored when the loop leaves the
+// warp or before an instruction that may read them (a CSR read of mcycle or minstret) or change the
+// mask, the wait state or readiness; that one runs with step()'s bookkeeping (complete_step). Every
+// instruction is counted exactly as step() counts it, so mcycle and minstret read the same.
 // A stalled, trapped or faulting instruction returns at once, its quantum not yet charged for it.
-Outcome Machine::run_fast(uint32_t c, uint32_t w, uint64_t limit, DeviceException* exc) {
+Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
   CoreState& core = cores_[c];
-  WarpState& ws = core.warps[w];
   uint32_t& q = sched_.quantum_left[c];
-  const uint32_t bit = 1u << w;
-  ExecCtx ctx{*this, c, w, core, ws, cfg_.threads, ws.x.data(), ws.f.data(), 0, ws.tmask, 0, ws.tmask};
-  uint64_t lanes = lane_count(ws.tmask);
-  uint32_t pc = ws.pc;
-  uint64_t pending = 0;  // retired by the plain loop, not yet counted
-  uint64_t stepped = 0;  // counted
-  auto settle = [&] {
-    stats_.instructions += pending;
-    stats_.lane_instructions += pending * lanes;
-    ws.instret += pending;
-    core.instret += pending;
-    ws.pc = pc;
-    stepped += pending;
-    pending = 0;
-  };
+  uint64_t stepped = 0;  // counted, over every warp this call ran
   for (;;) {
-    if (mem_.code_generation() != code_generation_seen_) [[unlikely]] {
-      code_generation_seen_ = mem_.code_generation();
-      ++icache_generation_;
-    }
-    const ICacheEntry& e = icache_[(pc >> 2) & (kICacheSize - 1)];
-    const Decoded* d = &e.d;
-    if (e.pc != pc || e.generation != icache_generation_) [[unlikely]] {
-      Cause cause = Cause::None;
-      d = fetch(pc, &cause);
-      if (!d) {
+    const uint32_t w = uint32_t(sched_.current_warp[c]);
+    WarpState& ws = core.warps[w];
+    const uint32_t bit = 1u << w;
+    ExecCtx ctx{*this, c, w, core, ws, cfg_.threads, ws.x.data(), ws.f.data(), 0, ws.tmask, 0, ws.tmask};
+    uint64_t lanes = lane_count(ws.tmask);
+    uint32_t pc = ws.pc;
+    uint64_t pending = 0;  // retired by the plain loop, not yet counted
+    auto settle = [&] {
+      stats_.instructions += pending;
+      stats_.lane_instructions += pending * lanes;
+      ws.instret += pending;
+      core.instret += pending;
+      ws.pc = pc;
+      stepped += pending;
+      pending = 0;
+    };
+    for (;;) {
+      if (mem_.code_generation() != code_generation_seen_) [[unlikely]] {
+        code_generation_seen_ = mem_.code_generation();
+        ++icache_generation_;
+      }
+      const ICacheEntry& e = icache_[(pc >> 2) & (kICacheSize - 1)];
+      const Decoded* d = &e.d;
+      if (e.pc != pc || e.generation != icache_generation_) [[unlikely]] {
+        Cause cause = Cause::None;
+        d = fetch(pc, &cause);
+        if (!d) {
+          settle();
+          *exc = DeviceException{cause, pc, c, w, ws.tmask ? 31u - unsigned(std::countl_zero(ws.tmask)) : 0u, pc};
+          return Outcome::fault(cause, exc->lane, pc);
+        }
+      }
+      ctx.pc = pc;
+      ctx.next_pc = pc + 4;
+      if (d->sync) [[unlikely]] {
         settle();
-        *exc = DeviceException{cause, pc, c, w, ws.tmask ? 31u - unsigned(std::countl_zero(ws.tmask)) : 0u, pc};
-        return Outcome::fault(cause, exc->lane, pc);
+        ctx.tmask = ctx.next_tmask = ws.tmask;
+        Outcome o = d->exec(ctx, *d);
+        if (observer_) [[unlikely]]
+          observe_step(ctx, *d, o.step);
+        ++stepped;
+        o = complete_step(c, w, ctx, o, exc);
+        if (o.step != Step::Retire) return o;
+        pc = ws.pc;
+        --q;
+        if (!(ready_[c] & bit)) q = 0;  // retired (TMC 0), waiting, halted
+        lanes = lane_count(ws.tmask);
+        ctx.tmask = ctx.next_tmask = ws.tmask;
+      } else {
+        Outcome o = d->exec(ctx, *d);
+        if (observer_) [[unlikely]] {
+          settle();  // the observer reads the counters and the pc as step() leaves them
+          observe_step(ctx, *d, o.step);
+        }
+        if (o.step != Step::Retire) [[unlikely]] {
+          settle();
+          return complete_step(c, w, ctx, o, exc);
+        }
+        ++pending;
+        pc = ctx.next_pc;
+        --q;
       }
-    }
-    ctx.pc = pc;
-    ctx.next_pc = pc + 4;
-    if (d->sync) [[unlikely]] {
-      settle();
-      ctx.tmask = ctx.next_tmask = ws.tmask;
-      Outcome o = d->exec(ctx, *d);
-      if (observer_) [[unlikely]]
-        observe_step(ctx, *d, o.step);
-      ++stepped;
-      o = complete_step(c, w, ctx, o, exc);
-      if (o.step != Step::Retire) return o;
-      pc = ws.pc;
-      --q;
-      if (!(ready_[c] & bit)) {  // retired (TMC 0), waiting, halted
-        q = 0;
-        return o;
-      }
-      lanes = lane_count(ws.tmask);
-      ctx.tmask = ctx.next_tmask = ws.tmask;
-    } else {
-      Outcome o = d->exec(ctx, *d);
-      if (observer_) [[unlikely]] {
-        settle();  // the observer reads the counters and the pc as step() leaves them
-        observe_step(ctx, *d, o.step);
-      }
-      if (o.step != Step::Retire) [[unlikely]] {
+      if (q == 0) {
+        if (ready_[c] == bit && boundary_idle(c, stats_.instructions + pending)) [[likely]] {
+          // The warp is the only one that can run: the pick is forced, only the draws are made.
+          (void)next_random();
+          q = 1 + uint32_t(next_random() % kMaxQuantum);
+          if (stepped + pending >= limit || stop_pending_) {
+            settle();
+            return Outcome::retire();
+          }
+          continue;
+        }
         settle();
-        return complete_step(c, w, ctx, o, exc);
+        if (!redraw(c)) return Outcome::retire();
+        if (stepped >= limit || stop_pending_) return Outcome::retire();
+        if (sched_.current_warp[c] != int32_t(w)) break;  // on with the warp just picked
+        continue;
       }
-      ++pending;
-      pc = ctx.next_pc;
-      --q;
+      if (stepped + pending >= limit || stop_pending_) {
+        settle();
+        return Outcome::retire();
+      }
     }
-    if (q == 0 && !redraw_alone(c, stats_.instructions + pending)) break;
-    if (stepped + pending >= limit || stop_pending_) break;
   }
-  settle();
-  return Outcome::retire();
 }
 
-bool Machine::redraw_alone(uint32_t c, uint64_t instructions) {
-  // One core with one runnable warp: the round boundary would dispatch nothing and drain nothing, and
-  // the pick is forced. Drawn as the round would draw them, so the generator moves exactly as it would.
-  if (opts_.schedule != Schedule::Random || cores_.size() != 1 || sched_.current_warp[c] < 0 ||
-      ready_[c] != (1u << sched_.current_warp[c]) || instructions >= next_drain_ ||
-      (dispatch_new_units_ && launch_.next_unit < launch_.total_units))
-    return false;
-  (void)next_random();  // pick_warp's draw: with one ready warp the pick is that warp whatever it is
+bool Machine::redraw(uint32_t c) {
+  if (ready_[c] == 0 || !boundary_idle(c, stats_.instructions)) return false;
+  const uint32_t ready = ready_[c];
+  if ((ready & (ready - 1)) == 0) {
+    (void)next_random();  // pick_warp's draw: the pick is forced
+    sched_.current_warp[c] = int32_t(std::countr_zero(ready));
+  } else {
+    sched_.current_warp[c] = int32_t(pick_warp(c));
+  }
   sched_.quantum_left[c] = 1 + uint32_t(next_random() % kMaxQuantum);
   return true;
 }
@@ -784,7 +803,7 @@ RunResult Machine::run_inner(uint64_t max_instructions) {
         if (fast) {
           // Many instructions at once, stopping where the loop below would check something.
           const uint64_t limit = std::min(budget_end, watchdog_end) - stats_.instructions;
-          Outcome o = run_fast(c, uint32_t(cur), limit, &exc);
+          Outcome o = run_fast(c, limit, &exc);
           if (o.step == Step::Exception) return {RunStop::Exception, exc};
           if (o.step == Step::Stall) {
             if (cores_[c].warps[uint32_t(cur)].halted) return {RunStop::Halted, {}};
@@ -794,7 +813,7 @@ RunResult Machine::run_inner(uint64_t max_instructions) {
           if (o.step == Step::Trap) {  // into the handler: counted like a retired instruction
             --q;
             if (!(ready_[c] & (1u << cur))) q = 0;
-            if (q == 0) redraw_alone(c, stats_.instructions);
+            if (q == 0) redraw(c);
           }
           continue;
         }

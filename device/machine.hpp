@@ -227,11 +227,19 @@ class Machine {
   const Decoded* fetch(uint32_t pc, Cause* cause);
   // What step() does once the instruction executed: counting, the new pc and mask, traps, stalls.
   Outcome complete_step(uint32_t c, uint32_t w, ExecCtx& ctx, Outcome o, DeviceException* exc);
-  Outcome run_fast(uint32_t c, uint32_t w, uint64_t limit, DeviceException* exc);
-  // Core c's quantum ended: when its current warp is the only one that can run and the round boundary
-  // would do nothing, draws the next pick and quantum as the boundary would and returns true.
-  // `instructions`: stats_.instructions as it stands (the fast loop counts in locals).
-  bool redraw_alone(uint32_t c, uint64_t instructions);
+  Outcome run_fast(uint32_t c, uint64_t limit, DeviceException* exc);
+  // Core c's quantum ended: when the round boundary would do nothing (one core, nothing to dispatch,
+  // no drain due, some warp ready), makes the next pick and draws its quantum as the next round
+  // would and returns true (the counters must be settled).
+  bool redraw(uint32_t c);
+  // One core whose round boundary would do nothing: it dispatches nothing (no unit left, or the core
+  // had no room and its warps did not change since) and drains nothing (not yet the next drain), so
+  // the next round only picks, with the same draws. `instructions`: stats_.instructions as it stands.
+  bool boundary_idle(uint32_t c, uint64_t instructions) const {
+    return opts_.schedule == Schedule::Random && cores_.size() == 1 && instructions < next_drain_ &&
+           (!dispatch_new_units_ || launch_.next_unit >= launch_.total_units ||
+            (launch_.kind == LaunchKind::Grid && kmu_blocked_[c] == ((uint64_t(1) << 32) | active_[c])));
+  }
   void update_ready(uint32_t c, uint32_t w);
   void retire_warp(uint32_t c, uint32_t w);
   void wake_spawn_waiters(uint32_t c);

@@ -88,7 +88,6 @@ void Machine::state_replaced() {
     for (uint32_t w = 0; w < cfg_.warps; ++w) update_ready(c, w);
   icache_.assign(kICacheSize, ICacheEntry{});
   code_generation_seen_ = mem_.code_generation();
-  ++icache_generation_;
   windows_changed();
   arm_before_trigger();
 }
@@ -166,14 +165,17 @@ uint8_t* Machine::data_for_store_full(ExecCtx& c, uint32_t lane, uint32_t addr, 
 
 // --- Fetch and step ----------------------------------------------------------
 
+void Machine::code_rewritten() {
+  // Every decoded instruction is suspect: the cache is emptied (rare: a debugger planting or removing
+  // a breakpoint, a loader reusing a page), so a hit needs no generation test.
+  code_generation_seen_ = mem_.code_generation();
+  for (ICacheEntry& e : icache_) e.pc = 1;
+}
+
 const Decoded* Machine::fetch(uint32_t pc, Cause* cause) {
-  if (mem_.code_generation() != code_generation_seen_) {
-    // Code was rewritten: every decoded instruction is suspect.
-    code_generation_seen_ = mem_.code_generation();
-    ++icache_generation_;
-  }
+  if (mem_.code_generation() != code_generation_seen_) code_rewritten();
   ICacheEntry& e = icache_[(pc >> 2) & (kICacheSize - 1)];
-  if (e.pc == pc && e.generation == icache_generation_ && opts_.decode_cache) return &e.d;
+  if (e.pc == pc && opts_.decode_cache) return &e.d;
   if (pc & 3) {
     *cause = Cause::MisalignedFetch;
     return nullptr;
@@ -186,7 +188,6 @@ const Decoded* Machine::fetch(uint32_t pc, Cause* cause) {
   }
   // fetch() may have marked the page as code; that never bumps the generation.
   e.pc = pc;
-  e.generation = icache_generation_;
   e.d = decode(word);
   if (!opts_.reference) e.d.exec = specialize(e.d.exec, cfg_.threads);
   return &e.d;
@@ -265,13 +266,11 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
       pending = 0;
     };
     for (;;) {
-      if (mem_.code_generation() != code_generation_seen_) [[unlikely]] {
-        code_generation_seen_ = mem_.code_generation();
-        ++icache_generation_;
-      }
+      if (mem_.code_generation() != code_generation_seen_) [[unlikely]]
+        code_rewritten();
       const ICacheEntry& e = icache_[(pc >> 2) & (kICacheSize - 1)];
       const Decoded* d = &e.d;
-      if (e.pc != pc || e.generation != icache_generation_) [[unlikely]] {
+      if (e.pc != pc) [[unlikely]] {
         Cause cause = Cause::None;
         d = fetch(pc, &cause);
         if (!d) {

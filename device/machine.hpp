@@ -220,11 +220,11 @@ class Machine {
 
  private:
   struct ICacheEntry {
-    uint32_t pc = 1;  // never a valid (aligned) PC
-    uint32_t generation = 0;  // valid while it equals icache_generation_
+    uint32_t pc = 1;  // never a valid (aligned) PC: an empty entry
     Decoded d;
   };
   const Decoded* fetch(uint32_t pc, Cause* cause);
+  void code_rewritten();
   // What step() does once the instruction executed: counting, the new pc and mask, traps, stalls.
   Outcome complete_step(uint32_t c, uint32_t w, ExecCtx& ctx, Outcome o, DeviceException* exc);
   Outcome run_fast(uint32_t c, uint64_t limit, DeviceException* exc);
@@ -373,7 +373,6 @@ class Machine {
   std::vector<uint64_t> kmu_blocked_;
   std::vector<ICacheEntry> icache_;
   uint64_t code_generation_seen_ = 0;  // memory's code generation the cache reflects
-  uint32_t icache_generation_ = 1;     // bumping it drops every entry at once
 };
 
 }  // namespace vx

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "device/fp_lanes.hpp"
 #include "device/machine.hpp"
 
 namespace vx {
@@ -188,26 +189,31 @@ double make_odd(double v, bool inexact) {
 // (RMM: exact, or the single rounding toward zero that make_odd repairs).
 
 struct Add {
+  static constexpr FpOp kOp = FpOp::Add;
   static constexpr int kArity = 2;
   template <class T>
   static T apply(T a, T b) { return a + b; }
 };
 struct Sub {
+  static constexpr FpOp kOp = FpOp::Sub;
   static constexpr int kArity = 2;
   template <class T>
   static T apply(T a, T b) { return a - b; }
 };
 struct Mul {
+  static constexpr FpOp kOp = FpOp::Mul;
   static constexpr int kArity = 2;
   template <class T>
   static T apply(T a, T b) { return a * b; }
 };
 struct Div {
+  static constexpr FpOp kOp = FpOp::Div;
   static constexpr int kArity = 2;
   template <class T>
   static T apply(T a, T b) { return a / b; }
 };
 struct Sqrt {
+  static constexpr FpOp kOp = FpOp::Sqrt;
   static constexpr int kArity = 1;
   template <class T>
   static T apply(T a) { return std::sqrt(a); }
@@ -218,7 +224,7 @@ struct Sqrt {
 template <bool NegProduct, bool NegAddend>
 struct MulAdd {
   static constexpr int kArity = 3;
-  static constexpr bool kNegProduct = NegProduct, kNegAddend = NegAddend;
+  static constexpr FpOp kOp = NegProduct ? (NegAddend ? FpOp::NMAdd : FpOp::NMSub) : (NegAddend ? FpOp::MSub : FpOp::MAdd);
   static float apply(float a, float b, float c) { return std::fmaf(NegProduct ? -a : a, b, NegAddend ? -c : c); }
   // The product of two binary32 values is exact in double (48 bits), so the sum
   // is the only rounding.
@@ -239,79 +245,12 @@ T apply_lane(ExecCtx& c, const Decoded& d, unsigned l) {
   }
 }
 
-// --- Fully active warps in round-to-nearest -------------------------------------
-// The common case gets fixed-width lane loops the compiler vectorizes: N lanes (1 to 32, a template
-// parameter) through local arrays, so there is no trip count to test and no overlap between rd and
-// the sources. On hosts with AVX2 and FMA a second copy of each loop is built for them (chosen once
-// per process by CPUID): the fused multiply-add is then one instruction per vector instead of a libm
-// call per lane. Both are IEEE exact; the vector instructions raise the OR of the lanes' flags, which
-// is what fflags gets anyway.
-
-uint32_t canonical(uint32_t b) { return (b & ~kSignBit) > kInfBits ? kCanonicalNan : b; }
-
-template <class Op, unsigned N, bool kFma>
-inline void rne_lanes(uint32_t* out, const uint32_t* a, const uint32_t* b, const uint32_t* c3, uint32_t* nv) {
-  uint32_t t[N];
-  uint32_t invalid = 0;
-  for (unsigned l = 0; l < N; ++l) {
-    const float x = std::bit_cast<float>(a[l]);
-    float r;
-    if constexpr (Op::kArity == 1) {
-      r = Op::apply(x);
-    } else if constexpr (Op::kArity == 2) {
-      r = Op::apply(x, std::bit_cast<float>(b[l]));
-    } else {
-      // "The fused multiply-add instructions must set the invalid operation exception flag when the
-      // multiplicands are infinity and zero, even when the addend is a quiet NaN."
-      const uint32_t ma = a[l] & ~kSignBit, mb = b[l] & ~kSignBit;
-      invalid |= uint32_t((ma == kInfBits && mb == 0) || (ma == 0 && mb == kInfBits));
-      const float y = std::bit_cast<float>(b[l]), z = std::bit_cast<float>(c3[l]);
-      if constexpr (kFma)
-        r = __builtin_fmaf(Op::kNegProduct ? -x : x, y, Op::kNegAddend ? -z : z);
-      else
-        r = Op::apply(x, y, z);
-    }
-    t[l] = canonical(std::bit_cast<uint32_t>(r));
-  }
-  std::memcpy(out, t, sizeof t);
-  *nv = invalid ? kNV : 0;
-}
-
-template <class Op, bool kFma>
-inline bool rne_full_width(unsigned nt, uint32_t* out, const uint32_t* a, const uint32_t* b, const uint32_t* c3,
-                           uint32_t* nv) {
-  switch (nt) {
-    case 1: rne_lanes<Op, 1, kFma>(out, a, b, c3, nv); return true;
-    case 2: rne_lanes<Op, 2, kFma>(out, a, b, c3, nv); return true;
-    case 4: rne_lanes<Op, 4, kFma>(out, a, b, c3, nv); return true;
-    case 8: rne_lanes<Op, 8, kFma>(out, a, b, c3, nv); return true;
-    case 16: rne_lanes<Op, 16, kFma>(out, a, b, c3, nv); return true;
-    case 32: rne_lanes<Op, 32, kFma>(out, a, b, c3, nv); return true;
-    default: return false;
-  }
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-template <class Op>
-[[gnu::target("avx2,fma")]] bool rne_full_width_fma(unsigned nt, uint32_t* out, const uint32_t* a, const uint32_t* b,
-                                                   const uint32_t* c3, uint32_t* nv) {
-  return rne_full_width<Op, true>(nt, out, a, b, c3, nv);
-}
-#endif
-
-// True when the fixed-width loops computed the instruction (every lane active, a lane count they
-// have); *flags then holds NV when an fma multiplied infinity by zero.
+// Fully active warps in round-to-nearest: fixed-width lane loops (fp_lanes.cpp). *flags gets NV
+// when an fma multiplied infinity by zero.
 template <class Op>
 bool rne_full(ExecCtx& c, const Decoded& d, uint32_t* flags) {
-  if (c.tmask != (c.nt >= 32 ? 0xffffffffu : (1u << c.nt) - 1u)) return false;
-  uint32_t* out = &c.F(d.rd, 0);
-  const uint32_t *a = &c.F(d.rs1, 0), *b = &c.F(d.rs2, 0), *c3 = &c.F(d.rs3, 0);
-#if defined(__x86_64__) && defined(__GNUC__)
-  return host_has_avx2_fma() ? rne_full_width_fma<Op>(c.nt, out, a, b, c3, flags)
-                        : rne_full_width<Op, false>(c.nt, out, a, b, c3, flags);
-#else
-  return rne_full_width<Op, false>(c.nt, out, a, b, c3, flags);
-#endif
+  if (c.tmask != full_lane_mask(c.nt)) return false;
+  return rne_full_lanes(Op::kOp, c.nt, &c.F(d.rd, 0), &c.F(d.rs1, 0), &c.F(d.rs2, 0), &c.F(d.rs3, 0), flags);
 }
 
 template <class Op>

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <random>
 
+#include "device/fp_lanes.hpp"
 #include "device/test_support.hpp"
 
 using namespace vx;
@@ -971,6 +972,35 @@ TEST_CASE("full warps in round-to-nearest compute what the lane-by-lane path com
         }
         INFO(disassemble(insn, 0) << " on " << n << " lanes, round " << round);
         REQUIRE((full.warp().fcsr & 0x1f) == want_flags);
+      }
+    }
+  }
+}
+
+// The machine runs the AVX2+FMA copy of the round-to-nearest lane loops when the host has those
+// instructions: the baseline copy, which other hosts run, must give the same bits and host flags.
+TEST_CASE("the baseline and the AVX2+FMA round-to-nearest lane loops agree bit for bit, flags included") {
+  std::mt19937 rng(31337);
+  const uint32_t specials[] = {0, kMinusZero, kPlusInf, kMinusInf, kCanonicalNan, kSNan, kFltMax, 0x00000001, 0x00800000};
+  auto operand = [&]() { return rng() % 3 == 0 ? specials[rng() % std::size(specials)] : uint32_t(rng()); };
+  for (FpOp op : {FpOp::Add, FpOp::Sub, FpOp::Mul, FpOp::Div, FpOp::Sqrt, FpOp::MAdd, FpOp::MSub, FpOp::NMSub,
+                  FpOp::NMAdd}) {
+    for (unsigned nt : {1u, 2u, 4u, 8u, 16u, 32u}) {
+      for (int round = 0; round < 100; ++round) {
+        uint32_t a[32], b[32], c[32], out1[32], out2[32];
+        for (unsigned l = 0; l < nt; ++l) a[l] = operand(), b[l] = operand(), c[l] = operand();
+        uint32_t f1 = 0, f2 = 0;
+        std::feclearexcept(FE_ALL_EXCEPT);
+        REQUIRE(rne_full_lanes_baseline(op, nt, out1, a, b, c, &f1));
+        const int host1 = std::fetestexcept(FE_ALL_EXCEPT);
+        std::feclearexcept(FE_ALL_EXCEPT);
+        REQUIRE(rne_full_lanes(op, nt, out2, a, b, c, &f2));
+        const int host2 = std::fetestexcept(FE_ALL_EXCEPT);
+        std::feclearexcept(FE_ALL_EXCEPT);
+        INFO("op " << int(op) << " width " << nt << " round " << round);
+        REQUIRE(std::equal(out1, out1 + nt, out2));
+        REQUIRE(f1 == f2);
+        REQUIRE(host1 == host2);
       }
     }
   }

@@ -77,11 +77,49 @@ inline uint32_t alu(uint32_t a, uint32_t b) {
 // A fully active warp of N lanes (1 to 32): the lanes go through a local array, so the loop has a fixed
 // trip count and no possible overlap between rd and the sources, which is what the compiler needs
 // to vectorize it at -O2.
+// The operations with a vector form are computed on whole registers (LaneVec); multiply-high,
+// division and remainder lane by lane, through a local array.
+template <Op op>
+constexpr bool kVectorOp = op == Op::Add || op == Op::Sub || op == Op::Sll || op == Op::Slt || op == Op::Sltu ||
+                           op == Op::Xor || op == Op::Srl || op == Op::Sra || op == Op::Or || op == Op::And ||
+                           op == Op::Mul || op == Op::CzeroEqz || op == Op::CzeroNez;
+
+template <Op op, unsigned N>
+inline void alu_vec(LaneVec<N>& r, const LaneVec<N>& a, const LaneVec<N>& b) {
+  using V = LaneVec<N>;
+  using S = LaneVecS<N>;
+  if constexpr (op == Op::Add) r = a + b;
+  if constexpr (op == Op::Sub) r = a - b;
+  if constexpr (op == Op::Sll) r = a << (b & 31);
+  if constexpr (op == Op::Slt) r = V(S(a) < S(b)) & 1;  // comparisons give -1 for true
+  if constexpr (op == Op::Sltu) r = V(a < b) & 1;
+  if constexpr (op == Op::Xor) r = a ^ b;
+  if constexpr (op == Op::Srl) r = a >> (b & 31);
+  if constexpr (op == Op::Sra) r = V(S(a) >> S(b & 31));
+  if constexpr (op == Op::Or) r = a | b;
+  if constexpr (op == Op::And) r = a & b;
+  if constexpr (op == Op::Mul) r = a * b;
+  if constexpr (op == Op::CzeroEqz) r = a & V(b != 0);
+  if constexpr (op == Op::CzeroNez) r = a & V(b == 0);
+}
+
 template <Op op, unsigned N, bool kImm>
 inline void alu_full(uint32_t* out, const uint32_t* a, const uint32_t* b, uint32_t imm) {
-  uint32_t t[N];
-  for (unsigned l = 0; l < N; ++l) t[l] = alu<op>(a[l], kImm ? imm : b[l]);
-  std::memcpy(out, t, sizeof t);
+  if constexpr (kVectorOp<op>) {
+    LaneVec<N> va, vb, r;
+    load_lanes<N>(va, a);
+    if constexpr (kImm) {
+      vb = LaneVec<N>{} + imm;
+    } else {
+      load_lanes<N>(vb, b);
+    }
+    alu_vec<op, N>(r, va, vb);
+    store_lanes<N>(out, r);
+  } else {
+    uint32_t t[N];
+    for (unsigned l = 0; l < N; ++l) t[l] = alu<op>(a[l], kImm ? imm : b[l]);
+    copy_lanes<N>(out, t);
+  }
 }
 
 // True when the fixed-width loop handled the instruction.

@@ -49,7 +49,7 @@ inline void lanes(uint32_t* out, const uint32_t* a, const uint32_t* b, const uin
     }
     t[l] = canonical(std::bit_cast<uint32_t>(r));
   }
-  std::memcpy(out, t, sizeof t);
+  copy_lanes<N>(out, t);
   if (invalid) *flags |= kNV;
 }
 

@@ -5,6 +5,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <vector>
@@ -231,6 +232,38 @@ template <unsigned N>
 inline uint32_t* freg(const ExecCtx& c, unsigned r) {
   return c.f + r * width<N>(c);
 }
+// N lanes of 32 bits as one GCC vector: loads, stores and element-wise operations of a whole register
+// with the widest moves the target has. Results go to the register file through these: the next
+// instruction's wide load then forwards from equally wide stores (element-by-element or 16-byte
+// stores under a 32-byte load stall the load).
+// (A member typedef: GCC drops a vector_size attribute written on an alias template.)
+template <unsigned N>
+struct LaneVecTypes {
+  typedef uint32_t u __attribute__((vector_size(N * 4)));
+  typedef int32_t s __attribute__((vector_size(N * 4)));
+};
+template <unsigned N>
+using LaneVec = typename LaneVecTypes<N>::u;
+template <unsigned N>
+using LaneVecS = typename LaneVecTypes<N>::s;
+static_assert(sizeof(LaneVec<32>) == 128 && sizeof(LaneVec<1>) == 4);
+// (By reference: a vector passed or returned by value is an ABI question GCC warns about.)
+template <unsigned N>
+inline void load_lanes(LaneVec<N>& v, const uint32_t* p) {
+  std::memcpy(&v, p, sizeof v);
+}
+template <unsigned N>
+inline void store_lanes(uint32_t* p, const LaneVec<N>& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+// Copies N lanes as one vector (a result array into the register file).
+template <unsigned N>
+inline void copy_lanes(uint32_t* to, const uint32_t* from) {
+  LaneVec<N> v;
+  load_lanes<N>(v, from);
+  store_lanes<N>(to, v);
+}
+
 // Every active lane, lowest first; a fully active warp takes a counted loop the compiler unrolls and
 // vectorizes.
 template <unsigned N, class Fn>

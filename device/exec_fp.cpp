@@ -506,6 +506,9 @@ Outcome exec_compare(ExecCtx& c, const Decoded& d) {
 
 template <unsigned N = 0>
 Outcome exec_flw(ExecCtx& c, const Decoded& d) {
+  if constexpr (N >= 8) {
+    if (load_words_direct<N>(c, d, freg<N>(c, d.rd))) return Outcome::retire();
+  }
   std::array<uint32_t, 32> v;  // filled for every active lane before use
   const uint32_t* base = xreg<N>(c, d.rs1);
   Outcome fault;
@@ -527,6 +530,9 @@ Outcome exec_flw(ExecCtx& c, const Decoded& d) {
 
 template <unsigned N = 0>
 Outcome exec_fsw(ExecCtx& c, const Decoded& d) {
+  if constexpr (N >= 8) {
+    if (store_words_direct<N>(c, d, freg<N>(c, d.rs2))) return Outcome::retire();
+  }
   std::array<uint8_t*, 32> dst;  // filled for every active lane before use
   const uint32_t* base = xreg<N>(c, d.rs1);
   Outcome fault;

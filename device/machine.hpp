@@ -151,6 +151,30 @@ class Machine {
     return data_for_store_full(c, lane, addr, size, fault);
   }
   const uint8_t* data_for_load_full(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault);
+  // A fully active warp's word accesses at once: when nothing watches or observes, no window is on,
+  // every lane's address is aligned and all of them lie in local memory or in one page the data path
+  // has a direct pointer for (for a write: one already dirty and free of fetched code), the host
+  // address of device address *lo, the lowest of them (every lane's word is at result + addr - *lo);
+  // nullptr when the lanes need the per-lane path.
+  template <bool kWrite, unsigned N>
+  uint8_t* words_direct(ExecCtx& c, const LaneVec<N>& addr, uint32_t* lo) {
+    if (data_hooks_ || windows_active_) return nullptr;
+    uint32_t min = addr[0], max = addr[0], misaligned = 0;
+    for (unsigned l = 0; l < N; ++l) {
+      misaligned |= addr[l];
+      min = addr[l] < min ? addr[l] : min;
+      max = addr[l] > max ? addr[l] : max;
+    }
+    if (misaligned & 3) return nullptr;
+    *lo = min;
+    if (min >= memmap::kLocalMemBase) {
+      const uint32_t off = min - memmap::kLocalMemBase;
+      if (uint64_t(max) + 4 - memmap::kLocalMemBase > c.core.local_mem.size()) return nullptr;
+      return c.core.local_mem.data() + off;
+    }
+    if ((min >> Memory::kPageBits) != ((max + 3) >> Memory::kPageBits) || max >= memmap::kLocalMemBase) return nullptr;
+    return kWrite ? mem_.writable_cached(min) : const_cast<uint8_t*>(mem_.readable(min));
+  }
   uint8_t* data_for_store_full(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, Outcome* fault);
   // CSR access; false means the CSR does not exist (or a write to a read-only
   // CSR): the caller reports an illegal instruction.
@@ -374,5 +398,37 @@ class Machine {
   std::vector<ICacheEntry> icache_;
   uint64_t code_generation_seen_ = 0;  // memory's code generation the cache reflects
 };
+
+// The word loads and stores of a fully active warp of 8 lanes or more (LW, FLW, SW, FSW; fewer lanes
+// gain nothing over the per-lane path) when Machine::words_direct has
+// one pointer for all lanes; false when the per-lane path must run. `to`/`from`: the register the
+// value goes to (nullptr: x0, read and discarded) or comes from.
+template <unsigned N>
+inline bool load_words_direct(ExecCtx& c, const Decoded& d, uint32_t* to) {
+  if (c.tmask != full_lane_mask(N)) return false;
+  LaneVec<N> addr;
+  load_lanes<N>(addr, c.x + d.rs1 * N);
+  addr += uint32_t(d.imm);
+  uint32_t lo = 0;
+  const uint8_t* p = c.m.words_direct<false, N>(c, addr, &lo);
+  if (!p) return false;
+  uint32_t v[N];
+  for (unsigned l = 0; l < N; ++l) std::memcpy(&v[l], p + (addr[l] - lo), 4);
+  if (to) copy_lanes<N>(to, v);
+  return true;
+}
+template <unsigned N>
+inline bool store_words_direct(ExecCtx& c, const Decoded& d, const uint32_t* from) {
+  if (c.tmask != full_lane_mask(N)) return false;
+  LaneVec<N> addr;
+  load_lanes<N>(addr, c.x + d.rs1 * N);
+  addr += uint32_t(d.imm);
+  uint32_t lo = 0;
+  uint8_t* p = c.m.words_direct<true, N>(c, addr, &lo);
+  if (!p) return false;
+  // Lowest lane first: when lanes store to the same word the highest one wins.
+  for (unsigned l = 0; l < N; ++l) std::memcpy(p + (addr[l] - lo), &from[l], 4);
+  return true;
+}
 
 }  // namespace vx

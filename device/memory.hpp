@@ -63,6 +63,13 @@ class Memory {
     if (t.page == page) return t.base + (addr & (kPageSize - 1));
     return writable_slow(addr);
   }
+  // writable() when the page needs nothing before a write (already dirty, materialized, no fetched
+  // code: its translation is cached); nullptr otherwise, without marking anything.
+  uint8_t* writable_cached(uint32_t addr) {
+    const uint32_t page = addr >> kPageBits;
+    const Tlb& t = write_tlb_[page & (kTlbSize - 1)];
+    return t.page == page ? t.base + (addr & (kPageSize - 1)) : nullptr;
+  }
   // Pointer to the byte at addr for a read of at most the rest of the page;
   // nullptr when unmapped. Unwritten pages read from a shared zero page.
   const uint8_t* readable(uint32_t addr) const {

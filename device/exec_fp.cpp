@@ -374,6 +374,10 @@ Outcome exec_fcvt_from_int(ExecCtx& c, const Decoded& d) {
     c.m.fp_claim(c.w);
     const uint32_t* src = xreg<N>(c, d.rs1);
     uint32_t* out = freg<N>(c, d.rd);
+    if (c.tmask == full_lane_mask(width<N>(c)) && rne_full_cvt_from_int(Unsigned, width<N>(c), out, src, &flags)) {
+      raise_flags(c, flags);
+      return Outcome::retire();
+    }
     lanes<N>(c, [&](unsigned l) {
       const uint32_t v = src[l];
       const double exact = Unsigned ? double(v) : double(int32_t(v));

@@ -84,6 +84,43 @@ inline bool dispatch(FpOp op, unsigned nt, uint32_t* out, const uint32_t* a, con
   return false;
 }
 
+constexpr uint32_t kNX = 1;
+
+template <bool kUnsigned, unsigned N>
+inline void cvt_lanes(uint32_t* out, const uint32_t* in, uint32_t* flags) {
+  uint32_t t[N];
+  uint32_t inexact = 0;
+  for (unsigned l = 0; l < N; ++l) {
+    const float r = kUnsigned ? float(in[l]) : float(int32_t(in[l]));
+    // Exact in double, so the comparison is exact: NX exactly when the float is not the integer.
+    const double exact = kUnsigned ? double(in[l]) : double(int32_t(in[l]));
+    inexact |= uint32_t(double(r) != exact);
+    t[l] = std::bit_cast<uint32_t>(r);
+  }
+  copy_lanes<N>(out, t);
+  if (inexact) *flags |= kNX;
+}
+
+template <bool kUnsigned>
+inline bool cvt_by_width(unsigned nt, uint32_t* out, const uint32_t* in, uint32_t* flags) {
+  switch (nt) {
+    case 1: cvt_lanes<kUnsigned, 1>(out, in, flags); return true;
+    case 2: cvt_lanes<kUnsigned, 2>(out, in, flags); return true;
+    case 4: cvt_lanes<kUnsigned, 4>(out, in, flags); return true;
+    case 8: cvt_lanes<kUnsigned, 8>(out, in, flags); return true;
+    case 16: cvt_lanes<kUnsigned, 16>(out, in, flags); return true;
+    case 32: cvt_lanes<kUnsigned, 32>(out, in, flags); return true;
+    default: return false;
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+[[gnu::target("avx2,fma")]] bool cvt_avx2(bool is_unsigned, unsigned nt, uint32_t* out, const uint32_t* in,
+                                         uint32_t* flags) {
+  return is_unsigned ? cvt_by_width<true>(nt, out, in, flags) : cvt_by_width<false>(nt, out, in, flags);
+}
+#endif
+
 #if defined(__x86_64__) && defined(__GNUC__)
 [[gnu::target("avx2,fma")]] bool dispatch_fma(FpOp op, unsigned nt, uint32_t* out, const uint32_t* a,
                                              const uint32_t* b, const uint32_t* c, uint32_t* flags) {
@@ -99,6 +136,13 @@ bool rne_full_lanes(FpOp op, unsigned nt, uint32_t* out, const uint32_t* a, cons
   if (host_has_avx2_fma()) return dispatch_fma(op, nt, out, a, b, c, flags);
 #endif
   return dispatch<false>(op, nt, out, a, b, c, flags);
+}
+
+bool rne_full_cvt_from_int(bool is_unsigned, unsigned nt, uint32_t* out, const uint32_t* in, uint32_t* flags) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (host_has_avx2_fma()) return cvt_avx2(is_unsigned, nt, out, in, flags);
+#endif
+  return is_unsigned ? cvt_by_width<true>(nt, out, in, flags) : cvt_by_width<false>(nt, out, in, flags);
 }
 
 bool rne_full_lanes_baseline(FpOp op, unsigned nt, uint32_t* out, const uint32_t* a, const uint32_t* b,

@@ -18,6 +18,9 @@ enum class FpOp : uint8_t { Add, Sub, Mul, Div, Sqrt, MAdd, MSub, NMSub, NMAdd }
 // even when the addend is a quiet NaN). out may be one of the sources.
 bool rne_full_lanes(FpOp op, unsigned nt, uint32_t* out, const uint32_t* a, const uint32_t* b, const uint32_t* c,
                     uint32_t* flags);
+// FCVT.S.W / FCVT.S.WU in round-to-nearest over nt lanes (as above): *flags gets NX when a lane's
+// integer has no exact float. The host raises the same NX.
+bool rne_full_cvt_from_int(bool is_unsigned, unsigned nt, uint32_t* out, const uint32_t* in, uint32_t* flags);
 // The same, always with the x86-64 baseline copy (what a host without AVX2 and FMA runs): for tests.
 bool rne_full_lanes_baseline(FpOp op, unsigned nt, uint32_t* out, const uint32_t* a, const uint32_t* b,
                              const uint32_t* c, uint32_t* flags);

@@ -102,7 +102,7 @@ TEST_CASE("every executor compiled for one warp width does what the generic exec
 
 // The register-to-register and immediate ALU rows, and FP rows that only move or convert lane values,
 // on full warps (whole-register vector code) against the same row one lane at a time (the scalar
-// lane loop): lane l's result may depend on lane l's operands only.
+// lane loop): lane l's result may depend on lane l's operands only, and fflags is the lanes' OR.
 TEST_CASE("full-warp ALU results equal the lane-by-lane results of the same instruction") {
   std::mt19937 rng(777);
   const char* const names[] = {"add",  "sub",  "sll",    "slt",   "sltu",  "xor",  "srl",       "sra",
@@ -132,12 +132,15 @@ TEST_CASE("full-warp ALU results equal the lane-by-lane results of the same inst
         const ExecResult whole = execute(specialize(d.exec, nt), d, nt, full, x, f, data);
         INFO(name << " width " << nt << " word 0x" << std::hex << raw);
         REQUIRE(whole.o.step == Step::Retire);
+        uint32_t fcsr = 0;
         for (uint32_t l = 0; l < nt; ++l) {
           const ExecResult one = execute(d.exec, d, nt, 1u << l, x, f, data);
           INFO("lane " << l);
           REQUIRE(whole.x[d.rd * nt + l] == one.x[d.rd * nt + l]);
           REQUIRE(whole.f[d.rd * nt + l] == one.f[d.rd * nt + l]);
+          fcsr |= one.fcsr;
         }
+        REQUIRE(whole.fcsr == fcsr);  // fflags: the OR of the lanes' (NX of an inexact conversion)
       }
     }
   }

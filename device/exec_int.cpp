@@ -82,7 +82,8 @@ inline uint32_t alu(uint32_t a, uint32_t b) {
 template <Op op>
 constexpr bool kVectorOp = op == Op::Add || op == Op::Sub || op == Op::Sll || op == Op::Slt || op == Op::Sltu ||
                            op == Op::Xor || op == Op::Srl || op == Op::Sra || op == Op::Or || op == Op::And ||
-                           op == Op::Mul || op == Op::CzeroEqz || op == Op::CzeroNez;
+                           op == Op::Mul || op == Op::Mulh || op == Op::Mulhsu || op == Op::Mulhu ||
+                           op == Op::CzeroEqz || op == Op::CzeroNez;
 
 template <Op op, unsigned N>
 inline void alu_vec(LaneVec<N>& r, const LaneVec<N>& a, const LaneVec<N>& b) {
@@ -99,6 +100,23 @@ inline void alu_vec(LaneVec<N>& r, const LaneVec<N>& a, const LaneVec<N>& b) {
   if constexpr (op == Op::Or) r = a | b;
   if constexpr (op == Op::And) r = a & b;
   if constexpr (op == Op::Mul) r = a * b;
+  if constexpr (op == Op::Mulh || op == Op::Mulhsu || op == Op::Mulhu) {
+    // The high word of the 64-bit product, in 64-bit lanes: sign- or zero-extended operands as the row says.
+    using W = typename LaneVecTypes<N>::u64;
+    using WS = typename LaneVecTypes<N>::s64;
+    W wa, wb;
+    if constexpr (op == Op::Mulhu) {
+      wa = __builtin_convertvector(a, W);
+    } else {
+      wa = W(__builtin_convertvector(S(a), WS));
+    }
+    if constexpr (op == Op::Mulh) {
+      wb = W(__builtin_convertvector(S(b), WS));
+    } else {
+      wb = __builtin_convertvector(b, W);
+    }
+    r = __builtin_convertvector((wa * wb) >> 32, V);
+  }
   if constexpr (op == Op::CzeroEqz) r = a & V(b != 0);
   if constexpr (op == Op::CzeroNez) r = a & V(b == 0);
 }

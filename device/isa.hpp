@@ -241,6 +241,8 @@ template <unsigned N>
 struct LaneVecTypes {
   typedef uint32_t u __attribute__((vector_size(N * 4)));
   typedef int32_t s __attribute__((vector_size(N * 4)));
+  typedef uint64_t u64 __attribute__((vector_size(N * 8)));
+  typedef int64_t s64 __attribute__((vector_size(N * 8)));
 };
 template <unsigned N>
 using LaneVec = typename LaneVecTypes<N>::u;

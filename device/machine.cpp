@@ -246,8 +246,13 @@ Outcome Machine::step_inner(uint32_t c, uint32_t w, DeviceException* exc) {
 // A stalled, trapped or faulting instruction returns at once, its quantum not yet charged for it.
 Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
   CoreState& core = cores_[c];
-  uint32_t& q = sched_.quantum_left[c];
-  uint64_t stepped = 0;  // counted, over every warp this call ran
+  // Neither can change while instructions run (they are set between runs): stop_pending_ is only ever
+  // raised by the data path's hooks, and the observer is called only when there is one.
+  const bool hooks = data_hooks_;
+  const bool observing = observer_ != nullptr;
+  uint32_t q = sched_.quantum_left[c];  // a local while the loop runs; stored on every way out
+  uint64_t stepped = 0;                 // counted, over every warp this call ran
+  if (mem_.code_generation() != code_generation_seen_) code_rewritten();
   for (;;) {
     const uint32_t w = uint32_t(sched_.current_warp[c]);
     WarpState& ws = core.warps[w];
@@ -264,10 +269,9 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
       ws.pc = pc;
       stepped += pending;
       pending = 0;
+      sched_.quantum_left[c] = q;
     };
     for (;;) {
-      if (mem_.code_generation() != code_generation_seen_) [[unlikely]]
-        code_rewritten();
       const ICacheEntry& e = icache_[(pc >> 2) & (kICacheSize - 1)];
       const Decoded* d = &e.d;
       if (e.pc != pc) [[unlikely]] {
@@ -285,7 +289,7 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
         settle();
         ctx.tmask = ctx.next_tmask = ws.tmask;
         Outcome o = d->exec(ctx, *d);
-        if (observer_) [[unlikely]]
+        if (observing) [[unlikely]]
           observe_step(ctx, *d, o.step);
         ++stepped;
         o = complete_step(c, w, ctx, o, exc);
@@ -295,9 +299,12 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
         if (!(ready_[c] & bit)) q = 0;  // retired (TMC 0), waiting, halted
         lanes = lane_count(ws.tmask);
         ctx.tmask = ctx.next_tmask = ws.tmask;
+        // A Vortex instruction or a CSR write may have written memory too (never code, but checked).
+        if (mem_.code_generation() != code_generation_seen_) [[unlikely]]
+          code_rewritten();
       } else {
         Outcome o = d->exec(ctx, *d);
-        if (observer_) [[unlikely]] {
+        if (observing) [[unlikely]] {
           settle();  // the observer reads the counters and the pc as step() leaves them
           observe_step(ctx, *d, o.step);
         }
@@ -308,13 +315,17 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
         ++pending;
         pc = ctx.next_pc;
         --q;
+        // Only a store or an atomic can rewrite the next instruction: the decode cache is checked after them.
+        if ((d->cls == InsnClass::Store || d->cls == InsnClass::Atomic) &&
+            mem_.code_generation() != code_generation_seen_) [[unlikely]]
+          code_rewritten();
       }
       if (q == 0) {
         if (ready_[c] == bit && boundary_idle(c, stats_.instructions + pending)) [[likely]] {
           // The warp is the only one that can run: the pick is forced, only the draws are made.
           (void)next_random();
           q = 1 + uint32_t(next_random() % kMaxQuantum);
-          if (stepped + pending >= limit || stop_pending_) {
+          if (stepped + pending >= limit || (hooks && stop_pending_)) {
             settle();
             return Outcome::retire();
           }
@@ -322,11 +333,12 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
         }
         settle();
         if (!redraw(c)) return Outcome::retire();
-        if (stepped >= limit || stop_pending_) return Outcome::retire();
+        q = sched_.quantum_left[c];
+        if (stepped >= limit || (hooks && stop_pending_)) return Outcome::retire();
         if (sched_.current_warp[c] != int32_t(w)) break;  // on with the warp just picked
         continue;
       }
-      if (stepped + pending >= limit || stop_pending_) {
+      if (stepped + pending >= limit || (hooks && stop_pending_)) {
         settle();
         return Outcome::retire();
       }

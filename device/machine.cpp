@@ -11,7 +11,6 @@ namespace vx {
 namespace {
 
 constexpr uint32_t kICacheSize = 1u << 13;
-constexpr uint32_t kMaxQuantum = 16;
 constexpr uint64_t kDrainInterval = 4096;  // warp instructions between console drains
 constexpr uint32_t kGlobalBarriers = memmap::kNumBarriersPerCta;
 
@@ -346,19 +345,6 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
   }
 }
 
-bool Machine::redraw(uint32_t c) {
-  if (ready_[c] == 0 || !boundary_idle(c, stats_.instructions)) return false;
-  const uint32_t ready = ready_[c];
-  if ((ready & (ready - 1)) == 0) {
-    (void)next_random();  // pick_warp's draw: the pick is forced
-    sched_.current_warp[c] = int32_t(std::countr_zero(ready));
-  } else {
-    sched_.current_warp[c] = int32_t(pick_warp(c));
-  }
-  sched_.quantum_left[c] = 1 + uint32_t(next_random() % kMaxQuantum);
-  return true;
-}
-
 Outcome Machine::complete_step(uint32_t c, uint32_t w, ExecCtx& ctx, Outcome o, DeviceException* exc) {
   CoreState& core = cores_[c];
   WarpState& ws = core.warps[w];
@@ -464,15 +450,6 @@ void Machine::wake_spawn_waiters(uint32_t c) {
 
 // --- The run loop ------------------------------------------------------------
 
-uint32_t Machine::pick_warp(uint32_t c) {
-  uint32_t ready = ready_[c];
-  uint32_t n = lane_count(ready);
-  // The same k as r % n; a mask when n is a power of two (1, 2, 4... ready warps) spares the division.
-  const uint64_t r = next_random();
-  uint32_t k = (n & (n - 1)) == 0 ? uint32_t(r & (n - 1)) : uint32_t(r % n);
-  while (k--) ready &= ready - 1;
-  return unsigned(std::countr_zero(ready));
-}
 
 // PCT (probabilistic concurrency testing): every warp has a random priority, drawn from the seed,
 // its slot, its CTA and the current priority epoch; the highest ready one runs. The epoch moves at

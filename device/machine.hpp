@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -255,7 +256,18 @@ class Machine {
   // Core c's quantum ended: when the round boundary would do nothing (one core, nothing to dispatch,
   // no drain due, some warp ready), makes the next pick and draws its quantum as the next round
   // would and returns true (the counters must be settled).
-  bool redraw(uint32_t c);
+  bool redraw(uint32_t c) {
+    const uint32_t ready = ready_[c];
+    if (ready == 0 || !boundary_idle(c, stats_.instructions)) return false;
+    if ((ready & (ready - 1)) == 0) {
+      (void)next_random();  // pick_warp's draw: the pick is forced
+      sched_.current_warp[c] = int32_t(std::countr_zero(ready));
+    } else {
+      sched_.current_warp[c] = int32_t(pick_warp(c));
+    }
+    sched_.quantum_left[c] = 1 + uint32_t(next_random() % kMaxQuantum);
+    return true;
+  }
   // One core whose round boundary would do nothing: it dispatches nothing (no unit left, or the core
   // had no room and its warps did not change since) and drains nothing (not yet the next drain), so
   // the next round only picks, with the same draws. `instructions`: stats_.instructions as it stands.
@@ -272,7 +284,17 @@ class Machine {
   void dispatch_pending();
   bool dispatch_cta(uint32_t c);
   bool dispatch_instances(uint32_t c, uint32_t w);
-  uint32_t pick_warp(uint32_t c);
+  static constexpr uint32_t kMaxQuantum = 16;  // a quantum is 1..16 instructions (kSchedulerVersion 1)
+  // A ready warp of core c, drawn from the generator: the k-th ready one for k = r % (ready warps).
+  uint32_t pick_warp(uint32_t c) {
+    uint32_t ready = ready_[c];
+    const uint32_t n = lane_count(ready);
+    // A mask when n is a power of two (1, 2, 4... ready warps).
+    const uint64_t r = next_random();
+    uint32_t k = (n & (n - 1)) == 0 ? uint32_t(r & (n - 1)) : uint32_t(r % n);
+    while (k--) ready &= ready - 1;
+    return unsigned(std::countr_zero(ready));
+  }
   uint32_t pick_warp_pct(uint32_t c);
   static constexpr uint64_t kPctChangePoints = 3;  // PCT's depth - 1
   static constexpr uint64_t kPctHorizon = 4096;    // change points fall in the launch's first instructions

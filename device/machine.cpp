@@ -85,7 +85,8 @@ void Machine::state_replaced() {
   kmu_blocked_.assign(cores_.size(), 0);
   for (uint32_t c = 0; c < cores_.size(); ++c)
     for (uint32_t w = 0; w < cfg_.warps; ++w) update_ready(c, w);
-  icache_.assign(kICacheSize, ICacheEntry{});
+  if (icache_.empty()) icache_.assign(kICacheSize, ICacheEntry{});
+  empty_icache();
   code_generation_seen_ = mem_.code_generation();
   windows_changed();
   arm_before_trigger();
@@ -164,17 +165,24 @@ uint8_t* Machine::data_for_store_full(ExecCtx& c, uint32_t lane, uint32_t addr, 
 
 // --- Fetch and step ----------------------------------------------------------
 
+void Machine::empty_icache() {
+  if (++icache_generation_ == 0) {  // after 2^32 generations: old keys could match again
+    for (ICacheEntry& e : icache_) e.key = 0;
+    icache_generation_ = 1;
+  }
+}
+
 void Machine::code_rewritten() {
-  // Every decoded instruction is suspect: the cache is emptied (rare: a debugger planting or removing
-  // a breakpoint, a loader reusing a page), so a hit needs no generation test.
+  // Every decoded instruction is suspect (a debugger planting or removing a breakpoint, a loader
+  // reusing a page, a checkpoint restored).
   code_generation_seen_ = mem_.code_generation();
-  for (ICacheEntry& e : icache_) e.pc = 1;
+  empty_icache();
 }
 
 const Decoded* Machine::fetch(uint32_t pc, Cause* cause) {
   if (mem_.code_generation() != code_generation_seen_) code_rewritten();
   ICacheEntry& e = icache_[(pc >> 2) & (kICacheSize - 1)];
-  if (e.pc == pc && opts_.decode_cache) return &e.d;
+  if (e.key == icache_key(pc) && opts_.decode_cache) return &e.d;
   if (pc & 3) {
     *cause = Cause::MisalignedFetch;
     return nullptr;
@@ -186,7 +194,7 @@ const Decoded* Machine::fetch(uint32_t pc, Cause* cause) {
     return nullptr;
   }
   // fetch() may have marked the page as code; that never bumps the generation.
-  e.pc = pc;
+  e.key = icache_key(pc);
   e.d = decode(word);
   if (!opts_.reference) e.d.exec = specialize(e.d.exec, cfg_.threads);
   return &e.d;
@@ -273,7 +281,7 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
     for (;;) {
       const ICacheEntry& e = icache_[(pc >> 2) & (kICacheSize - 1)];
       const Decoded* d = &e.d;
-      if (e.pc != pc) [[unlikely]] {
+      if (e.key != icache_key(pc)) [[unlikely]] {
         Cause cause = Cause::None;
         d = fetch(pc, &cause);
         if (!d) {

@@ -244,10 +244,14 @@ class Machine {
   void reset_cores();
 
  private:
+  // An entry holds the instruction at pc decoded in cache generation g under the key (g << 32) | pc:
+  // one comparison tests both, and emptying the whole cache is bumping the generation.
   struct ICacheEntry {
-    uint32_t pc = 1;  // never a valid (aligned) PC: an empty entry
+    uint64_t key = 0;  // generation 0 is never current: an empty entry
     Decoded d;
   };
+  uint64_t icache_key(uint32_t pc) const { return (uint64_t(icache_generation_) << 32) | pc; }
+  void empty_icache();
   const Decoded* fetch(uint32_t pc, Cause* cause);
   void code_rewritten();
   // What step() does once the instruction executed: counting, the new pc and mask, traps, stalls.
@@ -418,6 +422,7 @@ class Machine {
   // the answer is known. Dropped when a launch starts or the state is replaced.
   std::vector<uint64_t> kmu_blocked_;
   std::vector<ICacheEntry> icache_;
+  uint32_t icache_generation_ = 1;
   uint64_t code_generation_seen_ = 0;  // memory's code generation the cache reflects
 };
 

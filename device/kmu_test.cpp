@@ -220,13 +220,7 @@ TEST_CASE("the same seed gives a bit-identical run however the run is split into
   auto run = [&](uint64_t seed, uint64_t slice) {
     auto b = std::make_unique<Bench>(DeviceConfig{}, RunOptions{seed, 1'000'000});
     b->load_kernel(program);
-    LaunchState l;
-    l.kind = LaunchKind::Grid;
-    l.start_pc = Bench::kCode;
-    l.entry_pc = Bench::kKernel;
-    l.grid = {4, 1, 1};
-    l.block = {16, 1, 1};
-    REQUIRE(b->m.start_launch(l).ok());
+    REQUIRE(b->m.start_launch(Bench::grid_launch({4, 1, 1}, {16, 1, 1})).ok());
     RunResult r;
     do r = b->m.run(slice);
     while (r.stop == RunStop::Budget);
@@ -285,14 +279,7 @@ TEST_CASE("device exceptions carry cause, pc, warp, lane and address") {
 TEST_CASE("every CSR not marked per lane reads the same in every lane of a warp") {
   Bench b(DeviceConfig{1, 1, 4, 8});
   b.load_kernel({rv::ret()});
-  LaunchState l;
-  l.kind = LaunchKind::Grid;
-  l.start_pc = Bench::kCode;
-  l.entry_pc = Bench::kKernel;
-  l.grid = {3, 2, 1};
-  l.block = {4, 4, 1};
-  l.lmem_bytes = 256;
-  REQUIRE(b.m.start_launch(l).ok());
+  REQUIRE(b.m.start_launch(Bench::grid_launch({3, 2, 1}, {4, 4, 1}, 256)).ok());
   REQUIRE(b.m.run(3).stop == RunStop::Budget);  // warps dispatched and running
   for (uint32_t w = 0; w < 2; ++w) {
     WarpState& ws = b.warp(w);

@@ -28,13 +28,7 @@ ScheduleTrace schedule_of(const DeviceConfig& cfg, uint64_t seed) {
   // schedule) and stores what it saw.
   b.load_kernel({rv::lui(t3, 0x20), rv::lw(t5, t3, 0), rv::addi(t5, t5, 1), rv::addi(zero, zero, 0), rv::sw(t5, t3, 0),
                  rv::csrr(t0, kTidX), slli(t6, t0, 2), rv::add(t6, t6, t3), rv::sw(t5, t6, 0x100), rv::ret()});
-  LaunchState l;
-  l.kind = LaunchKind::Grid;
-  l.start_pc = Bench::kCode;
-  l.entry_pc = Bench::kKernel;
-  l.grid = {6, 1, 1};
-  l.block = {12, 1, 1};
-  REQUIRE(b.m.start_launch(l).ok());
+  REQUIRE(b.m.start_launch(Bench::grid_launch({6, 1, 1}, {12, 1, 1})).ok());
   std::vector<uint64_t> instret;
   auto snapshot = [&] {
     std::vector<uint64_t> out;

@@ -46,9 +46,9 @@ class Bench {
     (void)m.memory().write(kCode, window.data(), window.size() * 4);
     (void)m.memory().write(kKernel, code.data(), code.size() * 4);
   }
-  // Launches a grid whose warps start at kCode and call kKernel (see load_kernel), and runs it to the end.
-  RunResult run_grid(std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block, uint32_t lmem = 0,
-                     uint32_t arg = 0, uint64_t max = 10'000'000) {
+  // A grid launch whose warps start at kCode and call kKernel (see load_kernel).
+  static LaunchState grid_launch(std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block, uint32_t lmem = 0,
+                                 uint32_t arg = 0) {
     LaunchState l;
     l.kind = LaunchKind::Grid;
     l.start_pc = kCode;
@@ -57,7 +57,12 @@ class Bench {
     l.grid = grid;
     l.block = block;
     l.lmem_bytes = lmem;
-    auto r = m.start_launch(l);
+    return l;
+  }
+  // Launches grid_launch(...) and runs it to the end.
+  RunResult run_grid(std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block, uint32_t lmem = 0,
+                     uint32_t arg = 0, uint64_t max = 10'000'000) {
+    auto r = m.start_launch(grid_launch(grid, block, lmem, arg));
     if (!r) return RunResult{RunStop::Exception, {}};
     return m.run(max);
   }

@@ -104,7 +104,6 @@ void Machine::windows_changed() {
   windows_active_ = std::any_of(windows_.begin(), windows_.end(), [](const MemWindow& w) { return w.active(); });
 }
 
-
 // --- Data path ---------------------------------------------------------------
 
 bool Machine::translate_for_hart(uint32_t hart, uint32_t* addr, uint32_t size, uint32_t perm) const {
@@ -239,11 +238,12 @@ Outcome Machine::step_inner(uint32_t c, uint32_t w, DeviceException* exc) {
 // The fast path: core c's current warp runs its quantum (sched_.quantum_left[c], decremented per
 // instruction) without going back to run()'s dispatcher between instructions; when the quantum ends
 // and the round boundary would do nothing, the next pick is made here as the boundary would make it
-// (redraw) and the loop goes on with that warp. It keeps every check of the reference loop where the
-// reference makes it: the code generation before each fetch (a store may rewrite the next
-// instruction), stop_pending_ after each instruction (watch hits, which the data path flags), the
-// warp's readiness after each instruction that can change it. `limit` is what the budget and the
-// watchdog allow; fetch overrides and triggers never reach here (run() takes the reference loop).
+// (redraw) and the loop goes on with that warp. It keeps every check of the reference loop that can
+// change between two instructions, where it can change: the code generation after each store or
+// atomic (a store may rewrite the next instruction), stop_pending_ after each instruction when
+// something is watched or observed (watch hits, which the data path flags), the warp's readiness
+// after each instruction that can change it. `limit` is what the budget and the watchdog allow;
+// fetch overrides and triggers never reach here (run() takes the reference loop).
 //
 // Most instructions (Decoded::sync false) only read and write registers and memory and choose the
 // next pc: for them the pc and the counters stay in locals and are stored when the loop leaves the

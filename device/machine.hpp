@@ -426,10 +426,10 @@ class Machine {
   uint64_t code_generation_seen_ = 0;  // memory's code generation the cache reflects
 };
 
-// The word loads and stores of a fully active warp of 8 lanes or more (LW, FLW, SW, FSW; fewer lanes
-// gain nothing over the per-lane path) when Machine::words_direct has
-// one pointer for all lanes; false when the per-lane path must run. `to`/`from`: the register the
-// value goes to (nullptr: x0, read and discarded) or comes from.
+// LW, FLW, SW and FSW of a fully active warp through the one pointer Machine::words_direct has for
+// all its lanes; false when the per-lane path must run. The executors use it from 8 lanes on (fewer
+// gain nothing). `to` / `from`: the register the words go to (nullptr: x0, read and discarded) or
+// come from.
 template <unsigned N>
 inline bool load_words_direct(ExecCtx& c, const Decoded& d, uint32_t* to) {
   if (c.tmask != full_lane_mask(N)) return false;

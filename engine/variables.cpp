@@ -477,7 +477,10 @@ Result<VarLocation> Variables::Impl::eval(Dwarf_Attribute* attr, uint32_t pc, co
   std::vector<uint64_t> st;
   std::vector<uint8_t> pieces;
   bool have_pieces = false;
-  std::optional<unsigned> reg;  // the last DW_OP_regN
+  // The last DW_OP_regN. An optional here made GCC 12 warn that its value "may be used
+  // uninitialized" behind has_value() (a false positive), so it is a number and a flag.
+  unsigned reg = 0;
+  bool have_reg = false;
   std::optional<std::vector<uint8_t>> implicit;
   bool stack_value = false;
   auto need = [&](size_t k) -> Result<void> {
@@ -505,6 +508,7 @@ Result<VarLocation> Variables::Impl::eval(Dwarf_Attribute* attr, uint32_t pc, co
       st.push_back(a - DW_OP_lit0);
     } else if (a >= DW_OP_reg0 && a <= DW_OP_reg31) {
       reg = a - DW_OP_reg0;
+      have_reg = true;
     } else if (a >= DW_OP_breg0 && a <= DW_OP_breg31) {
       auto v = read_reg(a - DW_OP_breg0);
       if (!v) return v.error();
@@ -526,6 +530,7 @@ Result<VarLocation> Variables::Impl::eval(Dwarf_Attribute* attr, uint32_t pc, co
           break;
         case DW_OP_regx:
           reg = unsigned(op.number);
+          have_reg = true;
           break;
         case DW_OP_bregx: {
           auto v = read_reg(unsigned(op.number));
@@ -652,8 +657,8 @@ Result<VarLocation> Variables::Impl::eval(Dwarf_Attribute* attr, uint32_t pc, co
         case DW_OP_piece: {
           const uint32_t size = uint32_t(std::min<uint64_t>(op.number, 64));
           have_pieces = true;
-          if (reg) {
-            auto v = read_reg(*reg);
+          if (have_reg) {
+            auto v = read_reg(reg);
             if (!v) return v.error();
             put_le(pieces, *v, size);
           } else if (implicit) {
@@ -671,7 +676,7 @@ Result<VarLocation> Variables::Impl::eval(Dwarf_Attribute* attr, uint32_t pc, co
             loc.kind = VarLocation::Kind::OptimizedOut;
             return loc;
           }
-          reg.reset();
+          have_reg = false;
           implicit.reset();
           stack_value = false;
           st.clear();
@@ -692,9 +697,9 @@ Result<VarLocation> Variables::Impl::eval(Dwarf_Attribute* attr, uint32_t pc, co
   if (have_pieces) {
     loc.kind = VarLocation::Kind::Value;
     loc.bytes = std::move(pieces);
-  } else if (reg) {
+  } else if (have_reg) {
     loc.kind = VarLocation::Kind::Register;
-    loc.reg = *reg;
+    loc.reg = reg;
   } else if (implicit) {
     loc.kind = VarLocation::Kind::Value;
     loc.bytes = std::move(*implicit);

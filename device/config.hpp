@@ -32,7 +32,7 @@ struct DeviceConfig {
 
 // The warp scheduler's version: bumped whenever a seed would give another schedule (a different
 // warp order or quantum). Recordings keep it; a replay under another version is refused.
-constexpr uint32_t kSchedulerVersion = 1;
+constexpr uint32_t kSchedulerVersion = 2;
 
 // The warp scheduler's strategy (docs/nondeterminism.md, "Schedules"). Part of a run's identity
 // like the seed: recordings keep it.

@@ -342,8 +342,9 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
         if (!redraw(c)) return Outcome::retire();
         q = sched_.quantum_left[c];
         if (stepped >= limit || (hooks && stop_pending_)) return Outcome::retire();
-        if (sched_.current_warp[c] != int32_t(w)) break;  // on with the warp just picked
-        continue;
+        // On with the warp just picked, through the warp's set-up even when it is the same warp: a
+        // test of the pick here is a branch mispredicted at random, costlier than the set-up.
+        break;
       }
       if (stepped + pending >= limit || (hooks && stop_pending_)) {
         settle();

@@ -50,6 +50,17 @@ struct RunResult {
   std::string message;  // Cause::RestoreFailed: what went wrong
 };
 
+// at[m][k]: the index of the k-th (from 0) set bit of the byte m (the warp scheduler's pick).
+struct KthBit {
+  uint8_t at[256][8] = {};
+  constexpr KthBit() {
+    for (uint32_t m = 0; m < 256; ++m)
+      for (uint32_t k = 0, i = 0; i < 8; ++i)
+        if (m & (1u << i)) at[m][k++] = uint8_t(i);
+  }
+};
+inline constexpr KthBit kKthBit{};
+
 class Machine {
  public:
   Machine(const DeviceConfig& config, const RunOptions& options);
@@ -288,7 +299,7 @@ class Machine {
   void dispatch_pending();
   bool dispatch_cta(uint32_t c);
   bool dispatch_instances(uint32_t c, uint32_t w);
-  static constexpr uint32_t kMaxQuantum = 16;  // a quantum is 1..16 instructions (kSchedulerVersion 1)
+  static constexpr uint32_t kMaxQuantum = 64;  // a quantum is 1..64 instructions (kSchedulerVersion 2)
   // A ready warp of core c, drawn from the generator: the k-th ready one for k = r % (ready warps).
   uint32_t pick_warp(uint32_t c) {
     uint32_t ready = ready_[c];
@@ -296,9 +307,12 @@ class Machine {
     // A mask when n is a power of two (1, 2, 4... ready warps).
     const uint64_t r = next_random();
     uint32_t k = (n & (n - 1)) == 0 ? uint32_t(r & (n - 1)) : uint32_t(r % n);
+    // A table for up to 8 warps: the loop's exit is random, a mispredicted branch at every pick.
+    if (ready < 256) return kKthBit.at[ready][k];
     while (k--) ready &= ready - 1;
     return unsigned(std::countr_zero(ready));
   }
+
   uint32_t pick_warp_pct(uint32_t c);
   static constexpr uint64_t kPctChangePoints = 3;  // PCT's depth - 1
   static constexpr uint64_t kPctHorizon = 4096;    // change points fall in the launch's first instructions

@@ -2144,6 +2144,9 @@ static Error unmapped(uint32_t addr, uint32_t size) {
 
 Result<std::vector<uint8_t>> Session::read_memory(uint32_t addr, uint32_t size) {
   if (impl_->lv.on && impl_->lv.info.held && stopped()) {
+    // A load through a halted warp would see its core's local memory there; device memory has
+    // nothing from kLocalMemBase up, as a re-launch stop reads it (read_local_memory names a core).
+    if (uint64_t(addr) + size > memmap::kLocalMemBase) return unmapped(addr, size);
     auto r = live::read_memory(*impl_, addr, size);
     if (!r && r.error().message.find("unmapped") != std::string::npos) return unmapped(addr, size);
     return r;

@@ -105,9 +105,11 @@ def check_variables(vx, ex, src):
     check(value_of(s, "p total") == 100, f"{s.tag()}: p total after set var")
     check(any(f"total {want + 100} (expected {want})" in c for c in s.console()) and s.exit().get("exit_code") == 1,
           f"{s.tag()}: set var total: {s.console()} {s.exit()}")
+    # Warp 0 of the CTA, once it stored its partial (a warp reaching the line earlier can find it 0).
     s = Session(vx, os.path.join(ex, "reduce.elf"),
-                ["continue", "p lm->partial[0]", "set var lm->partial[0] = lm->partial[0] - 5", "p ballot",
-                 "set var ballot = ballot", "set var $t0 = $t0", "delete", "continue"], ["--break", f"reduce.c:{line}"])
+                [f"break reduce.c:{line} if threadIdx.x == 0", "continue", "p lm->partial[0]",
+                 "set var lm->partial[0] = lm->partial[0] - 5", "p ballot",
+                 "set var ballot = ballot", "set var $t0 = $t0", "delete", "continue"])
     part = value_of(s, "p lm->partial[0]")
     check(part == 10 and any(f"total {want - 5} (expected {want})" in c for c in s.console()),
           f"{s.tag()}: set var lm->partial[0]: {part} {s.console()}")
@@ -419,9 +421,9 @@ def check_faults(vx, ex, src):
             n = 3 * n + 1 if n & 1 else n >> 1
             steps += 1
         check(ret[0]["returned"] == (r * 1000 + steps) & 0xffffffff, f"{s.tag()}: returned {ret[0]} for x={xi}")
-    # The stop header lists each hit warp with its own location (two cores: warps of the other core
-    # are at other breakpoints in the same pass).
-    args = [vx, "run", reduce_elf, "--config", "1x2x4x4", "--batch", "--no-db"]
+    # The stop header lists each hit warp with its own location: another warp whose quantum ended on
+    # another breakpoint (1x2x8x8, seed 1: from the 4th stop a warp waits at reduce.c:81).
+    args = [vx, "run", reduce_elf, "--config", "1x2x8x8", "--batch", "--no-db"]
     for line in (74, 75, 76, 79, 81):
         args += ["--break", f"reduce.c:{line}"]
     p = subprocess.run(args + ["-ex", "continue"] * 6, capture_output=True, text=True, timeout=120,

@@ -260,6 +260,10 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
   uint32_t q = sched_.quantum_left[c];  // a local while the loop runs; stored on every way out
   uint64_t stepped = 0;                 // counted, over every warp this call ran
   if (mem_.code_generation() != code_generation_seen_) code_rewritten();
+  // The decode cache's entries and the current generation's key bits, in locals: only fetch() and
+  // code_rewritten() change the generation, and the loop reloads them after calling either.
+  const ICacheEntry* const cache = icache_.data();
+  uint64_t gen = icache_key(0);
   for (;;) {
     const uint32_t w = uint32_t(sched_.current_warp[c]);
     WarpState& ws = core.warps[w];
@@ -268,6 +272,13 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
     uint64_t lanes = lane_count(ws.tmask);
     uint32_t pc = ws.pc;
     uint64_t pending = 0;  // retired by the plain loop, not yet counted
+    // The loop counts q down and checks one value per instruction: `cut` is the q at which the limit
+    // is reached (0 when the quantum ends first, the limit is then checked with the quantum's end).
+    auto cut_of = [&] {
+      const uint64_t room = limit - std::min(limit, stepped + pending);
+      return room < q ? q - uint32_t(room) : 0u;
+    };
+    uint32_t cut = cut_of();
     auto settle = [&] {
       stats_.instructions += pending;
       stats_.lane_instructions += pending * lanes;
@@ -279,11 +290,12 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
       sched_.quantum_left[c] = q;
     };
     for (;;) {
-      const ICacheEntry& e = icache_[(pc >> 2) & (kICacheSize - 1)];
+      const ICacheEntry& e = cache[(pc >> 2) & (kICacheSize - 1)];
       const Decoded* d = &e.d;
-      if (e.key != icache_key(pc)) [[unlikely]] {
+      if (e.key != (gen | pc)) [[unlikely]] {
         Cause cause = Cause::None;
         d = fetch(pc, &cause);
+        gen = icache_key(0);
         if (!d) {
           settle();
           *exc = DeviceException{cause, pc, c, w, ws.tmask ? 31u - unsigned(std::countl_zero(ws.tmask)) : 0u, pc};
@@ -309,6 +321,12 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
         // A Vortex instruction or a CSR write may have written memory too (never code, but checked).
         if (mem_.code_generation() != code_generation_seen_) [[unlikely]]
           code_rewritten();
+        gen = icache_key(0);
+        cut = cut_of();
+        if (q != 0 && (q == cut || (hooks && stop_pending_))) {
+          settle();
+          return Outcome::retire();
+        }
       } else {
         Outcome o = d->exec(ctx, *d);
         if (observing) [[unlikely]] {
@@ -324,8 +342,16 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
         --q;
         // Only a store or an atomic can rewrite the next instruction: the decode cache is checked after them.
         if ((d->cls == InsnClass::Store || d->cls == InsnClass::Atomic) &&
-            mem_.code_generation() != code_generation_seen_) [[unlikely]]
+            mem_.code_generation() != code_generation_seen_) [[unlikely]] {
           code_rewritten();
+          gen = icache_key(0);
+        }
+        if (q != cut && !(hooks && stop_pending_)) [[likely]]
+          continue;
+        if (q != 0) {  // the limit, or a stop pending, inside the quantum
+          settle();
+          return Outcome::retire();
+        }
       }
       if (q == 0) {
         if (ready_[c] == bit && boundary_idle(c, stats_.instructions + pending)) [[likely]] {
@@ -336,6 +362,7 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
             settle();
             return Outcome::retire();
           }
+          cut = cut_of();
           continue;
         }
         settle();
@@ -345,10 +372,6 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
         // On with the warp just picked, through the warp's set-up even when it is the same warp: a
         // test of the pick here is a branch mispredicted at random, costlier than the set-up.
         break;
-      }
-      if (stepped + pending >= limit || (hooks && stop_pending_)) {
-        settle();
-        return Outcome::retire();
       }
     }
   }

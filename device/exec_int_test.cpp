@@ -552,6 +552,58 @@ TEST_CASE("CSRRS and CSRRSI that do not write may read a read-only CSR") {
   CHECK(lanes(b, a2) == Lanes{0, 0, 0, 0});
 }
 
+TEST_CASE("only CSR writes and counter reads take the fast loop's full bookkeeping (Decoded::sync)") {
+  // Pure reads of the other CSRs run in the fast loop's plain path, which keeps pc and counters in locals.
+  for (uint32_t f3 : {kCsrrs, kCsrrc}) {
+    CHECK_FALSE(decode(csr(f3, a0, kMhartid, zero)).sync);
+    CHECK_FALSE(decode(csr(f3, a0, 0x001, zero)).sync);  // fflags: the read settles the host flags itself
+    CHECK(decode(csr(f3, a0, kMhartid, a1)).sync);       // writes (rs1 != x0), even a read-only CSR's trap
+  }
+  for (uint32_t f3 : {kCsrrsi, kCsrrci}) {
+    CHECK_FALSE(decode(csr(f3, a0, kNumThreads, 0)).sync);
+    CHECK(decode(csr(f3, a0, kMscratch, 1)).sync);
+  }
+  for (uint32_t f3 : {kCsrrw, kCsrrwi}) CHECK(decode(csr(f3, zero, kMscratch, zero)).sync);
+  for (uint32_t counter : {0xB00u, 0xB80u, 0xB02u, 0xB82u}) {
+    CHECK(decode(csr(kCsrrs, a0, counter, zero)).sync);
+    CHECK(decode(csr(kCsrrsi, a0, counter, 0)).sync);
+  }
+  CHECK(decode(vxi::tmc(zero)).sync);
+  CHECK_FALSE(decode(rv::addi(a0, a0, 1)).sync);
+}
+
+TEST_CASE("mcycle and minstret read in the fast loop count every instruction before them") {
+  // Four warps, straight-line code between the reads: the counters read in the fast loop equal the
+  // reference interpreter's, with other CSR reads (plain path) in between.
+  std::vector<uint32_t> prog = {csr(kCsrrs, a2, kMhartid, zero)};
+  for (int i = 0; i < 20; ++i) prog.push_back(rv::addi(a3, a3, 1));
+  prog.push_back(csr(kCsrrs, a0, 0xB00, zero));
+  prog.push_back(csr(kCsrrs, a4, kNumThreads, zero));
+  prog.push_back(csr(kCsrrs, a1, 0xB02, zero));
+  prog.push_back(rv::ret());
+  std::vector<std::array<uint32_t, 2>> seen;
+  for (bool reference : {false, true}) {
+    RunOptions o{7, 1'000'000};
+    o.reference = reference;
+    Bench b(DeviceConfig{}, o);
+    b.load_kernel(prog);
+    REQUIRE(b.m.start_launch(Bench::grid_launch({4, 1, 1}, {16, 1, 1})).ok());
+    std::array<uint32_t, 2> sum{};
+    for (;;) {
+      RunResult r = b.m.run(37);  // budgets that end inside quanta
+      for (const WarpState& w : b.m.core(0).warps) {
+        sum[0] += w.x[size_t(a0) * 4] * 3 + w.x[size_t(a1) * 4];
+        sum[1] += w.x[size_t(a4) * 4];
+      }
+      if (r.stop == RunStop::LaunchDone) break;
+      REQUIRE(r.stop == RunStop::Budget);
+    }
+    seen.push_back(sum);
+  }
+  CHECK(seen[0] == seen[1]);
+  CHECK(seen[0][1] != 0);
+}
+
 TEST_CASE("ECALL and EBREAK without a trap handler stop the warp with their cause") {
   for (auto [word, cause] :
        {std::pair{rv::ecall(), Cause::EnvironmentCall}, std::pair{rv::ebreak(), Cause::Breakpoint}}) {

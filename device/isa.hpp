@@ -103,11 +103,15 @@ struct Decoded {
   InsnClass cls = InsnClass::Other;
   bool fp_rd = false;  // rd names a float register (FLW)
   // The fast loop (Machine::run_fast) runs this with the full per-instruction bookkeeping: it may read
-  // the counters or the warp's control state (CSRs), or change the mask, the wait state or readiness
-  // (Vortex instructions); an unknown encoding too. Everything else only reads and writes registers
-  // and memory and sets the next pc.
+  // the counters (mcycle, minstret) or write a CSR, or change the mask, the wait state or readiness
+  // (Vortex instructions); an unknown encoding too. Everything else, reads of the other CSRs included,
+  // only reads and writes registers and memory and sets the next pc.
   bool sync = true;
 };
+
+// The CSRs whose value is a counter the fast loop keeps in locals between instructions (mcycle,
+// minstret and their high halves): reading one needs Decoded::sync.
+constexpr bool csr_is_counter(uint32_t csr) { return csr == 0xB00 || csr == 0xB80 || csr == 0xB02 || csr == 0xB82; }
 
 // An executor the table names (generic: any warp width) and its copies compiled for one width each
 // (1, 2, 4, 8, 16, 32 lanes): for the x86-64 baseline, and for hosts with AVX2 and FMA (`wide`).

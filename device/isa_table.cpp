@@ -188,6 +188,9 @@ Decoded decode(uint32_t raw) {
   d.cls = insn_class(d.row);
   d.fp_rd = d.cls == InsnClass::Load && d.row->ext == Ext::F;
   d.sync = d.row->ext == Ext::Vortex || d.row->ext == Ext::Zicsr;
+  // CSRRS/CSRRC with rs1 = x0 and CSRRSI/CSRRCI with zimm = 0 only read (a missing CSR traps, which
+  // the fast loop hands to step()'s bookkeeping like any trap).
+  if (d.row->ext == Ext::Zicsr && (d.rm & 2) && d.rs1 == 0 && !csr_is_counter(uint32_t(d.imm) & 0xfff)) d.sync = false;
   return d;
 }
 

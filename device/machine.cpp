@@ -1493,13 +1493,11 @@ Outcome Machine::wspawn(ExecCtx& ctx, uint32_t count, uint32_t pc) {
 // --- Console -------------------------------------------------------------------
 
 void Machine::drain_console() {
-  // Every 4096 instructions: the three index arrays in one read each, the rings only when they moved.
-  std::array<uint32_t, memmap::kConsoleSlots> wrs{}, rds{}, losts{};
-  mem_.read(memmap::kConsoleWrIdx, wrs.data(), sizeof wrs);
-  mem_.read(memmap::kConsoleRdIdx, rds.data(), sizeof rds);
-  mem_.read(memmap::kConsoleLost, losts.data(), sizeof losts);
   for (uint32_t s = 0; s < memmap::kConsoleSlots; ++s) {
-    const uint32_t wr = wrs[s], rd = rds[s], lost = losts[s];
+    uint32_t wr = 0, rd = 0, lost = 0;
+    mem_.read(memmap::kConsoleWrIdx + 4 * s, &wr, 4);
+    mem_.read(memmap::kConsoleRdIdx + 4 * s, &rd, 4);
+    mem_.read(memmap::kConsoleLost + 4 * s, &lost, 4);
     if (wr == rd && lost == 0) continue;
     ConsoleChunk chunk;
     chunk.slot = s;

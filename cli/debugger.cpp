@@ -139,98 +139,11 @@ std::pair<uint32_t, uint32_t> range_avoiding(std::pair<uint32_t, uint32_t> r, ui
 
 }  // namespace
 
-// --- Expression environment of one lane -------------------------------------------------------------
-
-class Debugger::LaneEnv final : public ExprEnv {
- public:
-  LaneEnv(Debugger& d, const WarpState* w, uint32_t core, uint32_t slot, uint32_t lane)
-      : d_(d), w_(w), core_(core), slot_(slot), lane_(lane) {}
-
-  Result<int64_t> value(const Variable& v) const override {
-    using K = Variable::Kind;
-    if (v.kind == K::Symbol) {
-      if (!d_.sym_) return make_error("no symbols: &" + v.name + " is unknown");
-      auto a = d_.sym_->symbol_address(v.name);
-      if (!a) return make_error("no symbol \"" + v.name + "\" in the kernel");
-      return int64_t(*a);
-    }
-    if (v.kind == K::BlockDim || v.kind == K::GridDim) {
-      const auto& dims = v.kind == K::BlockDim ? d_.launch_.block : d_.launch_.grid;
-      return int64_t(dims[v.index]);
-    }
-    if (!w_) return make_error(v.to_string() + " needs a focus lane: the kernel is not stopped in a warp");
-    const uint32_t nt = d_.nt();
-    switch (v.kind) {
-      case K::XReg: return v.index == 0 ? int64_t(0) : int64_t(w_->x[v.index * nt + lane_]);
-      case K::FReg: return int64_t(w_->f[v.index * nt + lane_]);
-      case K::Pc: return int64_t(w_->pc);
-      case K::BlockIdx: return int64_t(w_->block_id[v.index]);
-      case K::ThreadIdx: return int64_t(d_.thread_idx(*w_, lane_)[v.index]);
-      case K::Lane: return int64_t(lane_);
-      case K::Warp: return int64_t(slot_);
-      case K::Core: return int64_t(core_);
-      case K::LocalMem:
-        return int64_t(memmap::kLocalMemBase + w_->cta_slot * d_.s_.context().launch.lmem_stride);
-      case K::Source: return make_error("'" + v.name + "' is a C name: it needs the kernel's debug information");
-      case K::Csr: {
-        // The CSRs as the lane would read them at the stop (device/csr.cpp's values).
-        const auto& cfg = d_.s_.config();
-        switch (v.index) {
-          case 0x001: return int64_t(w_->fcsr & 0x1f);
-          case 0x002: return int64_t((w_->fcsr >> 5) & 7);
-          case 0x003: return int64_t(w_->fcsr & 0xff);
-          case 0x300: return int64_t(w_->mstatus);
-          case 0x301: return int64_t((1u << 30) | (1u << 0) | (1u << 5) | (1u << 8) | (1u << 12));
-          case 0x305: return int64_t(w_->mtvec);
-          case 0x340: return int64_t(w_->mscratch);
-          case 0x341: return int64_t(w_->mepc);
-          case 0x342: return int64_t(w_->mcause);
-          case 0x343: return int64_t(w_->mtval);
-          case 0xF14: return int64_t((core_ * cfg.warps + slot_) * cfg.threads + lane_);
-          case 0xCC0: return int64_t(lane_);
-          case 0xCC1: return int64_t(slot_);
-          case 0xCC2: return int64_t(core_);
-          case 0xCC4: return int64_t(w_->tmask);
-          case 0xFC0: return int64_t(cfg.threads);
-          case 0xFC1: return int64_t(cfg.warps);
-          case 0xFC2: return int64_t(cfg.total_cores());
-          case 0xCD0: return int64_t(w_->cta_slot);
-          case 0xCD1: return int64_t(w_->cta_rank);
-          case 0xCD2: return int64_t(w_->cta_size);
-          default: return make_error("$" + v.name + " is not readable at the prompt");
-        }
-      }
-      default: return make_error("internal error: unknown variable");
-    }
-  }
-
-  Result<int64_t> load_word(uint32_t addr) const override {
-    auto w = d_.read_word(addr);
-    if (!w) return w.error();
-    return int64_t(*w);
-  }
-
-  Result<int64_t> c_value(const void* node) const override {
-    if (!w_) return make_error("C variables need a focus lane: the kernel is not stopped in a warp");
-    auto v = d_.evaluate_c_in(*static_cast<const Expr::Node*>(node), core_, slot_, lane_, 0);
-    if (!v) return v.error();
-    return c_to_int(*v);
-  }
-
- private:
-  Debugger& d_;
-  const WarpState* w_;
-  uint32_t core_, slot_, lane_;
-};
-
-std::unique_ptr<ExprEnv> Debugger::make_lane_env(const WarpState* w, uint32_t core, uint32_t slot, uint32_t lane) {
-  return std::make_unique<LaneEnv>(*this, w, core, slot, lane);
-}
-
 // --- Construction and dispatch ----------------------------------------------------------------------
 
 Debugger::Debugger(engine::Session& session, const engine::Symbols* symbols, const GridLaunch& launch, Sink& sink)
-    : s_(session), sym_(symbols), timeline_(session, symbols), launch_(launch), sink_(sink) {
+    : s_(session), sym_(symbols), insp_(session, symbols, nullptr, launch), timeline_(session, symbols), launch_(launch),
+      sink_(sink) {
   // The runtime's headers are not the user's code: step goes through their inline helpers
   // (barrier, split/join, CTA ids) unless `skip delete` says otherwise.
   for (const char* header : {"vx_intrinsics.h", "vx_runtime.h", "vx_print.h"})
@@ -238,7 +151,7 @@ Debugger::Debugger(engine::Session& session, const engine::Symbols* symbols, con
   // Breakpoint and watchpoint conditions (and whether a watched value changed) are decided where the
   // hit happens: a hit that does not stop costs no stop.
   s_.set_breakpoint_filter([this](const StopEvent& hit) {
-    scanning_ = true;
+    debug::Inspector::HitScope at_hit(insp_);
     bool keep = false;
     if (hit.reason == StopReason::Watchpoint) {
       pending_watches_ = watch_views(hit, true);
@@ -249,7 +162,6 @@ Debugger::Debugger(engine::Session& session, const engine::Symbols* symbols, con
       pending_valid_ = true;
       keep = !pending_bps_.empty();
     }
-    scanning_ = false;
     return keep;
   });
 }
@@ -375,95 +287,6 @@ const WarpState* Debugger::focus_warp() const {
   return w.active ? &w : nullptr;
 }
 
-std::array<uint32_t, 3> Debugger::thread_idx(const WarpState& w, uint32_t lane) const {
-  const auto& b = s_.stopped() ? s_.context().launch.block : launch_.block;
-  uint32_t bx = std::max(1u, b[0]), by = std::max(1u, b[1]);
-  uint32_t t = w.cta_rank * nt() + lane;
-  return {t % bx, (t / bx) % by, t / (bx * by)};
-}
-
-std::optional<uint32_t> Debugger::read_reg(uint32_t core, uint32_t slot, uint32_t lane, unsigned reg) const {
-  if (!s_.stopped() || reg >= 32) return std::nullopt;
-  const DeviceContext& ctx = s_.context();
-  if (core >= ctx.cores.size() || slot >= ctx.cores[core].warps.size()) return std::nullopt;
-  const WarpState& w = ctx.cores[core].warps[slot];
-  if (reg == 0) return 0u;
-  size_t i = size_t(reg) * nt() + lane;
-  if (i >= w.x.size()) return std::nullopt;
-  return w.x[i];
-}
-
-Result<std::vector<uint8_t>> Debugger::read_bytes(uint32_t addr, uint32_t size) {
-  const uint64_t end = uint64_t(addr) + size;
-  if (end > (1ull << 32)) return make_error("cannot read " + std::to_string(size) + " bytes at " + hex32(addr) +
-                                            ": past the end of the address space");
-  if (end > memmap::kLocalMemBase) {
-    if (addr < memmap::kLocalMemBase)
-      return make_error("cannot read across the start of local memory at " + hex32(memmap::kLocalMemBase));
-    if (!s_.stopped() && !scanning_) return make_error("local memory (" + hex32(addr) + ") is readable only at a stop");
-    uint32_t core = focus_.valid ? focus_.core : 0;
-    const auto& lm = s_.context().cores.at(core).local_mem;
-    uint64_t off = addr - memmap::kLocalMemBase;
-    if (off + size > lm.size())
-      return make_error("cannot read " + hex32(addr) + ": core " + std::to_string(core) + "'s local memory is " +
-                        std::to_string(lm.size()) + " bytes (" + hex32(memmap::kLocalMemBase) + ".." +
-                        hex32(uint32_t(memmap::kLocalMemBase + lm.size() - 1)) + ")");
-    if (scanning_) return std::vector<uint8_t>(lm.begin() + off, lm.begin() + off + size);
-    auto r = s_.read_local_memory(core, addr, size);
-    if (!r) return make_error("cannot read memory at " + hex32(addr) + ": " + r.error().message);
-    return r;
-  }
-  auto r = s_.read_memory(addr, size);
-  if (!r) return make_error("cannot read memory at " + hex32(addr) + ": " + r.error().message);
-  return r;
-}
-
-Result<uint32_t> Debugger::read_word(uint32_t addr) {
-  if (addr & 3) return make_error("address " + hex32(addr) + " is not 4-byte aligned");
-  auto b = read_bytes(addr, 4);
-  if (!b) return b.error();
-  return uint32_t((*b)[0]) | uint32_t((*b)[1]) << 8 | uint32_t((*b)[2]) << 16 | uint32_t((*b)[3]) << 24;
-}
-
-std::vector<engine::Frame> Debugger::unwind(uint32_t c, uint32_t s, uint32_t lane, unsigned max) {
-  std::vector<engine::Frame> frames;
-  if (!s_.stopped()) return frames;
-  const WarpState& w = s_.context().cores.at(c).warps.at(s);
-  auto rr = [&](unsigned r) { return read_reg(c, s, lane, r); };
-  auto rw = [&](uint32_t addr) -> std::optional<uint32_t> {
-    auto v = read_word(addr);
-    return v ? std::optional<uint32_t>(*v) : std::nullopt;
-  };
-  if (sym_) frames = sym_->backtrace(w.pc, rr, rw, max);
-  if (frames.empty())
-    frames.push_back(engine::Frame{w.pc, w.x[kRegSp * nt() + lane],
-                                   sym_ ? sym_->locate(w.pc) : std::optional<engine::SourceLocation>()});
-  if (frames.size() == 1 && max > 1 && sym_) {
-    auto f = sym_->function_at(w.pc);
-    auto ra = read_reg(c, s, lane, 1);
-    if (f && f->lo == w.pc && ra && *ra >= 4 && *ra != w.pc) {
-      auto more = sym_->backtrace(*ra, rr, rw, max - 1);
-      if (!more.empty()) more[0].where = sym_->locate(*ra - 4);
-      // The caller read the machine's registers as if it were frame 0: keep only what a call preserves.
-      if (!more.empty())
-        for (unsigned r = 0; r < 32; ++r)
-          if (!engine::callee_saved(r)) more[0].regs[r].reset();
-      for (auto& fr : more) frames.push_back(fr);
-    }
-  }
-  return frames;
-}
-
-Result<int64_t> Debugger::evaluate(const Expr& e, uint32_t core, uint32_t slot, uint32_t lane) {
-  const WarpState* w = nullptr;
-  if (s_.stopped() || scanning_) {
-    const DeviceContext& ctx = s_.context();
-    if (core < ctx.cores.size() && slot < ctx.cores[core].warps.size()) w = &ctx.cores[core].warps[slot];
-  }
-  LaneEnv env(*this, w, core, slot, lane);
-  return e.eval(env);
-}
-
 std::string Debugger::describe_pc(uint32_t pc) const {
   std::string s = hex32(pc);
   if (sym_)
@@ -532,64 +355,32 @@ bool Debugger::ensure_focus() {
 
 // --- Stops --------------------------------------------------------------------------------------------
 
-void Debugger::set_default_focus(const StopEvent& ev) {
-  if (!s_.stopped()) {
+void Debugger::set_default_focus(const StopEvent& ev, std::optional<Lane> hit_lane) {
+  if (!insp_.readable()) {
     focus_.valid = false;
     return;
   }
-  const DeviceContext& ctx = s_.context();
-  auto active = [&](uint32_t c, uint32_t w) {
-    return c < ctx.cores.size() && w < ctx.cores[c].warps.size() && ctx.cores[c].warps[w].active;
-  };
-  auto pick_lane = [&](uint32_t c, uint32_t w, uint32_t want) {
-    uint32_t m = ctx.cores[c].warps[w].tmask;
-    if (m >> want & 1) return want;
-    return m ? uint32_t(std::countr_zero(m)) : want;
-  };
-  switch (ev.reason) {
-    case StopReason::Step:
-      if (!ev.hits.empty() && active(ev.hits[0].warp.core, ev.hits[0].warp.slot)) {
-        const auto& h = ev.hits[0].warp;
-        focus_ = {true, h.core, h.slot, pick_lane(h.core, h.slot, focus_.lane)};
-        return;
-      }
-      break;
-    case StopReason::Exception:
-    case StopReason::Assertion:
-    case StopReason::Watchdog:
-      if (active(ev.exception.core, ev.exception.warp)) {
-        focus_ = {true, ev.exception.core, ev.exception.warp,
-                  pick_lane(ev.exception.core, ev.exception.warp, ev.exception.lane)};
-        return;
-      }
-      break;
-    default: break;
-  }
-  if (!ev.hits.empty() && active(ev.hits[0].warp.core, ev.hits[0].warp.slot)) {
-    const auto& h = ev.hits[0].warp;
-    focus_ = {true, h.core, h.slot, pick_lane(h.core, h.slot, 0)};
-    return;
-  }
-  if (focus_.valid && active(focus_.core, focus_.slot)) {
-    focus_.lane = pick_lane(focus_.core, focus_.slot, focus_.lane);
-    return;
-  }
-  for (uint32_t c = 0; c < ctx.cores.size(); ++c)
-    for (uint32_t w = 0; w < ctx.cores[c].warps.size(); ++w)
-      if (ctx.cores[c].warps[w].active) {
-        focus_ = {true, c, w, pick_lane(c, w, 0)};
-        return;
-      }
-  focus_.valid = false;
+  // The one rule (debug/lane.hpp), the GDB server's too. The lane the move was for: a step's; a
+  // `continue` is for every lane, so a breakpoint stop is about the lane that hit.
+  std::optional<Lane> preferred;
+  if (focus_.valid && ev.reason != StopReason::Breakpoint) preferred = focus_;
+  auto l = debug::stop_lane(ev, s_.context(), nt(), preferred, hit_lane);
+  if (l)
+    set_focus(*l);
+  else
+    focus_.valid = false;
 }
 
 std::vector<int> Debugger::filter_breakpoint_stop(const StopEvent& ev, bool count) {
   std::vector<int> reported;
-  if (!s_.stopped() && !scanning_) return reported;
+  if (!insp_.readable()) return reported;
   const DeviceContext& ctx = s_.context();
-  bool have_focus = false;
+  // The lane a condition held in (none when no condition decided): the stop is about it.
+  std::optional<Lane> cond_lane;
+  bool any = false;
   for (const engine::WarpHit& h : ev.hits) {
     if (h.warp.core >= ctx.cores.size() || h.warp.slot >= ctx.cores[h.warp.core].warps.size()) continue;
+    const std::vector<uint32_t> order = lanes_of(h.lanes);
     for (auto& [id, b] : bps_) {
       if (!b.enabled || !contains(b.addresses, h.pc)) continue;
       if (count) ++b.hits;
@@ -597,8 +388,8 @@ std::vector<int> Debugger::filter_breakpoint_stop(const StopEvent& ev, bool coun
       if (!b.condition) {
         if (h.lanes) lane_ok = uint32_t(std::countr_zero(h.lanes));
       } else {
-        for (uint32_t lane : lanes_of(h.lanes)) {
-          auto v = evaluate(*b.condition, h.warp.core, h.warp.slot, lane);
+        for (uint32_t lane : order) {
+          auto v = evaluate(*b.condition, Lane{h.warp.core, h.warp.slot, lane});
           if (!v) {
             // As gdb does: a condition that cannot be evaluated stops.
             err("Error in breakpoint " + std::to_string(id) + "'s condition \"" + b.condition->text() +
@@ -618,12 +409,11 @@ std::vector<int> Debugger::filter_breakpoint_stop(const StopEvent& ev, bool coun
         continue;
       }
       if (std::find(reported.begin(), reported.end(), id) == reported.end()) reported.push_back(id);
-      if (!have_focus) {
-        focus_ = {true, h.warp.core, h.warp.slot, *lane_ok};
-        have_focus = true;
-      }
+      if (b.condition && !cond_lane) cond_lane = Lane{h.warp.core, h.warp.slot, *lane_ok};
+      any = true;
     }
   }
+  if (any) set_default_focus(ev, cond_lane);
   std::sort(reported.begin(), reported.end());
   return reported;
 }
@@ -702,7 +492,7 @@ StopView Debugger::make_stop_view(const StopEvent& ev, const std::vector<int>& b
     v.lane = focus_.lane;
     v.lanes = lanes_of(w->tmask);
     v.cta = w->block_id;
-    v.thread = thread_idx(*w, focus_.lane);
+    v.thread = insp_.thread_idx(focus_);
     v.pc = w->pc;
     // A watchpoint stop stands right after the access: its source position is the accessing
     // instruction's (the watch line's pc), not the next one's.
@@ -791,7 +581,7 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
     }
     if (ev->reason == StopReason::Watchpoint && !last_watches_.empty()) {
       const auto& w = last_watches_.front();
-      focus_ = {true, w.core, w.warp, w.lanes.empty() ? 0u : w.lanes.front()};
+      set_focus(Lane{w.core, w.warp, w.lanes.empty() ? 0u : w.lanes.front()});
     }
     bool plain_step = ev->reason == StopReason::Step && focus_warp() &&
                       !ev->hits.empty() && ev->hits[0].warp == engine::WarpId{focus_.core, focus_.slot};
@@ -946,7 +736,7 @@ Result<Debugger::RunFn> Debugger::make_step(bool over_calls, bool until) {
   const engine::Symbols* sym = sym_;
   // The frame's CFA (the sp at the function's entry): below it are callees, at or above it the callers.
   uint32_t cfa0 = sp0;
-  if (auto frames = unwind(id.core, id.slot, lane, 1); !frames.empty()) cfa0 = frames[0].sp;
+  if (auto frames = insp_.unwind(Lane{id.core, id.slot, lane}, 1); !frames.empty()) cfa0 = frames[0].sp;
   const auto loc0 = sym->locate(pc0);
   const auto range0 = sym->line_range(pc0);
   const auto fn0 = sym->function_at(pc0);
@@ -1025,7 +815,7 @@ void Debugger::cmd_finish(Args) {
   if (!sym_) return err("\"finish\" needs the kernel's symbols (call-frame information).");
   const engine::WarpId id{focus_.core, focus_.slot};
   const uint32_t lane = focus_.lane;
-  auto frames = unwind(id.core, id.slot, lane, 2);
+  auto frames = insp_.unwind(Lane{id.core, id.slot, lane}, 2);
   if (frames.size() < 2) return err("\"finish\" is not meaningful in the outermost frame.");
   const uint32_t cfa0 = frames[0].sp;
   const auto fn0 = sym_->function_at(w->pc);
@@ -1047,7 +837,7 @@ void Debugger::cmd_finish(Args) {
   // Back in the caller: the return value is in a0 (the RISC-V calling convention).
   if (state_ == State::Stopped && s_.last_stop().reason == StopReason::Step && focus_.core == id.core &&
       focus_.slot == id.slot)
-    if (auto a0 = read_reg(id.core, id.slot, lane, 10))
+    if (auto a0 = insp_.reg(Lane{id.core, id.slot, lane}, 10))
       out("Value returned in $a0: " + std::to_string(int32_t(*a0)) + " (" + hex32(*a0) + ")",
           {{"returned", *a0}});
 }
@@ -1092,7 +882,7 @@ Result<int> Debugger::add_breakpoint(const std::string& location, const std::str
     // *EXPRESSION: an address computed at the focus (e.g. *$ra).
     auto e = Expr::parse(std::string_view(location).substr(1));
     if (!e) return make_error("bad address: " + e.error().message);
-    auto v = evaluate(*e, focus_.core, focus_.slot, focus_.lane);
+    auto v = evaluate(*e, Lane{focus_.core, focus_.slot, focus_.lane});
     if (!v) return make_error("bad address: " + v.error().message);
     if (*v < 0 || *v > int64_t(UINT32_MAX)) return make_error("address " + std::to_string(*v) + " is not 32-bit");
     if (sym_) {
@@ -1378,7 +1168,7 @@ void Debugger::info_lanes() {
     bool active = w.tmask >> l & 1;
     uint64_t t = uint64_t(w.cta_rank) * nt() + l;
     bool exists = t < threads;
-    auto ti = thread_idx(w, l);
+    auto ti = insp_.thread_idx(Lane{focus_.core, focus_.slot, l});
     std::string line = std::string(focus_.lane == l ? "* " : "  ") + "lane " + pad(std::to_string(l), 3) +
                        pad(active ? "active" : "inactive", 10);
     line += exists ? "thread " + pad(coords(ti), 10) : pad("(no thread)", 17);
@@ -1463,7 +1253,7 @@ void Debugger::cmd_print(Args a) {
   auto e = Expr::parse(text_arg);
   if (!e) return usage(e.error().message);
   if (all_lanes || e->uses_source() || *fmt == 't' || *fmt == 'f') return cmd_print_c(*e, *fmt, all_lanes);
-  auto v = evaluate(*e, focus_.core, focus_.slot, focus_.lane);
+  auto v = evaluate(*e, Lane{focus_.core, focus_.slot, focus_.lane});
   if (!v) return err(v.error().message);
   int64_t x = *v;
   std::string text = e->text() + " = ";
@@ -1511,7 +1301,7 @@ void Debugger::cmd_x(Args a) {
   } else {
     auto e = Expr::parse(a.args);
     if (!e) return usage(e.error().message);
-    auto v = evaluate(*e, focus_.core, focus_.slot, focus_.lane);
+    auto v = evaluate(*e, Lane{focus_.core, focus_.slot, focus_.lane});
     if (!v) return err(v.error().message);
     if (*v < 0 || *v > int64_t(UINT32_MAX)) return err("address " + std::to_string(*v) + " is not 32-bit");
     addr = uint32_t(*v);
@@ -1603,7 +1393,7 @@ void Debugger::cmd_disassemble(Args in) {
       if (auto a = sym_->symbol_address(text)) return *a;
     auto e = Expr::parse(text);
     if (!e) return e.error();
-    auto v = evaluate(*e, focus_.core, focus_.slot, focus_.lane);
+    auto v = evaluate(*e, Lane{focus_.core, focus_.slot, focus_.lane});
     if (!v) return v.error();
     if (*v < 0 || *v > int64_t(UINT32_MAX)) return make_error("address " + std::to_string(*v) + " is not 32-bit");
     return uint32_t(*v);
@@ -1748,11 +1538,11 @@ void Debugger::cmd_backtrace(Args a) {
   if (!ensure_focus()) return;
   const WarpState& w = *focus_warp();
   const uint32_t c = focus_.core, s = focus_.slot, lane = focus_.lane;
-  std::vector<engine::Frame> frames = unwind(c, s, lane, max);
+  std::vector<engine::Frame> frames = insp_.unwind(Lane{c, s, lane}, max);
   (void)w;
   // One line per frame as frame N selects them: inlined function levels, then physical callers,
   // each with its arguments in the focus lane, evaluated with that frame's registers.
-  std::vector<FrameLevel> levels = frame_levels(frames);
+  std::vector<FrameLevel> levels = insp_.frame_levels(frames);
   if (levels.size() > max) levels.resize(max);
   std::string text;
   nlohmann::json list = nlohmann::json::array();
@@ -1761,10 +1551,10 @@ void Debugger::cmd_backtrace(Args a) {
     std::string args_text;
     nlohmann::json args = nlohmann::json::array();
     if (vars_) {
-      auto frame = frame_view(c, s, lane, unsigned(i));
+      auto frame = insp_.frame_view(Lane{c, s, lane}, unsigned(i));
       if (frame)
         for (const engine::SourceVariable& p : vars_->parameters(f.scope_pc, f.inline_level)) {
-          auto value = variable_value(p, *frame);
+          auto value = insp_.variable_value(Lane{c, s, lane}, p, *frame);
           const std::string shown = value ? format_c(*value, 0, false) : "<error>";
           args_text += (args_text.empty() ? "" : ", ") + p.name + "=" + shown;
           args.push_back({{"name", p.name}, {"text", shown}});
@@ -1801,7 +1591,7 @@ void Debugger::cmd_focus(const std::string& first, Args a) {
   auto describe = [&]() {
     const WarpState* w = focus_warp();
     if (!w) return out("No focus.");
-    auto t = thread_idx(*w, focus_.lane);
+    auto t = insp_.thread_idx(focus_);
     std::string text = "Focus: core " + std::to_string(focus_.core) + " warp " + std::to_string(focus_.slot) +
                        " lane " + std::to_string(focus_.lane) + " = cta " + coords(w->block_id) + " thread " +
                        coords(t) + (w->tmask >> focus_.lane & 1 ? "" : " (inactive lane)") + "; " +
@@ -1818,7 +1608,7 @@ void Debugger::cmd_focus(const std::string& first, Args a) {
     if (!spec->cta || !spec->thread) {
       if (!cur) return err("No focus to take the missing coordinates from: give both cta X,Y,Z and thread X,Y,Z.");
       cta = cur->block_id;
-      thread = thread_idx(*cur, focus_.lane);
+      thread = insp_.thread_idx(focus_);
     }
     if (spec->cta) cta = *spec->cta;
     if (spec->thread) thread = *spec->thread;
@@ -1834,7 +1624,7 @@ void Debugger::cmd_focus(const std::string& first, Args a) {
       for (uint32_t s = 0; s < ctx.cores[c].warps.size(); ++s) {
         const WarpState& w = ctx.cores[c].warps[s];
         if (w.active && w.block_id == cta && w.cta_rank == rank) {
-          focus_ = {true, c, s, lane};
+          set_focus(Lane{c, s, lane});
           list_next_ = 0;
           return describe();
         }
@@ -1864,7 +1654,7 @@ void Debugger::cmd_focus(const std::string& first, Args a) {
   else if (focus_.valid && core == focus_.core && slot == focus_.slot) lane = focus_.lane;
   else lane = w.tmask ? uint32_t(std::countr_zero(w.tmask)) : 0;
   if (lane >= nt()) return err("lane " + std::to_string(lane) + " does not exist (a warp has " + std::to_string(nt()) + ")");
-  focus_ = {true, core, slot, lane};
+  set_focus(Lane{core, slot, lane});
   frame_level_ = 0;
   list_next_ = 0;
   describe();

@@ -17,9 +17,11 @@
 
 #include "cli/command.hpp"
 #include "cli/console.hpp"
-#include "cli/expr.hpp"
 #include "cli/output.hpp"
-#include "cli/values.hpp"
+#include "debug/expr.hpp"
+#include "debug/inspect.hpp"
+#include "debug/lane.hpp"
+#include "debug/values.hpp"
 #include "device/host_runtime.hpp"
 #include "engine/session.hpp"
 #include "engine/symbols.hpp"
@@ -27,6 +29,19 @@
 #include "replay/timeline.hpp"
 
 namespace vx::cli {
+
+// The debugger core's vocabulary (debug/), which the prompt prints.
+using debug::CValue;
+using debug::Expr;
+using debug::ExprEnv;
+using debug::ExprOp;
+using debug::Lane;
+using debug::TypeArena;
+using debug::ValueEnv;
+using debug::Variable;
+using debug::c_to_int;
+using debug::format_c;
+using debug::parse_register;
 
 class Debugger {
  public:
@@ -42,9 +57,12 @@ class Debugger {
 
   // The GDB server's view (cli/gdb_server.cpp): takes `ev` as the current stop and one lane as the
   // focus, so that `monitor` commands see the state gdb sees.
-  void adopt_stop(const engine::StopEvent& ev, std::optional<std::array<uint32_t, 3>> focus);
+  void adopt_stop(const engine::StopEvent& ev, std::optional<Lane> focus);
   // The kernel's source variables (print over C names); null: registers and addresses only.
-  void set_variables(const engine::Variables* vars) { vars_ = vars; }
+  void set_variables(const engine::Variables* vars) {
+    vars_ = vars;
+    insp_.set_variables(vars);
+  }
   // Starts the session at point t of its launch, right before warp `warp` executes the instruction
   // that takes the launch to t + 1, with the focus on `lane` (vxreplay diff --open). Reported as a
   // stop titled `title`; false (the error reported) when the point cannot be reached.
@@ -81,10 +99,14 @@ class Debugger {
     std::string watch_type;  // the C type of *(TYPE *)ADDR, "" for a plain address
     int engine_watch = 0;
   };
-  struct Focus {
+  // The lane the prompt shows (its core, slot and lane), when `valid`.
+  struct Focus : Lane {
     bool valid = false;
-    uint32_t core = 0, slot = 0, lane = 0;
   };
+  void set_focus(const Lane& l) {
+    static_cast<Lane&>(focus_) = l;
+    focus_.valid = true;
+  }
   enum class State { NotStarted, Stopped, Exited, Killed };
 
   // Command handlers: each reports its own output and errors.
@@ -155,30 +177,12 @@ class Debugger {
   };
   std::vector<SkipRule> skips_;
   int next_skip_ = 1;
-  // One frame of a lane's call stack as backtrace numbers them: the function levels (inlined calls,
-  // innermost first) of each physical frame, then those of its caller.
-  struct FrameLevel {
-    unsigned phys = 0;          // the physical frame (index into unwind())
-    unsigned inline_level = 0;  // the function level at scope_pc (Variables::frames)
-    uint32_t pc = 0;            // the frame's pc; a caller's is the return address
-    uint32_t scope_pc = 0;      // where scopes and location lists are looked up (a caller's: the call)
-    std::string function;
-    bool inlined = false;
-    std::string file;
-    uint32_t line = 0;
-  };
-  std::vector<FrameLevel> frame_levels(const std::vector<engine::Frame>& frames) const;
-  // Frame `level` of one lane: where it is, and its registers and CFA for DWARF locations.
-  struct FrameView {
-    FrameLevel level;
-    engine::LaneView view;
-  };
-  Result<FrameView> frame_view(uint32_t core, uint32_t slot, uint32_t lane, unsigned level);
-  // Evaluates a C expression in one lane, in frame `level` of its call stack.
-  Result<CValue> evaluate_c_in(const Expr::Node& e, uint32_t core, uint32_t slot, uint32_t lane, unsigned level);
-  Result<CValue> variable_value(const engine::SourceVariable& v, const FrameView& frame);
-  std::unique_ptr<ExprEnv> make_lane_env(const WarpState* w, uint32_t core, uint32_t slot, uint32_t lane);
-  engine::LaneView lane_view(uint32_t core, uint32_t slot, uint32_t lane);
+  using FrameLevel = debug::FrameLevel;
+  using FrameView = debug::FrameView;
+  // Evaluates a C expression in the focus lane, in the selected frame.
+  Result<CValue> evaluate_c_in(const Expr::Node& e, const Lane& l, unsigned level) {
+    return insp_.evaluate_c(e, l, level);
+  }
   // Time travel (debugger_time.cpp).
   void cmd_reverse(const std::string& name, Args a);
   void cmd_goto(Args a);
@@ -239,15 +243,15 @@ class Debugger {
   // State at the stop.
   const WarpState* focus_warp() const;
   uint32_t nt() const;
-  std::array<uint32_t, 3> thread_idx(const WarpState& w, uint32_t lane) const;
-  std::optional<uint32_t> read_reg(uint32_t core, uint32_t slot, uint32_t lane, unsigned reg) const;
-  Result<std::vector<uint8_t>> read_bytes(uint32_t addr, uint32_t size);
-  Result<uint32_t> read_word(uint32_t addr);
-  // The focus-style call stack of one lane (Symbols::backtrace, plus the return address in ra for
-  // a function without call-frame information stopped at its first instruction).
-  std::vector<engine::Frame> unwind(uint32_t core, uint32_t slot, uint32_t lane, unsigned max);
-  Result<int64_t> evaluate(const Expr& e, uint32_t core, uint32_t slot, uint32_t lane);
-  void set_default_focus(const engine::StopEvent& ev);
+  // The focus lane (core 0's lane 0 when there is none: memory reads still name a core).
+  Lane focus_lane() const { return focus_.valid ? Lane(focus_) : Lane{}; }
+  // Memory in the focus lane's view (local memory is its core's).
+  Result<std::vector<uint8_t>> read_bytes(uint32_t addr, uint32_t size) { return insp_.read(focus_lane(), addr, size); }
+  Result<uint32_t> read_word(uint32_t addr) { return insp_.read_word(focus_lane(), addr); }
+  // The integer language in one lane (nullopt: no lane).
+  Result<int64_t> evaluate(const Expr& e, const std::optional<Lane>& l) { return insp_.evaluate(e, l); }
+  // The focus at a stop: the lane the stop is about (debug::stop_lane); hit_lane, the lane a breakpoint condition held in.
+  void set_default_focus(const engine::StopEvent& ev, std::optional<Lane> hit_lane = std::nullopt);
   StopView make_stop_view(const engine::StopEvent& ev, const std::vector<int>& bps, bool show_disasm);
   std::string describe_pc(uint32_t pc) const;  // "0x80000104 <reduce+20>"
   std::string location_text(uint32_t pc) const; // "reduce (reduce.c:31)"
@@ -259,18 +263,14 @@ class Debugger {
   void err(const std::string& message);
   void usage(const std::string& message);  // err with the hint (try "help")
 
-  class LaneEnv;
-  class CEnv;
-
   engine::Session& s_;
   const engine::Symbols* sym_;
   const engine::Variables* vars_ = nullptr;
-  TypeArena arena_;
+  debug::Inspector insp_;
   unsigned frame_level_ = 0;  // the selected frame as backtrace numbers it (frame, up, down); 0 after every stop
   std::vector<std::pair<int, std::string>> displays_;  // display N: expressions shown at every stop
   int next_display_ = 1;
   replay::Timeline timeline_;
-  bool scanning_ = false;  // a reverse move is looking at a hit: the context is the hit's, not a stop's
   std::vector<int> last_bps_;     // the breakpoints the last stop reported (continue N)
   bool execute_one(const std::string& line);
   std::vector<int> pending_bps_;  // the breakpoints the last hit stops for (the engine's filter)

@@ -111,7 +111,7 @@ void Debugger::cmd_printf(Args a) {
     if (next >= args.size()) return usage("printf: fewer arguments than conversions");
     auto e = Expr::parse(args[next++]);
     if (!e) return usage(e.error().message);
-    auto v = evaluate_c_in(*e->root(), focus_.core, focus_.slot, focus_.lane, frame_level_);
+    auto v = evaluate_c_in(*e->root(), Lane{focus_.core, focus_.slot, focus_.lane}, frame_level_);
     if (!v) return err(v.error().message);
     char buf[256];
     if (conv == 'f' || conv == 'g' || conv == 'e') {
@@ -240,7 +240,7 @@ void Debugger::info_symbol(const std::string& args) {
   if (args.empty()) return usage("info symbol: expected an address");
   auto e = Expr::parse(args);
   if (!e) return usage(e.error().message);
-  auto v = evaluate(*e, focus_.core, focus_.slot, focus_.lane);
+  auto v = evaluate(*e, Lane{focus_.core, focus_.slot, focus_.lane});
   if (!v) return err(v.error().message);
   if (*v < 0 || *v > int64_t(UINT32_MAX)) return err("address " + std::to_string(*v) + " is not 32-bit");
   auto d = sym_ ? sym_->describe(uint32_t(*v)) : std::nullopt;

@@ -126,7 +126,7 @@ void Debugger::settle(const StopEvent& ev, const std::vector<int>& bps) {
       if (ev.reason != StopReason::Breakpoint || bps.empty()) set_default_focus(ev);
       if (ev.reason == StopReason::Watchpoint && !last_watches_.empty()) {
         const auto& w = last_watches_.front();
-        focus_ = {true, w.core, w.warp, w.lanes.empty() ? 0u : w.lanes.front()};
+        set_focus(Lane{w.core, w.warp, w.lanes.empty() ? 0u : w.lanes.front()});
       }
       break;
   }
@@ -135,10 +135,10 @@ void Debugger::settle(const StopEvent& ev, const std::vector<int>& bps) {
   frame_level_ = 0;
 }
 
-void Debugger::adopt_stop(const StopEvent& ev, std::optional<std::array<uint32_t, 3>> focus) {
+void Debugger::adopt_stop(const StopEvent& ev, std::optional<Lane> focus) {
   last_watches_.clear();
   settle(ev, {});
-  if (focus && state_ == State::Stopped) focus_ = {true, (*focus)[0], (*focus)[1], (*focus)[2]};
+  if (focus && state_ == State::Stopped) set_focus(*focus);
 }
 
 void Debugger::report_move(Result<StopEvent> ev, const std::string& title) {
@@ -214,7 +214,7 @@ void Debugger::cmd_reverse(const std::string& name, Args a) {
     if (!ev) break;
     if (i + 1 < n && ev->reason == StopReason::Step) {
       // Keep the focus on the moved warp and lane for the next move.
-      focus_ = {true, id.core, id.slot, lane};
+      set_focus(Lane{id.core, id.slot, lane});
       state_ = State::Stopped;
       continue;
     }
@@ -232,14 +232,13 @@ void Debugger::cmd_reverse(const std::string& name, Args a) {
 }
 
 bool Debugger::accept_hit(const StopEvent& hit) {
-  scanning_ = true;
+  debug::Inspector::HitScope at_hit(insp_);
   bool keep = false;
   if (hit.reason == StopReason::Breakpoint) {
     keep = !filter_breakpoint_stop(hit, false).empty();
   } else if (hit.reason == StopReason::Watchpoint) {
     keep = !watch_views(hit, false).empty();
   }
-  scanning_ = false;
   return keep;
 }
 
@@ -405,7 +404,7 @@ void Debugger::cmd_watch(const std::string& name, Args a) {
   }
   auto e = Expr::parse(addr_text);
   if (!e) return usage(name + ": bad address: " + e.error().message);
-  auto v = evaluate(*e, focus_.core, focus_.slot, focus_.lane);
+  auto v = evaluate(*e, Lane{focus_.core, focus_.slot, focus_.lane});
   if (!v) return err(name + ": " + v.error().message);
   if (*v < 0 || *v > int64_t(UINT32_MAX)) return err(name + ": address " + std::to_string(*v) + " is not 32-bit");
   if (!len) len = 4;
@@ -511,7 +510,7 @@ std::vector<StopView::Watch> Debugger::watch_views(const StopEvent& ev, bool cou
     if (!ub || !ub->enabled) continue;
     // The value now (after the access), in the accessing warp's view (its core's local memory).
     const Focus saved = focus_;
-    focus_ = {true, w.warp.core, w.warp.slot, w.lanes ? uint32_t(std::countr_zero(w.lanes)) : 0u};
+    set_focus(Lane{w.warp.core, w.warp.slot, w.lanes ? uint32_t(std::countr_zero(w.lanes)) : 0u});
     auto now = read_bytes(ub->watch.addr, ub->watch.len);
     focus_ = saved;
     if (!now) continue;
@@ -523,7 +522,7 @@ std::vector<StopView::Watch> Debugger::watch_views(const StopEvent& ev, bool cou
     if (ub->condition) {
       bool any = false;
       for (uint32_t lane : lanes_of(w.lanes)) {
-        auto v = evaluate(*ub->condition, w.warp.core, w.warp.slot, lane);
+        auto v = evaluate(*ub->condition, Lane{w.warp.core, w.warp.slot, lane});
         if (!v || *v) {
           any = true;
           break;

@@ -23,172 +23,9 @@ std::string lanes_text(const std::vector<uint32_t>& lanes) {
 
 }  // namespace
 
-// One lane's view of C names in one frame of its call stack.
-class Debugger::CEnv final : public ValueEnv {
- public:
-  // w null: no warp (not stopped): registers and C names are unknown, literals still work.
-  CEnv(Debugger& d, const WarpState* w, uint32_t core, uint32_t slot, uint32_t lane, unsigned level)
-      : d_(d),
-        w_(w),
-        plain_(d.make_lane_env(w_, core, slot, lane)),
-        core_(core),
-        slot_(slot),
-        lane_(lane),
-        level_(level) {}
-
-  const ExprEnv& plain() const override { return *plain_; }
-
-  Result<std::optional<CValue>> variable(const std::string& name) const override {
-    if (!d_.vars_) return std::optional<CValue>();
-    if (!w_) return make_error("C variables are readable only at a stop");
-    if (!frame_) {
-      auto f = d_.frame_view(core_, slot_, lane_, level_);
-      if (!f) return f.error();
-      frame_ = std::move(*f);
-    }
-    auto v = d_.vars_->find(frame_->level.scope_pc, name, frame_->level.inline_level);
-    if (!v) return std::optional<CValue>();
-    auto value = d_.variable_value(*v, *frame_);
-    if (!value) return make_error(name + ": " + value.error().message);
-    return std::optional<CValue>(*value);
-  }
-  Result<std::vector<uint8_t>> read(uint32_t addr, uint32_t size) const override { return d_.read_bytes(addr, size); }
-  const engine::CType* type_named(const std::string& name) const override {
-    return d_.vars_ ? d_.vars_->find_type(name) : nullptr;
-  }
-
- private:
-  Debugger& d_;
-  const WarpState* w_;
-  std::unique_ptr<ExprEnv> plain_;
-  uint32_t core_, slot_, lane_;
-  unsigned level_;
-  mutable std::optional<FrameView> frame_;  // found at the first variable
-};
-
-engine::LaneView Debugger::lane_view(uint32_t core, uint32_t slot, uint32_t lane) {
-  engine::LaneView view;
-  view.reg = [this, core, slot, lane](unsigned r) -> std::optional<uint32_t> {
-    if (r < 32) return read_reg(core, slot, lane, r);
-    if (r < 64 && s_.stopped()) {
-      const WarpState& w = s_.context().cores.at(core).warps.at(slot);
-      const size_t i = size_t(r - 32) * nt() + lane;
-      if (i < w.f.size()) return w.f[i];
-    }
-    return std::nullopt;
-  };
-  view.read = [this](uint32_t addr, uint32_t size) { return read_bytes(addr, size); };
-  auto frames = unwind(core, slot, lane, 1);
-  if (!frames.empty()) view.cfa = frames[0].sp;
-  return view;
-}
-
-std::vector<Debugger::FrameLevel> Debugger::frame_levels(const std::vector<engine::Frame>& frames) const {
-  std::vector<FrameLevel> out;
-  for (unsigned k = 0; k < frames.size(); ++k) {
-    const engine::Frame& f = frames[k];
-    FrameLevel base;
-    base.phys = k;
-    base.pc = f.pc;
-    base.scope_pc = k == 0 ? f.pc : f.pc - 1;
-    std::optional<engine::SourceLocation> where = f.where;
-    if (!where && sym_) where = sym_->locate(base.scope_pc);
-    if (where) {
-      base.file = where->file;
-      base.line = where->line;
-    }
-    const std::vector<engine::ScopeFrame> scopes =
-        vars_ ? vars_->frames(base.scope_pc) : std::vector<engine::ScopeFrame>{};
-    if (scopes.empty()) {
-      if (sym_)
-        if (auto fn = sym_->function_at(base.scope_pc)) base.function = fn->name;
-      if (base.function.empty() && where) base.function = where->function;
-      out.push_back(base);
-      continue;
-    }
-    // The line of level i > 0 is the call site of level i - 1.
-    for (unsigned i = 0; i < scopes.size(); ++i) {
-      FrameLevel l = base;
-      l.inline_level = i;
-      l.function = scopes[i].function;
-      l.inlined = scopes[i].inlined;
-      if (i > 0) {
-        l.file = scopes[i - 1].call_file;
-        l.line = scopes[i - 1].call_line;
-      }
-      out.push_back(l);
-    }
-  }
-  return out;
-}
-
-Result<Debugger::FrameView> Debugger::frame_view(uint32_t core, uint32_t slot, uint32_t lane, unsigned level) {
-  if (!s_.stopped()) return make_error("C variables are readable only at a stop");
-  std::vector<engine::Frame> frames = unwind(core, slot, lane, level + 1);
-  std::vector<FrameLevel> levels = frame_levels(frames);
-  if (level >= levels.size())
-    return make_error("lane " + std::to_string(lane) + " has no frame " + std::to_string(level) + " (its stack has " +
-                      std::to_string(levels.size()) + ")");
-  FrameView fv{levels[level], lane_view(core, slot, lane)};
-  const unsigned k = fv.level.phys;
-  if (k > 0) {
-    // A caller: the registers its callees' CFI recovers, and its CFA; no float registers.
-    const engine::Frame& f = frames[k];
-    fv.view.reg = [regs = f.regs](unsigned r) -> std::optional<uint32_t> { return r < 32 ? regs[r] : std::nullopt; };
-    fv.view.cfa = f.cfa;
-  }
-  return fv;
-}
-
-Result<CValue> Debugger::variable_value(const engine::SourceVariable& v, const FrameView& frame) {
-  auto loc = vars_->locate(v, frame.level.scope_pc, frame.view);
-  if (!loc) return loc.error();
-  CValue out;
-  out.type = v.type ? v.type : arena_.builtin("int");
-  const uint32_t size = out.type->size;
-  switch (loc->kind) {
-    case engine::VarLocation::Kind::Memory: {
-      auto b = read_bytes(loc->address, size);
-      if (!b) return b.error();
-      out.bytes = std::move(*b);
-      out.address = loc->address;
-      return out;
-    }
-    case engine::VarLocation::Kind::Register: {
-      auto r = frame.view.reg(loc->reg);
-      if (!r) {
-        // A caller's register that its callees did not save: its value at the call is lost.
-        out.missing = "not available";
-        return out;
-      }
-      for (uint32_t i = 0; i < size; ++i) out.bytes.push_back(i < 4 ? uint8_t(*r >> (8 * i)) : 0);
-      out.reg = loc->reg;
-      return out;
-    }
-    case engine::VarLocation::Kind::Value:
-      out.bytes = loc->bytes;
-      out.bytes.resize(size);
-      return out;
-    default:
-      out.missing = loc->describe();
-      return out;
-  }
-}
-
-Result<CValue> Debugger::evaluate_c_in(const Expr::Node& e, uint32_t core, uint32_t slot, uint32_t lane,
-                                       unsigned level) {
-  const WarpState* w = nullptr;
-  if (s_.stopped() || scanning_) {
-    const DeviceContext& ctx = s_.context();
-    if (core < ctx.cores.size() && slot < ctx.cores[core].warps.size()) w = &ctx.cores[core].warps[slot];
-  }
-  CEnv env(*this, w, core, slot, lane, level);
-  return evaluate_c(e, env, arena_);
-}
-
 void Debugger::cmd_print_c(const Expr& e, char fmt, bool all_lanes) {
   if (!all_lanes) {
-    auto v = evaluate_c_in(*e.root(), focus_.core, focus_.slot, focus_.lane, frame_level_);
+    auto v = evaluate_c_in(*e.root(), Lane{focus_.core, focus_.slot, focus_.lane}, frame_level_);
     if (!v) return err(v.error().message);
     const std::string text = format_c(*v, fmt);
     nlohmann::json j = {{"expression", e.text()}, {"text", text}, {"type", v->type ? engine::type_name(*v->type) : ""}};
@@ -202,7 +39,7 @@ void Debugger::cmd_print_c(const Expr& e, char fmt, bool all_lanes) {
   nlohmann::json lanes = nlohmann::json::array();
   for (uint32_t lane = 0; lane < nt(); ++lane) {
     if (!(w.tmask >> lane & 1)) continue;
-    auto v = evaluate_c_in(*e.root(), focus_.core, focus_.slot, lane, frame_level_);
+    auto v = evaluate_c_in(*e.root(), Lane{focus_.core, focus_.slot, lane}, frame_level_);
     const std::string text = v ? format_c(*v, fmt) : "<error: " + v.error().message + ">";
     auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == text; });
     if (it == groups.end())
@@ -224,11 +61,10 @@ void Debugger::cmd_ptype(Args a, bool expand) {
   // A type name first (as gdb does), then an expression.
   const engine::CType* type = nullptr;
   if (vars_) type = vars_->find_type(a.args);
-  if (!type) type = arena_.builtin(a.args);
+  if (!type) type = insp_.arena().builtin(a.args);
   if (!type && (a.args.find('*') != std::string::npos || a.args.rfind("struct ", 0) == 0)) {
     if (ensure_focus()) {
-      CEnv env(*this, focus_warp(), focus_.core, focus_.slot, focus_.lane, frame_level_);
-      if (auto t = parse_type(a.args, env, arena_)) type = *t;
+      if (auto t = insp_.type(a.args, Lane(focus_), frame_level_)) type = *t;
     } else {
       return;
     }
@@ -237,7 +73,7 @@ void Debugger::cmd_ptype(Args a, bool expand) {
     auto e = Expr::parse(a.args);
     if (!e) return usage(e.error().message);
     if (!ensure_focus()) return;
-    auto v = evaluate_c_in(*e->root(), focus_.core, focus_.slot, focus_.lane, frame_level_);
+    auto v = evaluate_c_in(*e->root(), Lane{focus_.core, focus_.slot, focus_.lane}, frame_level_);
     if (!v) return err(v.error().message);
     type = v->type;
   }
@@ -248,7 +84,7 @@ void Debugger::cmd_ptype(Args a, bool expand) {
 void Debugger::info_variables(bool params) {
   if (!ensure_focus()) return;
   if (!vars_) return err("no debug information: the kernel's variables are unknown");
-  auto frame = frame_view(focus_.core, focus_.slot, focus_.lane, frame_level_);
+  auto frame = insp_.frame_view(Lane{focus_.core, focus_.slot, focus_.lane}, frame_level_);
   if (!frame) return err(frame.error().message);
   const FrameLevel& fl = frame->level;
   auto list = params ? vars_->parameters(fl.scope_pc, fl.inline_level) : vars_->locals(fl.scope_pc, fl.inline_level);
@@ -256,7 +92,7 @@ void Debugger::info_variables(bool params) {
   std::string text;
   nlohmann::json j = nlohmann::json::array();
   for (const engine::SourceVariable& v : list) {
-    auto value = variable_value(v, *frame);
+    auto value = insp_.variable_value(focus_, v, *frame);
     const std::string shown = value ? format_c(*value, 0) : "<error: " + value.error().message + ">";
     text += (text.empty() ? "" : "\n") + v.name + " = " + shown;
     j.push_back({{"name", v.name}, {"text", shown}, {"type", v.type ? engine::type_name(*v.type) : ""}});
@@ -268,7 +104,7 @@ void Debugger::info_address(const std::string& name) {
   if (name.empty()) return usage("info address: expected a variable name");
   if (!ensure_focus()) return;
   if (!vars_) return err("no debug information: the kernel's variables are unknown");
-  auto frame = frame_view(focus_.core, focus_.slot, focus_.lane, frame_level_);
+  auto frame = insp_.frame_view(Lane{focus_.core, focus_.slot, focus_.lane}, frame_level_);
   if (!frame) return err(frame.error().message);
   const uint32_t pc = frame->level.scope_pc;
   auto v = vars_->find(pc, name, frame->level.inline_level);
@@ -326,10 +162,10 @@ void Debugger::show_displays(int only) {
     if (!e) continue;
     std::string shown;
     if (e->uses_source()) {
-      auto v = evaluate_c_in(*e->root(), focus_.core, focus_.slot, focus_.lane, frame_level_);
+      auto v = evaluate_c_in(*e->root(), Lane{focus_.core, focus_.slot, focus_.lane}, frame_level_);
       shown = v ? format_c(*v, 0) : "<error: " + v.error().message + ">";
     } else {
-      auto v = evaluate(*e, focus_.core, focus_.slot, focus_.lane);
+      auto v = evaluate(*e, Lane{focus_.core, focus_.slot, focus_.lane});
       shown = v ? std::to_string(*v) : "<error: " + v.error().message + ">";
     }
     out(std::to_string(id) + ": " + text + " = " + shown, {{"display", id}, {"expression", text}, {"text", shown}});
@@ -356,8 +192,8 @@ void Debugger::cmd_frame(const std::string& name, Args a) {
     target += name == "up" ? int64_t(n) : -int64_t(n);
     if (target < 0) return err("bottom (innermost) frame selected; you cannot go down");
   }
-  const std::vector<engine::Frame> frames = unwind(focus_.core, focus_.slot, focus_.lane, 32);
-  const std::vector<FrameLevel> levels = frame_levels(frames);
+  const std::vector<engine::Frame> frames = insp_.unwind(Lane{focus_.core, focus_.slot, focus_.lane}, 32);
+  const std::vector<FrameLevel> levels = insp_.frame_levels(frames);
   if (levels.empty()) return err("no frames at " + hex32(w.pc));
   if (target >= int64_t(levels.size())) {
     if (name == "up")
@@ -522,7 +358,7 @@ void Debugger::cmd_set(Args a) {
   auto rhs = Expr::parse(rest.substr(eq + 1));
   if (!rhs) return usage(rhs.error().message);
   if (!ensure_focus()) return;
-  auto target = evaluate_c_in(*lhs->root(), focus_.core, focus_.slot, focus_.lane, frame_level_);
+  auto target = evaluate_c_in(*lhs->root(), Lane{focus_.core, focus_.slot, focus_.lane}, frame_level_);
   if (!target) return err(target.error().message);
   std::optional<unsigned> reg = target->reg;
   bool reg_expr = false;  // $reg names the machine's register, in any frame
@@ -533,13 +369,13 @@ void Debugger::cmd_set(Args a) {
   if (!target->missing.empty())
     return err("set var: the variable is " + target->missing + ": there is nothing to write");
   if (target->reg && !reg_expr && frame_level_ > 0) {
-    auto frame = frame_view(focus_.core, focus_.slot, focus_.lane, frame_level_);
+    auto frame = insp_.frame_view(Lane{focus_.core, focus_.slot, focus_.lane}, frame_level_);
     if (frame && frame->level.phys > 0)
       return err("set var: the variable is in a register of a caller's frame; only frame 0's registers can be written");
   }
   if (!reg && !target->address) return err("set var: the left side is not a variable in a register or in memory");
   // The value, converted to the left side's type as C's assignment does.
-  auto value = evaluate_c_in(*rhs->root(), focus_.core, focus_.slot, focus_.lane, frame_level_);
+  auto value = evaluate_c_in(*rhs->root(), Lane{focus_.core, focus_.slot, focus_.lane}, frame_level_);
   if (!value) return err(value.error().message);
   Expr::Node cast;
   cast.op = ExprOp::Cast;
@@ -568,8 +404,8 @@ void Debugger::cmd_set(Args a) {
       const ValueEnv& base_;
       CValue v_;
     };
-    CEnv env(*this, focus_warp(), focus_.core, focus_.slot, focus_.lane, frame_level_);
-    Fixed fixed(env, *value);
+    std::unique_ptr<ValueEnv> env = insp_.value_env(Lane(focus_), frame_level_);
+    Fixed fixed(*env, *value);
     auto leaf = std::make_shared<Expr::Node>();
     leaf->op = ExprOp::Var;
     leaf->var.kind = Variable::Kind::Source;
@@ -577,7 +413,7 @@ void Debugger::cmd_set(Args a) {
     cast.a = leaf;
     // A typedef name or struct tag the DWARF knows; the cast needs the type itself, which
     // parse_type finds by the same spelling.
-    auto converted = evaluate_c(cast, fixed, arena_);
+    auto converted = debug::evaluate_c(cast, fixed, insp_.arena());
     if (!converted) return err("set var: " + converted.error().message);
     bytes = converted->bytes;
   }

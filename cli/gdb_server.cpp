@@ -21,6 +21,8 @@
 #include "cli/debugger.hpp"
 #include "cli/output.hpp"
 #include "device/config.hpp"
+#include "device/isa.hpp"
+#include "device/registers.hpp"
 
 namespace vx::cli {
 
@@ -85,116 +87,32 @@ std::string hexn(uint64_t v) {
   return b;
 }
 
-// Registers past the cpu (0..32: x0..x31, pc) and fpu (33..64: f0..f31) features, in protocol order.
-enum class Csr {
-  Fflags,
-  Frm,
-  Fcsr,
-  Mstatus,
-  Misa,
-  Mtvec,
-  Mscratch,
-  Mepc,
-  Mcause,
-  Mtval,
-  ThreadId,
-  WarpId,
-  CoreId,
-  Tmask,
-  NumThreads,
-  NumWarps,
-  NumCores,
-  LocalMemBase,
-  CtaSlot,
-  CtaRank,
-  CtaSize,
-  ThreadX,
-  ThreadY,
-  ThreadZ,
-  BlockX,
-  BlockY,
-  BlockZ,
-  BlockDimX,
-  BlockDimY,
-  BlockDimZ,
-  GridDimX,
-  GridDimY,
-  GridDimZ,
-  LocalMemAddr
-};
-struct CsrRow {
-  Csr csr;
-  const char* name;
-  const char* feature;  // "fpu" or "csr"
-};
-constexpr CsrRow kCsrs[] = {
-    {Csr::Fflags, "fflags", "fpu"},
-    {Csr::Frm, "frm", "fpu"},
-    {Csr::Fcsr, "fcsr", "fpu"},
-    {Csr::Mstatus, "mstatus", "csr"},
-    {Csr::Misa, "misa", "csr"},
-    {Csr::Mtvec, "mtvec", "csr"},
-    {Csr::Mscratch, "mscratch", "csr"},
-    {Csr::Mepc, "mepc", "csr"},
-    {Csr::Mcause, "mcause", "csr"},
-    {Csr::Mtval, "mtval", "csr"},
-    {Csr::ThreadId, "vx_thread_id", "csr"},
-    {Csr::WarpId, "vx_warp_id", "csr"},
-    {Csr::CoreId, "vx_core_id", "csr"},
-    {Csr::Tmask, "vx_tmask", "csr"},
-    {Csr::NumThreads, "vx_num_threads", "csr"},
-    {Csr::NumWarps, "vx_num_warps", "csr"},
-    {Csr::NumCores, "vx_num_cores", "csr"},
-    {Csr::LocalMemBase, "vx_local_mem_base", "csr"},
-    {Csr::CtaSlot, "vx_cta_slot", "csr"},
-    {Csr::CtaRank, "vx_cta_rank", "csr"},
-    {Csr::CtaSize, "vx_cta_size", "csr"},
-    {Csr::ThreadX, "vx_thread_idx_x", "csr"},
-    {Csr::ThreadY, "vx_thread_idx_y", "csr"},
-    {Csr::ThreadZ, "vx_thread_idx_z", "csr"},
-    {Csr::BlockX, "vx_block_idx_x", "csr"},
-    {Csr::BlockY, "vx_block_idx_y", "csr"},
-    {Csr::BlockZ, "vx_block_idx_z", "csr"},
-    {Csr::BlockDimX, "vx_block_dim_x", "csr"},
-    {Csr::BlockDimY, "vx_block_dim_y", "csr"},
-    {Csr::BlockDimZ, "vx_block_dim_z", "csr"},
-    {Csr::GridDimX, "vx_grid_dim_x", "csr"},
-    {Csr::GridDimY, "vx_grid_dim_y", "csr"},
-    {Csr::GridDimZ, "vx_grid_dim_z", "csr"},
-    {Csr::LocalMemAddr, "vx_local_mem_addr", "csr"},
-};
+// Registers: the cpu feature (0..32: x0..x31, pc), the fpu feature (33..64: f0..f31), then the CSRs
+// of device/registers.hpp's debug_csrs() in its order (fflags, frm, fcsr in the fpu feature).
 constexpr uint32_t kRegPc = 32, kRegF0 = 33, kRegCsr0 = 65;
-constexpr uint32_t kRegCount = kRegCsr0 + sizeof kCsrs / sizeof kCsrs[0];
-constexpr uint32_t kMisaRv32imaf = (1u << 30) | (1u << 0) | (1u << 5) | (1u << 8) | (1u << 12);
+uint32_t reg_count() { return kRegCsr0 + uint32_t(debug_csrs().size()); }
 constexpr uint32_t kMaxRead = 1u << 16;
-
-const char* kXNames[32] = {"zero", "ra", "sp", "gp", "tp",  "t0",  "t1", "t2", "fp", "s1", "a0",
-                           "a1",   "a2", "a3", "a4", "a5",  "a6",  "a7", "s2", "s3", "s4", "s5",
-                           "s6",   "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
-const char* kFNames[32] = {"ft0", "ft1", "ft2", "ft3", "ft4",  "ft5",  "ft6", "ft7", "fs0",  "fs1", "fa0",
-                           "fa1", "fa2", "fa3", "fa4", "fa5",  "fa6",  "fa7", "fs2", "fs3",  "fs4", "fs5",
-                           "fs6", "fs7", "fs8", "fs9", "fs10", "fs11", "ft8", "ft9", "ft10", "ft11"};
 
 std::string make_target_xml() {
   std::string x =
       "<?xml version=\"1.0\"?>\n<!DOCTYPE target SYSTEM \"gdb-target.dtd\">\n<target version=\"1.0\">\n"
       "<architecture>riscv:rv32</architecture>\n<feature name=\"org.gnu.gdb.riscv.cpu\">\n";
-  for (int i = 0; i < 32; ++i) {
+  for (unsigned i = 0; i < 32; ++i) {
     const char* type = i == 1 ? "code_ptr" : i == 2 || i == 8 ? "data_ptr" : "int";
-    x += std::string("  <reg name=\"") + kXNames[i] + "\" bitsize=\"32\" type=\"" + type + "\" regnum=\"" +
-         std::to_string(i) + "\"/>\n";
+    x += std::string("  <reg name=\"") + (i == 8 ? "fp" : xreg_name(i)) + "\" bitsize=\"32\" type=\"" + type +
+         "\" regnum=\"" + std::to_string(i) + "\"/>\n";
   }
   x += "  <reg name=\"pc\" bitsize=\"32\" type=\"code_ptr\" regnum=\"32\"/>\n</feature>\n"
        "<feature name=\"org.gnu.gdb.riscv.fpu\">\n";
-  for (int i = 0; i < 32; ++i)
-    x += std::string("  <reg name=\"") + kFNames[i] + "\" bitsize=\"32\" type=\"ieee_single\" regnum=\"" +
+  for (unsigned i = 0; i < 32; ++i)
+    x += std::string("  <reg name=\"") + freg_name(i) + "\" bitsize=\"32\" type=\"ieee_single\" regnum=\"" +
          std::to_string(kRegF0 + i) + "\"/>\n";
   std::string csr;
-  for (uint32_t i = 0; i < sizeof kCsrs / sizeof kCsrs[0]; ++i) {
-    std::string line = std::string("  <reg name=\"") + kCsrs[i].name + "\" bitsize=\"32\" type=\"int\" regnum=\"" +
-                       std::to_string(kRegCsr0 + i) + "\" group=\"" +
-                       (std::strcmp(kCsrs[i].feature, "fpu") == 0 ? "float" : "csr") + "\"/>\n";
-    if (std::strcmp(kCsrs[i].feature, "fpu") == 0)
+  for (uint32_t i = 0; i < debug_csrs().size(); ++i) {
+    const DebugCsr& c = debug_csrs()[i];
+    std::string line = std::string("  <reg name=\"") + c.gdb_name + "\" bitsize=\"32\" type=\"int\" regnum=\"" +
+                       std::to_string(kRegCsr0 + i) + "\" group=\"" + (c.fp ? "float" : "csr") + "\"/>\n";
+    if (c.fp)
       x += line;
     else
       csr += line;
@@ -348,6 +266,7 @@ Result<GdbConnection> open_gdb_connection(const GdbEndpoint& ep, const std::stri
 GdbServer::GdbServer(engine::Session& session, const engine::Symbols* symbols, Debugger& dbg, Sink& capture,
                      GdbConnection conn, std::string exec_file)
     : s_(session),
+      insp_(session, symbols, nullptr, LaunchGridArgs{}),
       timeline_(session, symbols),
       dbg_(dbg),
       capture_(capture),
@@ -413,48 +332,21 @@ void GdbServer::send_console() {
 
 // --- Threads -----------------------------------------------------------------------------------------
 
-int64_t GdbServer::thread_id(const Lane& l) const {
-  const DeviceConfig& c = s_.config();
-  return 1 + (int64_t(l.core) * c.warps + l.slot) * c.threads + l.lane;
+int64_t GdbServer::thread_id(const Lane& l) const { return debug::thread_id(s_.config(), l); }
+
+std::vector<Lane> GdbServer::resident() const {
+  if (!s_.stopped()) return {};
+  return debug::resident_lanes(s_.context(), s_.config().threads);
 }
 
-namespace {
-
-// A resident lane: its warp slot holds work, and the lane is a thread of the CTA (a block that is
-// not a multiple of the warp width leaves the last warp's upper lanes without one).
-bool resident_lane(const DeviceContext& ctx, uint32_t nt, uint32_t core, uint32_t slot, uint32_t lane) {
-  if (core >= ctx.cores.size() || slot >= ctx.cores[core].warps.size() || lane >= nt) return false;
-  const WarpState& w = ctx.cores[core].warps[slot];
-  const auto& b = ctx.launch.block;
-  const uint64_t block_threads = uint64_t(std::max(1u, b[0])) * std::max(1u, b[1]) * std::max(1u, b[2]);
-  return w.active && uint64_t(w.cta_rank) * nt + lane < block_threads;
-}
-
-}  // namespace
-
-std::vector<GdbServer::Lane> GdbServer::resident() const {
-  std::vector<Lane> out;
-  if (!s_.stopped()) return out;
-  const DeviceContext& ctx = s_.context();
-  const uint32_t nt = s_.config().threads;
-  for (uint32_t c = 0; c < ctx.cores.size(); ++c)
-    for (uint32_t s = 0; s < ctx.cores[c].warps.size(); ++s)
-      for (uint32_t lane = 0; lane < nt; ++lane)
-        if (resident_lane(ctx, nt, c, s, lane)) out.push_back({c, s, lane});
-  return out;
-}
-
-std::optional<GdbServer::Lane> GdbServer::lane_of(int64_t tid) const {
-  if (tid <= 0 || !s_.stopped()) return std::nullopt;
-  const DeviceConfig& c = s_.config();
-  const uint64_t i = uint64_t(tid - 1);
-  if (i / (uint64_t(c.warps) * c.threads) >= c.total_cores()) return std::nullopt;
-  Lane l{uint32_t(i / (uint64_t(c.warps) * c.threads)), uint32_t(i / c.threads % c.warps), uint32_t(i % c.threads)};
-  if (!resident_lane(s_.context(), c.threads, l.core, l.slot, l.lane)) return std::nullopt;
+std::optional<Lane> GdbServer::lane_of(int64_t tid) const {
+  if (!s_.stopped()) return std::nullopt;
+  auto l = debug::lane_of_thread(s_.config(), tid);
+  if (!l || !debug::is_resident(s_.context(), s_.config().threads, *l)) return std::nullopt;
   return l;
 }
 
-std::optional<GdbServer::Lane> GdbServer::selected(char op) const {
+std::optional<Lane> GdbServer::selected(char op) const {
   int64_t t = op == 'g' ? g_thread_ : c_thread_;
   if (t > 0)
     if (auto l = lane_of(t)) return l;
@@ -464,155 +356,44 @@ std::optional<GdbServer::Lane> GdbServer::selected(char op) const {
   return std::nullopt;
 }
 
+// gdb's register numbers, read through the debugger core (the prompt reads the same).
 std::optional<uint32_t> GdbServer::register_value(const Lane& l, uint32_t reg) const {
   if (!s_.stopped()) return std::nullopt;
-  const DeviceContext& ctx = s_.context();
-  const WarpState& w = ctx.cores.at(l.core).warps.at(l.slot);
-  const uint32_t nt = s_.config().threads;
-  if (reg == 0) return 0u;
-  if (reg < 32) return w.x.at(size_t(reg) * nt + l.lane);
-  if (reg == kRegPc) return w.pc;
-  if (reg < kRegCsr0) return w.f.at(size_t(reg - kRegF0) * nt + l.lane);
-  if (reg >= kRegCount) return std::nullopt;
-  const auto& lb = ctx.launch.block;
-  const uint32_t bx = std::max(1u, lb[0]), by = std::max(1u, lb[1]);
-  const uint32_t t = w.cta_rank * nt + l.lane;
-  switch (kCsrs[reg - kRegCsr0].csr) {
-    case Csr::Fflags:
-      return w.fcsr & 0x1f;
-    case Csr::Frm:
-      return (w.fcsr >> 5) & 7;
-    case Csr::Fcsr:
-      return w.fcsr & 0xff;
-    case Csr::Mstatus:
-      return w.mstatus;
-    case Csr::Misa:
-      return kMisaRv32imaf;
-    case Csr::Mtvec:
-      return w.mtvec;
-    case Csr::Mscratch:
-      return w.mscratch;
-    case Csr::Mepc:
-      return w.mepc;
-    case Csr::Mcause:
-      return w.mcause;
-    case Csr::Mtval:
-      return w.mtval;
-    case Csr::ThreadId:
-      return l.lane;
-    case Csr::WarpId:
-      return l.slot;
-    case Csr::CoreId:
-      return l.core;
-    case Csr::Tmask:
-      return w.tmask;
-    case Csr::NumThreads:
-      return nt;
-    case Csr::NumWarps:
-      return s_.config().warps;
-    case Csr::NumCores:
-      return s_.config().total_cores();
-    case Csr::LocalMemBase:
-      return memmap::kLocalMemBase;
-    case Csr::CtaSlot:
-      return w.cta_slot;
-    case Csr::CtaRank:
-      return w.cta_rank;
-    case Csr::CtaSize:
-      return w.cta_size;
-    case Csr::ThreadX:
-      return t % bx;
-    case Csr::ThreadY:
-      return (t / bx) % by;
-    case Csr::ThreadZ:
-      return t / (bx * by);
-    case Csr::BlockX:
-      return w.block_id[0];
-    case Csr::BlockY:
-      return w.block_id[1];
-    case Csr::BlockZ:
-      return w.block_id[2];
-    case Csr::BlockDimX:
-      return lb[0];
-    case Csr::BlockDimY:
-      return lb[1];
-    case Csr::BlockDimZ:
-      return lb[2];
-    case Csr::GridDimX:
-      return ctx.launch.grid[0];
-    case Csr::GridDimY:
-      return ctx.launch.grid[1];
-    case Csr::GridDimZ:
-      return ctx.launch.grid[2];
-    case Csr::LocalMemAddr:
-      return memmap::kLocalMemBase + w.cta_slot * ctx.launch.lmem_stride;
+  if (reg < 32) return insp_.reg(l, reg);
+  if (reg == kRegPc) {
+    const WarpState* w = insp_.warp(l);
+    return w ? std::optional<uint32_t>(w->pc) : std::nullopt;
   }
-  return std::nullopt;
+  if (reg < kRegCsr0) return insp_.reg(l, 32 + (reg - kRegF0));
+  if (reg >= reg_count()) return std::nullopt;
+  return insp_.csr(l, debug_csrs()[reg - kRegCsr0].number);
 }
 
 std::string GdbServer::extra_info(const Lane& l) const {
   const DeviceContext& ctx = s_.context();
   const WarpState& w = ctx.cores.at(l.core).warps.at(l.slot);
-  auto v = [&](Csr c) {
-    for (uint32_t i = 0; i < sizeof kCsrs / sizeof kCsrs[0]; ++i)
-      if (kCsrs[i].csr == c) return *register_value(l, kRegCsr0 + i);
-    return 0u;
-  };
+  const std::array<uint32_t, 3> t = insp_.thread_idx(l);
   std::string state = w.wait == WarpWait::Barrier || w.wait == WarpWait::BarrierWait ? "at a barrier"
                       : (w.tmask >> l.lane & 1)                                      ? "active"
                                                                                      : "inactive";
   return "cta " + std::to_string(w.block_id[0]) + "," + std::to_string(w.block_id[1]) + "," +
-         std::to_string(w.block_id[2]) + " thread " + std::to_string(v(Csr::ThreadX)) + "," +
-         std::to_string(v(Csr::ThreadY)) + "," + std::to_string(v(Csr::ThreadZ)) + " core " + std::to_string(l.core) +
+         std::to_string(w.block_id[2]) + " thread " + std::to_string(t[0]) + "," +
+         std::to_string(t[1]) + "," + std::to_string(t[2]) + " core " + std::to_string(l.core) +
          " warp " + std::to_string(l.slot) + " lane " + std::to_string(l.lane) + " " + state;
 }
 
 // --- Stops -----------------------------------------------------------------------------------------------
 
 void GdbServer::settle(const StopEvent& ev, std::optional<Lane> stepped) {
+  // The lane gdb follows: the one it stepped, else the one it selected, else the last stop's.
   std::optional<Lane> preferred = stepped;
   if (!preferred) preferred = followed_;
   if (!preferred) preferred = stop_lane_;
+  if (auto l = lane_of(c_thread_ > 0 ? c_thread_ : g_thread_); !preferred && l) preferred = l;
   stop_ = ev;
   stop_lane_.reset();
-  auto lowest = [](uint32_t mask) { return mask ? uint32_t(std::countr_zero(mask)) : 0u; };
-  switch (ev.reason) {
-    case StopReason::Step:
-      if (stepped && !ev.hits.empty() && ev.hits[0].warp == engine::WarpId{stepped->core, stepped->slot})
-        stop_lane_ = stepped;
-      else if (!ev.hits.empty())
-        stop_lane_ = Lane{ev.hits[0].warp.core, ev.hits[0].warp.slot, lowest(ev.hits[0].lanes)};
-      break;
-    case StopReason::Exception:
-    case StopReason::Assertion:
-    case StopReason::Watchdog:
-      stop_lane_ = Lane{ev.exception.core, ev.exception.warp, ev.exception.lane};
-      break;
-    case StopReason::Watchpoint:
-      if (!ev.watches.empty())
-        stop_lane_ = Lane{ev.watches[0].warp.core, ev.watches[0].warp.slot, lowest(ev.watches[0].lanes)};
-      break;
-    default:
-      // A hit is a whole warp: name the lane gdb is following when it is among them (a `finish`
-      // waits for that thread's own breakpoint hit), else the first hit warp's first lane.
-      for (const engine::WarpHit& h : ev.hits)
-        if (preferred && h.warp == engine::WarpId{preferred->core, preferred->slot} &&
-            (h.lanes >> preferred->lane & 1)) {
-          stop_lane_ = preferred;
-          break;
-        }
-      if (!stop_lane_ && !ev.hits.empty())
-        stop_lane_ = Lane{ev.hits[0].warp.core, ev.hits[0].warp.slot, lowest(ev.hits[0].lanes)};
-      break;
-  }
-  if (stop_lane_ && !lane_of(thread_id(*stop_lane_))) stop_lane_.reset();
-  if (!stop_lane_) {
-    // The thread gdb had selected, if it is still here; else the first resident lane.
-    if (auto l = lane_of(c_thread_ > 0 ? c_thread_ : g_thread_))
-      stop_lane_ = l;
-    else if (auto all = resident(); !all.empty())
-      stop_lane_ = all.front();
-  }
+  // The one rule for the lane a stop is about (debug/lane.hpp), the prompt's too.
+  if (s_.stopped()) stop_lane_ = debug::stop_lane(ev, s_.context(), s_.config().threads, preferred);
   // gdb selects the stop's thread: Hg/Hc follow it until gdb sets them again.
   g_thread_ = c_thread_ = 0;
 }
@@ -784,9 +565,7 @@ int GdbServer::serve(const GdbStart& start, const std::string& store_dir) {
   }
   sigaction(SIGPIPE, &old_pipe, nullptr);
   if (!conn_.owned) sigaction(SIGINT, &old_int, nullptr);
-  std::optional<std::array<uint32_t, 3>> focus;
-  if (stop_lane_) focus = std::array<uint32_t, 3>{stop_lane_->core, stop_lane_->slot, stop_lane_->lane};
-  dbg_.adopt_stop(stop_, focus);
+  dbg_.adopt_stop(stop_, stop_lane_);
   int status = dbg_.finish_session(store_dir);
   (void)take_captured(capture_);
   return status;
@@ -885,9 +664,9 @@ void GdbServer::handle(const gdb::WriteRegister& p) {
   if (p.bytes.size() != 4) return send("E01");
   auto d = dwarf_of(p.reg);
   if (!d) {
-    const std::string name = p.reg == kRegPc                          ? std::string("pc")
-                             : p.reg >= kRegCsr0 && p.reg < kRegCount ? std::string(kCsrs[p.reg - kRegCsr0].name)
-                                                                      : "register " + std::to_string(p.reg);
+    const std::string name = p.reg == kRegPc                            ? std::string("pc")
+                             : p.reg >= kRegCsr0 && p.reg < reg_count() ? std::string(debug_csrs()[p.reg - kRegCsr0].gdb_name)
+                                                                        : "register " + std::to_string(p.reg);
     return refuse_write(name + " cannot be written (only x1..x31 and f0..f31 can)");
   }
   if (auto r = s_.write_register(engine::WarpId{l->core, l->slot}, l->lane, *d, le_u32(p.bytes)); !r)
@@ -1061,9 +840,7 @@ void GdbServer::handle(const gdb::Monitor& m) {
                   "\" (gdb keeps the threads and breakpoints it shows in step with it)\n");
       return send("OK");
     }
-  std::optional<std::array<uint32_t, 3>> focus;
-  if (auto l = selected('g')) focus = std::array<uint32_t, 3>{l->core, l->slot, l->lane};
-  dbg_.adopt_stop(stop_, focus);
+  dbg_.adopt_stop(stop_, selected('g'));
   const engine::TimePoint before = s_.now();
   (void)take_captured(capture_);
   dbg_.execute(m.command);

@@ -12,6 +12,8 @@
 
 #include "cli/console.hpp"
 #include "cli/gdb_packet.hpp"
+#include "debug/inspect.hpp"
+#include "debug/lane.hpp"
 #include "device/host_runtime.hpp"
 #include "engine/session.hpp"
 #include "engine/symbols.hpp"
@@ -92,10 +94,8 @@ class GdbServer {
   void handle(const gdb::Unknown&);
   void handle(const gdb::Malformed&);
 
-  // Threads: lanes of resident warps; ids from hardware coordinates (core, warp slot, lane).
-  struct Lane {
-    uint32_t core = 0, slot = 0, lane = 0;
-  };
+  // Threads: lanes of resident warps; ids from hardware coordinates (debug/lane.hpp).
+  using Lane = debug::Lane;
   int64_t thread_id(const Lane& l) const;
   std::optional<Lane> lane_of(int64_t tid) const;  // nullopt: not a resident lane now
   std::vector<Lane> resident() const;
@@ -120,6 +120,7 @@ class GdbServer {
   bool read_more();                           // false: the client is gone
 
   engine::Session& s_;
+  mutable debug::Inspector insp_;  // registers and CSRs as the prompt reads them
   replay::Timeline timeline_;
   Debugger& dbg_;
   Sink& capture_;

@@ -5,13 +5,13 @@
 #include <string>
 
 #include "cli/command.hpp"
-#include "cli/expr.hpp"
+#include "debug/expr.hpp"
 
 namespace {
 
-class Env final : public vx::cli::ExprEnv {
+class Env final : public vx::debug::ExprEnv {
  public:
-  vx::Result<int64_t> value(const vx::cli::Variable& v) const override { return int64_t(v.index) * 7 + 3; }
+  vx::Result<int64_t> value(const vx::debug::Variable& v) const override { return int64_t(v.index) * 7 + 3; }
   vx::Result<int64_t> load_word(uint32_t addr) const override { return int64_t(addr ^ 0x5a5a5a5a); }
 };
 

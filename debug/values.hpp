@@ -1,4 +1,4 @@
-// C values for `print` and friends: the expression tree (cli/expr.hpp) evaluated with C types from
+// C values for `print` and friends: the expression tree (debug/expr.hpp) evaluated with C types from
 // the kernel's DWARF (engine/variables.hpp), in one lane's context, and printed as gdb prints them.
 //
 // Plain values of the command language get C types too: registers, threadIdx.x and the like are
@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "cli/expr.hpp"
+#include "debug/expr.hpp"
 #include "device/result.hpp"
 #include "engine/variables.hpp"
 
-namespace vx::cli {
+namespace vx::debug {
 
 struct CValue {
   const engine::CType* type = nullptr;
@@ -64,4 +64,4 @@ Result<int64_t> c_to_int(const CValue& v);
 // fmt is 0 or one of x d u t c f.
 std::string format_c(const CValue& v, char fmt, bool top = true);
 
-}  // namespace vx::cli
+}  // namespace vx::debug

@@ -1,4 +1,4 @@
-#include "cli/expr.hpp"
+#include "debug/expr.hpp"
 
 #include <algorithm>
 #include <array>
@@ -9,16 +9,12 @@
 #include <cstring>
 #include <vector>
 
-namespace vx::cli {
+#include "device/isa.hpp"
+#include "device/registers.hpp"
+
+namespace vx::debug {
 
 namespace {
-
-constexpr std::array<const char*, 32> kXNames = {
-    "zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0",  "a1",  "a2", "a3", "a4", "a5",
-    "a6",   "a7", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
-constexpr std::array<const char*, 32> kFNames = {
-    "ft0", "ft1", "ft2", "ft3", "ft4", "ft5", "ft6",  "ft7",  "fs0", "fs1", "fa0", "fa1", "fa2", "fa3", "fa4", "fa5",
-    "fa6", "fa7", "fs2", "fs3", "fs4", "fs5", "fs6",  "fs7",  "fs8", "fs9", "fs10", "fs11", "ft8", "ft9", "ft10", "ft11"};
 
 std::optional<unsigned> small_number(std::string_view s, unsigned limit) {
   if (s.empty() || s.size() > 2) return std::nullopt;
@@ -47,13 +43,13 @@ std::optional<Variable> parse_register(std::string_view name) {
     return v;
   }
   for (unsigned i = 0; i < 32; ++i)
-    if (name == kXNames[i]) {
+    if (name == xreg_name(i)) {
       v.kind = Variable::Kind::XReg;
       v.index = i;
       return v;
     }
   for (unsigned i = 0; i < 32; ++i)
-    if (name == kFNames[i]) {
+    if (name == freg_name(i)) {
       v.kind = Variable::Kind::FReg;
       v.index = i;
       return v;
@@ -68,23 +64,11 @@ std::optional<Variable> parse_register(std::string_view name) {
   return std::nullopt;
 }
 
-const std::vector<std::pair<const char*, unsigned>>& csr_names() {
-  // Numbers from the RISC-V privileged spec and the Vortex CSR map (device/csr.cpp).
-  static const std::vector<std::pair<const char*, unsigned>> t = {
-      {"fflags", 0x001},    {"frm", 0x002},        {"fcsr", 0x003},      {"mstatus", 0x300},   {"misa", 0x301},
-      {"mtvec", 0x305},     {"mscratch", 0x340},   {"mepc", 0x341},      {"mcause", 0x342},    {"mtval", 0x343},
-      {"mhartid", 0xF14},   {"thread_id", 0xCC0},  {"warp_id", 0xCC1},   {"core_id", 0xCC2},   {"tmask", 0xCC4},
-      {"num_threads", 0xFC0}, {"num_warps", 0xFC1}, {"num_cores", 0xFC2}, {"cta_id", 0xCD0},   {"cta_rank", 0xCD1},
-      {"cta_size", 0xCD2},
-  };
-  return t;
-}
-
 std::string Variable::to_string() const {
   static const char* axis[3] = {"x", "y", "z"};
   switch (kind) {
-    case Kind::XReg: return std::string("$") + kXNames[index & 31];
-    case Kind::FReg: return std::string("$") + kFNames[index & 31];
+    case Kind::XReg: return std::string("$") + xreg_name(index & 31);
+    case Kind::FReg: return std::string("$") + freg_name(index & 31);
     case Kind::Pc: return "$pc";
     case Kind::BlockIdx: return std::string("blockIdx.") + axis[index % 3];
     case Kind::ThreadIdx: return std::string("threadIdx.") + axis[index % 3];
@@ -527,12 +511,10 @@ class Parser {
         v.kind = Variable::Kind::Source;
         v.name = name;
       } else if (name == "$lane") v.kind = Variable::Kind::Lane;
-      else if (auto csr = std::find_if(csr_names().begin(), csr_names().end(),
-                                       [&](const auto& c) { return name.substr(1) == c.first; });
-               csr != csr_names().end()) {
+      else if (const DebugCsr* csr = find_debug_csr(name)) {
         v.kind = Variable::Kind::Csr;
-        v.index = csr->second;
-        v.name = csr->first;
+        v.index = csr->number;
+        v.name = csr->prompt_name;
       }
       else if (name == "$warp") v.kind = Variable::Kind::Warp;
       else if (name == "$core") v.kind = Variable::Kind::Core;
@@ -692,4 +674,4 @@ std::optional<Variable> Expr::as_variable() const {
   return std::nullopt;
 }
 
-}  // namespace vx::cli
+}  // namespace vx::debug

@@ -1,12 +1,12 @@
-// The expression language of conditions and print (cli/expr.hpp).
-#include "cli/expr.hpp"
+// The expression language of conditions and print (debug/expr.hpp).
+#include "debug/expr.hpp"
 
 #include <catch2/catch.hpp>
 #include <map>
 
-using vx::cli::Expr;
-using vx::cli::ExprEnv;
-using vx::cli::Variable;
+using vx::debug::Expr;
+using vx::debug::ExprEnv;
+using vx::debug::Variable;
 
 namespace {
 
@@ -191,7 +191,7 @@ TEST_CASE("expressions: evaluation errors", "[expr]") {
 }
 
 TEST_CASE("register names", "[expr]") {
-  using vx::cli::parse_register;
+  using vx::debug::parse_register;
   CHECK(parse_register("a0")->index == 10);
   CHECK(parse_register("$a0")->index == 10);
   CHECK(parse_register("zero")->index == 0);
@@ -219,14 +219,14 @@ TEST_CASE("deeply nested expressions are an error, not a stack overflow", "[expr
   for (const std::string& text : {deep("(", "1", ")", 5000), deep("-", "1", "", 50000), deep("!", "1", "", 50000),
                                   deep("", "1", "+1", 60000), deep("(1+", "1", ")", 3000), deep("*", "0", "", 40000)}) {
     INFO(text.substr(0, 40));
-    auto e = vx::cli::Expr::parse(text);
+    auto e = vx::debug::Expr::parse(text);
     REQUIRE_FALSE(e);
     CHECK_THAT(e.error().message, Catch::Contains("too deeply nested"));
     CHECK(e.error().message.size() < 300);
   }
   // 200 levels still work, and evaluate.
-  auto ok = vx::cli::Expr::parse(deep("(", "7", ")", 200));
+  auto ok = vx::debug::Expr::parse(deep("(", "7", ")", 200));
   REQUIRE(ok);
-  auto sum = vx::cli::Expr::parse(deep("", "1", "+1", 200));
+  auto sum = vx::debug::Expr::parse(deep("", "1", "+1", 200));
   REQUIRE(sum);
 }

@@ -23,7 +23,7 @@
 // typed by print and truncated by the integer language. VARIABLE is blockIdx.x|y|z, threadIdx.x|y|z, blockDim.x|y|z,
 // gridDim.x|y|z (also with a '$': $blockIdx.x), a register ($x0..$x31, ABI names such as $a0,
 // $sp, $fp, $pc; $f0..$f31 and $ft0.. give a float register's bits), $lane, $warp, $core, $lmem
-// (the focus CTA's local-memory base), a CSR by name ($mcause, $tmask, $cta_rank, csr_names()),
+// (the focus CTA's local-memory base), a CSR by name ($mcause, $tmask, $cta_rank, $vx_thread_id: device/registers.hpp),
 // or (after &) a symbol name.
 // Values are 64-bit signed integers; registers and memory words are 32-bit unsigned values,
 // zero-extended. Comparisons and logical operators give 0 or 1.
@@ -39,7 +39,7 @@
 
 #include "device/result.hpp"
 
-namespace vx::cli {
+namespace vx::debug {
 
 // A name an expression refers to; the environment supplies its value.
 struct Variable {
@@ -65,9 +65,6 @@ struct Variable {
   std::string to_string() const;  // as written in canonical form: "$a0", "threadIdx.x", "&total"
 };
 
-// The CSRs that are convenience variables ($NAME): name and number.
-const std::vector<std::pair<const char*, unsigned>>& csr_names();
-
 // Parses a register name with or without the leading '$': "a0", "$x5", "fp", "pc", "ft3", "f10".
 std::optional<Variable> parse_register(std::string_view name);
 
@@ -83,7 +80,7 @@ class ExprEnv {
   virtual Result<int64_t> c_value(const void* node) const;
 };
 
-// The expression tree (read by evaluators that know C types, cli/values.hpp).
+// The expression tree (read by evaluators that know C types, debug/values.hpp).
 enum class ExprOp : uint8_t {
   Literal, Var,
   Not, BitNot, Neg, Deref,
@@ -104,7 +101,7 @@ class Expr {
   // The expression is a lone register (print shows it with its name, floats as floats).
   std::optional<Variable> as_variable() const;
   // The expression names a C variable, uses C operators or a C-typed literal (1.5, 2u): it is
-  // evaluated with C types (cli/values.hpp).
+  // evaluated with C types (debug/values.hpp).
   bool uses_source() const { return uses_source_; }
 
   struct Node {
@@ -125,4 +122,4 @@ class Expr {
   bool uses_source_ = false;  // decided once at parse: conditions are evaluated at every hit
 };
 
-}  // namespace vx::cli
+}  // namespace vx::debug

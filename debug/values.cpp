@@ -1,10 +1,10 @@
-#include "cli/values.hpp"
+#include "debug/values.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 
-namespace vx::cli {
+namespace vx::debug {
 
 using engine::CType;
 using K = CType::Kind;
@@ -739,4 +739,4 @@ std::string format_at(const CValue& v, char fmt, bool top, unsigned depth) {
 
 }  // namespace
 
-}  // namespace vx::cli
+}  // namespace vx::debug

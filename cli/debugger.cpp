@@ -16,6 +16,7 @@
 #include "checkpoint/store.hpp"
 #include "cli/kernel_symbols.hpp"
 #include "device/isa.hpp"
+#include "device/registers.hpp"
 
 namespace vx::cli {
 
@@ -124,10 +125,6 @@ const char* wait_name(WarpWait w) {
   return "?";
 }
 
-bool is_call(uint32_t word) {
-  uint32_t opcode = word & 0x7f, rd = (word >> 7) & 31;
-  return (opcode == 0x6f || opcode == 0x67) && rd != 0;
-}
 
 // A range around pc that leaves out `avoid` (so that reaching it asks the step policy again).
 std::pair<uint32_t, uint32_t> range_avoiding(std::pair<uint32_t, uint32_t> r, uint32_t pc, uint32_t avoid) {
@@ -383,7 +380,6 @@ std::vector<int> Debugger::filter_breakpoint_stop(const StopEvent& ev, bool coun
     const std::vector<uint32_t> order = lanes_of(h.lanes);
     for (auto& [id, b] : bps_) {
       if (!b.enabled || !contains(b.addresses, h.pc)) continue;
-      if (count) ++b.hits;
       std::optional<uint32_t> lane_ok;
       if (!b.condition) {
         if (h.lanes) lane_ok = uint32_t(std::countr_zero(h.lanes));
@@ -404,6 +400,8 @@ std::vector<int> Debugger::filter_breakpoint_stop(const StopEvent& ev, bool coun
         }
       }
       if (!lane_ok) continue;
+      // As gdb counts: a hit whose condition is false is no hit; an ignored one is.
+      if (count) ++b.hits;
       if (b.ignore && count) {
         --b.ignore;
         continue;
@@ -811,35 +809,126 @@ void Debugger::cmd_step(Args a, bool over_calls) {
 
 void Debugger::cmd_finish(Args) {
   if (!ensure_can_run() || !ensure_focus()) return;
-  const WarpState* w = focus_warp();
   if (!sym_) return err("\"finish\" needs the kernel's symbols (call-frame information).");
-  const engine::WarpId id{focus_.core, focus_.slot};
-  const uint32_t lane = focus_.lane;
-  auto frames = insp_.unwind(Lane{id.core, id.slot, lane}, 2);
-  if (frames.size() < 2) return err("\"finish\" is not meaningful in the outermost frame.");
-  const uint32_t cfa0 = frames[0].sp;
-  const auto fn0 = sym_->function_at(w->pc);
-  const uint32_t ret = frames[1].pc;
-  out("Run till exit from #0  " + location_text(w->pc));
+  const Lane l = focus_;
+  const std::vector<engine::Frame> frames = insp_.unwind(l, 32);
+  const std::vector<FrameLevel> levels = insp_.frame_levels(frames);
+  if (frame_level_ >= levels.size()) return err("no frame " + std::to_string(frame_level_) + " at the focus");
+  if (frame_level_ + 1 >= levels.size()) return err("\"finish\" not meaningful in the outermost frame.");
+  const FrameLevel& sel = levels[frame_level_];
+  const unsigned k = sel.phys;
+  out("Run till exit from #" + std::to_string(frame_level_) + "  " +
+      (sel.function.empty() ? location_text(sel.pc) : sel.function) +
+      (sel.line ? " (" + base_name(sel.file) + ":" + std::to_string(sel.line) + ")" : ""));
   const engine::Symbols* sym = sym_;
-  engine::StepPolicy policy = [sym, cfa0, fn0, ret](uint32_t pc, uint32_t sp) -> std::optional<std::pair<uint32_t, uint32_t>> {
-    const bool in_fn0 = fn0 && pc >= fn0->lo && pc < fn0->hi;
-    if (sp >= cfa0 && !in_fn0) return std::nullopt;
-    if (in_fn0) return std::pair<uint32_t, uint32_t>{fn0->lo, fn0->hi};
-    std::pair<uint32_t, uint32_t> r{pc, pc + 4};
-    if (auto f = sym->function_at(pc)) r = {f->lo, f->hi};
-    return range_avoiding(r, pc, ret);
-  };
-  const uint32_t lanes = 1u << lane;
+  const uint32_t cfa = frames[k].sp;  // the frame's CFA: below it are its callees
+  const auto fn = sym_->function_at(sel.scope_pc);
+  engine::StepPolicy policy;
+  if (sel.inlined) {
+    // gdb's finish out of an inlined call: on in the same physical frame until the pc has left the
+    // inlined instance (fewer function levels there than the instance's caller has).
+    if (k != 0) return err("\"finish\" out of an inlined call in a caller's frame is not supported yet (select frame 0 or a physical frame)");
+    if (!vars_) return err("\"finish\" out of an inlined call needs the kernel's debug information");
+    size_t levels_here = 0;
+    for (const FrameLevel& f : levels) levels_here += f.phys == 0;
+    const size_t target = levels_here - sel.inline_level - 1;  // levels once the instance is left
+    const engine::Variables* vars = vars_;
+    policy = [sym, vars, cfa, fn, target](uint32_t pc, uint32_t sp) -> std::optional<std::pair<uint32_t, uint32_t>> {
+      const bool in_fn = fn && pc >= fn->lo && pc < fn->hi;
+      if (!in_fn) {
+        if (sp >= cfa) return std::nullopt;  // the physical function returned with it
+        std::pair<uint32_t, uint32_t> r{pc, pc + 4};
+        if (auto f = sym->function_at(pc)) r = {f->lo, f->hi};
+        return r;  // a callee: run it through
+      }
+      if (vars->frames(pc).size() <= target) return std::nullopt;
+      return std::pair<uint32_t, uint32_t>{pc, pc + 4};
+    };
+  } else {
+    const uint32_t ret = frames[k + 1].pc;
+    policy = [sym, cfa, fn, ret](uint32_t pc, uint32_t sp) -> std::optional<std::pair<uint32_t, uint32_t>> {
+      const bool in_fn = fn && pc >= fn->lo && pc < fn->hi;
+      if (sp >= cfa && !in_fn) return std::nullopt;
+      if (in_fn && sp >= cfa) return std::pair<uint32_t, uint32_t>{fn->lo, fn->hi};
+      std::pair<uint32_t, uint32_t> r{pc, pc + 4};
+      if (auto f = sym->function_at(pc)) r = {f->lo, f->hi};
+      return range_avoiding(r, pc, ret);
+    };
+  }
+  // The function's return type (DWARF): none for void, and none for an inlined call (gdb prints
+  // no value there either).
+  const engine::CType* rtype = nullptr;
+  bool known_type = false;
+  if (!sel.inlined && vars_) {
+    auto scopes = vars_->frames(sel.scope_pc);
+    if (sel.inline_level < scopes.size()) {
+      rtype = scopes[sel.inline_level].return_type;
+      known_type = true;
+    }
+  }
+  const engine::WarpId id = l.warp();
+  const uint32_t lanes = 1u << l.lane;
   run_and_report([this, id, lanes, policy]() -> Result<RunFn> {
     return RunFn([this, id, lanes, policy]() { return s_.step(id, lanes, policy); });
   }, 1, false);
-  // Back in the caller: the return value is in a0 (the RISC-V calling convention).
-  if (state_ == State::Stopped && s_.last_stop().reason == StopReason::Step && focus_.core == id.core &&
-      focus_.slot == id.slot)
-    if (auto a0 = insp_.reg(Lane{id.core, id.slot, lane}, 10))
-      out("Value returned in $a0: " + std::to_string(int32_t(*a0)) + " (" + hex32(*a0) + ")",
-          {{"returned", *a0}});
+  if (sel.inlined || state_ != State::Stopped || s_.last_stop().reason != StopReason::Step || focus_.warp() != id) return;
+  auto a0 = insp_.reg(Lane{id.core, id.slot, l.lane}, 10);
+  if (!a0) return;
+  if (!known_type) {
+    // No debug information: the integer register the calling convention returns in.
+    return out("Value returned in $a0: " + std::to_string(int32_t(*a0)) + " (" + hex32(*a0) + ")", {{"returned", *a0}});
+  }
+  if (!rtype) return;  // void
+  auto v = return_value(Lane{id.core, id.slot, l.lane}, *rtype);
+  if (!v) return out("Value returned has type: " + engine::type_name(*rtype) + ". " + v.error().message,
+                     {{"returned_type", engine::type_name(*rtype)}});
+  nlohmann::json j = {{"returned", *a0}, {"text", format_c(*v, 0)}, {"type", engine::type_name(*rtype)}};
+  if (auto i = c_to_int(*v)) j["returned"] = uint32_t(*i);
+  out("Value returned is " + format_c(*v, 0), j);
+}
+
+// Where the RISC-V ilp32f calling convention leaves a function's result: integers, pointers and
+// aggregates of up to 8 bytes in a0 (and a1), a float in fa0, a struct of one or two floats in fa0
+// (and fa1), a struct of a float and an integer in fa0 and a0; larger aggregates go through memory
+// the caller owns, whose address is not kept.
+Result<CValue> Debugger::return_value(const Lane& l, const engine::CType& type) {
+  const engine::CType& t = engine::strip_typedefs(type);
+  CValue v;
+  v.type = &type;
+  auto put = [&](uint32_t word, uint32_t n) {
+    for (uint32_t i = 0; i < n && i < 4; ++i) v.bytes.push_back(uint8_t(word >> (8 * i)));
+  };
+  auto x = [&](unsigned r) { return insp_.reg(l, r).value_or(0); };
+  if (t.size > 8) return make_error("Cannot determine contents (the caller's memory holds it)");
+  using K = engine::CType::Kind;
+  if (t.kind == K::Float && t.size == 4) {
+    put(x(32 + 10), 4);
+    return v;
+  }
+  if (t.kind == K::Struct) {
+    // The hard-float rule: one or two float members (and at most one integer beside one float).
+    std::vector<const engine::CType::Field*> fields;
+    for (const auto& f : t.fields) fields.push_back(&f);
+    auto is_float = [](const engine::CType::Field* f) {
+      const engine::CType& ft = engine::strip_typedefs(*f->type);
+      return ft.kind == K::Float && ft.size == 4;
+    };
+    const size_t floats = std::count_if(fields.begin(), fields.end(), is_float);
+    if (fields.size() <= 2 && floats >= 1 && std::all_of(fields.begin(), fields.end(), [](auto* f) { return f->type && f->bit_size == 0; })) {
+      v.bytes.assign(t.size, 0);
+      unsigned next_f = 32 + 10, next_x = 10;
+      for (const auto* f : fields) {
+        const engine::CType& ft = engine::strip_typedefs(*f->type);
+        if (ft.size > 4) return make_error("Cannot determine contents");
+        const uint32_t word = is_float(f) ? x(next_f++) : x(next_x++);
+        for (uint32_t i = 0; i < ft.size && f->offset + i < t.size; ++i) v.bytes[f->offset + i] = uint8_t(word >> (8 * i));
+      }
+      return v;
+    }
+  }
+  put(x(10), std::min<uint32_t>(t.size, 4));
+  if (t.size > 4) put(x(11), t.size - 4);
+  return v;
 }
 
 // --- Breakpoints -----------------------------------------------------------------------------------------

@@ -96,7 +96,7 @@ class Debugger {
     uint8_t watch_kind = 0;
     std::string watch_command;  // "watch", "rwatch", "awatch"
     engine::WatchSpec watch;
-    std::string watch_type;  // the C type of *(TYPE *)ADDR, "" for a plain address
+    const engine::CType* watch_ctype = nullptr;  // the watched expression's type (its values print as it)
     int engine_watch = 0;
   };
   // The lane the prompt shows (its core, slot and lane), when `valid`.
@@ -115,6 +115,8 @@ class Debugger {
   void cmd_stepi(Args a, bool over_calls);
   void cmd_step(Args a, bool over_calls);
   void cmd_finish(Args a);
+  // A function's result in lane l right after it returned, by the calling convention.
+  Result<CValue> return_value(const Lane& l, const engine::CType& type);
   void cmd_break(Args a, bool temporary);
   void cmd_delete(Args a);
   void cmd_enable(Args a, bool enable);

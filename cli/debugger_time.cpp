@@ -8,6 +8,7 @@
 
 #include "checkpoint/store.hpp"
 #include "cli/debugger.hpp"
+#include "device/isa.hpp"
 
 namespace vx::cli {
 
@@ -44,37 +45,6 @@ const char* mark_text(StopReason r) {
     case StopReason::InstructionCount: return "stop";
     default: return engine::stop_reason_name(r);
   }
-}
-
-// C types a watchpoint may name in *(TYPE *)ADDR, with their size and how their value prints.
-struct CType {
-  const char* name;
-  uint32_t size;
-  char kind;  // 'i' signed, 'u' unsigned, 'f' float
-};
-constexpr CType kTypes[] = {
-    {"char", 1, 'i'},          {"signed char", 1, 'i'},  {"unsigned char", 1, 'u'}, {"int8_t", 1, 'i'},
-    {"uint8_t", 1, 'u'},       {"short", 2, 'i'},        {"unsigned short", 2, 'u'}, {"int16_t", 2, 'i'},
-    {"uint16_t", 2, 'u'},      {"int", 4, 'i'},          {"unsigned", 4, 'u'},      {"unsigned int", 4, 'u'},
-    {"int32_t", 4, 'i'},       {"uint32_t", 4, 'u'},     {"long", 4, 'i'},          {"unsigned long", 4, 'u'},
-    {"float", 4, 'f'},         {"long long", 8, 'i'},    {"unsigned long long", 8, 'u'}, {"int64_t", 8, 'i'},
-    {"uint64_t", 8, 'u'},      {"double", 8, 'f'},
-};
-
-const CType* find_type(std::string name) {
-  // Collapse runs of blanks: "unsigned   int" is "unsigned int".
-  std::string t;
-  for (char c : name) {
-    if (c == ' ' || c == '\t') {
-      if (!t.empty() && t.back() != ' ') t += ' ';
-    } else {
-      t += c;
-    }
-  }
-  while (!t.empty() && t.back() == ' ') t.pop_back();
-  for (const CType& c : kTypes)
-    if (t == c.name) return &c;
-  return nullptr;
 }
 
 }  // namespace
@@ -373,55 +343,62 @@ void Debugger::cmd_watch(const std::string& name, Args a) {
       break;
     }
   }
-  if (loc.empty()) return usage(name + ": expected an address or *(TYPE *)ADDRESS");
+  if (loc.empty()) return usage(name + ": expected an expression (a variable, an array element, *(TYPE *)ADDRESS)");
   UserBreakpoint b;
   b.watch_command = name;
   b.watch_kind = name == "watch" ? kWatchWrite : name == "rwatch" ? kWatchRead : (kWatchRead | kWatchWrite);
-  uint32_t len = 0;
-  if (loc.rfind("-l ", 0) == 0 || loc.rfind("-len ", 0) == 0) {
-    std::string rest = loc.substr(loc.find(' ') + 1);
-    size_t sp = rest.find_first_of(" \t");
-    auto n = parse_u32(rest.substr(0, sp));
-    if (!n || *n == 0 || *n > 4096) return usage(name + ": -l takes a length of 1 to 4096 bytes");
-    len = *n;
-    loc = sp == std::string::npos ? "" : std::string(trim(rest.substr(sp)));
-    if (loc.empty()) return usage(name + ": expected an address after -l " + std::to_string(len));
+  // gdb's -l / -location EXPR: the memory EXPR designates now. vxreplay watches memory either way
+  // (a hardware watchpoint of the lvalue's address and size), so the flag changes nothing else.
+  for (const char* flag : {"-location ", "-l "})
+    if (loc.rfind(flag, 0) == 0) loc = std::string(trim(std::string_view(loc).substr(std::strlen(flag))));
+  if (loc.empty()) return usage(name + ": expected an expression after -location");
+  auto e = Expr::parse(loc);
+  if (!e) return usage(name + ": " + e.error().message);
+  // The lvalue, as gdb takes it: the address and the type's size of what EXPR designates.
+  std::optional<Lane> at;
+  if (focus_warp()) at = Lane(focus_);
+  Result<CValue> v = make_error("");
+  if (e->root()->op == ExprOp::Deref) {
+    // *POINTER: the pointer designates the memory, which need not be readable yet (local memory
+    // before the kernel starts): no read.
+    auto p = insp_.evaluate_c(*e->root()->a, at, frame_level_);
+    if (!p) return err(name + ": " + p.error().message);
+    auto a = c_to_int(*p);
+    if (!a) return err(name + ": " + a.error().message);
+    const engine::CType& pt = engine::strip_typedefs(*p->type);
+    CValue lv;
+    lv.type = pt.kind == engine::CType::Kind::Pointer ? pt.target : insp_.arena().builtin("unsigned int");
+    if (!lv.type) return err(name + ": " + e->text() + " has type void: there is no size to watch");
+    if (*a < 0 || *a > int64_t(UINT32_MAX)) return err(name + ": address " + std::to_string(*a) + " is not 32-bit");
+    lv.address = uint32_t(*a);
+    v = lv;
+  } else {
+    v = insp_.evaluate_c(*e->root(), at, frame_level_);
   }
-  std::string addr_text = loc;
-  if (loc.rfind("*(", 0) == 0) {
-    size_t close = loc.find(')');
-    if (close == std::string::npos) return usage(name + ": missing ')' in " + loc);
-    std::string inside(trim(std::string_view(loc).substr(2, close - 2)));
-    if (inside.empty() || inside.back() != '*') return usage(name + ": expected *(TYPE *)ADDRESS, got " + loc);
-    inside.pop_back();
-    const CType* t = find_type(inside);
-    if (!t) return usage(name + ": unknown type \"" + std::string(trim(inside)) + "\" (int, unsigned, float, char, short, long long, ...)");
-    b.watch_type = t->name;
-    if (!len) len = t->size;
-    addr_text = std::string(trim(std::string_view(loc).substr(close + 1)));
-  } else if (loc[0] == '*') {
-    addr_text = loc.substr(1);
-  }
-  auto e = Expr::parse(addr_text);
-  if (!e) return usage(name + ": bad address: " + e.error().message);
-  auto v = evaluate(*e, Lane{focus_.core, focus_.slot, focus_.lane});
   if (!v) return err(name + ": " + v.error().message);
-  if (*v < 0 || *v > int64_t(UINT32_MAX)) return err(name + ": address " + std::to_string(*v) + " is not 32-bit");
-  if (!len) len = 4;
-  const uint32_t addr = uint32_t(*v);
+  if (!v->missing.empty()) return err(name + ": " + e->text() + " is " + v->missing + ": there is no memory to watch");
+  if (v->reg && !v->address)
+    return err(name + ": " + e->text() + " lives in register $" + std::string(xreg_name(*v->reg % 32)) +
+               ", not in memory: watchpoints watch memory (watch its address where it has one)");
+  if (!v->address) return err("Cannot watch constant value `" + e->text() + "'.");
+  const uint32_t len = v->type ? v->type->size : 4;
+  if (len == 0 || len > 4096) return err(name + ": " + e->text() + " is " + std::to_string(len) + " bytes: a watchpoint covers 1 to 4096");
+  const uint32_t addr = *v->address;
   if (uint64_t(addr) + len > (1ull << 32)) return err(name + ": the range runs past the end of the address space");
   b.watch.addr = addr;
   b.watch.len = len;
   b.watch.kind = b.watch_kind;
+  b.watch_ctype = v->type;
   if (addr >= memmap::kLocalMemBase) {
     // The focus core's local memory, as `x` reads it (core 0 before there is a focus).
     b.watch.local = true;
     b.watch.core = focus_.valid ? int32_t(focus_.core) : 0;
   } else if (uint64_t(addr) + len > memmap::kLocalMemBase) {
     return err(name + ": the range crosses the start of local memory at " + hex32(memmap::kLocalMemBase));
+  } else if (auto r = s_.read_memory(addr, len); !r) {
+    return err(name + ": cannot watch " + e->text() + " at " + hex32(addr) + ": " + r.error().message);
   }
-  b.location = b.watch_type.empty() ? (len == 4 ? "*" + hex32(addr) : "-l " + std::to_string(len) + " " + hex32(addr))
-                                    : "*(" + b.watch_type + " *)" + hex32(addr);
+  b.location = e->text();
   if (!cond.empty()) {
     auto c = Expr::parse(cond);
     if (!c) return usage("bad condition: " + c.error().message);
@@ -468,30 +445,11 @@ void Debugger::describe_watchpoint(const UserBreakpoint& b, std::string* text, n
 }
 
 std::string Debugger::format_watch_value(const UserBreakpoint& b, const std::vector<uint8_t>& bytes) const {
-  const CType* t = b.watch_type.empty() ? nullptr : find_type(b.watch_type);
-  char kind = t ? t->kind : 'i';
-  if (bytes.size() == 1 || bytes.size() == 2 || bytes.size() == 4 || bytes.size() == 8) {
-    uint64_t u = 0;
-    for (size_t i = 0; i < bytes.size(); ++i) u |= uint64_t(bytes[i]) << (8 * i);
-    char buf[64];
-    if (kind == 'f' && bytes.size() == 4) {
-      float f;
-      uint32_t bits = uint32_t(u);
-      std::memcpy(&f, &bits, 4);
-      std::snprintf(buf, sizeof buf, "%g", double(f));
-    } else if (kind == 'f' && bytes.size() == 8) {
-      double d;
-      std::memcpy(&d, &u, 8);
-      std::snprintf(buf, sizeof buf, "%g", d);
-    } else if (kind == 'u') {
-      std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(u));
-    } else {
-      const unsigned bits = unsigned(bytes.size() * 8);
-      int64_t sv = bits == 64 ? int64_t(u) : int64_t(u << (64 - bits)) >> (64 - bits);
-      std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(sv));
-    }
-    return buf;
-  }
+  // As print shows a value of the watched expression's type.
+  CValue v;
+  v.type = b.watch_ctype;
+  v.bytes = bytes;
+  if (v.type && v.type->size == bytes.size()) return format_c(v, 0);
   std::string s = "{";
   for (size_t i = 0; i < bytes.size(); ++i) {
     char buf[8];

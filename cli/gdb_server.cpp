@@ -334,13 +334,22 @@ void GdbServer::send_console() {
 
 int64_t GdbServer::thread_id(const Lane& l) const { return debug::thread_id(s_.config(), l); }
 
+// A stop with nothing resident (the start of a launch's history, before its first CTA is
+// dispatched): gdb needs a thread to stand at a stop, so lane 0 of core 0's warp 0 stands for the
+// launch, with its registers zero and its pc the launch's start (rr shows the process at exec).
+bool GdbServer::nothing_resident() const {
+  return s_.stopped() && debug::resident_lanes(s_.context(), s_.config().threads).empty();
+}
+
 std::vector<Lane> GdbServer::resident() const {
   if (!s_.stopped()) return {};
+  if (nothing_resident()) return {Lane{}};
   return debug::resident_lanes(s_.context(), s_.config().threads);
 }
 
 std::optional<Lane> GdbServer::lane_of(int64_t tid) const {
   if (!s_.stopped()) return std::nullopt;
+  if (nothing_resident()) return tid == thread_id(Lane{}) ? std::optional<Lane>(Lane{}) : std::nullopt;
   auto l = debug::lane_of_thread(s_.config(), tid);
   if (!l || !debug::is_resident(s_.context(), s_.config().threads, *l)) return std::nullopt;
   return l;
@@ -359,6 +368,10 @@ std::optional<Lane> GdbServer::selected(char op) const {
 // gdb's register numbers, read through the debugger core (the prompt reads the same).
 std::optional<uint32_t> GdbServer::register_value(const Lane& l, uint32_t reg) const {
   if (!s_.stopped()) return std::nullopt;
+  if (nothing_resident()) {
+    if (reg == kRegPc) return s_.context().launch.start_pc;
+    return reg < reg_count() ? std::optional<uint32_t>(0u) : std::nullopt;
+  }
   if (reg < 32) return insp_.reg(l, reg);
   if (reg == kRegPc) {
     const WarpState* w = insp_.warp(l);
@@ -370,6 +383,8 @@ std::optional<uint32_t> GdbServer::register_value(const Lane& l, uint32_t reg) c
 }
 
 std::string GdbServer::extra_info(const Lane& l) const {
+  if (nothing_resident())
+    return "launch " + std::to_string(stop_.launch) + " before its first CTA: no warp is resident yet";
   const DeviceContext& ctx = s_.context();
   const WarpState& w = ctx.cores.at(l.core).warps.at(l.slot);
   const std::array<uint32_t, 3> t = insp_.thread_idx(l);
@@ -394,6 +409,7 @@ void GdbServer::settle(const StopEvent& ev, std::optional<Lane> stepped) {
   stop_lane_.reset();
   // The one rule for the lane a stop is about (debug/lane.hpp), the prompt's too.
   if (s_.stopped()) stop_lane_ = debug::stop_lane(ev, s_.context(), s_.config().threads, preferred);
+  if (!stop_lane_ && nothing_resident()) stop_lane_ = Lane{};
   // gdb selects the stop's thread: Hg/Hc follow it until gdb sets them again.
   g_thread_ = c_thread_ = 0;
 }

@@ -99,6 +99,7 @@ class GdbServer {
   int64_t thread_id(const Lane& l) const;
   std::optional<Lane> lane_of(int64_t tid) const;  // nullopt: not a resident lane now
   std::vector<Lane> resident() const;
+  bool nothing_resident() const;
   std::optional<Lane> selected(char op) const;  // Hg / Hc, else the stop's thread
   std::optional<uint32_t> register_value(const Lane& l, uint32_t reg) const;
   std::string extra_info(const Lane& l) const;

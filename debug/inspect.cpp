@@ -291,7 +291,21 @@ class Inspector::CEnv final : public ValueEnv {
 
   Result<std::optional<CValue>> variable(const std::string& name) const override {
     if (!i_.vars_) return std::optional<CValue>();
-    if (!l_ || !i_.warp(*l_)) return make_error("C variables need a lane: the kernel is not stopped in a warp");
+    if (!l_ || !i_.warp(*l_)) {
+      // No lane: a global is still readable (its location is an address), nothing else.
+      auto g = i_.vars_->find(i_.launch_.entry_pc, name, 0);
+      if (!g || g->kind != engine::SourceVariable::Kind::Global) {
+        if (g) return make_error(name + " is a local: it needs a lane, and the kernel is not stopped in a warp");
+        return std::optional<CValue>();
+      }
+      FrameView none;
+      none.level.scope_pc = i_.launch_.entry_pc;
+      none.view.reg = [](unsigned) { return std::optional<uint32_t>(); };
+      none.view.read = [this](uint32_t addr, uint32_t size) { return i_.read(Lane{}, addr, size); };
+      auto value = i_.variable_value(Lane{}, *g, none);
+      if (!value) return make_error(name + ": " + value.error().message);
+      return std::optional<CValue>(*value);
+    }
     if (!frame_) {
       auto f = i_.frame_view(*l_, level_);
       if (!f) return f.error();

@@ -1279,6 +1279,9 @@ struct Session::Impl {
         budget = std::min(budget, mode.target - now);
       }
       if (next_auto > now) budget = std::min(budget, next_auto - now);
+      // Checked at every return from the device, not only at slice ends: a step whose policy asks
+      // after every instruction (stepi N, nexti) returns through a trigger each time.
+      if (interrupted && !quiet) return stop(StopReason::Interrupt, {});
       DeviceEvent e = dev.wait(budget);
       drain_console();
       switch (e.kind) {

@@ -763,6 +763,8 @@ std::vector<ScopeFrame> Variables::frames(uint32_t pc) const {
     ScopeFrame sf;
     if (const char* n = die_name(&f)) sf.function = n;
     sf.inlined = dwarf_tag(&f) == DW_TAG_inlined_subroutine;
+    // DW_AT_type of the function (through its abstract origin): absent for a void function.
+    sf.return_type = impl_->type_of(&f, 0);
     if (sf.inlined) {
       Dwarf_Attribute attr;
       Dwarf_Word v = 0;

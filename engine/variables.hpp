@@ -87,6 +87,7 @@ struct ScopeFrame {
   bool inlined = false;
   uint32_t call_line = 0;  // inlined: the line of the call in the next frame out
   std::string call_file;
+  const CType* return_type = nullptr;  // nullptr: the function returns void
 };
 
 class Variables {

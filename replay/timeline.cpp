@@ -4,6 +4,7 @@
 #include <map>
 
 #include "checkpoint/store.hpp"
+#include "device/registers.hpp"
 
 namespace vx::replay {
 
@@ -15,11 +16,10 @@ using engine::WarpId;
 
 namespace {
 
-bool is_call(uint32_t word) {
-  uint32_t opcode = word & 0x7f, rd = (word >> 7) & 31;
-  return (opcode == 0x6f || opcode == 0x67) && rd == 1;
-}
-bool is_return(uint32_t word) { return word == 0x00008067; }  // jalr x0, 0(ra)
+// Calls and returns as device/registers.hpp defines them (t0 millicode included): the forward
+// moves (debug/, cli/) use the same definition.
+using vx::is_call;
+using vx::is_return;
 
 // The latest checkpoint strictly before t, nullopt when there is none.
 Result<std::optional<checkpoint::TimeKey>> key_before(checkpoint::Store& store, TimePoint t) {

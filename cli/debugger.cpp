@@ -126,13 +126,6 @@ const char* wait_name(WarpWait w) {
 }
 
 
-// A range around pc that leaves out `avoid` (so that reaching it asks the step policy again).
-std::pair<uint32_t, uint32_t> range_avoiding(std::pair<uint32_t, uint32_t> r, uint32_t pc, uint32_t avoid) {
-  if (avoid < r.first || avoid >= r.second) return r;
-  if (pc < avoid) return {r.first, avoid};
-  if (pc > avoid) return {avoid + 1, r.second};
-  return {pc, pc + 4};
-}
 
 }  // namespace
 
@@ -141,10 +134,11 @@ std::pair<uint32_t, uint32_t> range_avoiding(std::pair<uint32_t, uint32_t> r, ui
 Debugger::Debugger(engine::Session& session, const engine::Symbols* symbols, const GridLaunch& launch, Sink& sink)
     : s_(session), sym_(symbols), insp_(session, symbols, nullptr, launch), timeline_(session, symbols), launch_(launch),
       sink_(sink) {
-  // The runtime's headers are not the user's code: step goes through their inline helpers
-  // (barrier, split/join, CTA ids) unless `skip delete` says otherwise.
-  for (const char* header : {"vx_intrinsics.h", "vx_runtime.h", "vx_print.h"})
-    skips_.push_back(SkipRule{next_skip_++, true, header, true});
+  // The runtime is not the user's code: step goes through its inline helpers (barrier, split/join,
+  // CTA ids) and its functions (vx_serial, vx_printf: trampolines into the user's callees, which
+  // step does enter) unless `skip delete` says otherwise.
+  for (const char* file : {"vx_intrinsics.h", "vx_runtime.h", "vx_print.h", "start.S", "vx_runtime.c", "vx_print.c"})
+    skips_.push_back(SkipRule{next_skip_++, true, file, true});
   // Breakpoint and watchpoint conditions (and whether a watched value changed) are decided where the
   // hit happens: a hit that does not stop costs no stop.
   s_.set_breakpoint_filter([this](const StopEvent& hit) {
@@ -651,19 +645,9 @@ Result<Debugger::RunFn> Debugger::make_stepi(bool over_calls) {
   const engine::WarpId id{focus_.core, focus_.slot};
   const uint32_t lanes = 1u << focus_.lane;
   auto word = read_word(w->pc);
-  if (!over_calls || !word || !is_call(*word))
-    return RunFn([this, id, lanes]() { return s_.step(id, lanes, nullptr); });
-  // A call: run until the focus lane is back at the return address in this frame.
-  const uint32_t ret = w->pc + 4;
-  const uint32_t sp0 = w->x[kRegSp * nt() + focus_.lane];
-  const engine::Symbols* sym = sym_;
-  engine::StepPolicy policy = [sym, ret, sp0](uint32_t pc, uint32_t sp) -> std::optional<std::pair<uint32_t, uint32_t>> {
-    if (pc == ret && sp >= sp0) return std::nullopt;
-    std::pair<uint32_t, uint32_t> r{pc, pc + 4};
-    if (sym)
-      if (auto f = sym->function_at(pc)) r = {f->lo, f->hi};
-    return range_avoiding(r, pc, ret);
-  };
+  engine::StepPolicy policy;
+  if (over_calls && word) policy = debug::nexti_plan(sym_, w->pc, *word, *insp_.reg(focus_, kRegSp));
+  if (!policy) return RunFn([this, id, lanes]() { return s_.step(id, lanes, nullptr); });
   return RunFn([this, id, lanes, policy]() { return s_.step(id, lanes, policy); });
 }
 
@@ -674,39 +658,10 @@ Result<Debugger::RunFn> Debugger::make_stepi_count(bool over_calls, uint32_t cou
   if (!w) return make_error("No focus warp to step.");
   const engine::WarpId id{focus_.core, focus_.slot};
   const uint32_t lanes = 1u << focus_.lane;
-  struct Count {
-    uint32_t left;
-    uint32_t prev_pc;
-    bool in_call = false;
-    uint32_t ret = 0, sp0 = 0;
-  };
-  auto st = std::make_shared<Count>(Count{count, w->pc});
-  const engine::Symbols* sym = sym_;
-  auto fn_range = [sym](uint32_t pc) {
-    std::pair<uint32_t, uint32_t> r{pc, pc + 4};
-    if (sym)
-      if (auto f = sym->function_at(pc)) r = {f->lo, f->hi};
-    return r;
-  };
-  // Called after each instruction the focus lane retires: count it, or (nexti) run a call through.
-  engine::StepPolicy policy = [this, st, over_calls, fn_range](uint32_t pc,
-                                                               uint32_t sp) -> std::optional<std::pair<uint32_t, uint32_t>> {
-    if (st->in_call) {
-      if (!(pc == st->ret && sp >= st->sp0)) return range_avoiding(fn_range(pc), pc, st->ret);
-      st->in_call = false;
-    } else if (over_calls) {
-      auto word = read_word(st->prev_pc);
-      if (word && is_call(*word) && pc != st->prev_pc + 4) {
-        st->in_call = true;
-        st->ret = st->prev_pc + 4;
-        st->sp0 = sp;
-        return range_avoiding(fn_range(pc), pc, st->ret);
-      }
-    }
-    st->prev_pc = pc;
-    if (--st->left == 0) return std::nullopt;
-    return std::pair<uint32_t, uint32_t>{pc, pc};  // any pc: the next instruction asks again
-  };
+  engine::StepPolicy policy = debug::count_plan(sym_, w->pc, count, over_calls, [this](uint32_t addr) {
+    auto v = read_word(addr);
+    return v ? std::optional<uint32_t>(*v) : std::nullopt;
+  });
   return RunFn([this, id, lanes, policy]() { return s_.step(id, lanes, policy); });
 }
 
@@ -729,74 +684,16 @@ Result<Debugger::RunFn> Debugger::make_step(bool over_calls, bool until) {
   const engine::WarpId id{focus_.core, focus_.slot};
   const uint32_t lanes = 1u << focus_.lane;
   const uint32_t lane = focus_.lane;
-  const uint32_t pc0 = w->pc;
-  const uint32_t sp0 = w->x[kRegSp * nt() + lane];
-  const engine::Symbols* sym = sym_;
+  debug::LineStep from;
+  from.pc = w->pc;
+  from.sp = *insp_.reg(focus_, kRegSp);
   // The frame's CFA (the sp at the function's entry): below it are callees, at or above it the callers.
-  uint32_t cfa0 = sp0;
-  if (auto frames = insp_.unwind(Lane{id.core, id.slot, lane}, 1); !frames.empty()) cfa0 = frames[0].sp;
-  const auto loc0 = sym->locate(pc0);
-  const auto range0 = sym->line_range(pc0);
-  const auto fn0 = sym->function_at(pc0);
-  auto in = [](const std::optional<std::pair<uint32_t, uint32_t>>& r, uint32_t pc) {
-    return r && pc >= r->first && pc < r->second;
-  };
-  auto fn_range = [sym](uint32_t pc) -> std::pair<uint32_t, uint32_t> {
-    if (auto f = sym->function_at(pc)) return {f->lo, f->hi};
-    return {pc, pc + 4};
-  };
-  auto line_or_insn = [sym](uint32_t pc) -> std::pair<uint32_t, uint32_t> {
-    if (auto r = sym->line_range(pc)) return *r;
-    return {pc, pc + 4};
-  };
-  // `skip`: code of these files and functions is stepped through, not into (unless the step
-  // started in it).
-  auto skipped = [skips = skips_, loc0](const std::optional<engine::SourceLocation>& loc) {
-    if (!loc || (loc0 && loc->function == loc0->function && loc->file == loc0->file)) return false;
-    return std::any_of(skips.begin(), skips.end(), [&](const SkipRule& r) { return r.enabled && r.matches(*loc); });
-  };
-  engine::StepPolicy policy = [=](uint32_t pc, uint32_t sp) -> std::optional<std::pair<uint32_t, uint32_t>> {
-    const bool in_fn0 = fn0 && pc >= fn0->lo && pc < fn0->hi;
-    if (!loc0 || loc0->line == 0) {
-      // Started without line information: run to code that has it.
-      auto loc = sym->locate(pc);
-      if (loc && loc->line) return std::nullopt;
-      return line_or_insn(pc);
-    }
-    if (in(range0, pc) && !(fn0 && pc == fn0->lo)) return *range0;
-    const bool callee = (!in_fn0 && sp < cfa0) || (fn0 && pc == fn0->lo && sp < cfa0);
-    if (callee) {
-      auto loc = sym->locate(pc);
-      if (over_calls || !loc || loc->line == 0 || skipped(loc)) return fn_range(pc);
-      // Step into a function with line information: stop after its prologue.
-      auto f = sym->function_at(pc);
-      if (f && pc == f->lo) {
-        if (auto res = sym->resolve(f->name)) {
-          for (uint32_t a : res->addresses)
-            if (a > pc && a < f->hi) return std::pair<uint32_t, uint32_t>{pc, a};
-        }
-      }
-      return std::nullopt;
-    }
-    auto loc = sym->locate(pc);
-    if (!in_fn0) {
-      // Returned to the caller (or left by a tail call): finish the caller's line, then stop.
-      if (!loc || loc->line == 0) return std::nullopt;
-      auto r = sym->line_range(pc);
-      if (r && pc != r->first) return *r;
-      return std::nullopt;
-    }
-    if (!loc || loc->line == 0) return line_or_insn(pc);
-    if (loc->file == loc0->file && loc->line == loc0->line && loc->function == loc0->function)
-      return line_or_insn(pc);
-    if (over_calls && loc->function != loc0->function && fn0 && loc->function != fn0->name)
-      return line_or_insn(pc);  // inside an inlined call: step over it
-    if (skipped(loc)) return line_or_insn(pc);  // inlined code of a skipped file or function
-    // until: a jump back in the same function (the loop's next iteration) does not stop.
-    if (until && loc->function == loc0->function && loc->file == loc0->file && loc->line < loc0->line)
-      return line_or_insn(pc);
-    return std::nullopt;
-  };
+  from.cfa = from.sp;
+  if (auto frames = insp_.unwind(Lane{id.core, id.slot, lane}, 1); !frames.empty()) from.cfa = frames[0].sp;
+  from.over_calls = over_calls;
+  from.until = until;
+  from.skips = skips_;
+  engine::StepPolicy policy = debug::line_plan(*sym_, from);
   return RunFn([this, id, lanes, policy]() { return s_.step(id, lanes, policy); });
 }
 
@@ -820,7 +717,6 @@ void Debugger::cmd_finish(Args) {
   out("Run till exit from #" + std::to_string(frame_level_) + "  " +
       (sel.function.empty() ? location_text(sel.pc) : sel.function) +
       (sel.line ? " (" + base_name(sel.file) + ":" + std::to_string(sel.line) + ")" : ""));
-  const engine::Symbols* sym = sym_;
   const uint32_t cfa = frames[k].sp;  // the frame's CFA: below it are its callees
   const auto fn = sym_->function_at(sel.scope_pc);
   engine::StepPolicy policy;
@@ -832,28 +728,9 @@ void Debugger::cmd_finish(Args) {
     size_t levels_here = 0;
     for (const FrameLevel& f : levels) levels_here += f.phys == 0;
     const size_t target = levels_here - sel.inline_level - 1;  // levels once the instance is left
-    const engine::Variables* vars = vars_;
-    policy = [sym, vars, cfa, fn, target](uint32_t pc, uint32_t sp) -> std::optional<std::pair<uint32_t, uint32_t>> {
-      const bool in_fn = fn && pc >= fn->lo && pc < fn->hi;
-      if (!in_fn) {
-        if (sp >= cfa) return std::nullopt;  // the physical function returned with it
-        std::pair<uint32_t, uint32_t> r{pc, pc + 4};
-        if (auto f = sym->function_at(pc)) r = {f->lo, f->hi};
-        return r;  // a callee: run it through
-      }
-      if (vars->frames(pc).size() <= target) return std::nullopt;
-      return std::pair<uint32_t, uint32_t>{pc, pc + 4};
-    };
+    policy = debug::finish_inline_plan(*sym_, *vars_, cfa, fn, target);
   } else {
-    const uint32_t ret = frames[k + 1].pc;
-    policy = [sym, cfa, fn, ret](uint32_t pc, uint32_t sp) -> std::optional<std::pair<uint32_t, uint32_t>> {
-      const bool in_fn = fn && pc >= fn->lo && pc < fn->hi;
-      if (sp >= cfa && !in_fn) return std::nullopt;
-      if (in_fn && sp >= cfa) return std::pair<uint32_t, uint32_t>{fn->lo, fn->hi};
-      std::pair<uint32_t, uint32_t> r{pc, pc + 4};
-      if (auto f = sym->function_at(pc)) r = {f->lo, f->hi};
-      return range_avoiding(r, pc, ret);
-    };
+    policy = debug::finish_plan(*sym_, cfa, fn, frames[k + 1].pc);
   }
   // The function's return type (DWARF): none for void, and none for an inlined call (gdb prints
   // no value there either).

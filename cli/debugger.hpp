@@ -21,6 +21,7 @@
 #include "debug/expr.hpp"
 #include "debug/inspect.hpp"
 #include "debug/lane.hpp"
+#include "debug/step.hpp"
 #include "debug/values.hpp"
 #include "device/host_runtime.hpp"
 #include "engine/session.hpp"
@@ -170,13 +171,7 @@ class Debugger {
   unsigned nesting_ = 0;              // user commands and source files running inside each other
   void info_skip();
   // `skip`: files (matched by base name or path suffix) and functions that step goes through.
-  struct SkipRule {
-    int id = 0;
-    bool is_file = true;
-    std::string pattern;
-    bool enabled = true;
-    bool matches(const engine::SourceLocation& loc) const;
-  };
+  using SkipRule = debug::SkipRule;
   std::vector<SkipRule> skips_;
   int next_skip_ = 1;
   using FrameLevel = debug::FrameLevel;

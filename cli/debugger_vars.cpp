@@ -253,15 +253,6 @@ namespace vx::cli {
 
 // --- skip ----------------------------------------------------------------------------------------------
 
-bool Debugger::SkipRule::matches(const engine::SourceLocation& loc) const {
-  if (!is_file) return loc.function == pattern;
-  const std::string& f = loc.file;
-  if (f == pattern) return true;
-  // A base name or a path suffix that starts at a directory boundary.
-  return f.size() > pattern.size() && f.compare(f.size() - pattern.size(), pattern.size(), pattern) == 0 &&
-         f[f.size() - pattern.size() - 1] == '/';
-}
-
 void Debugger::cmd_skip(Args a) {
   auto words = split_words(a.args);
   const std::string verb = words.empty() ? "" : words[0];

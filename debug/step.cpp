@@ -1,0 +1,173 @@
+#include "debug/step.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include "device/registers.hpp"
+
+namespace vx::debug {
+
+using Range = std::pair<uint32_t, uint32_t>;
+
+bool SkipRule::matches(const engine::SourceLocation& loc) const {
+  if (!is_file) return loc.function == pattern;
+  const std::string& f = loc.file;
+  if (f == pattern) return true;
+  // A base name or a path suffix that starts at a directory boundary.
+  return f.size() > pattern.size() && f.compare(f.size() - pattern.size(), pattern.size(), pattern) == 0 &&
+         f[f.size() - pattern.size() - 1] == '/';
+}
+
+Range range_avoiding(Range r, uint32_t pc, uint32_t avoid) {
+  if (avoid < r.first || avoid >= r.second) return r;
+  if (pc < avoid) return {r.first, avoid};
+  if (pc > avoid) return {avoid + 1, r.second};
+  return {pc, pc + 4};
+}
+
+namespace {
+
+Range fn_range(const engine::Symbols* sym, uint32_t pc) {
+  if (sym)
+    if (auto f = sym->function_at(pc)) return {f->lo, f->hi};
+  return {pc, pc + 4};
+}
+
+}  // namespace
+
+engine::StepPolicy nexti_plan(const engine::Symbols* sym, uint32_t pc, uint32_t word, uint32_t sp0) {
+  if (!is_call(word)) return nullptr;
+  // A call: run until the lane is back at the return address in this frame.
+  const uint32_t ret = pc + 4;
+  return [sym, ret, sp0](uint32_t pc, uint32_t sp) -> std::optional<Range> {
+    if (pc == ret && sp >= sp0) return std::nullopt;
+    return range_avoiding(fn_range(sym, pc), pc, ret);
+  };
+}
+
+engine::StepPolicy count_plan(const engine::Symbols* sym, uint32_t pc, uint32_t count, bool over_calls,
+                              WordReader read_word) {
+  struct Count {
+    uint32_t left;
+    uint32_t prev_pc;
+    bool in_call = false;
+    uint32_t ret = 0, sp0 = 0;
+  };
+  auto st = std::make_shared<Count>(Count{count, pc});
+  // Asked after each instruction the lane retires: count it, or (nexti) run a call through.
+  return [sym, st, over_calls, read_word](uint32_t pc, uint32_t sp) -> std::optional<Range> {
+    if (st->in_call) {
+      if (!(pc == st->ret && sp >= st->sp0)) return range_avoiding(fn_range(sym, pc), pc, st->ret);
+      st->in_call = false;
+    } else if (over_calls) {
+      auto word = read_word(st->prev_pc);
+      if (word && is_call(*word) && pc != st->prev_pc + 4) {
+        st->in_call = true;
+        st->ret = st->prev_pc + 4;
+        st->sp0 = sp;
+        return range_avoiding(fn_range(sym, pc), pc, st->ret);
+      }
+    }
+    st->prev_pc = pc;
+    if (--st->left == 0) return std::nullopt;
+    return Range{pc, pc};  // an empty range: the next instruction asks again
+  };
+}
+
+engine::StepPolicy line_plan(const engine::Symbols& symbols, const LineStep& from) {
+  const engine::Symbols* sym = &symbols;
+  const uint32_t pc0 = from.pc, cfa0 = from.cfa;
+  const bool over_calls = from.over_calls, until = from.until;
+  const auto loc0 = sym->locate(pc0);
+  const auto range0 = sym->line_range(pc0);
+  const auto fn0 = sym->function_at(pc0);
+  auto in = [](const std::optional<Range>& r, uint32_t pc) { return r && pc >= r->first && pc < r->second; };
+  auto line_or_insn = [sym](uint32_t pc) -> Range {
+    if (auto r = sym->line_range(pc)) return *r;
+    return {pc, pc + 4};
+  };
+  auto rule_says = [skips = from.skips](const engine::SourceLocation& loc) {
+    return std::any_of(skips.begin(), skips.end(), [&](const SkipRule& r) { return r.enabled && r.matches(loc); });
+  };
+  // A step that starts in skipped code (a runtime helper inlined into the kernel) runs on to code
+  // that is not; one that starts in the user's code goes through skipped code, not into it.
+  const bool started_skipped = loc0 && rule_says(*loc0);
+  auto skipped = [=](const std::optional<engine::SourceLocation>& loc) {
+    if (!loc) return false;
+    if (!started_skipped && loc0 && loc->function == loc0->function && loc->file == loc0->file) return false;
+    return rule_says(*loc);
+  };
+  return [=](uint32_t pc, uint32_t sp) -> std::optional<Range> {
+    const bool in_fn0 = fn0 && pc >= fn0->lo && pc < fn0->hi;
+    if (!loc0 || loc0->line == 0) {
+      // Started without line information: run to code that has it.
+      auto loc = sym->locate(pc);
+      if (loc && loc->line) return std::nullopt;
+      return line_or_insn(pc);
+    }
+    if (in(range0, pc) && !(fn0 && pc == fn0->lo)) return *range0;
+    const bool callee = (!in_fn0 && sp < cfa0) || (fn0 && pc == fn0->lo && sp < cfa0);
+    if (callee) {
+      auto loc = sym->locate(pc);
+      // A skipped callee (the runtime's trampolines, such as vx_serial) runs through, but the
+      // engine asks again when it calls out of its own code: a callee of the user's with line
+      // information is stepped into there (gdb's step through a trampoline).
+      if (over_calls || !loc || loc->line == 0 || skipped(loc)) return fn_range(sym, pc);
+      // Step into a function with line information: stop after its prologue.
+      auto f = sym->function_at(pc);
+      if (f && pc == f->lo) {
+        if (auto res = sym->resolve(f->name)) {
+          for (uint32_t a : res->addresses)
+            if (a > pc && a < f->hi) return Range{pc, a};
+        }
+      }
+      return std::nullopt;
+    }
+    auto loc = sym->locate(pc);
+    if (!in_fn0) {
+      // Returned to the caller (or left by a tail call): finish the caller's line, then stop.
+      if (!loc || loc->line == 0) return std::nullopt;
+      auto r = sym->line_range(pc);
+      if (r && pc != r->first) return *r;
+      return std::nullopt;
+    }
+    if (!loc || loc->line == 0) return line_or_insn(pc);
+    if (loc->file == loc0->file && loc->line == loc0->line && loc->function == loc0->function)
+      return line_or_insn(pc);
+    if (over_calls && loc->function != loc0->function && fn0 && loc->function != fn0->name && !started_skipped)
+      return line_or_insn(pc);  // inside an inlined call: step over it
+    if (skipped(loc)) return line_or_insn(pc);  // inlined code of a skipped file or function
+    // until: a jump back in the same function (the loop's next iteration) does not stop.
+    if (until && loc->function == loc0->function && loc->file == loc0->file && loc->line < loc0->line)
+      return line_or_insn(pc);
+    return std::nullopt;
+  };
+}
+
+engine::StepPolicy finish_plan(const engine::Symbols& symbols, uint32_t cfa, std::optional<engine::Symbols::Function> fn,
+                               uint32_t ret) {
+  const engine::Symbols* sym = &symbols;
+  return [sym, cfa, fn, ret](uint32_t pc, uint32_t sp) -> std::optional<Range> {
+    const bool in_fn = fn && pc >= fn->lo && pc < fn->hi;
+    if (sp >= cfa && !in_fn) return std::nullopt;
+    if (in_fn) return Range{fn->lo, fn->hi};
+    return range_avoiding(fn_range(sym, pc), pc, ret);
+  };
+}
+
+engine::StepPolicy finish_inline_plan(const engine::Symbols& symbols, const engine::Variables& variables, uint32_t cfa,
+                                      std::optional<engine::Symbols::Function> fn, size_t levels) {
+  const engine::Symbols* sym = &symbols;
+  const engine::Variables* vars = &variables;
+  return [sym, vars, cfa, fn, levels](uint32_t pc, uint32_t sp) -> std::optional<Range> {
+    const bool in_fn = fn && pc >= fn->lo && pc < fn->hi;
+    if (!in_fn) {
+      if (sp >= cfa) return std::nullopt;  // the physical function returned with it
+      return fn_range(sym, pc);           // a callee: run it through
+    }
+    if (vars->frames(pc).size() <= levels) return std::nullopt;
+    return Range{pc, pc + 4};
+  };
+}
+
+}  // namespace vx::debug

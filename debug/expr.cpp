@@ -350,6 +350,22 @@ class Parser {
       if (!a) return a;
       return unary_node(Op::AddrOf, *a, at);
     }
+    if (peek().kind == Tok::Name && peek().text == "sizeof") {
+      const size_t at = peek().pos;
+      ++pos_;
+      if (auto type = cast_type(true)) {
+        pos_ = type->second;
+        auto n = std::make_shared<Expr::Node>();
+        n->op = Op::SizeOf;
+        n->name = type->first;
+        return NodePtr(n);
+      }
+      Nest nest(*this);
+      if (nest_ > kMaxDepth) return too_deep(at);
+      auto a = parse_unary();
+      if (!a) return a;
+      return unary_node(Op::SizeOf, *a, at);
+    }
     if (auto type = cast_type()) {
       size_t at = peek().pos;
       pos_ = type->second;
@@ -379,8 +395,9 @@ class Parser {
     return t.kind == Tok::Punct && (t.text == "." || t.text == "->" || t.text == "[");
   }
 
-  // "(" TYPE ")" at the current token: the type's text and the token after ")".
-  std::optional<std::pair<std::string, size_t>> cast_type() const {
+  // "(" TYPE ")" at the current token: the type's text and the token after ")". After sizeof, a lone
+  // name in parentheses is left to the evaluator (a variable, else a type).
+  std::optional<std::pair<std::string, size_t>> cast_type(bool after_sizeof = false) const {
     if (!is_punct("(")) return std::nullopt;
     static const char* kKeywords[] = {"unsigned", "signed", "int",   "char",   "short", "long",     "float",
                                       "double",   "void",   "_Bool", "struct", "union", "enum",     "const",
@@ -404,6 +421,7 @@ class Parser {
     }
     if (toks_[i].kind != Tok::Punct || toks_[i].text != ")") return std::nullopt;
     if (stars) text += " " + std::string(stars, '*');
+    if (after_sizeof) return keyword || stars ? std::optional(std::make_pair(text, i + 1)) : std::nullopt;
     const Token& next = toks_[i + 1];
     // A lone name in parentheses is a cast only when a value follows: "(n) - 1" stays a subtraction.
     const bool value_follows = next.kind == Tok::Name || next.kind == Tok::Number ||
@@ -555,6 +573,7 @@ Result<int64_t> eval_node(const Expr::Node& n, const ExprEnv& env) {
   switch (n.op) {
     case Op::Literal: return n.value;
     case Op::Var: return env.value(n.var);
+    case Op::SizeOf: return make_error("sizeof needs C types (the kernel's debug information)");
     default: break;
   }
   auto a = eval_node(*n.a, env);
@@ -628,6 +647,7 @@ std::string node_string(const Expr::Node& n) {
     case Op::Cast: return "((" + n.name + ")" + node_string(*n.a) + ")";
     case Op::AddrOf: return "(&" + node_string(*n.a) + ")";
     case Op::At: return "(" + node_string(*n.a) + "@" + node_string(*n.b) + ")";
+    case Op::SizeOf: return "sizeof(" + (n.a ? node_string(*n.a) : n.name) + ")";
     default: return "(" + node_string(*n.a) + " " + op_text(n.op) + " " + node_string(*n.b) + ")";
   }
 }

@@ -8,7 +8,8 @@
 //   rel     := shift ( ("<" | "<=" | ">" | ">=") shift )*
 //   shift   := add ( ("<<" | ">>") add )*  add    := mul ( ("+" | "-") mul )*
 //   mul     := unary ( ("*" | "/" | "%") unary )*
-//   unary   := ("!" | "~" | "-" | "*" | "&") unary | "(" TYPE ")" unary | postfix
+//   unary   := ("!" | "~" | "-" | "*" | "&") unary | "(" TYPE ")" unary | "sizeof" "(" TYPE ")"
+//            | "sizeof" unary | postfix
 //   postfix := primary ( "[" expr "]" | "." NAME | "->" NAME )*
 //   primary := INTEGER | "(" expr ")" | VARIABLE | NAME
 //   print's argument may also be `expr "@" expr` (gdb's artificial array: N objects from the left side on).
@@ -87,6 +88,8 @@ enum class ExprOp : uint8_t {
   Mul, Div, Mod, Add, Sub, Shl, Shr, Lt, Le, Gt, Ge, Eq, Ne, BitAnd, BitXor, BitOr, And, Or,
   // C over source names: name is the member or the cast's type text.
   Member, Arrow, Index, Cast, AddrOf, At,
+  SizeOf,  // of the operand a, or (no a) of the type named by name; sizeof (NAME) may be either
+
 };
 
 class Expr {
@@ -108,7 +111,7 @@ class Expr {
     ExprOp op = ExprOp::Literal;
     int64_t value = 0;
     Variable var;
-    std::string name;  // Member/Arrow: the field; Cast: the type
+    std::string name;  // Member/Arrow: the field; Cast, SizeOf: the type
     char suffix = 0;   // Literal: 'u' (unsigned), 'f' (float), 'd' (double); 0 a plain integer
     double fvalue = 0; // Literal 'f'/'d': the value
     std::shared_ptr<const Node> a, b;

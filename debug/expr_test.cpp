@@ -175,6 +175,30 @@ TEST_CASE("expressions: C names, members, indexing, casts and @ parse into C nod
   CHECK_THAT(v.error().message, Catch::Contains("debug information"));
 }
 
+TEST_CASE("expressions: sizeof of a type or of an expression", "[expr]") {
+  auto canon = [](const std::string& text) {
+    auto e = Expr::parse(text);
+    INFO(text << ": " << (e ? "" : e.error().message));
+    REQUIRE(e.ok());
+    CHECK(e->uses_source());
+    return e->to_string();
+  };
+  CHECK(canon("sizeof(int)") == "sizeof(int)");
+  CHECK(canon("sizeof (struct node)") == "sizeof(struct node)");
+  CHECK(canon("sizeof(uint32_t *)") == "sizeof(uint32_t *)");
+  CHECK(canon("sizeof(x)") == "sizeof(x)");  // a variable or a typedef: the evaluator decides
+  CHECK(canon("sizeof x") == "sizeof(x)");
+  CHECK(canon("sizeof n->val") == "sizeof(n->val)");
+  CHECK(canon("sizeof a / sizeof a[0]") == "(sizeof(a) / sizeof(a[0]))");
+  CHECK(canon("sizeof(int) * 2") == "(sizeof(int) * 2)");
+  CHECK(canon("-sizeof(int)") == "(-sizeof(int))");
+  FakeEnv env;
+  auto v = Expr::parse("sizeof(int)")->eval(env);
+  REQUIRE_FALSE(v.ok());
+  CHECK_THAT(v.error().message, Catch::Contains("debug information"));
+  CHECK_THAT(parse_error("sizeof"), Catch::Contains("expected a value"));
+}
+
 TEST_CASE("expressions: evaluation errors", "[expr]") {
   FakeEnv env;
   auto div = Expr::parse("1 / (threadIdx.x - 3)");

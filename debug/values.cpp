@@ -72,6 +72,52 @@ std::string hexs(uint64_t x) {
   return b;
 }
 
+// A char type of one byte (arrays of it print as strings, pointers to it with their string).
+bool is_text(const CType* t) {
+  if (!t) return false;
+  const CType& s = engine::strip_typedefs(*t);
+  return s.kind == K::Int && s.size == 1 && s.is_char;
+}
+
+// One char as gdb writes it between `quote`s: \n and friends, \\, the quote escaped, else octal.
+std::string char_text(uint8_t c, char quote) {
+  static const char kNamed[] = {'a', 'b', 't', 'n', 'v', 'f', 'r'};  // chars 7 to 13
+  if (c >= 7 && c <= 13) return std::string("\\") + kNamed[c - 7];
+  if (c == '\\' || c == uint8_t(quote)) return std::string("\\") + char(c);
+  if (c >= 32 && c < 127) return std::string(1, char(c));
+  char b[8];
+  std::snprintf(b, sizeof b, "\\%03o", c);
+  return b;
+}
+
+// gdb's generic_printstr: one trailing NUL dropped, runs of more than kRepeatThreshold equal chars as
+// 'c' <repeats N times>, the rest in quotes, runs taken whole until kMaxArrayShown chars are shown.
+std::string format_string(const std::vector<uint8_t>& s, bool more) {
+  size_t len = s.size();
+  if (!more && len > 0 && s[len - 1] == 0) --len;
+  if (len == 0) return "\"\"";
+  std::string out;
+  bool quoted = false;
+  size_t i = 0;
+  for (size_t shown = 0; i < len && shown < kMaxArrayShown;) {
+    size_t j = i;
+    while (j < len && s[j] == s[i]) ++j;
+    if (j - i > kRepeatThreshold) {
+      out += std::string(quoted ? "\", " : out.empty() ? "" : ", ") + "'" + char_text(s[i], '\'') + "' <repeats " +
+             std::to_string(j - i) + " times>";
+      quoted = false;
+    } else {
+      if (!quoted) out += out.empty() ? "\"" : ", \"";
+      quoted = true;
+      for (size_t k = i; k < j; ++k) out += char_text(s[k], '"');
+    }
+    shown += j - i;
+    i = j;
+  }
+  if (quoted) out += '"';
+  return i < len || more ? out + "..." : out;
+}
+
 }  // namespace
 
 TypeArena::TypeArena() {
@@ -93,7 +139,7 @@ TypeArena::TypeArena() {
   add("unsigned long", K::Int, 4, false);
   add("short", K::Int, 2, true);
   add("unsigned short", K::Int, 2, false);
-  add("char", K::Int, 1, true, true);
+  add("char", K::Int, 1, false, true);  // unsigned on RISC-V
   add("signed char", K::Int, 1, true, true);
   add("unsigned char", K::Int, 1, false, true);
   add("float", K::Float, 4, false);
@@ -483,6 +529,71 @@ struct Evaluator {
     return make_error("cannot dereference a " + engine::type_name(*p.type));
   }
 
+  // sizeof: an int, as gdb types it; sizeof (NAME) is the variable's size, else the type's.
+  Result<CValue> size_of(const Expr::Node& n) {
+    const CType* type = nullptr;
+    const Expr::Node* a = n.a.get();
+    if (a && a->op == ExprOp::Var && a->var.kind == Variable::Kind::Source && a->var.name[0] != '$') {
+      auto found = env.variable(a->var.name);
+      if (!found) return found.error();
+      if (*found) {
+        type = (*found)->type;
+      } else if (auto t = parse_type(a->var.name, env, arena)) {
+        type = *t;
+      }
+    }
+    if (!type && !a) {
+      auto t = parse_type(n.name, env, arena);
+      if (!t) return t.error();
+      type = *t;
+    } else if (!type) {
+      auto v = eval(*a);
+      if (!v) return v;
+      type = v->type;
+    }
+    const CType& st = engine::strip_typedefs(*type);
+    if (st.kind == K::Function) return make_error("sizeof of a function");
+    return make_int(st.kind == K::Void ? 1 : st.size, t("int"));
+  }
+
+  // gdb's val_print_string: up to kMaxArrayShown chars from addr, to the NUL.
+  CString read_string(uint32_t addr) {
+    CString s;
+    for (uint32_t i = 0; i < kMaxArrayShown; ++i) {
+      auto b = env.read(addr + i, 1);
+      if (!b || b->empty()) {
+        s.error = true;
+        return s;
+      }
+      s.bytes.push_back((*b)[0]);
+      if (!(*b)[0]) return s;
+    }
+    auto next = env.read(addr + kMaxArrayShown, 1);
+    s.more = next && !next->empty() && (*next)[0];
+    return s;
+  }
+
+  // The strings of the char pointers in a value (members and elements too), for format_c.
+  void read_strings(const CType* type, const std::vector<uint8_t>& bytes, uint32_t offset,
+                    std::map<uint32_t, CString>& out, unsigned depth) {
+    if (!type || depth > 8 || out.size() >= 64) return;
+    const CType& t = engine::strip_typedefs(*type);
+    if (uint64_t(offset) + t.size > bytes.size()) return;
+    if (t.kind == K::Pointer && is_text(t.target)) {
+      uint32_t p = 0;
+      for (uint32_t i = 0; i < 4; ++i) p |= uint32_t(bytes[offset + i]) << (8 * i);
+      if (p && !out.count(p)) out[p] = read_string(p);
+    } else if (t.kind == K::Struct || t.kind == K::Union) {
+      for (const CType::Field& f : t.fields)
+        if (!f.bit_size) read_strings(f.type, bytes, offset + f.offset, out, depth + 1);
+    } else if (t.kind == K::Array && t.count && t.target && t.target->size) {
+      const CType& e = engine::strip_typedefs(*t.target);
+      if (e.kind != K::Pointer && e.kind != K::Struct && e.kind != K::Union && e.kind != K::Array) return;
+      for (uint32_t i = 0; i < std::min(*t.count, kMaxArrayShown); ++i)
+        read_strings(t.target, bytes, offset + i * t.target->size, out, depth + 1);
+    }
+  }
+
   Result<CValue> eval(const Expr::Node& n) {
     switch (n.op) {
       case ExprOp::Literal:
@@ -492,6 +603,8 @@ struct Evaluator {
         return make_int(n.value, n.value <= INT32_MAX ? t("int") : t("long long"));
       case ExprOp::Var:
         return var(n.var);
+      case ExprOp::SizeOf:
+        return size_of(n);
       default:
         break;
     }
@@ -613,13 +726,8 @@ std::string format_int(const CValue& v, const CType& t, char fmt) {
       break;
   }
   if (t.is_char || fmt == 'c') {
-    const int c = int(u & 0xff);
-    std::string ch = c == 0               ? "\\000"
-                     : c == '\n'          ? "\\n"
-                     : c == '\''          ? "\\'"
-                     : c >= 32 && c < 127 ? std::string(1, char(c))
-                                          : "\\" + std::to_string(c);
-    return std::to_string(t.is_signed ? int64_t(int8_t(c)) : int64_t(c)) + " '" + ch + "'";
+    const uint8_t c = uint8_t(u);
+    return std::to_string(t.is_signed ? int64_t(int8_t(c)) : int64_t(c)) + " '" + char_text(c, '\'') + "'";
   }
   return t.is_signed ? std::to_string(s) : std::to_string(u);
 }
@@ -628,21 +736,24 @@ std::string format_int(const CValue& v, const CType& t, char fmt) {
 
 Result<CValue> evaluate_c(const Expr::Node& n, const ValueEnv& env, TypeArena& arena) {
   Evaluator e{env, arena};
-  return e.eval(n);
+  auto v = e.eval(n);
+  if (v && v->missing.empty() && v->type) e.read_strings(v->type, v->bytes, 0, v->strings, 0);
+  return v;
 }
 
 namespace {
-std::string format_at(const CValue& v, char fmt, bool top, unsigned depth);
+using Strings = std::map<uint32_t, CString>;
+std::string format_at(const CValue& v, char fmt, bool top, unsigned depth, const Strings& strings);
 }  // namespace
 
-std::string format_c(const CValue& v, char fmt, bool top) { return format_at(v, fmt, top, 0); }
+std::string format_c(const CValue& v, char fmt, bool top) { return format_at(v, fmt, top, 0, v.strings); }
 
 namespace {
 
 // depth: aggregates nest at most this deep (a corrupt DWARF type may contain itself).
 constexpr unsigned kMaxFormatDepth = 32;
 
-std::string format_at(const CValue& v, char fmt, bool top, unsigned depth) {
+std::string format_at(const CValue& v, char fmt, bool top, unsigned depth, const Strings& strings) {
   if (!v.missing.empty()) return "<" + v.missing + ">";
   if (depth > kMaxFormatDepth) return "{...}";
   if (!v.type) return "?";
@@ -675,41 +786,53 @@ std::string format_at(const CValue& v, char fmt, bool top, unsigned depth) {
       return buf;
     }
     case K::Pointer: {
-      const std::string addr = hexs(uint32_t(raw(v)));
+      const uint32_t p = uint32_t(raw(v));
+      const std::string addr = hexs(p);
       if (fmt && fmt != 'x') return format_int(v, *v.type, fmt);
-      return top && !fmt ? "(" + engine::type_name(*v.type) + ") " + addr : addr;
+      if (fmt) return addr;
+      // A char * shows its string (read at evaluation), and gdb leaves out the type of a plain char *.
+      std::string out = addr;
+      const bool text = is_text(t.target);
+      if (top && !(text && v.type->kind == K::Pointer && t.target->name == "char"))
+        out = "(" + engine::type_name(*v.type) + ") " + addr;
+      auto it = text && p ? strings.find(p) : strings.end();
+      if (it == strings.end()) return out;
+      if (!it->second.bytes.empty() || !it->second.error)
+        out += " " + format_string(it->second.bytes, it->second.more);
+      if (it->second.error)
+        out += " <error: Cannot access memory at address " + hexs(p + uint32_t(it->second.bytes.size())) + ">";
+      return out;
     }
     case K::Array: {
       if (!t.target || !t.count || t.target->size == 0) return "{...}";
+      if (!fmt && is_text(t.target) && v.bytes.size() >= *t.count)
+        return format_string(std::vector<uint8_t>(v.bytes.begin(), v.bytes.begin() + *t.count), false);
       const uint32_t es = t.target->size;
       std::string out = "{";
-      uint32_t shown = 0;
       std::vector<std::string> items;
       for (uint32_t i = 0; i < *t.count && (uint64_t(i) + 1) * es <= v.bytes.size(); ++i) {
         CValue e;
         e.type = t.target;
         e.bytes.assign(v.bytes.begin() + i * es, v.bytes.begin() + (i + 1) * es);
-        items.push_back(format_at(e, fmt, false, depth + 1));
+        items.push_back(format_at(e, fmt, false, depth + 1, strings));
         if (items.size() > 100000) break;
       }
-      for (size_t i = 0; i < items.size();) {
+      // gdb's value_print_array_elements: a run of more than kRepeatThreshold counts as that many.
+      size_t i = 0;
+      for (uint32_t shown = 0; i < items.size() && shown < kMaxArrayShown;) {
         size_t j = i;
         while (j < items.size() && items[j] == items[i]) ++j;
-        if (shown) out += ", ";
-        if (shown >= kMaxArrayShown) {
-          out += "...";
-          break;
-        }
-        if (j - i >= kRepeatThreshold) {
+        if (i) out += ", ";
+        if (j - i > kRepeatThreshold) {
           out += items[i] + " <repeats " + std::to_string(j - i) + " times>";
           i = j;
+          shown += kRepeatThreshold;
         } else {
-          out += items[i];
-          ++i;
+          out += items[i++];
+          ++shown;
         }
-        ++shown;
       }
-      return out + "}";
+      return out + (i < items.size() ? "...}" : "}");
     }
     case K::Struct:
     case K::Union: {
@@ -725,7 +848,7 @@ std::string format_at(const CValue& v, char fmt, bool top, unsigned depth) {
           uint64_t bits = (raw(m) >> f.bit_offset) & ((uint64_t(1) << f.bit_size) - 1);
           m.bytes = le(bits, f.type->size);
         }
-        out += (first ? "" : ", ") + f.name + " = " + format_at(m, fmt, false, depth + 1);
+        out += (first ? "" : ", ") + f.name + " = " + format_at(m, fmt, false, depth + 1, strings);
         first = false;
       }
       return out + "}";

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,12 +20,21 @@
 
 namespace vx::debug {
 
+// What a char pointer points to, as gdb reads it: up to 200 chars and the NUL.
+struct CString {
+  std::vector<uint8_t> bytes;
+  bool more = false;   // no NUL within the limit: "..." follows
+  bool error = false;  // reading stopped at an unreadable byte: <error: ...> follows
+};
+
 struct CValue {
   const engine::CType* type = nullptr;
   std::vector<uint8_t> bytes;       // type->size bytes, little-endian; empty when `missing`
   std::optional<uint32_t> address;  // where it lives in memory (an lvalue)
   std::optional<unsigned> reg;      // the DWARF register that holds it (an lvalue)
   std::string missing;              // "optimized out" or "not available at this PC": no value
+  // The strings its char pointers point to, by address (read by evaluate_c; print shows them).
+  std::map<uint32_t, CString> strings;
 };
 
 // Derived and built-in types made while evaluating (they live as long as the arena).
@@ -60,7 +70,8 @@ Result<CValue> evaluate_c(const Expr::Node& n, const ValueEnv& env, TypeArena& a
 Result<const engine::CType*> parse_type(const std::string& text, const ValueEnv& env, TypeArena& arena);
 // A scalar as an integer (floats truncated); an error for aggregates and missing values.
 Result<int64_t> c_to_int(const CValue& v);
-// gdb's way: 5, 0x10 (/x), {x = 1, y = {2, 3}}, (float *) 0x80001000, 65 'A', <optimized out>.
+// gdb's way: 5, 0x10 (/x), {x = 1, y = {2, 3}}, (float *) 0x80001000, 65 'A', 171 '\253', "ab\000",
+// 0x80001000 "text" (a char * with its string in v.strings), <optimized out>.
 // fmt is 0 or one of x d u t c f.
 std::string format_c(const CValue& v, char fmt, bool top = true);
 

@@ -171,6 +171,11 @@ struct Variables::Impl {
     Dwarf_Off die = 0, cu = 0;
   };
   std::vector<Global> globals;
+  struct Enumerator {
+    std::string name;
+    Dwarf_Off die = 0, type = 0, cu = 0;
+  };
+  std::vector<Enumerator> enumerators;  // of the units' enum types
   std::vector<std::string> function_names;
   mutable std::mutex mutex;  // the type cache
   mutable std::map<Dwarf_Off, std::unique_ptr<CType>> types;
@@ -743,6 +748,13 @@ Result<Variables> Variables::load(const std::string& path) {
     if (dwarf_child(&cudie, &child) != 0) continue;
     do {
       const int tag = dwarf_tag(&child);
+      Dwarf_Die e;
+      if (tag == DW_TAG_enumeration_type && dwarf_child(&child, &e) == 0) do {
+          const char* en = die_name(&e);
+          if (dwarf_tag(&e) == DW_TAG_enumerator && en)
+            impl->enumerators.push_back(
+                Impl::Enumerator{en, dwarf_dieoffset(&e), dwarf_dieoffset(&child), dwarf_dieoffset(&cudie)});
+        } while (dwarf_siblingof(&e, &e) == 0);
       const char* n = die_name(&child);
       if (!n) continue;
       Dwarf_Attribute attr;
@@ -797,10 +809,27 @@ std::optional<SourceVariable> Variables::find(uint32_t pc, std::string_view name
   const Impl::Global* pick = nullptr;
   for (const Impl::Global& g : impl_->globals)
     if (g.name == name && (!pick || (g.cu == here && pick->cu != here))) pick = &g;
-  if (!pick) return std::nullopt;
   Dwarf_Die die;
-  if (!dwarf_offdie(impl_->dwarf, pick->die, &die)) return std::nullopt;
-  return impl_->make_var(&die, SourceVariable::Kind::Global, 0);
+  if (pick) {
+    if (!dwarf_offdie(impl_->dwarf, pick->die, &die)) return std::nullopt;
+    return impl_->make_var(&die, SourceVariable::Kind::Global, 0);
+  }
+  // An enumerator: a global of its enum type whose value is its DW_AT_const_value.
+  const Impl::Enumerator* e = nullptr;
+  for (const Impl::Enumerator& x : impl_->enumerators)
+    if (x.name == name && (!e || (x.cu == here && e->cu != here))) e = &x;
+  Dwarf_Die td;
+  if (!e || !dwarf_offdie(impl_->dwarf, e->die, &die) || !dwarf_offdie(impl_->dwarf, e->type, &td)) return std::nullopt;
+  SourceVariable v;
+  v.name = e->name;
+  v.kind = SourceVariable::Kind::Global;
+  v.die = e->die;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    v.type = impl_->make_type(td, 0);
+  }
+  if (const char* f = dwarf_decl_file(&td)) v.decl_file = f;
+  return v;
 }
 
 const CType* Variables::find_type(std::string_view name) const {

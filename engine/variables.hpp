@@ -104,8 +104,8 @@ class Variables {
   // level `level` (0 = innermost) at pc.
   std::vector<SourceVariable> locals(uint32_t pc, unsigned level = 0) const;
   std::vector<SourceVariable> parameters(uint32_t pc, unsigned level = 0) const;
-  // A name as C sees it from function level `level` at pc: locals, parameters, then globals (the
-  // unit holding pc first).
+  // A name as C sees it from function level `level` at pc: locals, parameters, then globals, then
+  // enumerators (a Global of the enum type, located as its value), the unit holding pc first.
   std::optional<SourceVariable> find(uint32_t pc, std::string_view name, unsigned level = 0) const;
   // A type by C name: "uint32_t", "struct reduce_lmem", "unsigned int", "float".
   const CType* find_type(std::string_view name) const;

@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "engine/symbols.hpp"
@@ -128,4 +131,101 @@ TEST_CASE("locations: registers, memory, optimized out, not available at this pc
   auto s = k.vars.find(pc, "s", 1);
   REQUIRE(s);
   CHECK(k.vars.locate(*s, pc, lane)->kind == VarLocation::Kind::Unavailable);
+}
+
+namespace {
+
+// A kernel built at test time with the examples' flags (no runtime: only its DWARF is read), for
+// what the examples lack: enum types and -O0 code. nullopt (and a warning) without clang.
+std::optional<std::string> build_kernel(const std::string& name, const std::string& source, const std::string& opt) {
+  static std::map<std::string, std::optional<std::string>> built;
+  if (auto it = built.find(name); it != built.end()) return it->second;
+  const std::string dir = kExamplesDir + "/../variables_test_kernels";
+  const std::string src = dir + "/" + name + ".c", elf = dir + "/" + name + ".elf";
+  std::system(("mkdir -p '" + dir + "'").c_str());
+  if (FILE* f = std::fopen(src.c_str(), "w")) {
+    std::fputs(source.c_str(), f);
+    std::fclose(f);
+  }
+  const std::string cmd = "clang --target=riscv32 -march=rv32imaf -mabi=ilp32f -mcmodel=medany -mno-relax "
+                          "-ffreestanding -nostdlib -fno-builtin -g -gdwarf-4 -fuse-ld=lld -static -Wl,-e,kernel " +
+                          opt + " '" + src + "' -o '" + elf + "' 2>/dev/null";
+  if (std::system(cmd.c_str()) != 0) {
+    WARN("clang cannot build a test kernel: skipped");
+    return built[name] = std::nullopt;
+  }
+  return built[name] = elf;
+}
+
+const char* kListSource = R"(
+struct node { int val; struct node* next; };
+enum color { RED, GREEN, BLUE = 5 };
+enum { ANON = -3 };
+enum color col = GREEN;
+int get(struct node* n) { return n->val; }
+struct node nodes[2] = {{1, &nodes[1]}, {2, 0}};
+void kernel(void) { col = (enum color)get(&nodes[0]) + ANON; }
+)";
+
+}  // namespace
+
+TEST_CASE("enumerators are found by name as constants of their enum type", "[variables]") {
+  auto elf = build_kernel("list_o0", kListSource, "-O0");
+  if (!elf) return;
+  auto s = Symbols::load(*elf);
+  REQUIRE(s.ok());
+  auto v = Variables::load(*elf);
+  REQUIRE(v.ok());
+  const uint32_t pc = *s->symbol_address("kernel");
+  LaneView lane;
+  auto blue = v->find(pc, "BLUE");
+  REQUIRE(blue);
+  CHECK(blue->kind == SourceVariable::Kind::Global);
+  REQUIRE(blue->type);
+  CHECK(type_name(*blue->type) == "enum color");
+  auto loc = v->locate(*blue, pc, lane);
+  REQUIRE(loc.ok());
+  REQUIRE(loc->kind == VarLocation::Kind::Value);
+  REQUIRE(loc->bytes.size() >= 4);
+  CHECK(loc->bytes[0] == 5);
+  // An anonymous enum's enumerator, negative.
+  auto anon = v->find(pc, "ANON");
+  REQUIRE(anon);
+  auto aloc = v->locate(*anon, pc, lane);
+  REQUIRE(aloc.ok());
+  REQUIRE(aloc->bytes.size() >= 4);
+  CHECK(aloc->bytes[0] == 0xfd);
+  CHECK(aloc->bytes[3] == 0xff);
+  // A variable still wins over nothing: col is the global.
+  auto col = v->find(pc, "col");
+  REQUIRE(col);
+  CHECK(v->locate(*col, pc, lane)->kind == VarLocation::Kind::Memory);
+  CHECK_FALSE(v->find(pc, "PURPLE"));
+}
+
+TEST_CASE("-O0: a parameter named n of a struct pointer is found in its function", "[variables]") {
+  auto elf = build_kernel("list_o0", kListSource, "-O0");
+  if (!elf) return;
+  auto s = Symbols::load(*elf);
+  REQUIRE(s.ok());
+  auto v = Variables::load(*elf);
+  REQUIRE(v.ok());
+  auto r = s->resolve("get");
+  REQUIRE(r.ok());
+  const uint32_t start = *s->symbol_address("get");
+  for (uint32_t pc : {start, r->addresses.front()}) {
+    INFO("pc " << pc);
+    CHECK(names(v->parameters(pc)) == std::set<std::string>{"n"});
+    auto n = v->find(pc, "n");
+    REQUIRE(n);
+    CHECK(n->kind == SourceVariable::Kind::Parameter);
+    REQUIRE(n->type);
+    CHECK(type_name(*n->type) == "struct node *");
+    LaneView lane;
+    lane.reg = [](unsigned r) -> std::optional<uint32_t> { return r == 8 ? std::optional<uint32_t>(0x2000) : std::nullopt; };
+    auto loc = v->locate(*n, pc, lane);
+    REQUIRE(loc.ok());
+    CHECK(loc->kind == VarLocation::Kind::Memory);
+    CHECK(loc->address == 0x2000 - 12);  // DW_OP_fbreg -12 from s0
+  }
 }

@@ -1218,7 +1218,9 @@ void Debugger::cmd_print(Args a) {
   }
   auto e = Expr::parse(text_arg);
   if (!e) return usage(e.error().message);
-  if (all_lanes || e->uses_source() || *fmt == 't' || *fmt == 'f') return cmd_print_c(*e, *fmt, all_lanes);
+  // C types print it as gdb does (a character literal as a char).
+  if (all_lanes || e->uses_source() || *fmt == 't' || *fmt == 'f' || text_arg.find('\'') != std::string::npos)
+    return cmd_print_c(*e, *fmt, all_lanes);
   auto v = evaluate(*e, Lane{focus_.core, focus_.slot, focus_.lane});
   if (!v) return err(v.error().message);
   int64_t x = *v;
@@ -1521,6 +1523,7 @@ void Debugger::cmd_backtrace(Args a) {
       if (frame)
         for (const engine::SourceVariable& p : vars_->parameters(f.scope_pc, f.inline_level)) {
           auto value = insp_.variable_value(Lane{c, s, lane}, p, *frame);
+          if (value) insp_.annotate(*value, Lane{c, s, lane});
           const std::string shown = value ? format_c(*value, 0, false) : "<error>";
           args_text += (args_text.empty() ? "" : ", ") + p.name + "=" + shown;
           args.push_back({{"name", p.name}, {"text", shown}});

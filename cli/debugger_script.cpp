@@ -227,13 +227,25 @@ void Debugger::cmd_advance(const std::string& name, Args a) {
     if (!ensure_can_run() || !ensure_focus()) return;
     return run_and_report([this]() { return make_step(true, true); }, 1, false);
   }
-  if (!ensure_can_run()) return;
-  auto id = add_breakpoint(a.args, "", true);
-  if (!id) return err(id.error().message);
-  run_and_report([this]() -> Result<RunFn> { return RunFn([this]() { return s_.resume(); }); }, 1, false);
-  // A stop elsewhere leaves the temporary breakpoint behind: it goes, as gdb's does.
-  if (bps_.erase(*id))
-    if (auto r = sync_engine_breakpoints(); !r) err(r.error().message);
+  if (!ensure_can_run() || !ensure_focus()) return;
+  if (!sym_) return err(name + ": needs the kernel's symbols");
+  // A bare line number is a line of the focus's file, as in gdb.
+  std::string where = a.args;
+  if (parse_u32(where))
+    if (auto loc = sym_->locate(focus_warp()->pc); loc && !loc->file.empty()) where = loc->file + ":" + where;
+  auto r = sym_->resolve(where);
+  if (!r) return err(r.error().message);
+  // gdb's until/advance LOCATION: the focus lane runs until it reaches the location, or its frame
+  // returns (no numbered breakpoint; the stop reads as a step's).
+  const Lane l = focus_;
+  const auto frames = insp_.unwind(l, 1);
+  const uint32_t cfa = frames.empty() ? *insp_.reg(l, 2) : frames[0].sp;
+  engine::StepPolicy policy = debug::location_plan(sym_, r->addresses, cfa, sym_->function_at(focus_warp()->pc));
+  const engine::WarpId id = l.warp();
+  const uint32_t lanes = 1u << l.lane;
+  run_and_report([this, id, lanes, policy]() -> Result<RunFn> {
+    return RunFn([this, id, lanes, policy]() { return s_.step(id, lanes, policy); });
+  }, 1, false);
 }
 
 void Debugger::info_symbol(const std::string& args) {

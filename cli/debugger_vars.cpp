@@ -93,7 +93,9 @@ void Debugger::info_variables(bool params) {
   nlohmann::json j = nlohmann::json::array();
   for (const engine::SourceVariable& v : list) {
     auto value = insp_.variable_value(focus_, v, *frame);
-    const std::string shown = value ? format_c(*value, 0) : "<error: " + value.error().message + ">";
+    if (value) insp_.annotate(*value, focus_);
+    // As gdb's info locals: no (type *) before a pointer.
+    const std::string shown = value ? format_c(*value, 0, false) : "<error: " + value.error().message + ">";
     text += (text.empty() ? "" : "\n") + v.name + " = " + shown;
     j.push_back({{"name", v.name}, {"text", shown}, {"type", v.type ? engine::type_name(*v.type) : ""}});
   }

@@ -233,6 +233,42 @@ class Parser {
         i = j;
         continue;
       }
+      if (c == '\'') {
+        // A character literal: 'G', '\n', '\0', '\x41', '\101' (a char, C's value).
+        size_t j = i + 1;
+        if (j >= s_.size()) return fail("unterminated character literal", i);
+        int v = static_cast<unsigned char>(s_[j++]);
+        if (v == '\\') {
+          if (j >= s_.size()) return fail("unterminated character literal", i);
+          const char e = s_[j++];
+          static const char kNamed[] = "n\nt\tr\ra\ab\bf\fv\v\\\\\'\'\"\"??";
+          const char* named = nullptr;
+          for (const char* k = kNamed; *k; k += 2)
+            if (*k == e) named = k + 1;
+          if (named) {
+            v = static_cast<unsigned char>(*named);
+          } else if (e == 'x') {
+            v = 0;
+            size_t n = 0;
+            for (; j < s_.size() && std::isxdigit(static_cast<unsigned char>(s_[j])) && n < 2; ++j, ++n)
+              v = v * 16 + (std::isdigit(static_cast<unsigned char>(s_[j])) ? s_[j] - '0' : (s_[j] | 0x20) - 'a' + 10);
+            if (!n) return fail("bad escape in character literal", i);
+          } else if (e >= '0' && e <= '7') {
+            v = e - '0';
+            for (size_t n = 1; j < s_.size() && s_[j] >= '0' && s_[j] <= '7' && n < 3; ++j, ++n) v = v * 8 + (s_[j] - '0');
+          } else {
+            return fail(std::string("bad escape '\\") + e + "' in character literal", i);
+          }
+        }
+        if (j >= s_.size() || s_[j] != '\'') return fail("unterminated character literal", i);
+        t.kind = Tok::Number;
+        t.text = std::string(s_.substr(i, j + 1 - i));
+        t.number = v;  // RISC-V's char is unsigned: the byte's value
+        t.suffix = 'c';
+        toks_.push_back(t);
+        i = j + 1;
+        continue;
+      }
       if (std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$') {
         size_t j = i + 1;
         while (j < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[j])) || s_[j] == '_')) ++j;
@@ -635,6 +671,7 @@ std::string node_string(const Expr::Node& n) {
         std::snprintf(b, sizeof b, "%.17g%s", n.fvalue, n.suffix == 'f' ? "f" : "");
         return b;
       }
+      if (n.suffix == 'c') return std::to_string(n.value);
       return std::to_string(n.value) + (n.suffix == 'u' ? "u" : "");
     case Op::Var: return n.var.to_string();
     case Op::Not:
@@ -658,7 +695,8 @@ namespace {
 
 bool node_uses_source(const Expr::Node& n) {
   if (n.op == Op::Var) return n.var.kind == Variable::Kind::Source;
-  if (n.op == Op::Literal) return n.suffix != 0;  // a C-typed literal (1.5, 2u)
+  // A C-typed literal (1.5, 2u); a character literal is an integer to both evaluators.
+  if (n.op == Op::Literal) return n.suffix != 0 && n.suffix != 'c';
   if (n.op >= Op::Member) return true;
   return (n.a && node_uses_source(*n.a)) || (n.b && node_uses_source(*n.b));
 }

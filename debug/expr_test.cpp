@@ -254,3 +254,18 @@ TEST_CASE("deeply nested expressions are an error, not a stack overflow", "[expr
   auto sum = vx::debug::Expr::parse(deep("", "1", "+1", 200));
   REQUIRE(sum);
 }
+
+TEST_CASE("expressions: character literals, escapes included", "[expr]") {
+  CHECK(eval("'G'") == 71);
+  CHECK(eval("'G' + 1") == 72);
+  CHECK(eval("'\\n'") == 10);
+  CHECK(eval("'\\0'") == 0);
+  CHECK(eval("'\\x41'") == 0x41);
+  CHECK(eval("'\\101'") == 65);
+  CHECK(eval("'\\''") == 39);
+  CHECK(eval("'\\\\'") == 92);
+  CHECK(eval("'\\377'") == 255);  // RISC-V's char is unsigned
+  CHECK(parse_error("'ab'").find("unterminated character literal") != std::string::npos);
+  CHECK(parse_error("'\\q'").find("bad escape") != std::string::npos);
+  CHECK(parse_error("'").find("unterminated") != std::string::npos);
+}

@@ -190,36 +190,95 @@ Result<CValue> Inspector::variable_value(const Lane& l, const engine::SourceVari
   if (!vars_) return make_error("no debug information");
   auto loc = vars_->locate(v, frame.level.scope_pc, frame.view);
   if (!loc) return loc.error();
+  return value_at(l, v, *loc, &frame);
+}
+
+Result<CValue> Inspector::value_at(const Lane& l, const engine::SourceVariable& v, const engine::VarLocation& loc,
+                                   const FrameView* frame) {
   CValue out;
   out.type = v.type ? v.type : arena_.builtin("int");
   const uint32_t size = out.type->size;
-  switch (loc->kind) {
+  switch (loc.kind) {
     case engine::VarLocation::Kind::Memory: {
-      auto b = read(l, loc->address, size);
+      auto b = read(l, loc.address, size);
       if (!b) return b.error();
       out.bytes = std::move(*b);
-      out.address = loc->address;
+      out.address = loc.address;
       return out;
     }
     case engine::VarLocation::Kind::Register: {
-      auto r = frame.view.reg(loc->reg);
+      auto r = frame ? frame->view.reg(loc.reg) : reg(l, loc.reg);
       if (!r) {
         // A caller's register that its callees did not save: its value at the call is lost.
         out.missing = "not available";
         return out;
       }
-      for (uint32_t i = 0; i < size; ++i) out.bytes.push_back(i < 4 ? uint8_t(*r >> (8 * i)) : 0);
-      out.reg = loc->reg;
+      out.bytes.assign(size, 0);
+      for (uint32_t i = 0; i < size && i < 4; ++i) out.bytes[i] = uint8_t(*r >> (8 * i));
+      out.reg = loc.reg;
       return out;
     }
     case engine::VarLocation::Kind::Value:
-      out.bytes = loc->bytes;
+      out.bytes = loc.bytes;
       out.bytes.resize(size);
       return out;
     default:
-      out.missing = loc->describe();
+      out.missing = loc.describe();
       return out;
   }
+}
+
+// The location's evaluation (Variables::locate) follows the same operations whatever the lane's
+// values: only a failed register or memory read ends it early. A probe with no CFA and with
+// registers and memory that read as zeros therefore tells, once per pc, whether the location
+// reads nothing of the lane's (it is then the same at every hit), reads its registers or memory
+// but not the CFA (the CFA, and the unwinding it costs, is then skipped), or needs the CFA.
+const Inspector::NameAtPc& Inspector::name_at(uint32_t pc, const std::string& name) {
+  std::deque<NameAtPc>& at = names_[pc];
+  for (const NameAtPc& n : at)
+    if (n.name == name) return n;
+  NameAtPc& n = at.emplace_back();
+  n.name = name;
+  n.var = vars_->find(pc, name, 0);
+  if (!n.var) return n;
+  bool reads = false;
+  engine::LaneView probe;
+  probe.reg = [&reads](unsigned) {
+    reads = true;
+    return std::optional<uint32_t>(0u);
+  };
+  probe.read = [&reads](uint32_t, uint32_t size) -> Result<std::vector<uint8_t>> {
+    reads = true;
+    return std::vector<uint8_t>(size);
+  };
+  auto loc = vars_->locate(*n.var, pc, probe);
+  if (!loc) {
+    n.how = NameAtPc::How::LaneCfa;
+  } else if (reads) {
+    n.how = NameAtPc::How::Lane;
+  } else {
+    n.how = NameAtPc::How::Fixed;
+    n.fixed = std::move(*loc);
+  }
+  return n;
+}
+
+// Frame 0's variable: what frame_view(l, 0) and variable_value would give, without the unwinding
+// and the scope lookups unless the location needs them (frame 0's level is the pc's innermost
+// function level, its scope pc the pc, its registers the lane's and its CFA unwind(l, 1)[0].sp).
+Result<CValue> Inspector::frame0_value(const Lane& l, const NameAtPc& n) {
+  if (n.how == NameAtPc::How::Fixed) return value_at(l, *n.var, n.fixed, nullptr);
+  const WarpState* w = warp(l);
+  engine::LaneView view;
+  view.reg = [this, &l](unsigned r) { return reg(l, r); };
+  view.read = [this, &l](uint32_t addr, uint32_t size) { return read(l, addr, size); };
+  if (n.how == NameAtPc::How::LaneCfa) {
+    auto frames = unwind(l, 1);
+    view.cfa = frames[0].sp;
+  }
+  auto loc = vars_->locate(*n.var, w->pc, view);
+  if (!loc) return loc.error();
+  return value_at(l, *n.var, *loc, nullptr);
 }
 
 // --- Expressions -----------------------------------------------------------------------------------
@@ -306,6 +365,13 @@ class Inspector::CEnv final : public ValueEnv {
       if (!value) return make_error(name + ": " + value.error().message);
       return std::optional<CValue>(*value);
     }
+    if (level_ == 0) {
+      const NameAtPc& n = i_.name_at(i_.warp(*l_)->pc, name);
+      if (!n.var) return std::optional<CValue>();
+      auto value = i_.frame0_value(*l_, n);
+      if (!value) return make_error(name + ": " + value.error().message);
+      return std::optional<CValue>(std::move(*value));
+    }
     if (!frame_) {
       auto f = i_.frame_view(*l_, level_);
       if (!f) return f.error();
@@ -323,6 +389,12 @@ class Inspector::CEnv final : public ValueEnv {
   const engine::CType* type_named(const std::string& name) const override {
     return i_.vars_ ? i_.vars_->find_type(name) : nullptr;
   }
+  std::optional<std::string> symbol_at(uint32_t addr) const override {
+    auto d = i_.sym_ ? i_.sym_->describe(addr) : std::nullopt;
+    // gdb's data symbols: <table>, <table+8> (no "+0", which only disassembly shows).
+    if (d && d->size() > 2 && d->compare(d->size() - 2, 2, "+0") == 0) d->resize(d->size() - 2);
+    return d;
+  }
 
  private:
   Inspector& i_;
@@ -331,6 +403,11 @@ class Inspector::CEnv final : public ValueEnv {
   unsigned level_;
   mutable std::optional<FrameView> frame_;  // found at the first variable
 };
+
+void Inspector::annotate(CValue& v, const Lane& l) {
+  CEnv env(*this, l, 0);
+  debug::annotate(v, env);
+}
 
 Result<int64_t> Inspector::evaluate(const Expr& e, const std::optional<Lane>& l) {
   LaneEnv env(*this, l);

@@ -6,8 +6,10 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "debug/expr.hpp"
@@ -47,7 +49,10 @@ class Inspector {
             const LaunchGridArgs& launch);
 
   void set_symbols(const engine::Symbols* symbols) { sym_ = symbols; }
-  void set_variables(const engine::Variables* variables) { vars_ = variables; }
+  void set_variables(const engine::Variables* variables) {
+    vars_ = variables;
+    names_.clear();
+  }
   const engine::Symbols* symbols() const { return sym_; }
   const engine::Variables* variables() const { return vars_; }
   engine::Session& session() const { return s_; }
@@ -88,6 +93,8 @@ class Inspector {
   // A lane view of frame 0 (registers and CFA), for DWARF locations.
   engine::LaneView lane_view(const Lane& l);
   Result<CValue> variable_value(const Lane& l, const engine::SourceVariable& v, const FrameView& frame);
+  // Reads what a value's pointers point to (symbols, strings) for printing, in lane l's view.
+  void annotate(CValue& v, const Lane& l);
 
   // The command language's integer value (conditions, x, break *EXPR) in one lane; l null: no lane
   // (literals, symbols and dimensions only).
@@ -103,12 +110,31 @@ class Inspector {
  private:
   class LaneEnv;
   class CEnv;
+  // A C name as frame 0 sees it at a pc: which variable it is and how its location is found. All
+  // of it depends only on the pc and the DWARF (conditions evaluate it at every hit, per lane);
+  // the lane's registers, memory and CFA are read afresh each time.
+  struct NameAtPc {
+    std::string name;
+    std::optional<engine::SourceVariable> var;  // Variables::find(pc, name, 0)
+    enum class How : uint8_t {
+      Fixed,    // the location reads nothing of the lane's (a register number, an address, a constant)
+      Lane,     // it reads the lane's registers or memory, not the CFA
+      LaneCfa,  // it needs the frame's CFA (unwound through the CFI), or its evaluation fails
+    } how = How::LaneCfa;
+    engine::VarLocation fixed;  // How::Fixed
+  };
+  const NameAtPc& name_at(uint32_t pc, const std::string& name);
+  Result<CValue> frame0_value(const Lane& l, const NameAtPc& n);
+  // The value at a location found; frame null: frame 0 (the lane's own registers).
+  Result<CValue> value_at(const Lane& l, const engine::SourceVariable& v, const engine::VarLocation& loc,
+                          const FrameView* frame);
   engine::Session& s_;
   const engine::Symbols* sym_;
   const engine::Variables* vars_;
   LaunchGridArgs launch_;
   TypeArena arena_;
   int at_hit_ = 0;
+  std::unordered_map<uint32_t, std::deque<NameAtPc>> names_;  // by pc; cleared with the variables
 };
 
 }  // namespace vx::debug

@@ -79,8 +79,9 @@ engine::StepPolicy line_plan(const engine::Symbols& symbols, const LineStep& fro
   const uint32_t pc0 = from.pc, cfa0 = from.cfa;
   const bool over_calls = from.over_calls, until = from.until;
   const auto loc0 = sym->locate(pc0);
-  const auto range0 = sym->line_range(pc0);
   const auto fn0 = sym->function_at(pc0);
+  auto range0 = sym->line_range(pc0);
+  if (until && range0 && fn0 && fn0->lo <= range0->first) range0->first = fn0->lo;
   auto in = [](const std::optional<Range>& r, uint32_t pc) { return r && pc >= r->first && pc < r->second; };
   auto line_or_insn = [sym](uint32_t pc) -> Range {
     if (auto r = sym->line_range(pc)) return *r;
@@ -137,10 +138,24 @@ engine::StepPolicy line_plan(const engine::Symbols& symbols, const LineStep& fro
     if (over_calls && loc->function != loc0->function && fn0 && loc->function != fn0->name && !started_skipped)
       return line_or_insn(pc);  // inside an inlined call: step over it
     if (skipped(loc)) return line_or_insn(pc);  // inlined code of a skipped file or function
-    // until: a jump back in the same function (the loop's next iteration) does not stop.
-    if (until && loc->function == loc0->function && loc->file == loc0->file && loc->line < loc0->line)
-      return line_or_insn(pc);
     return std::nullopt;
+  };
+}
+
+engine::StepPolicy location_plan(const engine::Symbols* sym, std::vector<uint32_t> targets, uint32_t cfa,
+                                 std::optional<engine::Symbols::Function> fn) {
+  std::sort(targets.begin(), targets.end());
+  return [sym, targets, cfa, fn](uint32_t pc, uint32_t sp) -> std::optional<Range> {
+    if (std::binary_search(targets.begin(), targets.end(), pc)) return std::nullopt;
+    const bool in_fn = fn && pc >= fn->lo && pc < fn->hi;
+    if (!in_fn && sp >= cfa) return std::nullopt;  // the frame returned to its caller
+    // On while the pc stays clear of every target.
+    Range r = fn_range(sym, pc);
+    for (uint32_t t : targets) {
+      if (t > pc && t < r.second) r.second = t;
+      if (t < pc && t >= r.first) r.first = t + 4;
+    }
+    return r;
   };
 }
 

@@ -41,8 +41,9 @@ engine::StepPolicy count_plan(const engine::Symbols* sym, uint32_t pc, uint32_t 
 
 // step / next / until from pc with sp and the frame's CFA cfa0: on to the start of another source
 // line of this function (next: calls and inlined calls run through; step: into a callee with line
-// information, past its prologue, unless a skip rule names it; until: a jump back to an earlier
-// line of the same function does not stop).
+// information, past its prologue, unless a skip rule names it; until: gdb's rule by address, the
+// step's range runs from the function's start to the end of the current line, so a jump back in a
+// loop does not stop and the first line reached at a higher address does).
 struct LineStep {
   uint32_t pc = 0, sp = 0, cfa = 0;
   bool over_calls = false;
@@ -50,6 +51,12 @@ struct LineStep {
   std::vector<SkipRule> skips;
 };
 engine::StepPolicy line_plan(const engine::Symbols& sym, const LineStep& from);
+
+// until LOCATION / advance LOCATION: on until the lane stands at one of `targets`, or the frame it
+// started in (function fn, CFA cfa) returns to its caller (gdb's momentary breakpoints at the
+// location and at the caller, for the lane that moves).
+engine::StepPolicy location_plan(const engine::Symbols* sym, std::vector<uint32_t> targets, uint32_t cfa,
+                                 std::optional<engine::Symbols::Function> fn);
 
 // finish out of a physical frame whose CFA is cfa and whose code is fn, to its caller's return
 // address ret.

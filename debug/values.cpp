@@ -579,10 +579,14 @@ struct Evaluator {
     if (!type || depth > 8 || out.size() >= 64) return;
     const CType& t = engine::strip_typedefs(*type);
     if (uint64_t(offset) + t.size > bytes.size()) return;
-    if (t.kind == K::Pointer && is_text(t.target)) {
+    if (t.kind == K::Pointer) {
       uint32_t p = 0;
       for (uint32_t i = 0; i < 4; ++i) p |= uint32_t(bytes[offset + i]) << (8 * i);
-      if (p && !out.count(p)) out[p] = read_string(p);
+      if (p && !out.count(p)) {
+        CString s = is_text(t.target) ? read_string(p) : CString{};
+        if (auto sym = env.symbol_at(p)) s.symbol = *sym;
+        out[p] = std::move(s);
+      }
     } else if (t.kind == K::Struct || t.kind == K::Union) {
       for (const CType::Field& f : t.fields)
         if (!f.bit_size) read_strings(f.type, bytes, offset + f.offset, out, depth + 1);
@@ -600,6 +604,7 @@ struct Evaluator {
         if (n.suffix == 'f' || n.suffix == 'd') return make_double(n.fvalue, t(n.suffix == 'f' ? "float" : "double"));
         if (n.suffix == 'u')
           return make_int(n.value, n.value <= int64_t(UINT32_MAX) ? t("unsigned int") : t("unsigned long long"));
+        if (n.suffix == 'c') return make_int(n.value, t("char"));  // gdb types 'G' as char
         return make_int(n.value, n.value <= INT32_MAX ? t("int") : t("long long"));
       case ExprOp::Var:
         return var(n.var);
@@ -741,6 +746,12 @@ Result<CValue> evaluate_c(const Expr::Node& n, const ValueEnv& env, TypeArena& a
   return v;
 }
 
+void annotate(CValue& v, const ValueEnv& env) {
+  TypeArena arena;
+  Evaluator e{env, arena};
+  if (v.missing.empty() && v.type) e.read_strings(v.type, v.bytes, 0, v.strings, 0);
+}
+
 namespace {
 using Strings = std::map<uint32_t, CString>;
 std::string format_at(const CValue& v, char fmt, bool top, unsigned depth, const Strings& strings);
@@ -771,7 +782,16 @@ std::string format_at(const CValue& v, char fmt, bool top, unsigned depth, const
       return format_int(v, t, fmt ? fmt : 'd');
     }
     case K::Float: {
-      if (fmt == 'x' || fmt == 'd' || fmt == 'u' || fmt == 't' || fmt == 'c') {
+      if (fmt == 'x' || fmt == 't') {
+        // gdb 13: /x and /t of a floating value show its bits.
+        CValue i = v;
+        CType it;
+        it.kind = K::Int;
+        it.size = t.size;
+        i.type = &it;
+        return format_int(i, it, fmt);
+      }
+      if (fmt == 'd' || fmt == 'u' || fmt == 'c') {
         CValue i = v;
         CType it;
         it.kind = K::Int;
@@ -795,8 +815,10 @@ std::string format_at(const CValue& v, char fmt, bool top, unsigned depth, const
       const bool text = is_text(t.target);
       if (top && !(text && v.type->kind == K::Pointer && t.target->name == "char"))
         out = "(" + engine::type_name(*v.type) + ") " + addr;
-      auto it = text && p ? strings.find(p) : strings.end();
+      auto it = p ? strings.find(p) : strings.end();
       if (it == strings.end()) return out;
+      if (!it->second.symbol.empty()) out += " <" + it->second.symbol + ">";
+      if (!text) return out;
       if (!it->second.bytes.empty() || !it->second.error)
         out += " " + format_string(it->second.bytes, it->second.more);
       if (it->second.error)

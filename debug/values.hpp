@@ -25,6 +25,7 @@ struct CString {
   std::vector<uint8_t> bytes;
   bool more = false;   // no NUL within the limit: "..." follows
   bool error = false;  // reading stopped at an unreadable byte: <error: ...> follows
+  std::string symbol;  // the symbol the address falls in ("nodes+8"), "" none: shown as <nodes+8>
 };
 
 struct CValue {
@@ -33,7 +34,8 @@ struct CValue {
   std::optional<uint32_t> address;  // where it lives in memory (an lvalue)
   std::optional<unsigned> reg;      // the DWARF register that holds it (an lvalue)
   std::string missing;              // "optimized out" or "not available at this PC": no value
-  // The strings its char pointers point to, by address (read by evaluate_c; print shows them).
+  // What its pointers point to, by address: the symbol, and a char pointer's string (read by
+  // evaluate_c and annotate; print shows them).
   std::map<uint32_t, CString> strings;
 };
 
@@ -63,7 +65,14 @@ class ValueEnv {
   virtual Result<std::vector<uint8_t>> read(uint32_t addr, uint32_t size) const = 0;
   // A type by C name from the kernel's DWARF (nullptr if none).
   virtual const engine::CType* type_named(const std::string& name) const = 0;
+  // The ELF symbol an address falls in, as "name" or "name+off" (a pointer prints it, as gdb's
+  // `print symbol`); nullopt when none.
+  virtual std::optional<std::string> symbol_at(uint32_t) const { return std::nullopt; }
 };
+
+// Reads what v's pointers point to (their symbols, char pointers' strings), for format_c: evaluate_c
+// does it; a value made otherwise (a variable's value for info locals) calls this.
+void annotate(CValue& v, const ValueEnv& env);
 
 Result<CValue> evaluate_c(const Expr::Node& n, const ValueEnv& env, TypeArena& arena);
 // A type from its C spelling ("uint32_t *", "struct reduce_lmem", "unsigned int").

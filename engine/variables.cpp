@@ -154,9 +154,13 @@ std::string type_definition(const CType& t) {
   }
   if (s.kind == CType::Kind::Enum && !s.enumerators.empty()) {
     std::string out = type_name(s) + " {";
-    for (size_t i = 0; i < s.enumerators.size(); ++i)
+    // As gdb writes it: a value only where it is not the previous one plus one (the first: 0).
+    int64_t next = 0;
+    for (size_t i = 0; i < s.enumerators.size(); ++i) {
       out += (i ? ", " : "") + s.enumerators[i].first +
-             (s.enumerators[i].second == int64_t(i) ? "" : " = " + std::to_string(s.enumerators[i].second));
+             (s.enumerators[i].second == next ? "" : " = " + std::to_string(s.enumerators[i].second));
+      next = s.enumerators[i].second + 1;
+    }
     return out + "}";
   }
   return type_name(s);
@@ -319,6 +323,20 @@ const CType* Variables::Impl::make_type(Dwarf_Die td, unsigned depth) const {
           if (dwarf_attr(&child, DW_AT_data_bit_offset, &attr) && dwarf_formudata(&attr, &v) == 0) {
             f.offset = uint32_t(v / 8);
             f.bit_offset = uint32_t(v % 8);
+          } else if (f.bit_size && dwarf_attr(&child, DW_AT_bit_offset, &attr) && dwarf_formudata(&attr, &v) == 0) {
+            // DWARF 2-4's form: bits from the most significant bit of a storage unit of
+            // DW_AT_byte_size bytes at the member location to the field's most significant bit.
+            Dwarf_Word unit = 0;
+            if (!dwarf_attr(&child, DW_AT_byte_size, &attr) || dwarf_formudata(&attr, &unit) != 0) {
+              const CType* ft = f.type ? &strip_typedefs(*f.type) : nullptr;
+              unit = ft ? ft->size : 4;
+            }
+            const int64_t lsb = int64_t(unit) * 8 - int64_t(v) - int64_t(f.bit_size);  // little-endian
+            if (lsb >= 0) {
+              const uint64_t bits = uint64_t(f.offset) * 8 + uint64_t(lsb);
+              f.offset = uint32_t(bits / 8);
+              f.bit_offset = uint32_t(bits % 8);
+            }
           }
           t->fields.push_back(f);
         } while (t->fields.size() < 4096 && dwarf_siblingof(&child, &child) == 0);

@@ -4,6 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
+# qemu-user: the reference of the gdb conformance test (tests/conformance/); a test-only dependency.
+if ! dpkg-query -W -f='${Status}' qemu-user 2>/dev/null | grep -q "install ok installed"; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  echo "installing: qemu-user (tests only)"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends qemu-user
+fi
 meson test -C build --print-errorlogs --num-processes 2
 
 # The sanitizer build: optimization level 1 (it compiles much faster than -O2 and still runs the

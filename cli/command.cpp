@@ -41,7 +41,8 @@ const std::vector<CommandInfo>& command_table() {
        "evaluate EXPR (C variables too) in the focus lane, or every active lane (F: x d u t c f)"},
       {"ptype", {}, "EXPR | TYPE", "show the C type of EXPR, or a type, with struct members written out"},
       {"whatis", {}, "EXPR | TYPE", "show the C type name of EXPR"},
-      {"display", {}, "[EXPR]", "print EXPR at every stop (without EXPR: show them now)"},
+      {"display", {}, "[/F] [EXPR]", "print EXPR at every stop, in format F (without EXPR: show them now)"},
+      {"undisplay", {}, "[N...]", "stop showing display N (all: every display)"},
       {"frame", {"f"}, "[N]", "select function level N at the focus pc (inlined calls), and show it"},
       {"up", {}, "[N]", "select the function level N outwards (the caller of an inlined call)"},
       {"down", {}, "[N]", "select the function level N inwards"},
@@ -83,6 +84,7 @@ const std::vector<CommandInfo>& info_table() {
       // "l" and "w" keep meaning lanes and warps whatever info subcommands come later.
       {"address", {}, "NAME", "where the focus lane keeps C variable NAME at the focus pc (register, memory, ...)"},
       {"args", {}, "", "the focus lane's arguments of the selected function level (DWARF)"},
+      {"display", {}, "", "the expressions display shows at every stop"},
       {"frame", {"f"}, "", "the selected function level: pc, CFA, what it is inlined into"},
       // "la" and "lan" were unique prefixes of lanes before launches: they keep meaning lanes.
       {"lanes", {"l", "la"}, "", "lanes of the focus warp"},
@@ -160,7 +162,7 @@ Result<CommandLine> parse_command_line(std::string_view line) {
   if (!name) return name.error();
   cl.name = *name;
   cl.args = std::string(trim(rest));
-  if (!cl.format.empty() && cl.name != "x" && cl.name != "print" && cl.name != "disassemble")
+  if (!cl.format.empty() && cl.name != "x" && cl.name != "print" && cl.name != "disassemble" && cl.name != "display")
     return make_error("\"" + cl.name + "\" takes no /FORMAT");
   return cl;
 }

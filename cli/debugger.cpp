@@ -237,6 +237,7 @@ bool Debugger::execute_one(const std::string& line) {
   else if (n == "ptype") cmd_ptype(*cl, true);
   else if (n == "whatis") cmd_ptype(*cl, false);
   else if (n == "display") cmd_display(*cl);
+  else if (n == "undisplay") cmd_undisplay(*cl);
   else if (n == "frame" || n == "up" || n == "down") cmd_frame(n, *cl);
   else if (n == "set") cmd_set(*cl);
   else if (n == "skip") cmd_skip(*cl);
@@ -627,12 +628,16 @@ void Debugger::cmd_continue(Args a) {
     if (!n) return usage("continue: " + n.error().message);
     if (state_ != State::Stopped || s_.last_stop().reason != StopReason::Breakpoint || last_bps_.empty())
       return err("continue N: not stopped at a breakpoint");
+    bool any = false;
     for (int id : last_bps_)
       if (auto it = bps_.find(id); it != bps_.end()) {
         it->second.ignore = *n - 1;
+        any = true;
         out("Will ignore next " + std::to_string(*n - 1) + " crossings of breakpoint " + std::to_string(id) +
             ".  Continuing.");
       }
+    // The breakpoint is gone (a temporary one, or deleted since): gdb says so and goes on.
+    if (!any) out("Not stopped at any breakpoint; argument ignored.");
   }
   run_and_report([this]() -> Result<RunFn> { return RunFn([this]() { return s_.resume(); }); }, 1, false);
 }
@@ -959,6 +964,10 @@ void Debugger::cmd_info(Args a) {
   if (*sub == "address") return info_address(rest);
   if (*sub == "symbol") return info_symbol(rest);
   if (*sub == "line") return info_line(rest);
+  if (*sub == "display") {
+    if (!rest.empty()) return usage("\"info display\" takes no arguments");
+    return info_display();
+  }
   if (*sub == "skip") {
     if (!rest.empty()) return usage("\"info skip\" takes no arguments");
     return info_skip();

@@ -135,6 +135,8 @@ class Debugger {
   void cmd_ptype(Args a, bool expand);
   void cmd_display(Args a);
   void show_displays(int only = 0);  // 0: every display
+  void cmd_undisplay(Args a);
+  void info_display();
   void info_variables(bool params);
   void info_address(const std::string& name);
   void cmd_frame(const std::string& name, Args a);
@@ -265,7 +267,12 @@ class Debugger {
   const engine::Variables* vars_ = nullptr;
   debug::Inspector insp_;
   unsigned frame_level_ = 0;  // the selected frame as backtrace numbers it (frame, up, down); 0 after every stop
-  std::vector<std::pair<int, std::string>> displays_;  // display N: expressions shown at every stop
+  struct Display {
+    int id = 0;
+    std::string expr;
+    char fmt = 0;  // display/F: x d u t c f, 0 none
+  };
+  std::vector<Display> displays_;  // display N: expressions shown at every stop
   int next_display_ = 1;
   replay::Timeline timeline_;
   std::vector<int> last_bps_;     // the breakpoints the last stop reported (continue N)

@@ -169,9 +169,18 @@ void Debugger::cmd_reverse(const std::string& name, Args a) {
     auto ev = timeline_.reverse_continue([this](const StopEvent& hit) { return accept_hit(hit); });
     return report_move(ev);
   }
-  if (!ensure_focus()) return;
   Result<StopEvent> ev = make_error("");
-  for (uint32_t i = 0; i < n; ++i) {
+  uint32_t i = 0;
+  if (state_ == State::Exited) {
+    // From the exit, the first move back lands before the launch's last instruction (rr's
+    // reverse-stepi from the exit); the rest of the count goes on from there.
+    ev = timeline_.back_from_end();
+    if (!ev || ev->reason != StopReason::Step) return report_move(ev);
+    settle(*ev, {});
+    if (++i == n) return report_move(ev);
+  }
+  if (!ensure_focus()) return;
+  for (; i < n; ++i) {
     const WarpState* w = focus_warp();
     if (!w) return err("No focus warp to move.");
     const engine::WarpId id{focus_.core, focus_.slot};

@@ -146,31 +146,62 @@ void Debugger::info_address(const std::string& name) {
 }
 
 void Debugger::cmd_display(Args a) {
+  auto fmt = parse_print_format(a.format);
+  if (!fmt) return usage(fmt.error().message);
   if (a.args.empty()) {
+    if (!a.format.empty()) return usage("display/" + a.format + ": expected an expression");
     show_displays();
     return;
   }
   auto e = Expr::parse(a.args);
   if (!e) return usage(e.error().message);
-  displays_.emplace_back(next_display_++, e->text());
-  if (focus_warp()) show_displays(displays_.back().first);
+  displays_.push_back(Display{next_display_++, e->text(), *fmt});
+  if (focus_warp()) show_displays(displays_.back().id);
+}
+
+void Debugger::cmd_undisplay(Args a) {
+  auto ids = parse_id_list(a.args);
+  if (!ids) return usage("undisplay: " + ids.error().message);
+  if (ids->empty()) {
+    displays_.clear();
+    return;
+  }
+  for (int id : *ids)
+    if (std::none_of(displays_.begin(), displays_.end(), [&](const Display& d) { return d.id == id; }))
+      return err("Arguments must be display numbers (no display number " + std::to_string(id) + ").");
+  std::erase_if(displays_, [&](const Display& d) { return std::find(ids->begin(), ids->end(), d.id) != ids->end(); });
+}
+
+void Debugger::info_display() {
+  if (displays_.empty()) return out("There are no auto-display expressions now.", {{"displays", nlohmann::json::array()}});
+  std::string text = "Auto-display expressions now in effect:\nNum Enb Expression";
+  nlohmann::json list = nlohmann::json::array();
+  for (const Display& d : displays_) {
+    const std::string f = d.fmt ? std::string("/") + d.fmt + " " : "";
+    text += "\n" + std::to_string(d.id) + ":   y  " + f + d.expr;
+    list.push_back({{"display", d.id}, {"expression", d.expr}, {"format", d.fmt ? std::string(1, d.fmt) : ""}});
+  }
+  out(text, {{"displays", list}});
 }
 
 void Debugger::show_displays(int only) {
   if (!focus_warp()) return;
-  for (const auto& [id, text] : displays_) {
-    if (only && id != only) continue;
-    auto e = Expr::parse(text);
+  for (const Display& d : displays_) {
+    if (only && d.id != only) continue;
+    auto e = Expr::parse(d.expr);
     if (!e) continue;
     std::string shown;
-    if (e->uses_source()) {
-      auto v = evaluate_c_in(*e->root(), Lane{focus_.core, focus_.slot, focus_.lane}, frame_level_);
-      shown = v ? format_c(*v, 0) : "<error: " + v.error().message + ">";
+    if (e->uses_source() || d.fmt) {
+      auto v = evaluate_c_in(*e->root(), Lane(focus_), frame_level_);
+      shown = v ? format_c(*v, d.fmt) : "<error: " + v.error().message + ">";
     } else {
-      auto v = evaluate(*e, Lane{focus_.core, focus_.slot, focus_.lane});
+      auto v = evaluate(*e, Lane(focus_));
       shown = v ? std::to_string(*v) : "<error: " + v.error().message + ">";
     }
-    out(std::to_string(id) + ": " + text + " = " + shown, {{"display", id}, {"expression", text}, {"text", shown}});
+    // gdb's form: "1: /x total = 0x1fb".
+    const std::string f = d.fmt ? std::string("/") + d.fmt + " " : "";
+    out(std::to_string(d.id) + ": " + f + d.expr + " = " + shown,
+        {{"display", d.id}, {"expression", d.expr}, {"text", shown}});
   }
 }
 

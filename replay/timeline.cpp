@@ -359,4 +359,22 @@ Result<StopEvent> Timeline::goto_end() {
   return last;
 }
 
+Result<StopEvent> Timeline::back_from_end() {
+  if (!s_.store()) return make_error("time travel needs the recording (the session runs without --db)");
+  const TimePoint now = s_.now();
+  if (now.launch == 0) return make_error("The kernel is not running: \"continue\" starts it.");
+  auto end = s_.frontier(now.launch);
+  if (!end || end->instret == 0) return make_error("launch " + std::to_string(now.launch) + " has no recorded history");
+  const TimePoint t{end->launch, end->instret - 1};
+  auto ev = s_.seek(t);
+  if (!ev || !s_.stopped()) return ev;
+  // The warp that retires the launch's last instruction: the last one still holding work (the first
+  // of them when several do).
+  const DeviceContext& ctx = s_.context();
+  for (uint32_t c = 0; c < ctx.cores.size(); ++c)
+    for (uint32_t w = 0; w < ctx.cores[c].warps.size(); ++w)
+      if (ctx.cores[c].warps[w].active) return s_.seek(t, StopReason::Step, WarpId{c, w});
+  return ev;
+}
+
 }  // namespace vx::replay

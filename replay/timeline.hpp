@@ -50,6 +50,9 @@ class Timeline {
   // ran: the first recorded launch's).
   Result<engine::StopEvent> goto_start();
   Result<engine::StopEvent> goto_end();
+  // From a launch's end (the kernel exited): the state right before its last instruction, as a step
+  // of the warp that executes it. The first move back from the exit, as rr's reverse-stepi is.
+  Result<engine::StopEvent> back_from_end();
 
  private:
   struct Located;

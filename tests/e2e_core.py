@@ -11,6 +11,8 @@ usage: e2e_core.py VXREPLAY EXAMPLES_DIR SOURCE_DIR CHECK
   interrupt   Ctrl-C at the prompt stops `stepi 100000000` on hang at once (a pseudo-terminal)
   gdb-history reverse-continue through gdb to the start of history: replaylog, a thread, readable
               registers, and gdb stays attached for the next continue
+  exit        after the kernel exited: globals read, reverse-stepi goes back before the last
+              instruction; display/x, info display, undisplay; continue N at a gone tbreak says so
 """
 import os
 import pty
@@ -155,6 +157,30 @@ def check_gdb_history(vx, ex, src):
               f"continue from the start reaches the breakpoint again: {after[-600:]!r}")
 
 
+def check_exit(vx, ex, src):
+    # reduce's global `total` is 507 at the end (the kernel prints it).
+    with tempfile.TemporaryDirectory() as d:
+        s = Session(vx, os.path.join(ex, "reduce.elf"), ["continue", "p total", "reverse-stepi", "when"],
+                    db=os.path.join(d, "rec"))
+        check(s.output("p total").get("value") == 507, f"{s.tag()}: p total after the exit: {s.errors()}")
+        stops = s.stops()
+        check(len(stops) == 2 and stops[1].get("reason") == "step" and stops[1].get("pc") is not None,
+              f"{s.tag()}: reverse-stepi from the exit stops in a warp: {stops[-1:]} {s.errors()}")
+        w = s.output("when")
+        check(w.get("instret", 0) > 0 and "warp_instret" in w, f"{s.tag()}: when after it: {w}")
+    line = source_line(src, "reduce", "vx_fail(vx_vote_any(odd)")
+    s = Session(vx, os.path.join(ex, "reduce.elf"),
+                [f"tbreak reduce.c:{line}", "display/x v", "continue", "info display", "undisplay 1", "info display",
+                 "continue 3"])
+    shown = [o.get("text") for o in s.of("output") if o.get("display") == 1 and "text" in o]
+    check(shown and all(t.startswith("0x") for t in shown), f"{s.tag()}: display/x shows hex: {shown}")
+    infos = s.outputs("info display")
+    check(len(infos) == 2 and len(infos[0].get("displays", [])) == 1 and not infos[1].get("displays"),
+          f"{s.tag()}: info display before and after undisplay: {infos}")
+    check(any("Not stopped at any breakpoint; argument ignored." in o.get("text", "") for o in s.outputs("continue 3")),
+          f"{s.tag()}: continue N at a gone temporary breakpoint says so: {s.outputs('continue 3')}")
+
+
 if __name__ == "__main__":
     sys.exit(run_checks({
         "conditions": check_conditions,
@@ -162,4 +188,5 @@ if __name__ == "__main__":
         "finish": check_finish,
         "interrupt": check_interrupt,
         "gdb-history": check_gdb_history,
+        "exit": check_exit,
     }))

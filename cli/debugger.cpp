@@ -1254,11 +1254,17 @@ void Debugger::cmd_print(Args a) {
         char buf[64];
         std::snprintf(buf, sizeof buf, "%g", double(f));
         text += std::string(buf) + " (bits " + hex(bits) + ")";
-      } else if (var && var->kind == Variable::Kind::Pc) {
-        text += describe_pc(uint32_t(x));
+      } else if (var && (var->kind == Variable::Kind::Pc || (var->kind == Variable::Kind::XReg && var->index == 1))) {
+        // As gdb prints the target description's code pointers (pc, ra).
+        text += "(void (*)()) " + hex(uint32_t(x));
+        if (sym_)
+          if (auto d = sym_->describe(uint32_t(x))) text += " <" + *d + ">";
+      } else if (var && var->kind == Variable::Kind::XReg && (var->index == 2 || var->index == 8)) {
+        text += "(void *) " + hex(uint32_t(x));  // data pointers (sp, fp)
+      } else if (var && var->kind == Variable::Kind::XReg) {
+        text += std::to_string(int32_t(uint32_t(x)));  // an int register, as gdb shows it
       } else {
         text += std::to_string(x);
-        if (x < 0 || x > 9) text += " (" + hex(uint64_t(x)) + ")";
       }
   }
   out(text, {{"expression", e->text()}, {"value", x}});

@@ -644,7 +644,9 @@ void encode_stop(s::StopReason::Builder st, const StopRecord& stop) {
 
 std::vector<uint8_t> Codec::encode_mark(const StopRecord& mark) {
   capnp::MallocMessageBuilder msg;
-  encode_stop(msg.initRoot<s::Mark>().initStop(), mark);
+  auto root = msg.initRoot<s::Mark>();
+  encode_stop(root.initStop(), mark);
+  root.setNumber(mark.number);
   auto bytes = to_bytes(msg);
   return seal(Magic::Mark, bytes.data(), bytes.size(), false);
 }
@@ -662,6 +664,7 @@ Result<StopRecord> Codec::decode_mark(const uint8_t* value, size_t size) {
     m.text.assign(text.begin(), text.size());
     auto ex = st.getException();
     m.exception = ExceptionRecord{ex.getCause(), ex.getPc(), ex.getCore(), ex.getWarp(), ex.getLane(), ex.getAddr()};
+    m.number = root.getNumber();
     return {};
   });
   if (!r) return r.error();

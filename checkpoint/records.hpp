@@ -117,6 +117,7 @@ struct StopRecord {
   StopKind kind = StopKind::Unknown;
   std::string text;
   ExceptionRecord exception;
+  uint32_t number = 0;  // a mark's number (the marks database only; 0: none given)
   bool operator==(const StopRecord&) const = default;
 };
 

@@ -251,6 +251,10 @@ struct Checkpoint {
 # `info checkpoints` and reached with `goto N`. Its key is a time key, like a checkpoint's.
 struct Mark {
   stop @0 :StopReason;
+  # Appended: the mark's number, given when it was made (1 + the highest so far) and kept, so that
+  # `goto N` names the same stop however many stops are later recorded earlier in time. 0 in
+  # recordings made before it: those are numbered in time order.
+  number @1 :UInt32;
 }
 
 enum HostOpKind {

@@ -130,6 +130,32 @@ struct Store::Impl {
     file_bytes = uint64_t(st.st_size);
     return end <= file_bytes;
   }
+  // A mark as it is written at key k: with the number it already has when the point is marked again,
+  // else 1 + the highest number so far (numbers are never reused, so `goto N` stays N).
+  template <class Txn, class Key>
+  Result<StopRecord> numbered(Txn& txn, const Key& k, StopRecord mark) {
+    if (mark.number) return mark;
+    auto cur = lmdb::Cursor::open(txn, marks);
+    if (!cur) return cur.error();
+    uint32_t highest = 0;
+    MDB_val mk, mv;
+    for (MDB_cursor_op op = MDB_FIRST;; op = MDB_NEXT) {
+      auto more = cur->get(&mk, &mv, op);
+      if (!more) return more.error();
+      if (!*more) break;
+      if (!in_file(mv)) return past_end("a mark", mv);
+      auto old = codec.decode_mark(static_cast<const uint8_t*>(mv.mv_data), mv.mv_size);
+      if (!old) return make_error("a mark is corrupt: " + old.error().message);
+      if (mk.mv_size == k.size() && std::memcmp(mk.mv_data, k.data(), k.size()) == 0 && old->number) {
+        mark.number = old->number;
+        return mark;
+      }
+      highest = std::max(highest, old->number);
+    }
+    mark.number = highest + 1;
+    return mark;
+  }
+
   Error past_end(const std::string& what, const MDB_val& v) const {
     return err(what + " is corrupt: its size (" + std::to_string(v.mv_size) +
                " bytes) reaches past the end of data.mdb");
@@ -589,7 +615,9 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
           !r)
         return I.err(what, r.error());
       if (mark) {
-        auto mv = I.codec.encode_mark(*mark);
+        auto numbered = I.numbered(*txn, k, *mark);
+        if (!numbered) return I.err(what, numbered.error());
+        auto mv = I.codec.encode_mark(*numbered);
         if (auto r = txn->put(I.marks, key_val(k), lmdb::val(mv.data(), mv.size()), 0, nullptr, "mark"); !r)
           return I.err(what, r.error());
       }
@@ -794,7 +822,9 @@ Result<void> Store::set_mark(const TimeKey& key, const StopRecord& mark) {
     bool found = false;
     if (auto r = txn->get(I.checkpoints, key_val(k), &v, &found, "checkpoint"); !r) return I.err(what, r.error());
     if (!found) return I.err(what + ": there is no checkpoint at that time");
-    auto mv = I.codec.encode_mark(mark);
+    auto numbered = I.numbered(*txn, k, mark);
+    if (!numbered) return I.err(what, numbered.error());
+    auto mv = I.codec.encode_mark(*numbered);
     if (auto r = txn->put(I.marks, key_val(k), lmdb::val(mv.data(), mv.size()), 0, nullptr, "mark"); !r)
       return I.err(what, r.error());
     if (auto r = I.commit(*txn); !r) return I.err(what, r.error());

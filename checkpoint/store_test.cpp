@@ -477,6 +477,17 @@ TEST_CASE("A staged checkpoint reads back at once, commits with the next durable
   CHECK(store.staged() == 0);
   CHECK(must(store.marks()).size() == 1);
   must(store.verify(b.rec.key));
+  // Marks keep the number they were made with (goto N): one made earlier in time takes the next
+  // number, and marking a point again keeps its number.
+  must(store.set_mark(a.rec.key, StopRecord{StopKind::Step, "step", {}}));
+  must(store.set_mark(c.rec.key, StopRecord{StopKind::Breakpoint, "again", {}}));
+  auto marks = must(store.marks());
+  REQUIRE(marks.size() == 2);
+  CHECK(marks[0].first == a.rec.key);
+  CHECK(marks[0].second.number == 2);
+  CHECK(marks[1].first == c.rec.key);
+  CHECK(marks[1].second.number == 1);
+  CHECK(marks[1].second.text == "again");
 }
 
 TEST_CASE("Staged checkpoints that cannot be committed are given up and counted; durable writes go on without them") {

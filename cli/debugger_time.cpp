@@ -252,11 +252,11 @@ void Debugger::cmd_checkpoint(Args a) {
   auto marks = s_.marks();
   if (!marks) return err(marks.error().message);
   const engine::TimePoint now = s_.now();
-  for (size_t i = 0; i < marks->size(); ++i)
-    if ((*marks)[i].when == now)
-      return out("Checkpoint " + std::to_string(i + 1) + " at launch " + std::to_string(now.launch) + ", instruction " +
-                     std::to_string(now.instret) + ".",
-                 {{"checkpoint", i + 1}, {"launch", now.launch}, {"instret", now.instret}});
+  for (const engine::Mark& m : *marks)
+    if (m.when == now)
+      return out("Checkpoint " + std::to_string(m.number) + " at launch " + std::to_string(now.launch) +
+                     ", instruction " + std::to_string(now.instret) + ".",
+                 {{"checkpoint", m.number}, {"launch", now.launch}, {"instret", now.instret}});
   err("internal error: the mark was not listed");
 }
 
@@ -294,9 +294,9 @@ void Debugger::info_checkpoints(bool all) {
     for (size_t i = 0; i < marks->size(); ++i) {
       const engine::Mark& m = (*marks)[i];
       const bool here = at_stop && m.when == now;
-      text += std::string(here ? " * " : "   ") + pad(std::to_string(i + 1), 5) + pad(std::to_string(m.when.launch), 8) +
+      text += std::string(here ? " * " : "   ") + pad(std::to_string(m.number), 5) + pad(std::to_string(m.when.launch), 8) +
               pad(std::to_string(m.when.instret), 14) + (m.text == "checkpoint" ? "checkpoint" : mark_text(m.reason)) + "\n";
-      list.push_back({{"number", i + 1}, {"launch", m.when.launch}, {"instret", m.when.instret},
+      list.push_back({{"number", m.number}, {"launch", m.when.launch}, {"instret", m.when.instret},
                       {"stop", m.text == "checkpoint" ? "checkpoint" : mark_text(m.reason)}, {"current", here}});
     }
   }

@@ -536,7 +536,7 @@ int GdbServer::serve(const GdbStart& start, const std::string& store_dir) {
   Result<StopEvent> first = make_error("");
   if (start.at_first_mark) {
     auto marks = s_.marks();
-    first = marks && !marks->empty() ? timeline_.goto_mark(1) : timeline_.goto_start();
+    first = marks && !marks->empty() ? timeline_.goto_mark(marks->front().number) : timeline_.goto_start();
   } else if (start.entry_pc) {
     auto bp = s_.add_breakpoint(start.entry_pc);
     first = s_.resume();

@@ -132,6 +132,48 @@ Result<void> LiveDevice::read_warps(DeviceContext& ctx, uint32_t threads) {
   return {};
 }
 
+Result<std::optional<std::vector<uint32_t>>> LiveDevice::range_stops(uint32_t through, uint32_t lo, uint32_t hi) {
+  using Out = std::optional<std::vector<uint32_t>>;
+  if ((lo & 3) || (hi & 3) || hi <= lo || (hi - lo) / 4 > kMaxRangeRunWords) return Out{};
+  const uint32_t n = (hi - lo) / 4;
+  auto words = dm_.read_memory(through, 0, lo, n);
+  if (!words) return words.error();
+  const auto& planted = dm_.breakpoints();
+  std::set<uint32_t> stops;
+  auto outside = [&](uint32_t t) { return t < lo || t >= hi; };
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t a = lo + 4 * i;
+    if (planted.count(a)) continue;  // halts there already
+    const uint32_t w = (*words)[i];
+    if ((w & 3) != 3) return Out{};  // a compressed instruction: no 4-byte EBREAK fits its slot
+    switch (w & 0x7f) {
+      case 0x03: case 0x07: case 0x13: case 0x17: case 0x23: case 0x27: case 0x2f:  // loads, stores, ALU, AMO
+      case 0x33: case 0x37: case 0x43: case 0x47: case 0x4b: case 0x4f: case 0x53:  // OP, LUI, FP
+        if (outside(a + 4)) stops.insert(a + 4);
+        break;
+      case 0x63: {  // branches: both ways
+        const int32_t imm = int32_t(((w >> 31) & 1) << 12 | ((w >> 7) & 1) << 11 | ((w >> 25) & 0x3f) << 5 |
+                                    ((w >> 8) & 0xf) << 1) << 19 >> 19;
+        const uint32_t t = a + uint32_t(imm);
+        if (t & 3) return Out{};
+        if (outside(t)) stops.insert(t);
+        if (outside(a + 4)) stops.insert(a + 4);
+        break;
+      }
+      case 0x6f: {  // jal
+        const int32_t imm = int32_t(((w >> 31) & 1) << 20 | ((w >> 12) & 0xff) << 12 | ((w >> 20) & 1) << 11 |
+                                    ((w >> 21) & 0x3ff) << 1) << 11 >> 11;
+        const uint32_t t = a + uint32_t(imm);
+        if (t & 3) return Out{};
+        if (outside(t)) stops.insert(t);
+        break;
+      }
+      default: stops.insert(a);  // executed by a DM step
+    }
+  }
+  return Out{std::vector<uint32_t>(stops.begin(), stops.end())};
+}
+
 Result<void> LiveDevice::read_bytes(uint32_t through, uint32_t addr, std::span<uint8_t> out) {
   if (out.empty()) return {};
   const uint32_t base = addr & ~3u;

@@ -83,6 +83,16 @@ class LiveDevice {
   // Device memory through a halted warp (lane 0 of `through`), any alignment and size.
   Result<void> read_bytes(uint32_t through, uint32_t addr, std::span<uint8_t> out);
 
+  // A range run (docs/live.md "step"): where a warp running alone may leave the PC range [lo, hi),
+  // so that EBREAKs planted there halt it before it does. The stops are every target outside the
+  // range of a branch, a jal and a fall-through, and every instruction in the range that is not a
+  // plain one (jalr, SYSTEM, FENCE, the Vortex instructions: a jump the code does not name, a trap,
+  // a thread mask change, a barrier or an exit), which the warp then executes by a DM step. An
+  // address that holds a planted breakpoint halts already and stops nothing further. nullopt when
+  // the range cannot run so (unaligned, compressed code, longer than kMaxRangeRunWords words).
+  static constexpr uint32_t kMaxRangeRunWords = 4096;
+  Result<std::optional<std::vector<uint32_t>>> range_stops(uint32_t through, uint32_t lo, uint32_t hi);
+
  private:
   Driver& d_;
   DmClient dm_;

@@ -8,6 +8,7 @@
 // written as a checkpoint; the device stays held until the user goes on.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <memory>
 #include <optional>
@@ -290,6 +291,109 @@ std::optional<DeviceException> watchdog_due(const S& s, WarpId w, uint32_t pc, u
   return DeviceException{Cause::Watchdog, pc, w.core, w.slot, tmask ? 31u - unsigned(std::countl_zero(tmask)) : 0u, 0};
 }
 
+// A step that stays in one PC range for this many DM steps in a row (a spin loop, a long loop
+// body, a callee run through) goes on by range runs (below) instead of one DM step at a time.
+constexpr uint64_t kRangeRunAfter = 4096;
+
+// Where a range run ended: a stop, or the focus warp halted at `pc` (moved), or nothing ran (the
+// range or the instruction at the PC cannot run so: the step goes on by a DM step).
+struct RangeRun {
+  std::optional<StopEvent> stop;
+  bool moved = false;
+  uint32_t pc = 0;
+};
+
+// A range run: the focus warp alone (every other warp stays halted) runs on the device until it
+// leaves [lo, hi), the way a debugger on hardware steps a range without single-stepping it:
+// EBREAKs planted where it can leave (LiveDevice::range_stops), resumereq of the focus warp alone,
+// then the halt on one of them (a planted breakpoint of the user's halts it too), and the EBREAKs
+// are taken out. Its instructions are counted by the device like any others, so the device's
+// watchdog ends it at the launch's budget exactly as it ends a run or a re-launch step (the same
+// Watchdog stop, at the same count); Ctrl-C is noticed at every return from the device
+// (SessionOptions::slice instructions at most), as in a run.
+template <class S>
+Result<RangeRun> range_run(S& s, uint32_t g, WarpId w, std::pair<uint32_t, uint32_t> range, uint32_t pc,
+                           std::optional<std::pair<std::pair<uint32_t, uint32_t>, std::optional<std::vector<uint32_t>>>>& cache) {
+  LiveDevice& ld = *s.lv.dev;
+  if (!cache || cache->first != range) {
+    auto stops = ld.range_stops(g, range.first, range.second);
+    if (!stops) return stops.error();
+    cache.emplace(range, std::move(stops).value());
+  }
+  if (!cache->second) return RangeRun{};  // this range cannot run so
+  const std::vector<uint32_t>& stops = *cache->second;
+  if (std::find(stops.begin(), stops.end(), pc) != stops.end()) return RangeRun{};
+  std::vector<uint32_t> temps;
+  auto unplant = [&]() -> Result<void> {
+    for (uint32_t a : temps)
+      if (auto r = ld.dm().clear_breakpoint(a); !r) return r;
+    temps.clear();
+    return {};
+  };
+  for (uint32_t a : stops) {
+    if (ld.planted().count(a)) continue;
+    if (auto r = ld.dm().set_breakpoint(a); !r) {
+      // Not code the DM can write (past the end of the image): go on by DM steps.
+      if (auto u = unplant(); !u) return u.error();
+      return RangeRun{};
+    }
+    temps.push_back(a);
+  }
+  // Every exit is planted: from here the warp halts at one of them or the device stops.
+  auto halted = [&]() -> Result<void> {
+    if (auto r = ld.halt_all(); !r) return r;
+    s.lv.info.held = true;
+    return unplant();
+  };
+  if (auto r = ld.dm().resume_warps({g}); !r) return r.error();
+  s.lv.info.held = false;
+  for (;;) {
+    if (s.interrupted) {
+      if (auto r = halted(); !r) return r.error();
+      auto ev = stop(s, StopReason::Interrupt, {});
+      if (!ev) return ev.error();
+      return RangeRun{std::move(ev).value()};
+    }
+    DeviceEvent e = s.dev.wait(s.opts.slice ? s.opts.slice : 1u << 20);
+    s.drain_console();
+    switch (e.kind) {
+      case EventKind::Budget: continue;
+      case EventKind::Halted: {
+        if (auto r = halted(); !r) return r.error();
+        auto at_pc = ld.read_pc(g);
+        if (!at_pc) return at_pc.error();
+        RangeRun out;
+        out.moved = true;
+        out.pc = *at_pc;
+        return out;
+      }
+      case EventKind::Exception: {
+        if (auto r = halted(); !r) return r.error();
+        s.fatal = true;
+        auto ev = stop(s, e.exception.cause == Cause::Watchdog ? StopReason::Watchdog : StopReason::Exception,
+                       e.exception);
+        if (!ev) return ev.error();
+        return RangeRun{std::move(ev).value()};
+      }
+      case EventKind::Watch: {
+        if (auto r = halted(); !r) return r.error();
+        auto ev = stop(s, StopReason::Watchpoint, {}, s.watch_events());
+        if (!ev) return ev.error();
+        return RangeRun{std::move(ev).value()};
+      }
+      case EventKind::CommandError:
+        s.account_pass();
+        s.phase = S::Phase::Dead;
+        s.lv.info.held = false;
+        return RangeRun{s.killed("a command failed: " + e.message)};
+      default:
+        (void)halted();
+        return make_error("internal error: a range run of warp " + std::to_string(w.core) + "." +
+                          std::to_string(w.slot) + " ended without a halt");
+    }
+  }
+}
+
 // stepi / step / next / finish: DM steps of the focus warp, every other warp halted.
 template <class S, class Mode>
 Result<StopEvent> step(S& s, const Mode& mode) {
@@ -303,6 +407,9 @@ Result<StopEvent> step(S& s, const Mode& mode) {
   const bool track = (lanes & all) != all;  // a focus lane: only its retirements count
   uint32_t tmask = ws0.tmask, pc = ws0.pc;
   std::optional<std::pair<uint32_t, uint32_t>> range;
+  uint64_t in_range = 0;  // DM steps in a row that stayed in `range`
+  std::optional<std::pair<std::pair<uint32_t, uint32_t>, std::optional<std::vector<uint32_t>>>> stops;  // range_run's
+  const bool watching = std::any_of(s.watches.begin(), s.watches.end(), [](const auto& w) { return w.second.second; });
   bool first = true;
   for (;;) {
     if (!first && s.planted.count(pc)) return stop(s, StopReason::Breakpoint, at(Cause::Breakpoint, pc, mode.warp));
@@ -313,28 +420,48 @@ Result<StopEvent> step(S& s, const Mode& mode) {
       return stop(s, StopReason::Watchdog, *x);
     }
     solo(s);
-    auto r = s.lv.dev->step(g);
-    if (!r) return r.error();
-    LiveStep st = *r;
-    if (st.kind == LiveStep::Waiting) {
-      auto o = run_others(s, g, &st);
-      if (!o) return o.error();
-      if (*o) return **o;
+    if (range && in_range >= kRangeRunAfter && !track && !watching && pc >= range->first && pc < range->second) {
+      auto rr = range_run(s, g, mode.warp, *range, pc, stops);
+      if (!rr) return rr.error();
+      if (rr->stop) return std::move(*rr->stop);
+      if (rr->moved) {
+        pc = rr->pc;
+        auto t = read_tmask(s, g);
+        if (!t) return t.error();
+        tmask = *t;
+        if (pc >= range->first && pc < range->second) continue;  // at a stop inside: a DM step next
+        goto left;
+      }
     }
-    if (st.kind == LiveStep::Fault) {
-      s.fatal = true;
-      return stop(s, StopReason::Exception, at(st.cause, st.pc, mode.warp));
+    {
+      auto r = s.lv.dev->step(g);
+      if (!r) return r.error();
+      LiveStep st = *r;
+      if (st.kind == LiveStep::Waiting) {
+        auto o = run_others(s, g, &st);
+        if (!o) return o.error();
+        if (*o) return **o;
+      }
+      if (st.kind == LiveStep::Fault) {
+        s.fatal = true;
+        return stop(s, StopReason::Exception, at(st.cause, st.pc, mode.warp));
+      }
+      if (st.kind == LiveStep::Exited) return stop(s, StopReason::Step, at(Cause::None, pc, mode.warp));
+      const bool counted = !track || (tmask & lanes) != 0;
+      pc = st.pc;
+      if (track || mode.policy) {
+        auto t = read_tmask(s, g);
+        if (!t) return t.error();
+        tmask = *t;
+      }
+      if (!counted) continue;
+      if (range && pc >= range->first && pc < range->second) {
+        ++in_range;
+        continue;
+      }
     }
-    if (st.kind == LiveStep::Exited) return stop(s, StopReason::Step, at(Cause::None, pc, mode.warp));
-    const bool counted = !track || (tmask & lanes) != 0;
-    pc = st.pc;
-    if (track || mode.policy) {
-      auto t = read_tmask(s, g);
-      if (!t) return t.error();
-      tmask = *t;
-    }
-    if (!counted) continue;
-    if (range && pc >= range->first && pc < range->second) continue;
+  left:
+    in_range = 0;
     if (!mode.policy) return stop(s, StopReason::Step, at(Cause::None, pc, mode.warp));
     const uint32_t lane = mode.lanes ? uint32_t(std::countr_zero(mode.lanes & tmask ? mode.lanes & tmask : mode.lanes))
                                      : uint32_t(std::countr_zero(tmask ? tmask : 1u));

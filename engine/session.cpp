@@ -2247,8 +2247,12 @@ Result<std::vector<Mark>> Session::marks() {
     mk.reason = reason_of(rec);
     mk.text = rec.text;
     mk.warp = WarpId{rec.exception.core, rec.exception.warp};
+    mk.number = rec.number;
     out.push_back(std::move(mk));
   }
+  // A recording from before marks kept their numbers: number them in time order.
+  if (std::any_of(out.begin(), out.end(), [](const Mark& m) { return m.number == 0; }))
+    for (size_t i = 0; i < out.size(); ++i) out[i].number = uint32_t(i + 1);
   return out;
 }
 

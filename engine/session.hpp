@@ -171,6 +171,7 @@ struct Mark {
   StopReason reason = StopReason::InstructionCount;
   std::string text;
   WarpId warp;  // the warp that stopped (or faulted) there
+  uint32_t number = 0;  // stable: given when the mark was made (goto N)
 };
 
 struct WatchSpec {

@@ -27,6 +27,7 @@
 #include <unordered_map>
 
 #include "device/input_file.hpp"
+#include "engine/dwarf_expr.hpp"
 
 namespace vx::engine {
 
@@ -133,7 +134,7 @@ struct FreeFrame {
 };
 using FramePtr = std::unique_ptr<Dwarf_Frame, FreeFrame>;
 
-// Evaluates one of the DWARF expressions libdw derives from CFI rules: the
+// Evaluates one of the DWARF expressions libdw derives from CFI rules (dwarf_expr.hpp): the
 // value it computes and whether that is a value (DW_OP_stack_value, or a
 // register named by DW_OP_regN) rather than the address of one.
 struct Evaluated {
@@ -142,113 +143,29 @@ struct Evaluated {
 };
 std::optional<Evaluated> evaluate(const Dwarf_Op* ops, size_t n, const RegReader& reg, std::optional<uint32_t> cfa,
                                   const WordReader& read_word) {
-  std::vector<uint32_t> st;
-  bool is_value = false;
-  auto pop = [&]() -> std::optional<uint32_t> {
-    if (st.empty()) return std::nullopt;
-    const uint32_t v = st.back();
-    st.pop_back();
-    return v;
+  dwarf::Env env;
+  env.reg = reg;
+  env.cfa = cfa;
+  env.read = [&](uint32_t addr, uint32_t size) -> Result<std::vector<uint8_t>> {
+    const auto w = size <= 4 ? read_word(addr) : std::nullopt;
+    if (!w) return make_error("cannot read memory at " + hex(addr));
+    std::vector<uint8_t> b;
+    for (uint32_t i = 0; i < size; ++i) b.push_back(uint8_t(*w >> (8 * i)));
+    return b;
   };
-  for (size_t i = 0; i < n; ++i) {
-    const Dwarf_Op& op = ops[i];
-    const unsigned atom = op.atom;
-    if (atom >= DW_OP_lit0 && atom <= DW_OP_lit31) {
-      st.push_back(atom - DW_OP_lit0);
-      continue;
-    }
-    if ((atom >= DW_OP_breg0 && atom <= DW_OP_breg31) || atom == DW_OP_bregx) {
-      const unsigned r = atom == DW_OP_bregx ? unsigned(op.number) : atom - DW_OP_breg0;
-      const Dwarf_Word off = atom == DW_OP_bregx ? op.number2 : op.number;
-      const auto v = reg(r);
-      if (!v) return std::nullopt;
-      st.push_back(*v + uint32_t(off));
-      continue;
-    }
-    if ((atom >= DW_OP_reg0 && atom <= DW_OP_reg31) || atom == DW_OP_regx) {
-      const auto v = reg(atom == DW_OP_regx ? unsigned(op.number) : atom - DW_OP_reg0);
-      if (!v) return std::nullopt;
-      st.push_back(*v);
-      is_value = true;
-      continue;
-    }
-    switch (atom) {
-      case DW_OP_addr:
-      case DW_OP_const1u:
-      case DW_OP_const1s:
-      case DW_OP_const2u:
-      case DW_OP_const2s:
-      case DW_OP_const4u:
-      case DW_OP_const4s:
-      case DW_OP_const8u:
-      case DW_OP_const8s:
-      case DW_OP_constu:
-      case DW_OP_consts:
-        st.push_back(uint32_t(op.number));
-        break;
-      case DW_OP_call_frame_cfa:
-        if (!cfa) return std::nullopt;
-        st.push_back(*cfa);
-        break;
-      case DW_OP_plus_uconst:
-        if (st.empty()) return std::nullopt;
-        st.back() += uint32_t(op.number);
-        break;
-      case DW_OP_plus:
-      case DW_OP_minus:
-      case DW_OP_mul:
-      case DW_OP_and:
-      case DW_OP_or:
-      case DW_OP_xor: {
-        const auto b = pop(), a = pop();
-        if (!a || !b) return std::nullopt;
-        st.push_back(atom == DW_OP_plus    ? *a + *b
-                     : atom == DW_OP_minus ? *a - *b
-                     : atom == DW_OP_mul   ? *a * *b
-                     : atom == DW_OP_and   ? (*a & *b)
-                     : atom == DW_OP_or    ? (*a | *b)
-                                           : (*a ^ *b));
-        break;
-      }
-      case DW_OP_neg:
-      case DW_OP_not:
-        if (st.empty()) return std::nullopt;
-        st.back() = atom == DW_OP_neg ? 0u - st.back() : ~st.back();
-        break;
-      case DW_OP_dup:
-        if (st.empty()) return std::nullopt;
-        st.push_back(st.back());
-        break;
-      case DW_OP_drop:
-        if (!pop()) return std::nullopt;
-        break;
-      case DW_OP_swap:
-        if (st.size() < 2) return std::nullopt;
-        std::swap(st[st.size() - 1], st[st.size() - 2]);
-        break;
-      case DW_OP_over:
-        if (st.size() < 2) return std::nullopt;
-        st.push_back(st[st.size() - 2]);
-        break;
-      case DW_OP_deref: {
-        const auto addr = pop();
-        if (!addr) return std::nullopt;
-        const auto w = read_word(*addr);
-        if (!w) return std::nullopt;
-        st.push_back(*w);
-        break;
-      }
-      case DW_OP_stack_value:
-        is_value = true;
-        break;
-      case DW_OP_nop:
-        break;
-      default:
-        return std::nullopt;
-    }
+  const auto l = dwarf::evaluate(ops, n, env);
+  if (!l) return std::nullopt;
+  switch (l->kind) {
+    case dwarf::Kind::Memory:
+      return Evaluated{l->address, false};
+    case dwarf::Kind::Value:
+      return Evaluated{uint32_t(l->value), true};
+    case dwarf::Kind::Register:
+      if (const auto v = reg(l->reg)) return Evaluated{*v, true};
+      return std::nullopt;
+    default:
+      return std::nullopt;
   }
-  if (st.empty()) return std::nullopt;
-  return Evaluated{st.back(), is_value};
 }
 
 const char* die_name(Dwarf_Die* die) {

@@ -18,13 +18,14 @@
 #include <map>
 #include <mutex>
 
+#include "engine/dwarf_expr.hpp"
+
 namespace vx::engine {
 
 namespace {
 
 constexpr unsigned kMaxTypeDepth = 64;   // typedef/pointer chains deeper than this are cut (hostile DWARF)
 constexpr unsigned kMaxScopeDepth = 64;  // nested scopes followed
-constexpr size_t kMaxExprStack = 64;     // DWARF expression stack entries
 
 std::string hex(uint64_t v) {
   char b[24];
@@ -40,17 +41,7 @@ const char* die_name(Dwarf_Die* die) {
 bool is_function(int tag) { return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine; }
 bool is_scope(int tag) { return is_function(tag) || tag == DW_TAG_lexical_block; }
 
-std::string reg_name(unsigned r) {
-  static const char* x[32] = {"zero", "ra", "sp", "gp", "tp",  "t0",  "t1", "t2", "s0", "s1", "a0",
-                              "a1",   "a2", "a3", "a4", "a5",  "a6",  "a7", "s2", "s3", "s4", "s5",
-                              "s6",   "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
-  static const char* f[32] = {"ft0", "ft1", "ft2", "ft3", "ft4",  "ft5",  "ft6", "ft7", "fs0",  "fs1", "fa0",
-                              "fa1", "fa2", "fa3", "fa4", "fa5",  "fa6",  "fa7", "fs2", "fs3",  "fs4", "fs5",
-                              "fs6", "fs7", "fs8", "fs9", "fs10", "fs11", "ft8", "ft9", "ft10", "ft11"};
-  if (r < 32) return std::string("$") + x[r];
-  if (r < 64) return std::string("$") + f[r - 32];
-  return "DWARF register " + std::to_string(r);
-}
+using dwarf::reg_name;
 
 }  // namespace
 
@@ -200,8 +191,8 @@ struct Variables::Impl {
   std::vector<std::vector<Dwarf_Die>> levels(uint32_t pc) const;
   std::vector<SourceVariable> vars(uint32_t pc, unsigned level, bool params) const;
   SourceVariable make_var(Dwarf_Die* die, SourceVariable::Kind kind, Dwarf_Off frame) const;
-  Result<VarLocation> eval(Dwarf_Attribute* attr, uint32_t pc, const LaneView& lane, Dwarf_Off frame,
-                           unsigned depth) const;
+  Result<dwarf::Location> eval(Dwarf_Attribute* attr, uint32_t pc, const LaneView& lane, Dwarf_Off frame,
+                               unsigned depth) const;
 };
 
 // The type an entry's DW_AT_type names (nullptr: void).
@@ -485,257 +476,37 @@ void put_le(std::vector<uint8_t>& out, uint64_t v, size_t n) {
 
 }  // namespace
 
-Result<VarLocation> Variables::Impl::eval(Dwarf_Attribute* attr, uint32_t pc, const LaneView& lane, Dwarf_Off frame,
-                                          unsigned depth) const {
+// A location description (an expression, or the entry of a location list for pc) through the
+// evaluator of dwarf_expr.hpp; DW_OP_fbreg takes `frame`'s DW_AT_frame_base.
+Result<dwarf::Location> Variables::Impl::eval(Dwarf_Attribute* attr, uint32_t pc, const LaneView& lane,
+                                              Dwarf_Off frame, unsigned depth) const {
   Dwarf_Op* ops = nullptr;
   size_t len = 0;
-  VarLocation loc;
+  dwarf::Location loc;
   const int n = dwarf_getlocation_addr(attr, pc, &ops, &len, 1);
   if (n < 0) return make_error(std::string("cannot read the variable's DWARF location (") + dwarf_errmsg(-1) + ")");
   if (n == 0) {
-    loc.kind = VarLocation::Kind::Unavailable;
+    loc.kind = dwarf::Kind::Unavailable;
     return loc;
   }
   if (len == 0) return loc;  // optimized out
-  std::vector<uint64_t> st;
-  std::vector<uint8_t> pieces;
-  bool have_pieces = false;
-  // The last DW_OP_regN. An optional here made GCC 12 warn that its value "may be used
-  // uninitialized" behind has_value() (a false positive), so it is a number and a flag.
-  unsigned reg = 0;
-  bool have_reg = false;
-  std::optional<std::vector<uint8_t>> implicit;
-  bool stack_value = false;
-  auto need = [&](size_t k) -> Result<void> {
-    if (st.size() < k) return make_error("corrupt DWARF location expression (stack underflow)");
-    return {};
+  dwarf::Env env;
+  env.reg = lane.reg;
+  env.read = lane.read;
+  env.cfa = lane.cfa;
+  env.frame_base = [&]() -> Result<dwarf::Location> {
+    Dwarf_Die fd;
+    Dwarf_Attribute fb;
+    if (depth > 2 || !frame || !dwarf_offdie(dwarf, frame, &fd) || !dwarf_attr(&fd, DW_AT_frame_base, &fb))
+      return make_error("DW_OP_fbreg: the variable's function has no frame base");
+    return eval(&fb, pc, lane, 0, depth + 1);
   };
-  auto read_reg = [&](unsigned r) -> Result<uint64_t> {
-    auto v = lane.reg ? lane.reg(r) : std::nullopt;
-    if (!v) return make_error(reg_name(r) + " is not available in this frame");
-    return uint64_t(*v);
+  env.implicit_value = [attr](const Dwarf_Op& op) -> Result<std::vector<uint8_t>> {
+    Dwarf_Block block;
+    if (dwarf_getlocation_implicit_value(attr, &op, &block) != 0) return make_error("corrupt block");
+    return std::vector<uint8_t>(block.data, block.data + block.length);
   };
-  auto read_word = [&](uint64_t addr, unsigned size) -> Result<uint64_t> {
-    if (!lane.read) return make_error("no memory to read");
-    auto b = lane.read(uint32_t(addr), size);
-    if (!b) return b.error();
-    uint64_t v = 0;
-    for (unsigned i = 0; i < size && i < b->size(); ++i) v |= uint64_t((*b)[i]) << (8 * i);
-    return v;
-  };
-  for (size_t i = 0; i < len; ++i) {
-    const Dwarf_Op& op = ops[i];
-    const uint8_t a = op.atom;
-    if (st.size() > kMaxExprStack) return make_error("DWARF location expression too deep");
-    if (a >= DW_OP_lit0 && a <= DW_OP_lit31) {
-      st.push_back(a - DW_OP_lit0);
-    } else if (a >= DW_OP_reg0 && a <= DW_OP_reg31) {
-      reg = a - DW_OP_reg0;
-      have_reg = true;
-    } else if (a >= DW_OP_breg0 && a <= DW_OP_breg31) {
-      auto v = read_reg(a - DW_OP_breg0);
-      if (!v) return v.error();
-      st.push_back(*v + op.number);
-    } else {
-      switch (a) {
-        case DW_OP_addr:
-        case DW_OP_const1u:
-        case DW_OP_const2u:
-        case DW_OP_const4u:
-        case DW_OP_const8u:
-        case DW_OP_constu:
-        case DW_OP_const1s:
-        case DW_OP_const2s:
-        case DW_OP_const4s:
-        case DW_OP_const8s:
-        case DW_OP_consts:
-          st.push_back(op.number);
-          break;
-        case DW_OP_regx:
-          reg = unsigned(op.number);
-          have_reg = true;
-          break;
-        case DW_OP_bregx: {
-          auto v = read_reg(unsigned(op.number));
-          if (!v) return v.error();
-          st.push_back(*v + op.number2);
-          break;
-        }
-        case DW_OP_fbreg: {
-          Dwarf_Die fd;
-          Dwarf_Attribute fb;
-          if (depth > 2 || !frame || !dwarf_offdie(dwarf, frame, &fd) || !dwarf_attr(&fd, DW_AT_frame_base, &fb))
-            return make_error("the variable's function has no frame base");
-          auto base = eval(&fb, pc, lane, 0, depth + 1);
-          if (!base) return base.error();
-          uint64_t b = 0;
-          if (base->kind == VarLocation::Kind::Register) {
-            auto v = read_reg(base->reg);
-            if (!v) return v.error();
-            b = *v;
-          } else if (base->kind == VarLocation::Kind::Memory) {
-            b = base->address;
-          } else {
-            loc.kind = base->kind == VarLocation::Kind::Unavailable ? VarLocation::Kind::Unavailable
-                                                                    : VarLocation::Kind::OptimizedOut;
-            return loc;
-          }
-          st.push_back(b + op.number);
-          break;
-        }
-        case DW_OP_call_frame_cfa:
-          if (!lane.cfa) return make_error("the frame's CFA is unknown");
-          st.push_back(*lane.cfa);
-          break;
-        case DW_OP_dup:
-          if (auto r = need(1); !r) return r.error();
-          st.push_back(st.back());
-          break;
-        case DW_OP_drop:
-          if (auto r = need(1); !r) return r.error();
-          st.pop_back();
-          break;
-        case DW_OP_over:
-          if (auto r = need(2); !r) return r.error();
-          st.push_back(st[st.size() - 2]);
-          break;
-        case DW_OP_swap:
-          if (auto r = need(2); !r) return r.error();
-          std::swap(st[st.size() - 1], st[st.size() - 2]);
-          break;
-        case DW_OP_deref:
-        case DW_OP_deref_size: {
-          if (auto r = need(1); !r) return r.error();
-          auto v = read_word(st.back(), a == DW_OP_deref ? 4u : unsigned(std::min<uint64_t>(op.number, 8)));
-          if (!v) return v.error();
-          st.back() = *v;
-          break;
-        }
-        case DW_OP_plus_uconst:
-          if (auto r = need(1); !r) return r.error();
-          st.back() += op.number;
-          break;
-        case DW_OP_neg:
-          if (auto r = need(1); !r) return r.error();
-          st.back() = 0 - st.back();
-          break;
-        case DW_OP_not:
-          if (auto r = need(1); !r) return r.error();
-          st.back() = ~st.back();
-          break;
-        case DW_OP_plus:
-        case DW_OP_minus:
-        case DW_OP_mul:
-        case DW_OP_and:
-        case DW_OP_or:
-        case DW_OP_xor:
-        case DW_OP_shl:
-        case DW_OP_shr:
-        case DW_OP_shra: {
-          if (auto r = need(2); !r) return r.error();
-          uint64_t y = st.back();
-          st.pop_back();
-          uint64_t& x = st.back();
-          switch (a) {
-            case DW_OP_plus:
-              x += y;
-              break;
-            case DW_OP_minus:
-              x -= y;
-              break;
-            case DW_OP_mul:
-              x *= y;
-              break;
-            case DW_OP_and:
-              x &= y;
-              break;
-            case DW_OP_or:
-              x |= y;
-              break;
-            case DW_OP_xor:
-              x ^= y;
-              break;
-            case DW_OP_shl:
-              x = y < 64 ? x << y : 0;
-              break;
-            case DW_OP_shr:
-              x = y < 64 ? x >> y : 0;
-              break;
-            default:
-              x = uint64_t(int64_t(x) >> (y < 64 ? y : 63));
-              break;
-          }
-          break;
-        }
-        case DW_OP_stack_value:
-          stack_value = true;
-          break;
-        case DW_OP_implicit_value: {
-          Dwarf_Block block;
-          if (dwarf_getlocation_implicit_value(attr, &op, &block) != 0)
-            return make_error("corrupt DW_OP_implicit_value");
-          implicit = std::vector<uint8_t>(block.data, block.data + block.length);
-          break;
-        }
-        case DW_OP_piece: {
-          const uint32_t size = uint32_t(std::min<uint64_t>(op.number, 64));
-          have_pieces = true;
-          if (have_reg) {
-            auto v = read_reg(reg);
-            if (!v) return v.error();
-            put_le(pieces, *v, size);
-          } else if (implicit) {
-            implicit->resize(size);
-            pieces.insert(pieces.end(), implicit->begin(), implicit->end());
-          } else if (stack_value && !st.empty()) {
-            put_le(pieces, st.back(), size);
-          } else if (!st.empty()) {
-            if (!lane.read) return make_error("no memory to read");
-            auto b = lane.read(uint32_t(st.back()), size);
-            if (!b) return b.error();
-            pieces.insert(pieces.end(), b->begin(), b->end());
-          } else {
-            // An empty piece: that part is optimized out; the whole value is.
-            loc.kind = VarLocation::Kind::OptimizedOut;
-            return loc;
-          }
-          have_reg = false;
-          implicit.reset();
-          stack_value = false;
-          st.clear();
-          break;
-        }
-        case DW_OP_entry_value:
-        case DW_OP_GNU_entry_value:
-          // The value the register had when the function was entered: not kept by the device.
-          loc.kind = VarLocation::Kind::OptimizedOut;
-          return loc;
-        case DW_OP_nop:
-          break;
-        default:
-          return make_error("unsupported DWARF location operation " + hex(a));
-      }
-    }
-  }
-  if (have_pieces) {
-    loc.kind = VarLocation::Kind::Value;
-    loc.bytes = std::move(pieces);
-  } else if (have_reg) {
-    loc.kind = VarLocation::Kind::Register;
-    loc.reg = reg;
-  } else if (implicit) {
-    loc.kind = VarLocation::Kind::Value;
-    loc.bytes = std::move(*implicit);
-  } else if (stack_value) {
-    if (auto r = need(1); !r) return r.error();
-    loc.kind = VarLocation::Kind::Value;
-    put_le(loc.bytes, st.back(), 8);
-  } else {
-    if (auto r = need(1); !r) return r.error();
-    loc.kind = VarLocation::Kind::Memory;
-    loc.address = uint32_t(st.back());
-  }
-  return loc;
+  return dwarf::evaluate(ops, len, env);
 }
 
 Variables::Variables(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -912,7 +683,37 @@ Result<VarLocation> Variables::locate(const SourceVariable& v, uint32_t pc, cons
     return loc;
   }
   if (!dwarf_attr(&die, DW_AT_location, &attr)) return VarLocation{};  // optimized out
-  return impl_->eval(&attr, pc, lane, v.frame_die, 0);
+  auto l = impl_->eval(&attr, pc, lane, v.frame_die, 0);
+  if (!l) return l.error();
+  VarLocation loc;
+  switch (l->kind) {
+    case dwarf::Kind::Memory:
+      loc.kind = VarLocation::Kind::Memory;
+      loc.address = l->address;
+      break;
+    case dwarf::Kind::Register:
+      loc.kind = VarLocation::Kind::Register;
+      loc.reg = l->reg;
+      break;
+    case dwarf::Kind::Value:
+      loc.kind = VarLocation::Kind::Value;
+      put_le(loc.bytes, l->value, 8);
+      break;
+    case dwarf::Kind::Implicit:
+      loc.kind = VarLocation::Kind::Value;
+      loc.bytes = std::move(l->bytes);
+      break;
+    case dwarf::Kind::Pieces:
+      loc.kind = VarLocation::Kind::Value;
+      for (const dwarf::Piece& p : l->pieces) loc.bytes.insert(loc.bytes.end(), p.bytes.begin(), p.bytes.end());
+      break;
+    case dwarf::Kind::OptimizedOut:
+      break;
+    case dwarf::Kind::Unavailable:
+      loc.kind = VarLocation::Kind::Unavailable;
+      break;
+  }
+  return loc;
 }
 
 }  // namespace vx::engine

@@ -324,10 +324,11 @@ Result<std::vector<engine::Mark>> Timeline::marks() { return s_.marks(); }
 Result<StopEvent> Timeline::goto_mark(size_t number) {
   auto m = s_.marks();
   if (!m) return m.error();
-  if (number == 0 || number > m->size())
+  auto it = std::find_if(m->begin(), m->end(), [&](const engine::Mark& x) { return x.number == number; });
+  if (it == m->end())
     return make_error("no checkpoint number " + std::to_string(number) + " (\"info checkpoints\" lists " +
                       std::to_string(m->size()) + ")");
-  const engine::Mark& mk = (*m)[number - 1];
+  const engine::Mark& mk = *it;
   StopReason as = mk.reason;
   if (as == StopReason::Watchpoint) as = StopReason::Step;
   return s_.seek(mk.when, as, mk.warp);

@@ -43,7 +43,7 @@ class Timeline {
   // same stop a forward run reports there); the beginning of history when there is none.
   Result<engine::StopEvent> reverse_continue(const HitFilter& accept);
 
-  // The marks (info checkpoints), numbered from 1 in time order.
+  // The marks (info checkpoints), in time order, each with its stable number (goto_mark's).
   Result<std::vector<engine::Mark>> marks();
   Result<engine::StopEvent> goto_mark(size_t number);
   // The first and the last point of the current launch's recorded history (goto_start before anything

@@ -201,7 +201,7 @@ void time_travel_property(bool anywhere_in_run) {
         if (marks->empty()) continue;
         const size_t n = size_t(anywhere(1, marks->size() + 1));
         what = "goto " + std::to_string(n) + " (instruction " + std::to_string((*marks)[n - 1].when.instret) + ")";
-        next = r.tl->goto_mark(n);
+        next = r.tl->goto_mark((*marks)[n - 1].number);  // marks keep the number they were made with
         if (next.ok()) RC_ASSERT(next->when() == (*marks)[n - 1].when);
       } else {
         continue;

@@ -11,6 +11,8 @@ usage: e2e_core.py VXREPLAY EXAMPLES_DIR SOURCE_DIR CHECK
   interrupt   Ctrl-C at the prompt stops `stepi 100000000` on hang at once (a pseudo-terminal)
   gdb-history reverse-continue through gdb to the start of history: replaylog, a thread, readable
               registers, and gdb stays attached for the next continue
+  frontends   the prompt and gdb over the GDB server answer from the same core: at the same breakpoint
+              stop, the same lane (core, warp, lane), threadIdx, and the same pc after a nexti
   exit        after the kernel exited: globals read, reverse-stepi goes back before the last
               instruction; display/x, info display, undisplay; continue N at a gone tbreak says so
 """
@@ -157,6 +159,32 @@ def check_gdb_history(vx, ex, src):
               f"continue from the start reaches the breakpoint again: {after[-600:]!r}")
 
 
+def check_frontends(vx, ex, src):
+    gdb = shutil.which("gdb-multiarch")
+    check(gdb is not None, "gdb-multiarch is installed (scripts/install-deps.sh)")
+    if not gdb:
+        return
+    line = source_line(src, "reduce", "vx_fail(vx_vote_any(odd)")
+    elf = os.path.join(ex, "reduce.elf")
+    for config in ("1x1x4x4", "1x2x8x8"):
+        s = Session(vx, elf, [f"break reduce.c:{line}", "continue", "continue", "p threadIdx.x", "p $lane", "p $warp",
+                              "p $core", "nexti", "p/x $pc"], ["--config", config])
+        prompt = [s.output(c).get("value") for c in ("p threadIdx.x", "p $lane", "p $warp", "p $core")]
+        prompt_pc = s.output("p/x $pc").get("value")
+        cmd = [gdb, "-batch", "-nx", "-ex", "set confirm off", "-ex", f"file {elf}",
+               "-ex", f"target remote | {vx} run {elf} --config {config} --no-db --gdb -",
+               "-ex", f"break reduce.c:{line}", "-ex", "continue", "-ex", "continue"]
+        for e in ("$vx_thread_idx_x", "$vx_thread_id", "$vx_warp_id", "$vx_core_id"):
+            cmd += ["-ex", f"printf \"@@ %u\\n\", {e}"]
+        cmd += ["-ex", "nexti", "-ex", "printf \"@@ %u\\n\", $pc"]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        got = [int(x) for x in re.findall(r"^@@ (\d+)$", p.stdout, re.M)]
+        check(len(got) == 5, f"{config}: gdb printed {got}: {p.stdout[-500:]!r} {p.stderr[-300:]!r}")
+        if len(got) == 5:
+            check(got[:4] == prompt, f"{config}: the second stop's threadIdx.x, lane, warp, core: prompt {prompt}, gdb {got[:4]}")
+            check(got[4] == prompt_pc, f"{config}: the pc after nexti: prompt {prompt_pc}, gdb {got[4]}")
+
+
 def check_exit(vx, ex, src):
     # reduce's global `total` is 507 at the end (the kernel prints it).
     with tempfile.TemporaryDirectory() as d:
@@ -189,4 +217,5 @@ if __name__ == "__main__":
         "interrupt": check_interrupt,
         "gdb-history": check_gdb_history,
         "exit": check_exit,
+        "frontends": check_frontends,
     }))

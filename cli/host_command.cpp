@@ -17,6 +17,7 @@
 #include "device/image.hpp"
 #include "engine/session.hpp"
 #include "engine/symbols.hpp"
+#include "engine/variables.hpp"
 #include "host/channel.hpp"
 #include "host/server.hpp"
 
@@ -228,16 +229,19 @@ int host_command(const HostArgs& a) {
     break;
   }
   std::optional<engine::Symbols> symbols;
+  std::optional<engine::Variables> variables;  // C variables, as a kernel run directly has them
   TempFile symbol_file;
   if (!first_image.empty()) {
     auto image = parse_kernel_image(first_image, first_name);
     if (image && image->is_elf) {
       auto path = symbol_file.write(first_image, first_name);
       auto loaded = path ? engine::Symbols::load(*path) : Result<engine::Symbols>(path.error());
-      if (loaded)
+      if (loaded) {
         symbols.emplace(std::move(loaded).value());
-      else if (session_mode)
+        if (auto v = engine::Variables::load(*path)) variables.emplace(std::move(v).value());
+      } else if (session_mode) {
         say(*sink, "warning: no symbols for " + first_name + ": " + loaded.error().message);
+      }
     }
   }
   GridLaunch first_launch = server.device().launches().empty() ? GridLaunch{} : server.device().launches()[0].launch;
@@ -280,6 +284,7 @@ int host_command(const HostArgs& a) {
   }
 
   Debugger dbg(s, symbols ? &*symbols : nullptr, first_launch, *sink);
+  if (variables) dbg.set_variables(&*variables);
   dbg.set_stop_on_store_error(d.stop_on_store_error);
   dbg.set_host_workload(true);
   StartView sv;

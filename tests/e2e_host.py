@@ -66,6 +66,14 @@ def check_plain():
 
 
 def check_session():
+    # C variables in a host session, as the same kernel run directly has them (issue 32): scale's
+    # arguments at the stop (pipeline's launch 2 scales by 3; i is the focus thread's index).
+    rc, out, err = run([VX, "run", "--no-db", "--break", "scale", "--batch", "-ex", "continue", "-ex", "info args",
+                        "-ex", "p threadIdx.x + blockIdx.x * blockDim.x", "-ex", "p k * 2", "--", prog("pipeline")])
+    m = re.search(r"^i = (\d+)$", out, re.M)
+    g = re.search(r"^threadIdx\.x \+ blockIdx\.x \* blockDim\.x = (\d+)$", out, re.M)
+    check("\nk = 3\n" in out and m is not None and g is not None and m.group(1) == g.group(1) and "k * 2 = 6" in out,
+          f"host session: C variables of the kernel: {out!r} {err!r}")
     with tempfile.TemporaryDirectory() as tmp:
         rc, out, err = run([VX, "run", "--db", tmp, "--break", "scale", "--batch", "-ex", "continue", "-ex",
                             "print/x $a1", "-ex", "x/4xw $a0", "-ex", "info launches", "-ex", "info l", "-ex",

@@ -130,8 +130,9 @@ struct Store::Impl {
     file_bytes = uint64_t(st.st_size);
     return end <= file_bytes;
   }
-  // A mark as it is written at key k: with the number it already has when the point is marked again,
-  // else 1 + the highest number so far (numbers are never reused, so `goto N` stays N).
+  // A mark as it is written at key k: with the number (and the stop's warp and lane) it already has
+  // when the point is marked again, else 1 + the highest number so far (numbers are never reused,
+  // so `goto N` stays N and comes back to the lane stop N was about).
   template <class Txn, class Key>
   Result<StopRecord> numbered(Txn& txn, const Key& k, StopRecord mark) {
     if (mark.number) return mark;
@@ -147,7 +148,9 @@ struct Store::Impl {
       auto old = codec.decode_mark(static_cast<const uint8_t*>(mv.mv_data), mv.mv_size);
       if (!old) return make_error("a mark is corrupt: " + old.error().message);
       if (mk.mv_size == k.size() && std::memcmp(mk.mv_data, k.data(), k.size()) == 0 && old->number) {
+        // Marked again: the mark keeps its number and the warp and lane of the stop it was given to.
         mark.number = old->number;
+        mark.exception = old->exception;
         return mark;
       }
       highest = std::max(highest, old->number);

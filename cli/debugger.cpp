@@ -356,11 +356,18 @@ void Debugger::set_default_focus(const StopEvent& ev, std::optional<Lane> hit_la
   // `continue` is for every lane, so a breakpoint stop is about the lane that hit.
   std::optional<Lane> preferred;
   if (focus_.valid && ev.reason != StopReason::Breakpoint) preferred = focus_;
+  if (goto_lane_ && debug::is_resident(s_.context(), nt(), *goto_lane_) &&
+      (s_.context().cores[goto_lane_->core].warps[goto_lane_->slot].tmask >> goto_lane_->lane & 1)) {
+    set_focus(*goto_lane_);  // goto N: the lane the mark was about
+    return;
+  }
   auto l = debug::stop_lane(ev, s_.context(), nt(), preferred, hit_lane);
   if (l)
     set_focus(*l);
   else
     focus_.valid = false;
+  // At a hit, the stop's mark records the lane (goto N comes back to it).
+  if (focus_.valid && s_.evaluating_hit()) s_.set_stop_lane(focus_.warp(), focus_.lane);
 }
 
 std::vector<int> Debugger::filter_breakpoint_stop(const StopEvent& ev, bool count) {
@@ -516,6 +523,8 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
     std::optional<std::pair<uint32_t, uint32_t>> held;
     const Focus stepped = focus_;
     if (const WarpState* w = focus_warp()) held = std::make_pair(w->cta_linear, w->cta_rank);
+    // A step's stop is about the stepped lane: its mark records it.
+    if (focus_.valid) s_.set_stop_lane(focus_.warp(), focus_.lane);
     auto request = make();
     if (!request) {
       err(request.error().message);

@@ -295,6 +295,7 @@ class Debugger {
   std::optional<uint32_t> exit_code_;
   std::string killed_message_;
   Focus focus_;
+  std::optional<Lane> goto_lane_;  // while goto N reports: the lane its mark was about
 
   std::map<int, UserBreakpoint> bps_;
   int next_bp_ = 1;

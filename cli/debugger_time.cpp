@@ -235,6 +235,10 @@ void Debugger::cmd_goto(Args a) {
   } else {
     auto n = parse_u32(arg);
     if (!n) return usage("goto: expected a checkpoint number, \"start\" or \"end\": " + n.error().message);
+    // The lane the mark was about (its warp, the lane recorded with it).
+    if (auto marks = s_.marks())
+      for (const engine::Mark& m : *marks)
+        if (m.number == *n) goto_lane_ = Lane{m.warp.core, m.warp.slot, m.lane};
     ev = timeline_.goto_mark(*n);
     if (ev && ev->reason != StopReason::Exception && ev->reason != StopReason::Assertion &&
         ev->reason != StopReason::Watchdog)
@@ -242,6 +246,7 @@ void Debugger::cmd_goto(Args a) {
   }
   if (ev && arg == "start") title = "Start of launch " + std::to_string(ev->launch);
   report_move(ev, title);
+  goto_lane_.reset();
 }
 
 void Debugger::cmd_checkpoint(Args a) {

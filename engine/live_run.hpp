@@ -420,7 +420,10 @@ Result<StopEvent> step(S& s, const Mode& mode) {
       return stop(s, StopReason::Watchdog, *x);
     }
     solo(s);
-    if (range && in_range >= kRangeRunAfter && !track && !watching && pc >= range->first && pc < range->second) {
+    // With a focus lane: a range run keeps the thread mask (what changes it is a stop, run by a DM
+    // step), so every instruction it runs counts when the lane is active where it starts.
+    if (range && in_range >= kRangeRunAfter && (!track || (tmask & lanes)) && !watching && pc >= range->first &&
+        pc < range->second) {
       auto rr = range_run(s, g, mode.warp, *range, pc, stops);
       if (!rr) return rr.error();
       if (rr->stop) return std::move(*rr->stop);

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "device/host_runtime.hpp"
 #include "engine/session.hpp"
@@ -443,4 +444,87 @@ TEST_CASE("a live breakpoint or watch hit the filter drops costs no stop and no 
   REQUIRE(marks);
   CHECK(marks->size() == 1);
   CHECK(w.s->stats().passes == 1);
+}
+
+TEST_CASE("a live next in a spin loop ends at the watchdog, at the count the re-launch step ends at", "[live]") {
+  // hang.c's `while (go == 0) {}` never ends: the launch's budget does (issue 32). Live, the step
+  // runs by DM steps, then by range runs of the focus warp alone (EBREAKs at the range's exits),
+  // which the device counts against its watchdog like any run. One DM step at a time, 2 M steps
+  // cost ~26 M DM accesses (and the default budget, 200 M, minutes).
+  const uint64_t budget = 2'000'000;
+  auto sym = Symbols::load(kExamples + "/hang.elf");
+  REQUIRE(sym);
+  std::string src;
+  // The source next to the test's (meson compiles from the build directory), or beside the build directory.
+  for (const std::string& path : {(std::filesystem::path(__FILE__).parent_path() / "../examples/hang.c").string(),
+                                  kExamples + "/../../examples/hang.c"}) {
+    std::ifstream in(path);
+    if (in && std::getline(in, src, '\0')) break;
+  }
+  uint32_t line = 0, n = 0;
+  for (size_t at = 0, next; at < src.size(); at = next + 1) {
+    next = src.find('\n', at);
+    if (next == std::string::npos) next = src.size();
+    ++n;
+    if (src.compare(at, next - at, "  while (go == 0) {") == 0) line = n;
+  }
+  REQUIRE(line > 0);
+  auto where = sym->resolve("hang.c:" + std::to_string(line));
+  REQUIRE(where);
+  REQUIRE(where->addresses.size() == 1);
+  const uint32_t spin = where->addresses[0];
+  for (SessionMode mode : {SessionMode::Relaunch, SessionMode::Live}) {
+    CAPTURE(session_mode_name(mode));
+    Live l;
+    RunOptions o;
+    o.watchdog_instructions = budget;
+    auto d = open_model_device({1, 1, 4, 4}, o);
+    REQUIRE(d);
+    l.dev = std::move(d).value();
+    SessionOptions so;
+    so.mode = mode;
+    so.watchdog = budget;
+    auto s = Session::create(*l.dev, so);
+    REQUIRE(s);
+    l.s = std::move(s).value();
+    auto image = load_kernel_image(kExamples + "/hang.elf");
+    REQUIRE(image);
+    HostRuntime rt(l.s->host());
+    auto launch = resolve_grid_launch(*image, l.s->config(), {});
+    REQUIRE(launch);
+    REQUIRE(rt.load_image(*image));
+    REQUIRE(rt.launch_grid(*launch));
+    REQUIRE(l.s->add_breakpoint(spin));
+    auto hit = l.s->resume();
+    REQUIRE(hit);
+    REQUIRE(hit->reason == StopReason::Breakpoint);
+    for (const Breakpoint& b : l.s->breakpoints()) REQUIRE(l.s->remove_breakpoint(b.id));
+    const WarpId w = hit->hits[0].warp;
+    const auto range0 = sym->line_range(spin);
+    REQUIRE(range0);
+    const uint64_t before = dm(l);
+    // `next` as the front end asks it, with a focus lane: stay while the PC is in the line.
+    auto ev = l.s->step(w, 1u, [&](uint32_t pc, uint32_t) -> std::optional<std::pair<uint32_t, uint32_t>> {
+      if (pc >= range0->first && pc < range0->second) return range0;
+      return std::nullopt;
+    });
+    REQUIRE(ev);
+    CHECK(ev->reason == StopReason::Watchdog);
+    CHECK(ev->instructions == budget);
+    CHECK(ev->exception.cause == Cause::Watchdog);
+    if (mode == SessionMode::Live) {
+      CHECK(dm(l) - before < 100'000);
+      // The warp stopped in the loop, every warp halted and the EBREAKs of the range run gone.
+      const WarpState& ws = l.s->context().cores[w.core].warps[w.slot];
+      CHECK((ws.pc >= range0->first && ws.pc < range0->second));
+      auto word = l.s->read_memory(range0->second, 4);
+      REQUIRE(word);
+      uint32_t v = 0;
+      std::memcpy(&v, word->data(), 4);
+      CHECK(v != 0x00100073u);  // not an EBREAK
+      CHECK(l.s->info().held);
+      // As in re-launch mode: the stop cannot be continued.
+      CHECK_FALSE(l.s->resume());
+    }
+  }
 }

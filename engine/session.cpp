@@ -195,6 +195,7 @@ struct Session::Impl {
   HostDriver host_driver;
   std::optional<checkpoint::Store> store;
   std::atomic<bool> interrupted{false};
+  std::optional<std::pair<WarpId, uint32_t>> stop_lane;  // Session::set_stop_lane, until a stop is recorded
   std::function<void(uint32_t, uint64_t)> progress;
   std::function<bool(const StopEvent&)> breakpoint_filter;  // false: the hit does not stop
 
@@ -939,12 +940,20 @@ struct Session::Impl {
     stop_rec.text = stop_reason_name(ev.reason);
     stop_rec.exception = checkpoint::ExceptionRecord{uint8_t(ev.exception.cause), ev.exception.pc, ev.exception.core,
                                                      ev.exception.warp, ev.exception.lane, ev.exception.addr};
-    if (ev.exception.cause == Cause::None && !ev.hits.empty()) {
-      // The warp that stopped (a breakpoint, step or watchpoint): goto N shows it again.
-      const WarpHit& h = ev.hits.front();
-      stop_rec.exception = checkpoint::ExceptionRecord{0, h.pc, h.warp.core, h.warp.slot,
-                                                       h.lanes ? uint32_t(std::countr_zero(h.lanes)) : 0u, 0};
+    if ((ev.exception.cause == Cause::None || ev.reason == StopReason::Breakpoint) && !ev.hits.empty()) {
+      // The warp that stopped (a breakpoint, step or watchpoint) and the lane the front end said the
+      // stop is about (else its lowest): goto N shows it again.
+      const WarpHit* h = &ev.hits.front();
+      uint32_t lane = h->lanes ? uint32_t(std::countr_zero(h->lanes)) : 0u;
+      if (stop_lane)
+        for (const WarpHit& x : ev.hits)
+          if (x.warp == stop_lane->first && (x.lanes >> stop_lane->second & 1)) {
+            h = &x;
+            lane = stop_lane->second;
+          }
+      stop_rec.exception = checkpoint::ExceptionRecord{0, h->pc, h->warp.core, h->warp.slot, lane, 0};
     }
+    if (mark) stop_lane.reset();
     auto exists = store->has(key);
     if (!exists) return make_error("could not save the checkpoint " + key.to_string() + ": " + exists.error().message);
     if (*exists) {
@@ -2106,6 +2115,7 @@ void Session::set_breakpoint_filter(std::function<bool(const StopEvent&)> filter
   impl_->breakpoint_filter = std::move(filter);
 }
 bool Session::evaluating_hit() const { return impl_->phase == Impl::Phase::Running; }
+void Session::set_stop_lane(WarpId warp, uint32_t lane) { impl_->stop_lane = std::make_pair(warp, lane); }
 const std::string& Session::store_error() const {
   const Impl& I = *impl_;
   if (I.store && I.store->staged_lost() > I.store_error_lost) return I.store->staged_error();
@@ -2247,6 +2257,7 @@ Result<std::vector<Mark>> Session::marks() {
     mk.reason = reason_of(rec);
     mk.text = rec.text;
     mk.warp = WarpId{rec.exception.core, rec.exception.warp};
+    mk.lane = rec.exception.lane;
     mk.number = rec.number;
     out.push_back(std::move(mk));
   }

@@ -171,6 +171,7 @@ struct Mark {
   StopReason reason = StopReason::InstructionCount;
   std::string text;
   WarpId warp;  // the warp that stopped (or faulted) there
+  uint32_t lane = 0;  // the lane the stop was about (Session::set_stop_lane; a fault's lane)
   uint32_t number = 0;  // stable: given when the mark was made (goto N)
 };
 
@@ -248,6 +249,10 @@ class Session {
   // then; memory reads see the device as it is). Empty: every hit stops.
   void set_breakpoint_filter(std::function<bool(const StopEvent&)> filter);
   bool evaluating_hit() const;
+  // The lane the front end says a stop is about (the one it follows in a step, the one whose
+  // condition held at a hit): the stop's mark records it when its warp is among the stop's hits,
+  // so that goto N and a reopened recording return to that lane. Until the next stop is recorded.
+  void set_stop_lane(WarpId warp, uint32_t lane);
   // The last checkpoint write failure ("" none), automatic checkpoints whose staged commit failed
   // included; SessionStats counts them.
   const std::string& store_error() const;

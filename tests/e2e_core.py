@@ -13,6 +13,8 @@ usage: e2e_core.py VXREPLAY EXAMPLES_DIR SOURCE_DIR CHECK
               registers, and gdb stays attached for the next continue
   frontends   the prompt and gdb over the GDB server answer from the same core: at the same breakpoint
               stop, the same lane (core, warp, lane), threadIdx, and the same pc after a nexti
+  marks       goto N: numbers stay as they were given when stops are recorded earlier in time, and
+              goto N (and a reopened recording) comes back to the lane the stop was about
   exit        after the kernel exited: globals read, reverse-stepi goes back before the last
               instruction; display/x, info display, undisplay; continue N at a gone tbreak says so
 """
@@ -185,6 +187,41 @@ def check_frontends(vx, ex, src):
             check(got[4] == prompt_pc, f"{config}: the pc after nexti: prompt {prompt_pc}, gdb {got[4]}")
 
 
+def check_marks(vx, ex, src):
+    line = source_line(src, "reduce", "vx_fail(vx_vote_any(odd)")
+    elf = os.path.join(ex, "reduce.elf")
+    with tempfile.TemporaryDirectory() as d:
+        db = os.path.join(d, "rec")
+        # Stop 1 at the condition's lane (v == 3), stop 2 a step of another lane, stop 3 in another
+        # warp; then, back at stop 1, two steps record a stop earlier in time than stop 3.
+        s = Session(vx, elf, [f"break reduce.c:{line} if v == 3", "continue", "lane 3", "stepi", "continue",
+                              "goto 1", "stepi", "stepi", "info checkpoints", "goto 1", "goto 2", "goto 3"], db=db)
+        stops = s.stops()
+        check(len(stops) == 9, f"{s.tag()}: {len(stops)} stops; errors {s.errors()}")
+        if len(stops) == 9:
+            first, stepped, third = stops[0], stops[1], stops[2]
+            lanes = [(x.get("core"), x.get("warp"), x.get("lane")) for x in stops]
+            check(lanes[6] == lanes[0] and lanes[7] == lanes[1] and lanes[8] == lanes[2],
+                  f"{s.tag()}: goto 1, 2, 3 return to the lanes of the stops they name: {lanes}")
+            check([x.get("instructions") for x in stops[6:]] == [first.get("instructions"), stepped.get("instructions"),
+                                                                  third.get("instructions")],
+                  f"{s.tag()}: goto N reaches stop N's point after a reverse move recorded an earlier one: "
+                  f"{[x.get('instructions') for x in stops]}")
+        marks = s.outputs("info checkpoints")
+        nums = [m["number"] for m in marks[0]["checkpoints"]] if marks else []
+        check(sorted(nums) == list(range(1, len(nums) + 1)) and nums != sorted(nums),
+              f"{s.tag()}: the earlier stops took the next numbers, listed in time order: {nums}")
+        rec = [os.path.join(db, x) for x in os.listdir(db)][0]
+        p = subprocess.run([vx, "replay", rec, "--batch", "--json", "-ex", "goto 1", "-ex", "goto 3"],
+                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        import json
+        rstops = [e for e in map(json.loads, filter(lambda l: l.startswith("{"), p.stdout.splitlines()))
+                  if e.get("event") == "stop"]
+        if len(stops) == 9:
+            got = [(x.get("core"), x.get("warp"), x.get("lane")) for x in rstops[-2:]]
+            check(got == [lanes[0], lanes[2]], f"replay: goto 1 and 3 come back to their lanes: {got} vs {lanes}")
+
+
 def check_exit(vx, ex, src):
     # reduce's global `total` is 507 at the end (the kernel prints it).
     with tempfile.TemporaryDirectory() as d:
@@ -218,4 +255,5 @@ if __name__ == "__main__":
         "gdb-history": check_gdb_history,
         "exit": check_exit,
         "frontends": check_frontends,
+        "marks": check_marks,
     }))

@@ -9,13 +9,17 @@ Usage: e2e_live.py VXREPLAY EXAMPLES_DIR SOURCE_DIR CHECK
     fault       a kernel that faults while live: an exception stop, state readable, continue ends it
     session     info session and the start event's mode
     timetravel  reverse moves over a live history, and forward again: the live session's states
+    watchdog    next over hang's spin loop ends at the watchdog live as re-launched (same stop, count, exit 66),
+                in seconds; Ctrl-C stops a live next / stepi 100000000 at once
 The re-launch scripts of e2e_debug.py run in live mode as the meson tests live-debug-* (VXREPLAY_E2E_MODE).
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_common import EXIT_DEVICE_STOP, check, run, run_checks  # noqa: E402
@@ -295,9 +299,69 @@ def check_session(vx, ex, src):
     check(d.output("info session").get("mode") == "relaunch", f"default: {d.output('info session')}")
 
 
+def check_watchdog(vx, ex, src):
+    """Issue 32: a live `next` over `while (go == 0) {}` stepped the focus warp one DM step at a time
+    (~2 us each), so the default budget (200 M instructions) took minutes to reach. Now it ends at
+    the watchdog as the re-launch step does: the same stop, at the budget, exit 66, in seconds."""
+    elf = os.path.join(ex, "hang.elf")
+    line = source_line(src, "hang", "while (go == 0) {")
+    cmds = [f"break hang.c:{line}", "continue", "delete", "next", "info session"]
+    for budget, limit in ((2000000, 60), (None, 150)):
+        for mode in ("relaunch", "live"):
+            extra = ["--mode", mode] + (["--watchdog", str(budget)] if budget else [])
+            t = f"hang next --mode {mode} --watchdog {budget or 'default'}"
+            start = time.monotonic()
+            try:
+                s = Session(vx, elf, cmds, extra=extra, timeout=limit)
+            except subprocess.TimeoutExpired:
+                check(False, f"{t}: did not end at the watchdog within {limit} s")
+                continue
+            took = time.monotonic() - start
+            stops = s.stops()
+            want = budget or 200000000
+            if check(len(stops) == 2, f"{t}: stops {stops}, errors {s.errors()}"):
+                check(stops[1]["reason"] == "watchdog" and stops[1]["instructions"] == want,
+                      f"{t}: the next ended with {stops[1]}")
+                check(stops[1].get("function") == "hang" and stops[1].get("line") in (None, line),
+                      f"{t}: stopped at {stops[1]}")
+            check(s.rc == EXIT_DEVICE_STOP, f"{t}: status {s.rc}")
+            print(f"{t}: {took:.2f} s")
+            if mode == "live" and budget:
+                # One DM step per instruction is ~13 DM accesses: 26 M for 2 M instructions.
+                acc = s.output("info session").get("dm_accesses", 0)
+                check(0 < acc < 500000, f"{t}: {acc} DM accesses")
+
+    # Ctrl-C (SIGINT) stops a long live step at once: a next (range runs: every return from the
+    # device) and a stepi 100000000 (DM steps: every step).
+    for step in ("next", "stepi 100000000"):
+        for mode in ("live", "relaunch"):
+            args = [vx, "run", elf, "--batch", "--json", "--no-db", "--mode", mode, "--watchdog", "4000000000"]
+            for c in [f"break hang.c:{line}", "continue", "delete", step, "info registers pc"]:
+                args += ["-ex", c]
+            t = f"hang {step} --mode {mode}, SIGINT"
+            p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 stdin=subprocess.DEVNULL)
+            time.sleep(2)
+            sent = time.monotonic()
+            p.send_signal(signal.SIGINT)
+            try:
+                out, err = p.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                check(False, f"{t}: still running 20 s after SIGINT")
+                continue
+            took = time.monotonic() - sent
+            events = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
+            stops = [e for e in events if e.get("event") == "stop"]
+            check(len(stops) == 2 and stops[1]["reason"] == "interrupt", f"{t}: stops {stops}, stderr {err[-300:]}")
+            check(p.returncode == 0 and took < 10, f"{t}: status {p.returncode} {took:.1f} s after SIGINT")
+
+
 def main():
     checks = {"compare": check_compare, "no-dm": check_no_dm, "attach": check_attach, "divergent": check_divergent,
-              "fault": check_fault, "session": check_session, "timetravel": check_timetravel}
+              "fault": check_fault, "session": check_session, "timetravel": check_timetravel,
+              "watchdog": check_watchdog}
     return run_checks(checks)
 
 

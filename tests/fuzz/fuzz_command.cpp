@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)parse_coords(cl->args);
     (void)parse_count(cl->args);
   }
-  if (auto e = Expr::parse(text)) {
+  if (auto e = vx::debug::Expr::parse(text)) {
     (void)e->to_string();
     Env env;
     (void)e->eval(env);

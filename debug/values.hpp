@@ -33,7 +33,7 @@ struct CValue {
   std::vector<uint8_t> bytes;       // type->size bytes, little-endian; empty when `missing`
   std::optional<uint32_t> address;  // where it lives in memory (an lvalue)
   std::optional<unsigned> reg;      // the DWARF register that holds it (an lvalue)
-  std::string missing;              // "optimized out" or "not available at this PC": no value
+  std::string missing;              // "optimized out" (also a location list not covering the pc): no value
   // What its pointers point to, by address: the symbol, and a char pointer's string (read by
   // evaluate_c and annotate; print shows them).
   std::map<uint32_t, CString> strings;

@@ -56,7 +56,7 @@ std::string VarLocation::describe() const {
     case Kind::OptimizedOut:
       return "optimized out";
     case Kind::Unavailable:
-      return "not available at this PC";
+      return "optimized out";  // gdb's word for a location list that does not cover the pc
   }
   return "?";
 }

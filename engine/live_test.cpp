@@ -35,10 +35,11 @@ struct TempStore {
 };
 
 Live open_session(const std::string& kernel, SessionMode mode, bool dm = true, const DeviceConfig& cfg = {1, 1, 4, 4},
-                  const std::string& store_dir = "") {
+                  const std::string& store_dir = "", uint64_t watchdog = 0) {
   Live l;
   RunOptions o;
   o.debug_module = dm;
+  if (watchdog) o.watchdog_instructions = watchdog;
   auto d = open_model_device(cfg, o);
   REQUIRE(d);
   l.dev = std::move(d).value();
@@ -46,6 +47,7 @@ Live open_session(const std::string& kernel, SessionMode mode, bool dm = true, c
   so.mode = mode;
   so.store_dir = store_dir;
   so.store_sync = false;
+  so.watchdog = watchdog;
   auto s = Session::create(*l.dev, so);
   REQUIRE(s);
   l.s = std::move(s).value();
@@ -475,25 +477,7 @@ TEST_CASE("a live next in a spin loop ends at the watchdog, at the count the re-
   const uint32_t spin = where->addresses[0];
   for (SessionMode mode : {SessionMode::Relaunch, SessionMode::Live}) {
     CAPTURE(session_mode_name(mode));
-    Live l;
-    RunOptions o;
-    o.watchdog_instructions = budget;
-    auto d = open_model_device({1, 1, 4, 4}, o);
-    REQUIRE(d);
-    l.dev = std::move(d).value();
-    SessionOptions so;
-    so.mode = mode;
-    so.watchdog = budget;
-    auto s = Session::create(*l.dev, so);
-    REQUIRE(s);
-    l.s = std::move(s).value();
-    auto image = load_kernel_image(kExamples + "/hang.elf");
-    REQUIRE(image);
-    HostRuntime rt(l.s->host());
-    auto launch = resolve_grid_launch(*image, l.s->config(), {});
-    REQUIRE(launch);
-    REQUIRE(rt.load_image(*image));
-    REQUIRE(rt.launch_grid(*launch));
+    Live l = open_session("hang", mode, true, {1, 1, 4, 4}, "", budget);
     REQUIRE(l.s->add_breakpoint(spin));
     auto hit = l.s->resume();
     REQUIRE(hit);

@@ -25,7 +25,6 @@ namespace {
 using engine::StopEvent;
 using engine::StopReason;
 
-constexpr unsigned kRegSp = 2;
 constexpr uint32_t kMaxDisassembly = 4096;  // instructions
 
 // --- SIGINT while a resume runs -------------------------------------------------------------------
@@ -108,8 +107,6 @@ std::vector<uint32_t> lanes_of(uint32_t mask) {
   return out;
 }
 
-bool contains(const std::vector<uint32_t>& v, uint32_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-
 std::string pad(std::string s, size_t n) {
   if (s.size() < n) s.append(n - s.size(), ' ');
   return s;
@@ -132,32 +129,16 @@ const char* wait_name(WarpWait w) {
 // --- Construction and dispatch ----------------------------------------------------------------------
 
 Debugger::Debugger(engine::Session& session, const engine::Symbols* symbols, const GridLaunch& launch, Sink& sink)
-    : s_(session), sym_(symbols), insp_(session, symbols, nullptr, launch), timeline_(session, symbols), launch_(launch),
+    : s_(session), sym_(symbols), insp_(session, symbols, nullptr, launch), bps_(session, insp_), timeline_(session, symbols), launch_(launch),
       sink_(sink) {
   // The runtime is not the user's code: step goes through its inline helpers (barrier, split/join,
   // CTA ids) and its functions (vx_serial, vx_printf: trampolines into the user's callees, which
   // step does enter) unless `skip delete` says otherwise.
   for (const char* file : {"vx_intrinsics.h", "vx_runtime.h", "vx_print.h", "start.S", "vx_runtime.c", "vx_print.c"})
     skips_.push_back(SkipRule{next_skip_++, true, file, true});
-  // Breakpoint and watchpoint conditions (and whether a watched value changed) are decided where the
-  // hit happens: a hit that does not stop costs no stop.
-  s_.set_breakpoint_filter([this](const StopEvent& hit) {
-    debug::Inspector::HitScope at_hit(insp_);
-    bool keep = false;
-    if (hit.reason == StopReason::Watchpoint) {
-      pending_watches_ = watch_views(hit, true);
-      pending_watches_valid_ = true;
-      keep = !pending_watches_.empty();
-    } else {
-      pending_bps_ = filter_breakpoint_stop(hit, true);
-      pending_valid_ = true;
-      keep = !pending_bps_.empty();
-    }
-    return keep;
-  });
 }
 
-Debugger::~Debugger() { s_.set_breakpoint_filter(nullptr); }
+Debugger::~Debugger() = default;
 
 void Debugger::out(const std::string& text, const nlohmann::json& data) { sink_.output(command_, text, data); }
 void Debugger::err(const std::string& message) {
@@ -177,7 +158,7 @@ bool Debugger::execute(const std::string& line) {
     collecting_.active = false;
     if (!collecting_.define.empty()) user_commands_[collecting_.define] = collecting_.lines;
     for (int id : collecting_.bps)
-      if (auto it = bps_.find(id); it != bps_.end()) it->second.commands = collecting_.lines;
+      if (UserBreakpoint* b = bps_.find(id)) b->commands = collecting_.lines;
     return true;
   }
   bool go_on = execute_one(line);
@@ -370,52 +351,12 @@ void Debugger::set_default_focus(const StopEvent& ev, std::optional<Lane> hit_la
   if (focus_.valid && s_.evaluating_hit()) s_.set_stop_lane(focus_.warp(), focus_.lane);
 }
 
-std::vector<int> Debugger::filter_breakpoint_stop(const StopEvent& ev, bool count) {
-  std::vector<int> reported;
-  if (!insp_.readable()) return reported;
-  const DeviceContext& ctx = s_.context();
-  // The lane a condition held in (none when no condition decided): the stop is about it.
-  std::optional<Lane> cond_lane;
-  bool any = false;
-  for (const engine::WarpHit& h : ev.hits) {
-    if (h.warp.core >= ctx.cores.size() || h.warp.slot >= ctx.cores[h.warp.core].warps.size()) continue;
-    const std::vector<uint32_t> order = lanes_of(h.lanes);
-    for (auto& [id, b] : bps_) {
-      if (!b.enabled || !contains(b.addresses, h.pc)) continue;
-      std::optional<uint32_t> lane_ok;
-      if (!b.condition) {
-        if (h.lanes) lane_ok = uint32_t(std::countr_zero(h.lanes));
-      } else {
-        for (uint32_t lane : order) {
-          auto v = evaluate(*b.condition, Lane{h.warp.core, h.warp.slot, lane});
-          if (!v) {
-            // As gdb does: a condition that cannot be evaluated stops.
-            err("Error in breakpoint " + std::to_string(id) + "'s condition \"" + b.condition->text() +
-                "\": " + v.error().message);
-            lane_ok = lane;
-            break;
-          }
-          if (*v) {
-            lane_ok = lane;
-            break;
-          }
-        }
-      }
-      if (!lane_ok) continue;
-      // As gdb counts: a hit whose condition is false is no hit; an ignored one is.
-      if (count) ++b.hits;
-      if (b.ignore && count) {
-        --b.ignore;
-        continue;
-      }
-      if (std::find(reported.begin(), reported.end(), id) == reported.end()) reported.push_back(id);
-      if (b.condition && !cond_lane) cond_lane = Lane{h.warp.core, h.warp.slot, *lane_ok};
-      any = true;
-    }
-  }
-  if (any) set_default_focus(ev, cond_lane);
-  std::sort(reported.begin(), reported.end());
-  return reported;
+std::vector<int> Debugger::breakpoint_stop(const StopEvent& ev, bool count,
+                                           const std::optional<debug::BreakDecision>& decided) {
+  const debug::BreakDecision d = decided ? *decided : bps_.breakpoint_hit(ev, count);
+  for (const std::string& e : d.errors) err(e);
+  if (!d.ids.empty()) set_default_focus(ev, d.lane);
+  return d.ids;
 }
 
 StopView Debugger::make_stop_view(const StopEvent& ev, const std::vector<int>& bps, bool show_disasm) {
@@ -429,7 +370,8 @@ StopView Debugger::make_stop_view(const StopEvent& ev, const std::vector<int>& b
   if (host_workload_ || s_.launch_args().size() > 1) v.launch_label = launch_label(ev.launch);
   switch (ev.reason) {
     case StopReason::Breakpoint: {
-      bool temp = bps.size() == 1 && bps_.count(bps[0]) && bps_.at(bps[0]).temporary;
+      const UserBreakpoint* only = bps.size() == 1 ? bps_.find(bps[0]) : nullptr;
+      const bool temp = only && only->temporary;
       std::string ids;
       for (int id : bps) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
       v.title = std::string(temp ? "Temporary breakpoint " : bps.size() > 1 ? "Breakpoints " : "Breakpoint ") + ids;
@@ -536,21 +478,21 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
       {
         InterruptGuard guard(s_);
         ProgressLine progress(s_, [this] { drain_console(); });
-        pending_valid_ = pending_watches_valid_ = false;
+        bps_.clear_pending();
         ev = (*request)();
       }
       drain_console();
       if (!ev) break;
       if (ev->reason == StopReason::Watchpoint) {
         // The engine asked the filter at the hit (a live session stops at every hit and asks here).
-        last_watches_ = pending_watches_valid_ ? pending_watches_ : watch_views(*ev, true);
+        last_watches_ = bps_.pending_watch() ? *bps_.pending_watch() : bps_.watch_hit(*ev, true);
         if (!last_watches_.empty()) break;
         continue;  // no watched value changed, or every condition is false: go on
       }
       if (ev->reason != StopReason::Breakpoint) break;
       // The engine asked the breakpoint filter at the hit (the constructor's): its answer stands.
       // (A live session decides at its own stops.)
-      bps = pending_valid_ ? pending_bps_ : filter_breakpoint_stop(*ev);
+      bps = breakpoint_stop(*ev, true, bps_.pending_break());
       if (!bps.empty()) break;
     }
     if (!ev) {
@@ -602,8 +544,8 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
     if (ev->reason == StopReason::Watchpoint) view.watches = last_watches_;
     // Breakpoint commands that start with `silent` (dprintf's do) replace the stop's report.
     const bool silent = !bps.empty() && std::all_of(bps.begin(), bps.end(), [&](int id) {
-      auto it = bps_.find(id);
-      return it != bps_.end() && !it->second.commands.empty() && it->second.commands[0] == "silent";
+      const UserBreakpoint* b = bps_.find(id);
+      return b && b->silent();
     });
     if (!silent) {
       sink_.stop(view);
@@ -614,14 +556,7 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
     last_bps_ = bps;
     queue_breakpoint_commands(bps);
     // Temporary breakpoints go once they stopped.
-    bool removed = false;
-    for (int id : bps)
-      if (auto it = bps_.find(id); it != bps_.end() && it->second.temporary) {
-        bps_.erase(it);
-        removed = true;
-      }
-    if (removed)
-      if (auto r = sync_engine_breakpoints(); !r) err(r.error().message);
+    if (auto r = bps_.stopped_at(bps); !r) err(r.error().message);
     list_next_ = 0;
     x_next_.reset();
     return;
@@ -639,8 +574,8 @@ void Debugger::cmd_continue(Args a) {
       return err("continue N: not stopped at a breakpoint");
     bool any = false;
     for (int id : last_bps_)
-      if (auto it = bps_.find(id); it != bps_.end()) {
-        it->second.ignore = *n - 1;
+      if (UserBreakpoint* b = bps_.find(id)) {
+        b->ignore = *n - 1;
         any = true;
         out("Will ignore next " + std::to_string(*n - 1) + " crossings of breakpoint " + std::to_string(id) +
             ".  Continuing.");
@@ -651,126 +586,54 @@ void Debugger::cmd_continue(Args a) {
   run_and_report([this]() -> Result<RunFn> { return RunFn([this]() { return s_.resume(); }); }, 1, false);
 }
 
-Result<Debugger::RunFn> Debugger::make_stepi(bool over_calls) {
-  if (!s_.stopped()) return make_error(state_ == State::NotStarted ? "The kernel is not running: \"continue\" starts it."
-                                                                 : "The kernel is not stopped.");
-  const WarpState* w = focus_warp();
-  if (!w) return make_error("No focus warp to step.");
-  const engine::WarpId id{focus_.core, focus_.slot};
+Result<Debugger::RunFn> Debugger::make_move(Result<engine::StepPolicy> policy) {
+  if (!policy) return policy.error();
+  if (!focus_warp()) return make_error("No focus warp to step.");
+  const engine::WarpId id = focus_.warp();
   const uint32_t lanes = 1u << focus_.lane;
-  auto word = read_word(w->pc);
-  engine::StepPolicy policy;
-  if (over_calls && word) policy = debug::nexti_plan(sym_, w->pc, *word, *insp_.reg(focus_, kRegSp));
-  if (!policy) return RunFn([this, id, lanes]() { return s_.step(id, lanes, nullptr); });
-  return RunFn([this, id, lanes, policy]() { return s_.step(id, lanes, policy); });
+  return RunFn([this, id, lanes, p = std::move(policy).value()]() { return s_.step(id, lanes, p); });
 }
 
 // stepi N / nexti N: one run to the count (one stop, one checkpoint), interruptible like continue.
-Result<Debugger::RunFn> Debugger::make_stepi_count(bool over_calls, uint32_t count) {
-  if (!s_.stopped()) return make_error("The kernel is not stopped.");
-  const WarpState* w = focus_warp();
-  if (!w) return make_error("No focus warp to step.");
-  const engine::WarpId id{focus_.core, focus_.slot};
-  const uint32_t lanes = 1u << focus_.lane;
-  engine::StepPolicy policy = debug::count_plan(sym_, w->pc, count, over_calls, [this](uint32_t addr) {
-    auto v = read_word(addr);
-    return v ? std::optional<uint32_t>(*v) : std::nullopt;
-  });
-  return RunFn([this, id, lanes, policy]() { return s_.step(id, lanes, policy); });
-}
-
 void Debugger::cmd_stepi(Args a, bool over_calls) {
   auto n = parse_count(a.args);
   if (!n) return usage(std::string(over_calls ? "nexti" : "stepi") + ": " + n.error().message);
   if (!ensure_can_run() || !ensure_focus()) return;
-  if (*n == 1) return run_and_report([this, over_calls]() { return make_stepi(over_calls); }, 1, true);
   const uint32_t count = *n;
-  run_and_report([this, over_calls, count]() { return make_stepi_count(over_calls, count); }, 1, true);
-}
-
-Result<Debugger::RunFn> Debugger::make_step(bool over_calls, bool until) {
-  if (!s_.stopped()) return make_error(state_ == State::NotStarted ? "The kernel is not running: \"continue\" starts it."
-                                                                 : "The kernel is not stopped.");
-  const WarpState* w = focus_warp();
-  if (!w) return make_error("No focus warp to step.");
-  if (!sym_ || !sym_->has_debug_info())
-    return make_error("The kernel has no line information; use \"stepi\" and \"nexti\".");
-  const engine::WarpId id{focus_.core, focus_.slot};
-  const uint32_t lanes = 1u << focus_.lane;
-  const uint32_t lane = focus_.lane;
-  debug::LineStep from;
-  from.pc = w->pc;
-  from.sp = *insp_.reg(focus_, kRegSp);
-  // The frame's CFA (the sp at the function's entry): below it are callees, at or above it the callers.
-  from.cfa = from.sp;
-  if (auto frames = insp_.unwind(Lane{id.core, id.slot, lane}, 1); !frames.empty()) from.cfa = frames[0].sp;
-  from.over_calls = over_calls;
-  from.until = until;
-  from.skips = skips_;
-  engine::StepPolicy policy = debug::line_plan(*sym_, from);
-  return RunFn([this, id, lanes, policy]() { return s_.step(id, lanes, policy); });
+  run_and_report([this, over_calls, count]() { return make_move(debug::plan_stepi(insp_, focus_, count, over_calls)); },
+                 1, true);
 }
 
 void Debugger::cmd_step(Args a, bool over_calls) {
   auto n = parse_count(a.args);
   if (!n) return usage(std::string(over_calls ? "next" : "step") + ": " + n.error().message);
   if (!ensure_can_run() || !ensure_focus()) return;
-  run_and_report([this, over_calls]() { return make_step(over_calls); }, *n, false);
+  run_and_report([this, over_calls]() { return make_move(debug::plan_line(insp_, focus_, over_calls, false, skips_)); },
+                 *n, false);
 }
 
 void Debugger::cmd_finish(Args) {
   if (!ensure_can_run() || !ensure_focus()) return;
-  if (!sym_) return err("\"finish\" needs the kernel's symbols (call-frame information).");
   const Lane l = focus_;
-  const std::vector<engine::Frame> frames = insp_.unwind(l, 32);
-  const std::vector<FrameLevel> levels = insp_.frame_levels(frames);
-  if (frame_level_ >= levels.size()) return err("no frame " + std::to_string(frame_level_) + " at the focus");
-  if (frame_level_ + 1 >= levels.size()) return err("\"finish\" not meaningful in the outermost frame.");
-  const FrameLevel& sel = levels[frame_level_];
-  const unsigned k = sel.phys;
+  auto plan = debug::plan_finish(insp_, l, frame_level_);
+  if (!plan) return err(plan.error().message);
+  const FrameLevel& sel = plan->frame;
   out("Run till exit from #" + std::to_string(frame_level_) + "  " +
       (sel.function.empty() ? location_text(sel.pc) : sel.function) +
       (sel.line ? " (" + base_name(sel.file) + ":" + std::to_string(sel.line) + ")" : ""));
-  const uint32_t cfa = frames[k].sp;  // the frame's CFA: below it are its callees
-  const auto fn = sym_->function_at(sel.scope_pc);
-  engine::StepPolicy policy;
-  if (sel.inlined) {
-    // gdb's finish out of an inlined call: on in the same physical frame until the pc has left the
-    // inlined instance (fewer function levels there than the instance's caller has).
-    if (k != 0) return err("\"finish\" out of an inlined call in a caller's frame is not supported yet (select frame 0 or a physical frame)");
-    if (!vars_) return err("\"finish\" out of an inlined call needs the kernel's debug information");
-    size_t levels_here = 0;
-    for (const FrameLevel& f : levels) levels_here += f.phys == 0;
-    const size_t target = levels_here - sel.inline_level - 1;  // levels once the instance is left
-    policy = debug::finish_inline_plan(*sym_, *vars_, cfa, fn, target);
-  } else {
-    policy = debug::finish_plan(*sym_, cfa, fn, frames[k + 1].pc);
-  }
-  // The function's return type (DWARF): none for void, and none for an inlined call (gdb prints
-  // no value there either).
-  const engine::CType* rtype = nullptr;
-  bool known_type = false;
-  if (!sel.inlined && vars_) {
-    auto scopes = vars_->frames(sel.scope_pc);
-    if (sel.inline_level < scopes.size()) {
-      rtype = scopes[sel.inline_level].return_type;
-      known_type = true;
-    }
-  }
-  const engine::WarpId id = l.warp();
-  const uint32_t lanes = 1u << l.lane;
-  run_and_report([this, id, lanes, policy]() -> Result<RunFn> {
-    return RunFn([this, id, lanes, policy]() { return s_.step(id, lanes, policy); });
-  }, 1, false);
-  if (sel.inlined || state_ != State::Stopped || s_.last_stop().reason != StopReason::Step || focus_.warp() != id) return;
-  auto a0 = insp_.reg(Lane{id.core, id.slot, l.lane}, 10);
+  run_and_report([this, &plan]() { return make_move(plan->policy); }, 1, false);
+  if (sel.inlined || state_ != State::Stopped || s_.last_stop().reason != StopReason::Step || focus_.warp() != l.warp())
+    return;
+  const Lane at{l.core, l.slot, l.lane};
+  auto a0 = insp_.reg(at, 10);
   if (!a0) return;
-  if (!known_type) {
+  if (!plan->known_type) {
     // No debug information: the integer register the calling convention returns in.
     return out("Value returned in $a0: " + std::to_string(int32_t(*a0)) + " (" + hex32(*a0) + ")", {{"returned", *a0}});
   }
+  const engine::CType* rtype = plan->return_type;
   if (!rtype) return;  // void
-  auto v = return_value(Lane{id.core, id.slot, l.lane}, *rtype);
+  auto v = insp_.return_value(at, *rtype);
   if (!v) return out("Value returned has type: " + engine::type_name(*rtype) + ". " + v.error().message,
                      {{"returned_type", engine::type_name(*rtype)}});
   nlohmann::json j = {{"returned", *a0}, {"text", format_c(*v, 0)}, {"type", engine::type_name(*rtype)}};
@@ -778,123 +641,10 @@ void Debugger::cmd_finish(Args) {
   out("Value returned is " + format_c(*v, 0), j);
 }
 
-// Where the RISC-V ilp32f calling convention leaves a function's result: integers, pointers and
-// aggregates of up to 8 bytes in a0 (and a1), a float in fa0, a struct of one or two floats in fa0
-// (and fa1), a struct of a float and an integer in fa0 and a0; larger aggregates go through memory
-// the caller owns, whose address is not kept.
-Result<CValue> Debugger::return_value(const Lane& l, const engine::CType& type) {
-  const engine::CType& t = engine::strip_typedefs(type);
-  CValue v;
-  v.type = &type;
-  auto put = [&](uint32_t word, uint32_t n) {
-    for (uint32_t i = 0; i < n && i < 4; ++i) v.bytes.push_back(uint8_t(word >> (8 * i)));
-  };
-  auto x = [&](unsigned r) { return insp_.reg(l, r).value_or(0); };
-  if (t.size > 8) return make_error("Cannot determine contents (the caller's memory holds it)");
-  using K = engine::CType::Kind;
-  if (t.kind == K::Float && t.size == 4) {
-    put(x(32 + 10), 4);
-    return v;
-  }
-  if (t.kind == K::Struct) {
-    // The hard-float rule: one or two float members (and at most one integer beside one float).
-    std::vector<const engine::CType::Field*> fields;
-    for (const auto& f : t.fields) fields.push_back(&f);
-    auto is_float = [](const engine::CType::Field* f) {
-      const engine::CType& ft = engine::strip_typedefs(*f->type);
-      return ft.kind == K::Float && ft.size == 4;
-    };
-    const size_t floats = std::count_if(fields.begin(), fields.end(), is_float);
-    if (fields.size() <= 2 && floats >= 1 && std::all_of(fields.begin(), fields.end(), [](auto* f) { return f->type && f->bit_size == 0; })) {
-      v.bytes.assign(t.size, 0);
-      unsigned next_f = 32 + 10, next_x = 10;
-      for (const auto* f : fields) {
-        const engine::CType& ft = engine::strip_typedefs(*f->type);
-        if (ft.size > 4) return make_error("Cannot determine contents");
-        const uint32_t word = is_float(f) ? x(next_f++) : x(next_x++);
-        for (uint32_t i = 0; i < ft.size && f->offset + i < t.size; ++i) v.bytes[f->offset + i] = uint8_t(word >> (8 * i));
-      }
-      return v;
-    }
-  }
-  put(x(10), std::min<uint32_t>(t.size, 4));
-  if (t.size > 4) put(x(11), t.size - 4);
-  return v;
-}
-
 // --- Breakpoints -----------------------------------------------------------------------------------------
 
-Result<void> Debugger::sync_engine_breakpoints() {
-  std::set<uint32_t> want;
-  for (const auto& [id, b] : bps_)
-    if (b.enabled) want.insert(b.addresses.begin(), b.addresses.end());
-  for (auto it = engine_bps_.begin(); it != engine_bps_.end();) {
-    if (want.count(it->first)) {
-      ++it;
-      continue;
-    }
-    if (auto r = s_.remove_breakpoint(it->second); !r) return r;
-    it = engine_bps_.erase(it);
-  }
-  for (uint32_t a : want) {
-    if (engine_bps_.count(a)) continue;
-    auto id = s_.add_breakpoint(a);
-    if (!id) return id.error();
-    engine_bps_[a] = *id;
-  }
-  return {};
-}
-
 Result<int> Debugger::add_breakpoint(const std::string& location, const std::string& condition, bool temporary) {
-  UserBreakpoint b;
-  b.temporary = temporary;
-  if (!condition.empty()) {
-    auto e = Expr::parse(condition);
-    if (!e) return make_error("bad condition: " + e.error().message);
-    b.condition = *e;
-  }
-  if (location.empty()) {
-    const WarpState* w = focus_warp();
-    if (!w) return make_error("no default breakpoint location: the kernel is not stopped in a warp");
-    b.location = "*" + hex32(w->pc);
-    b.addresses = {w->pc};
-  } else if (location[0] == '*' && !parse_u32(std::string_view(location).substr(1))) {
-    // *EXPRESSION: an address computed at the focus (e.g. *$ra).
-    auto e = Expr::parse(std::string_view(location).substr(1));
-    if (!e) return make_error("bad address: " + e.error().message);
-    auto v = evaluate(*e, Lane{focus_.core, focus_.slot, focus_.lane});
-    if (!v) return make_error("bad address: " + v.error().message);
-    if (*v < 0 || *v > int64_t(UINT32_MAX)) return make_error("address " + std::to_string(*v) + " is not 32-bit");
-    if (sym_) {
-      auto r = sym_->resolve("*" + hex(uint64_t(*v)));
-      if (!r) return r.error();
-      b.addresses = r->addresses;
-    } else {
-      b.addresses = {uint32_t(*v)};
-    }
-    b.location = location;
-  } else if (sym_) {
-    auto r = sym_->resolve(location);
-    if (!r) return r.error();
-    b.addresses = r->addresses;
-    b.location = location;
-  } else if (location[0] == '*') {
-    b.addresses = {parse_u32(std::string_view(location).substr(1)).value()};
-    b.location = location;
-  } else {
-    return make_error("no symbols in the kernel image: only *ADDRESS locations work");
-  }
-  if (b.addresses.empty()) return make_error("\"" + location + "\" has no code");
-  if (sym_) b.where = sym_->locate(b.addresses[0]);
-  b.id = next_bp_;
-  bps_[b.id] = b;
-  if (auto r = sync_engine_breakpoints(); !r) {
-    bps_.erase(b.id);
-    (void)sync_engine_breakpoints();
-    return r.error();
-  }
-  ++next_bp_;
-  return b.id;
+  return bps_.add_breakpoint(location, condition, temporary, focus_warp() ? std::optional<Lane>(focus_) : std::nullopt);
 }
 
 void Debugger::cmd_break(Args a, bool temporary) {
@@ -905,7 +655,7 @@ void Debugger::cmd_break(Args a, bool temporary) {
     return err("The kernel has ended; breakpoints have no effect (no recording to go back in).");
   auto id = add_breakpoint(spec->location, spec->condition, temporary);
   if (!id) return err(id.error().message);
-  const UserBreakpoint& b = bps_.at(*id);
+  const UserBreakpoint& b = *bps_.find(*id);
   std::string text = std::string(temporary ? "Temporary breakpoint " : "Breakpoint ") + std::to_string(*id) + " at " +
                      hex32(b.addresses[0]);
   if (sym_) text += ": " + location_text(b.addresses[0]);
@@ -918,29 +668,13 @@ void Debugger::cmd_break(Args a, bool temporary) {
 void Debugger::cmd_delete(Args a) {
   auto ids = parse_id_list(a.args);
   if (!ids) return usage(ids.error().message);
-  if (ids->empty()) {
-    bps_.clear();
-  } else {
-    for (int id : *ids)
-      if (!bps_.count(id)) return err("No breakpoint number " + std::to_string(id) + ".");
-    for (int id : *ids) bps_.erase(id);
-  }
-  if (auto r = sync_engine_breakpoints(); !r) err(r.error().message);
-  if (auto r = sync_engine_watchpoints(); !r) err(r.error().message);
+  if (auto r = bps_.remove(*ids); !r) err(r.error().message);
 }
 
 void Debugger::cmd_enable(Args a, bool enable) {
   auto ids = parse_id_list(a.args);
   if (!ids) return usage(ids.error().message);
-  if (ids->empty()) {
-    for (auto& [id, b] : bps_) b.enabled = enable;
-  } else {
-    for (int id : *ids)
-      if (!bps_.count(id)) return err("No breakpoint number " + std::to_string(id) + ".");
-    for (int id : *ids) bps_.at(id).enabled = enable;
-  }
-  if (auto r = sync_engine_breakpoints(); !r) err(r.error().message);
-  if (auto r = sync_engine_watchpoints(); !r) err(r.error().message);
+  if (auto r = bps_.set_enabled(*ids, enable); !r) err(r.error().message);
 }
 
 void Debugger::cmd_condition(Args a) {
@@ -948,17 +682,10 @@ void Debugger::cmd_condition(Args a) {
   size_t sp = args.find_first_of(" \t");
   auto id = parse_u32(args.substr(0, sp));
   if (!id) return usage("condition: expected a breakpoint number: " + id.error().message);
-  auto it = bps_.find(int(*id));
-  if (it == bps_.end()) return err("No breakpoint number " + std::to_string(*id) + ".");
-  std::string_view cond = sp == std::string_view::npos ? std::string_view() : trim(args.substr(sp));
-  if (cond.empty()) {
-    it->second.condition.reset();
-    out("Breakpoint " + std::to_string(*id) + " now unconditional.");
-    return;
-  }
-  auto e = Expr::parse(cond);
-  if (!e) return usage("bad condition: " + e.error().message);
-  it->second.condition = *e;
+  if (!bps_.find(int(*id))) return err("No breakpoint number " + std::to_string(*id) + ".");
+  const std::string cond(sp == std::string_view::npos ? std::string_view() : trim(args.substr(sp)));
+  if (auto r = bps_.set_condition(int(*id), cond); !r) return usage(r.error().message);
+  if (cond.empty()) out("Breakpoint " + std::to_string(*id) + " now unconditional.");
 }
 
 // --- info ---------------------------------------------------------------------------------------------------
@@ -1037,11 +764,11 @@ void Debugger::info_launches() {
 }
 
 void Debugger::info_breakpoints() {
-  if (bps_.empty()) return out("No breakpoints.", {{"breakpoints", nlohmann::json::array()}});
+  if (bps_.all().empty()) return out("No breakpoints.", {{"breakpoints", nlohmann::json::array()}});
   std::string text = "Num  Type             Enb  Address     What\n";
   nlohmann::json list = nlohmann::json::array();
-  for (const auto& [id, b] : bps_) {
-    if (b.watch_kind) {
+  for (const auto& [id, b] : bps_.all()) {
+    if (b.is_watchpoint()) {
       describe_watchpoint(b, &text, &list);
       continue;
     }

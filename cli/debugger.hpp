@@ -1,7 +1,7 @@
 // The debugger session's command interpreter: gdb-like commands over an engine::Session
-// (docs/cli.md, "Debugging"). It owns the user's breakpoints (a location can stand for several
-// addresses, and may carry a condition), the focus (one lane of one warp), and turns the engine's
-// stops into StopViews for the sink.
+// (docs/cli.md, "Debugging"). It parses and prints; what the commands mean is the debugger core's
+// (debug/: breakpoints and their hit filter, step plans, frames, values). It keeps the focus (one
+// lane of one warp) and turns the engine's stops into StopViews for the sink.
 #pragma once
 
 #include <array>
@@ -18,6 +18,7 @@
 #include "cli/command.hpp"
 #include "cli/console.hpp"
 #include "cli/output.hpp"
+#include "debug/breakpoints.hpp"
 #include "debug/expr.hpp"
 #include "debug/inspect.hpp"
 #include "debug/lane.hpp"
@@ -82,24 +83,7 @@ class Debugger {
   int finish_session(const std::string& store_dir, std::optional<int> status = std::nullopt);
 
  private:
-  struct UserBreakpoint {
-    int id = 0;
-    std::string location;
-    std::vector<uint32_t> addresses;
-    std::optional<engine::SourceLocation> where;
-    std::optional<Expr> condition;
-    bool temporary = false;
-    bool enabled = true;
-    uint64_t hits = 0;
-    uint64_t ignore = 0;                 // ignore N COUNT: hits still to pass by
-    std::vector<std::string> commands;   // commands ... end: run after it stops
-    // Watchpoints share the numbering (as in gdb): watch_kind kWatchRead/kWatchWrite bits, 0 for a breakpoint.
-    uint8_t watch_kind = 0;
-    std::string watch_command;  // "watch", "rwatch", "awatch"
-    engine::WatchSpec watch;
-    const engine::CType* watch_ctype = nullptr;  // the watched expression's type (its values print as it)
-    int engine_watch = 0;
-  };
+  using UserBreakpoint = debug::Breakpoint;
   // The lane the prompt shows (its core, slot and lane), when `valid`.
   struct Focus : Lane {
     bool valid = false;
@@ -116,8 +100,6 @@ class Debugger {
   void cmd_stepi(Args a, bool over_calls);
   void cmd_step(Args a, bool over_calls);
   void cmd_finish(Args a);
-  // A function's result in lane l right after it returned, by the calling convention.
-  Result<CValue> return_value(const Lane& l, const engine::CType& type);
   void cmd_break(Args a, bool temporary);
   void cmd_delete(Args a);
   void cmd_enable(Args a, bool enable);
@@ -192,12 +174,6 @@ class Debugger {
   void describe_watchpoint(const UserBreakpoint& b, std::string* text, nlohmann::json* list) const;
   // Reports the stop a time move reached (or its error).
   void report_move(Result<engine::StopEvent> ev, const std::string& title = "");
-  // Whether a breakpoint or watchpoint hit found going backwards counts (conditions, changed values).
-  bool accept_hit(const engine::StopEvent& ev);
-  // Watchpoint stops: the accesses to report (empty: nothing stops, go on).
-  std::vector<StopView::Watch> watch_views(const engine::StopEvent& ev, bool count);
-  Result<void> sync_engine_watchpoints();
-  std::string format_watch_value(const UserBreakpoint& b, const std::vector<uint8_t>& bytes) const;
   // The state a stop leaves (state_, device_stop_, focus) and its report.
   void settle(const engine::StopEvent& ev, const std::vector<int>& bps);
   // Says once that the recording could not be written (a full disk); finish_session exits 74.
@@ -227,17 +203,16 @@ class Debugger {
   // times while the stops are plain steps of the focus warp, and only the last stop is reported.
   using RunFn = std::function<Result<engine::StopEvent>()>;
   void run_and_report(const std::function<Result<RunFn>()>& make, uint32_t count, bool show_disassembly);
-  Result<RunFn> make_stepi(bool over_calls);
-  Result<RunFn> make_stepi_count(bool over_calls, uint32_t count);
-  Result<RunFn> make_step(bool over_calls, bool until = false);
+  // A move of the focus lane by a step plan (debug/step.hpp).
+  Result<RunFn> make_move(Result<engine::StepPolicy> policy);
   bool ensure_stopped();           // reports an error when the kernel is not stopped at a live stop
   bool ensure_focus();             // ... or when there is no focus lane
   bool ensure_can_run();           // reports an error after exit/kill
 
-  // Breakpoint bookkeeping.
-  Result<void> sync_engine_breakpoints();
-  // For a breakpoint stop: the user breakpoints to report, updating hit counts; sets the focus.
-  std::vector<int> filter_breakpoint_stop(const engine::StopEvent& ev, bool count = true);
+  // A breakpoint stop's breakpoints (the table's decision, or `decided`, the hit filter's): reports
+  // conditions that failed to evaluate and sets the focus to the stop's lane.
+  std::vector<int> breakpoint_stop(const engine::StopEvent& ev, bool count,
+                                   const std::optional<debug::BreakDecision>& decided = std::nullopt);
 
   // State at the stop.
   const WarpState* focus_warp() const;
@@ -266,6 +241,7 @@ class Debugger {
   const engine::Symbols* sym_;
   const engine::Variables* vars_ = nullptr;
   debug::Inspector insp_;
+  debug::Breakpoints bps_;  // breakpoints, watchpoints and the engine's hit filter
   unsigned frame_level_ = 0;  // the selected frame as backtrace numbers it (frame, up, down); 0 after every stop
   struct Display {
     int id = 0;
@@ -277,10 +253,6 @@ class Debugger {
   replay::Timeline timeline_;
   std::vector<int> last_bps_;     // the breakpoints the last stop reported (continue N)
   bool execute_one(const std::string& line);
-  std::vector<int> pending_bps_;  // the breakpoints the last hit stops for (the engine's filter)
-  bool pending_valid_ = false;    // the engine's filter decided the current request's last hit
-  std::vector<StopView::Watch> pending_watches_;  // the same for the last watchpoint hit
-  bool pending_watches_valid_ = false;
   std::vector<StopView::Watch> last_watches_;  // the current stop's watch report
   GridLaunch launch_;
   Sink& sink_;
@@ -297,10 +269,6 @@ class Debugger {
   Focus focus_;
   std::optional<Lane> goto_lane_;  // while goto N reports: the lane its mark was about
 
-  std::map<int, UserBreakpoint> bps_;
-  int next_bp_ = 1;
-  std::map<uint32_t, int> engine_bps_;  // address -> engine breakpoint id
-  std::vector<int> engine_watches_;     // engine watchpoint ids in use
 
   // list: where the next plain `list` continues.
   std::string list_file_;

@@ -56,12 +56,12 @@ void Debugger::cmd_commands(Args a) {
   for (const std::string& w : split_words(a.args)) {
     auto n = parse_u32(w);
     if (!n) return usage("commands: " + n.error().message);
-    if (!bps_.count(int(*n))) return err("no breakpoint number " + std::to_string(*n));
+    if (!bps_.find(int(*n))) return err("no breakpoint number " + std::to_string(*n));
     ids.push_back(int(*n));
   }
   if (ids.empty()) {
-    if (bps_.empty()) return err("commands: no breakpoints");
-    ids.push_back(bps_.rbegin()->first);
+    if (bps_.all().empty()) return err("commands: no breakpoints");
+    ids.push_back(bps_.all().rbegin()->first);
   }
   collecting_ = Collecting{true, ids, "", {}};
 }
@@ -76,8 +76,8 @@ void Debugger::cmd_define(Args a) {
 
 void Debugger::queue_breakpoint_commands(const std::vector<int>& bps) {
   for (int id : bps)
-    if (auto it = bps_.find(id); it != bps_.end())
-      for (const std::string& c : it->second.commands)
+    if (const UserBreakpoint* b = bps_.find(id))
+      for (const std::string& c : b->commands)
         if (c != "silent") pending_.push_back(c);
 }
 
@@ -167,7 +167,7 @@ void Debugger::cmd_dprintf(Args a) {
   if (auto f = string_literal(format_args, &rest); !f) return usage("dprintf: " + f.error().message);
   auto id = add_breakpoint(loc, "", false);
   if (!id) return err(id.error().message);
-  bps_[*id].commands = {"silent", "printf " + format_args, "continue"};
+  bps_.find(*id)->commands = {"silent", "printf " + format_args, "continue"};
   out("Dprintf " + std::to_string(*id) + " at " + loc, {{"breakpoint", *id}});
 }
 
@@ -192,9 +192,9 @@ void Debugger::cmd_ignore(Args a) {
   auto count = parse_u32(words[1]);
   if (!id) return usage("ignore: " + id.error().message);
   if (!count) return usage("ignore: " + count.error().message);
-  auto it = bps_.find(int(*id));
-  if (it == bps_.end()) return err("no breakpoint number " + std::to_string(*id));
-  it->second.ignore = *count;
+  UserBreakpoint* b = bps_.find(int(*id));
+  if (!b) return err("no breakpoint number " + std::to_string(*id));
+  b->ignore = *count;
   out(*count == 0
           ? "Will stop next time breakpoint " + std::to_string(*id) + " is reached."
           : "Will ignore next " + std::to_string(*count) + " crossings of breakpoint " + std::to_string(*id) + ".",
@@ -225,7 +225,7 @@ void Debugger::cmd_advance(const std::string& name, Args a) {
   if (a.args.empty()) {
     if (name == "advance") return usage("advance: expected a location");
     if (!ensure_can_run() || !ensure_focus()) return;
-    return run_and_report([this]() { return make_step(true, true); }, 1, false);
+    return run_and_report([this]() { return make_move(debug::plan_line(insp_, focus_, true, true, skips_)); }, 1, false);
   }
   if (!ensure_can_run() || !ensure_focus()) return;
   if (!sym_) return err(name + ": needs the kernel's symbols");
@@ -237,15 +237,8 @@ void Debugger::cmd_advance(const std::string& name, Args a) {
   if (!r) return err(r.error().message);
   // gdb's until/advance LOCATION: the focus lane runs until it reaches the location, or its frame
   // returns (no numbered breakpoint; the stop reads as a step's).
-  const Lane l = focus_;
-  const auto frames = insp_.unwind(l, 1);
-  const uint32_t cfa = frames.empty() ? *insp_.reg(l, 2) : frames[0].sp;
-  engine::StepPolicy policy = debug::location_plan(sym_, r->addresses, cfa, sym_->function_at(focus_warp()->pc));
-  const engine::WarpId id = l.warp();
-  const uint32_t lanes = 1u << l.lane;
-  run_and_report([this, id, lanes, policy]() -> Result<RunFn> {
-    return RunFn([this, id, lanes, policy]() { return s_.step(id, lanes, policy); });
-  }, 1, false);
+  std::vector<uint32_t> targets = r->addresses;
+  run_and_report([this, targets]() { return make_move(debug::plan_location(insp_, focus_, targets)); }, 1, false);
 }
 
 void Debugger::info_symbol(const std::string& args) {

@@ -17,13 +17,6 @@ namespace {
 using engine::StopEvent;
 using engine::StopReason;
 
-std::vector<uint32_t> lanes_of(uint32_t mask) {
-  std::vector<uint32_t> out;
-  for (uint32_t l = 0; l < 32; ++l)
-    if (mask >> l & 1) out.push_back(l);
-  return out;
-}
-
 std::string where_text(const engine::WatchSpec& w) {
   return w.local ? " (local memory of core " + std::to_string(w.core) + ")" : "";
 }
@@ -118,15 +111,11 @@ void Debugger::report_move(Result<StopEvent> ev, const std::string& title) {
   last_watches_.clear();
   if (ev->reason == StopReason::Breakpoint) {
     // The breakpoint's stop as a forward run shows it (hit counts are those of the forward runs).
-    bps = filter_breakpoint_stop(*ev, false);
-    if (bps.empty())
-      for (const auto& [id, b] : bps_)
-        for (const engine::WarpHit& h : ev->hits)
-          if (b.enabled && !b.watch_kind && std::find(b.addresses.begin(), b.addresses.end(), h.pc) != b.addresses.end() &&
-              std::find(bps.begin(), bps.end(), id) == bps.end())
-            bps.push_back(id);
+    // A stop whose conditions no longer hold (a breakpoint changed since) names the breakpoints there.
+    bps = breakpoint_stop(*ev, false);
+    if (bps.empty()) bps = bps_.placed_at(*ev);
   }
-  if (ev->reason == StopReason::Watchpoint) last_watches_ = watch_views(*ev, false);
+  if (ev->reason == StopReason::Watchpoint) last_watches_ = bps_.watch_hit(*ev, false);
   settle(*ev, bps);
   StopView view = make_stop_view(*ev, bps, ev->reason == StopReason::Step);
   if (!title.empty()) view.title = title;
@@ -166,7 +155,7 @@ void Debugger::cmd_reverse(const std::string& name, Args a) {
   if (!s_.store()) return err("Time travel needs the recording: this session runs with --no-db.");
   if (name == "reverse-continue") {
     if (state_ == State::NotStarted) return err("The kernel is not running: \"continue\" starts it.");
-    auto ev = timeline_.reverse_continue([this](const StopEvent& hit) { return accept_hit(hit); });
+    auto ev = timeline_.reverse_continue([this](const StopEvent& hit) { return bps_.accept(hit); });
     return report_move(ev);
   }
   Result<StopEvent> ev = make_error("");
@@ -208,17 +197,6 @@ void Debugger::cmd_reverse(const std::string& name, Args a) {
     return;
   }
   report_move(ev);
-}
-
-bool Debugger::accept_hit(const StopEvent& hit) {
-  debug::Inspector::HitScope at_hit(insp_);
-  bool keep = false;
-  if (hit.reason == StopReason::Breakpoint) {
-    keep = !filter_breakpoint_stop(hit, false).empty();
-  } else if (hit.reason == StopReason::Watchpoint) {
-    keep = !watch_views(hit, false).empty();
-  }
-  return keep;
 }
 
 void Debugger::cmd_goto(Args a) {
@@ -322,26 +300,6 @@ void Debugger::info_checkpoints(bool all) {
 
 // --- Watchpoints ------------------------------------------------------------------------------------------
 
-Result<void> Debugger::sync_engine_watchpoints() {
-  for (auto& [id, b] : bps_) {
-    if (!b.watch_kind) continue;
-    if (!b.engine_watch) {
-      auto w = s_.add_watchpoint(b.watch);
-      if (!w) return w.error();
-      b.engine_watch = *w;
-    }
-    if (auto r = s_.enable_watchpoint(b.engine_watch, b.enabled); !r) return r;
-  }
-  // Engine watchpoints whose user watchpoint was deleted.
-  std::set<int> live;
-  for (const auto& [id, b] : bps_)
-    if (b.watch_kind) live.insert(b.engine_watch);
-  for (int id : engine_watches_)
-    if (!live.count(id)) (void)s_.remove_watchpoint(id);
-  engine_watches_ = std::vector<int>(live.begin(), live.end());
-  return {};
-}
-
 void Debugger::cmd_watch(const std::string& name, Args a) {
   if ((state_ == State::Exited || state_ == State::Killed) && !s_.store())
     return err("The kernel has ended; watchpoints have no effect (no recording to go back in).");
@@ -358,74 +316,18 @@ void Debugger::cmd_watch(const std::string& name, Args a) {
     }
   }
   if (loc.empty()) return usage(name + ": expected an expression (a variable, an array element, *(TYPE *)ADDRESS)");
-  UserBreakpoint b;
-  b.watch_command = name;
-  b.watch_kind = name == "watch" ? kWatchWrite : name == "rwatch" ? kWatchRead : (kWatchRead | kWatchWrite);
   // gdb's -l / -location EXPR: the memory EXPR designates now. vxreplay watches memory either way
   // (a hardware watchpoint of the lvalue's address and size), so the flag changes nothing else.
   for (const char* flag : {"-location ", "-l "})
     if (loc.rfind(flag, 0) == 0) loc = std::string(trim(std::string_view(loc).substr(std::strlen(flag))));
   if (loc.empty()) return usage(name + ": expected an expression after -location");
-  auto e = Expr::parse(loc);
-  if (!e) return usage(name + ": " + e.error().message);
-  // The lvalue, as gdb takes it: the address and the type's size of what EXPR designates.
-  std::optional<Lane> at;
-  if (focus_warp()) at = Lane(focus_);
-  Result<CValue> v = make_error("");
-  if (e->root()->op == ExprOp::Deref) {
-    // *POINTER: the pointer designates the memory, which need not be readable yet (local memory
-    // before the kernel starts): no read.
-    auto p = insp_.evaluate_c(*e->root()->a, at, frame_level_);
-    if (!p) return err(name + ": " + p.error().message);
-    auto a = c_to_int(*p);
-    if (!a) return err(name + ": " + a.error().message);
-    const engine::CType& pt = engine::strip_typedefs(*p->type);
-    CValue lv;
-    lv.type = pt.kind == engine::CType::Kind::Pointer ? pt.target : insp_.arena().builtin("unsigned int");
-    if (!lv.type) return err(name + ": " + e->text() + " has type void: there is no size to watch");
-    if (*a < 0 || *a > int64_t(UINT32_MAX)) return err(name + ": address " + std::to_string(*a) + " is not 32-bit");
-    lv.address = uint32_t(*a);
-    v = lv;
-  } else {
-    v = insp_.evaluate_c(*e->root(), at, frame_level_);
-  }
-  if (!v) return err(name + ": " + v.error().message);
-  if (!v->missing.empty()) return err(name + ": " + e->text() + " is " + v->missing + ": there is no memory to watch");
-  if (v->reg && !v->address)
-    return err(name + ": " + e->text() + " lives in register $" + std::string(xreg_name(*v->reg % 32)) +
-               ", not in memory: watchpoints watch memory (watch its address where it has one)");
-  if (!v->address) return err("Cannot watch constant value `" + e->text() + "'.");
-  const uint32_t len = v->type ? v->type->size : 4;
-  if (len == 0 || len > 4096) return err(name + ": " + e->text() + " is " + std::to_string(len) + " bytes: a watchpoint covers 1 to 4096");
-  const uint32_t addr = *v->address;
-  if (uint64_t(addr) + len > (1ull << 32)) return err(name + ": the range runs past the end of the address space");
-  b.watch.addr = addr;
-  b.watch.len = len;
-  b.watch.kind = b.watch_kind;
-  b.watch_ctype = v->type;
-  if (addr >= memmap::kLocalMemBase) {
-    // The focus core's local memory, as `x` reads it (core 0 before there is a focus).
-    b.watch.local = true;
-    b.watch.core = focus_.valid ? int32_t(focus_.core) : 0;
-  } else if (uint64_t(addr) + len > memmap::kLocalMemBase) {
-    return err(name + ": the range crosses the start of local memory at " + hex32(memmap::kLocalMemBase));
-  } else if (auto r = s_.read_memory(addr, len); !r) {
-    return err(name + ": cannot watch " + e->text() + " at " + hex32(addr) + ": " + r.error().message);
-  }
-  b.location = e->text();
-  if (!cond.empty()) {
-    auto c = Expr::parse(cond);
-    if (!c) return usage("bad condition: " + c.error().message);
-    b.condition = *c;
-  }
-  b.id = next_bp_;
-  bps_[b.id] = b;
-  if (auto r = sync_engine_watchpoints(); !r) {
-    bps_.erase(b.id);
-    (void)sync_engine_watchpoints();
-    return err(r.error().message);
-  }
-  ++next_bp_;
+  if (auto e = Expr::parse(loc); !e) return usage(name + ": " + e.error().message);
+  if (auto c = Expr::parse(cond); !cond.empty() && !c) return usage("bad condition: " + c.error().message);
+  auto id = bps_.add_watchpoint(debug::WatchRequest{name, loc, cond},
+                                focus_warp() ? std::optional<Lane>(focus_) : std::nullopt, frame_level_);
+  if (!id) return err(id.error().message);
+  const UserBreakpoint& b = *bps_.find(*id);
+  const uint32_t addr = b.watch.addr, len = b.watch.len;
   std::string what = name == "watch" ? "Hardware watchpoint " : name == "rwatch" ? "Hardware read watchpoint "
                                                                                   : "Hardware access (read/write) watchpoint ";
   out(what + std::to_string(b.id) + ": " + b.location + where_text(b.watch),
@@ -435,8 +337,8 @@ void Debugger::cmd_watch(const std::string& name, Args a) {
 void Debugger::info_watchpoints() {
   nlohmann::json list = nlohmann::json::array();
   std::string text;
-  for (const auto& [id, b] : bps_) {
-    if (!b.watch_kind) continue;
+  for (const auto& [id, b] : bps_.all()) {
+    if (!b.is_watchpoint()) continue;
     if (text.empty()) text = "Num  Type             Enb  Address     What\n";
     describe_watchpoint(b, &text, &list);
   }
@@ -456,67 +358,6 @@ void Debugger::describe_watchpoint(const UserBreakpoint& b, std::string* text, n
   list->push_back({{"id", b.id}, {"type", b.watch_command}, {"location", b.location}, {"address", b.watch.addr},
                    {"length", b.watch.len}, {"enabled", b.enabled}, {"hits", b.hits},
                    {"condition", b.condition ? nlohmann::json(b.condition->text()) : nlohmann::json(nullptr)}});
-}
-
-std::string Debugger::format_watch_value(const UserBreakpoint& b, const std::vector<uint8_t>& bytes) const {
-  // As print shows a value of the watched expression's type.
-  CValue v;
-  v.type = b.watch_ctype;
-  v.bytes = bytes;
-  if (v.type && v.type->size == bytes.size()) return format_c(v, 0);
-  std::string s = "{";
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "%s0x%02x", i ? ", " : "", bytes[i]);
-    s += buf;
-  }
-  return s + "}";
-}
-
-std::vector<StopView::Watch> Debugger::watch_views(const StopEvent& ev, bool count) {
-  std::vector<StopView::Watch> out;
-  for (const engine::WatchEvent& w : ev.watches) {
-    UserBreakpoint* ub = nullptr;
-    for (auto& [id, b] : bps_)
-      if (b.watch_kind && b.engine_watch == w.watchpoint) ub = &b;
-    if (!ub || !ub->enabled) continue;
-    // The value now (after the access), in the accessing warp's view (its core's local memory).
-    const Focus saved = focus_;
-    set_focus(Lane{w.warp.core, w.warp.slot, w.lanes ? uint32_t(std::countr_zero(w.lanes)) : 0u});
-    auto now = read_bytes(ub->watch.addr, ub->watch.len);
-    focus_ = saved;
-    if (!now) continue;
-    const bool wrote = (w.kind & kWatchWrite) != 0;
-    const bool changed = wrote && w.old_bytes != *now;
-    // gdb's rules: watch stops when the value changed; rwatch on reads; awatch on any access.
-    if (ub->watch_command == "watch" && !changed) continue;
-    if (ub->watch_command == "rwatch" && !(w.kind & kWatchRead)) continue;
-    if (ub->condition) {
-      bool any = false;
-      for (uint32_t lane : lanes_of(w.lanes)) {
-        auto v = evaluate(*ub->condition, Lane{w.warp.core, w.warp.slot, lane});
-        if (!v || *v) {
-          any = true;
-          break;
-        }
-      }
-      if (!any) continue;
-    }
-    if (count) ++ub->hits;
-    StopView::Watch v;
-    v.number = ub->id;
-    v.kind = ub->watch_command;
-    v.expression = ub->location;
-    v.address = w.addr;
-    v.core = w.warp.core;
-    v.warp = w.warp.slot;
-    v.pc = w.pc;
-    v.lanes = lanes_of(w.lanes);
-    if (wrote && w.old_bytes.size() == now->size()) v.old_value = format_watch_value(*ub, w.old_bytes);
-    v.new_value = format_watch_value(*ub, *now);
-    out.push_back(std::move(v));
-  }
-  return out;
 }
 
 }  // namespace vx::cli

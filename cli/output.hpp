@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "debug/watch_report.hpp"
+
 namespace vx::cli {
 
 // A stop as the front end describes it.
@@ -46,16 +48,7 @@ struct StopView {
   std::string message;         // killed: why; also notes such as "the focus warp finished"
   std::optional<uint32_t> exit_code;  // exited
   // Watchpoint stops: each watched access (the access has happened; pc is the accessing instruction).
-  struct Watch {
-    int number = 0;
-    std::string kind;        // "watch", "rwatch", "awatch"
-    std::string expression;  // "*(int *)0x00010040"
-    uint32_t address = 0;
-    uint32_t core = 0, warp = 0, pc = 0;
-    std::vector<uint32_t> lanes;
-    std::optional<std::string> old_value;  // write accesses
-    std::string new_value;                 // the value now
-  };
+  using Watch = debug::WatchReport;
   std::vector<Watch> watches;
   double elapsed_ms = 0;  // how long the command that stopped here took (JSON only)
 };

@@ -428,4 +428,44 @@ std::unique_ptr<ValueEnv> Inspector::value_env(const std::optional<Lane>& l, uns
   return std::make_unique<CEnv>(*this, l, level);
 }
 
+Result<CValue> Inspector::return_value(const Lane& l, const engine::CType& type) {
+  const engine::CType& t = engine::strip_typedefs(type);
+  CValue v;
+  v.type = &type;
+  auto put = [&](uint32_t word, uint32_t n) {
+    for (uint32_t i = 0; i < n && i < 4; ++i) v.bytes.push_back(uint8_t(word >> (8 * i)));
+  };
+  auto x = [&](unsigned r) { return reg(l, r).value_or(0); };
+  if (t.size > 8) return make_error("Cannot determine contents (the caller's memory holds it)");
+  using K = engine::CType::Kind;
+  if (t.kind == K::Float && t.size == 4) {
+    put(x(32 + 10), 4);
+    return v;
+  }
+  if (t.kind == K::Struct) {
+    // The hard-float rule: one or two float members (and at most one integer beside one float).
+    std::vector<const engine::CType::Field*> fields;
+    for (const auto& f : t.fields) fields.push_back(&f);
+    auto is_float = [](const engine::CType::Field* f) {
+      const engine::CType& ft = engine::strip_typedefs(*f->type);
+      return ft.kind == K::Float && ft.size == 4;
+    };
+    const size_t floats = std::count_if(fields.begin(), fields.end(), is_float);
+    if (fields.size() <= 2 && floats >= 1 && std::all_of(fields.begin(), fields.end(), [](auto* f) { return f->type && f->bit_size == 0; })) {
+      v.bytes.assign(t.size, 0);
+      unsigned next_f = 32 + 10, next_x = 10;
+      for (const auto* f : fields) {
+        const engine::CType& ft = engine::strip_typedefs(*f->type);
+        if (ft.size > 4) return make_error("Cannot determine contents");
+        const uint32_t word = is_float(f) ? x(next_f++) : x(next_x++);
+        for (uint32_t i = 0; i < ft.size && f->offset + i < t.size; ++i) v.bytes[f->offset + i] = uint8_t(word >> (8 * i));
+      }
+      return v;
+    }
+  }
+  put(x(10), std::min<uint32_t>(t.size, 4));
+  if (t.size > 4) put(x(11), t.size - 4);
+  return v;
+}
+
 }  // namespace vx::debug

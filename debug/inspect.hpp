@@ -93,6 +93,9 @@ class Inspector {
   // A lane view of frame 0 (registers and CFA), for DWARF locations.
   engine::LaneView lane_view(const Lane& l);
   Result<CValue> variable_value(const Lane& l, const engine::SourceVariable& v, const FrameView& frame);
+  // A function's result of `type` in lane l right after it returned, by the RV32 hard-float
+  // calling convention (a0/a1, fa0/fa1, small structs of floats); larger ones live in the caller.
+  Result<CValue> return_value(const Lane& l, const engine::CType& type);
   // Reads what a value's pointers point to (symbols, strings) for printing, in lane l's view.
   void annotate(CValue& v, const Lane& l);
 

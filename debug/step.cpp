@@ -185,4 +185,104 @@ engine::StepPolicy finish_inline_plan(const engine::Symbols& symbols, const engi
   };
 }
 
+// --- One lane's moves ----------------------------------------------------------------------------------
+
+namespace {
+
+constexpr unsigned kRegSp = 2;
+
+Result<const WarpState*> stepping_warp(Inspector& insp, const Lane& l) {
+  if (!insp.session().stopped()) return make_error("The kernel is not stopped.");
+  const WarpState* w = insp.warp(l);
+  if (!w || !w->active) return make_error("No focus warp to step.");
+  return w;
+}
+
+// The frame's CFA (the sp at the function's entry): below it are its callees, at or above it the callers.
+uint32_t frame0_cfa(Inspector& insp, const Lane& l) {
+  if (auto frames = insp.unwind(l, 1); !frames.empty()) return frames[0].sp;
+  return insp.reg(l, kRegSp).value_or(0);
+}
+
+}  // namespace
+
+Result<engine::StepPolicy> plan_stepi(Inspector& insp, const Lane& l, uint32_t count, bool over_calls) {
+  auto w = stepping_warp(insp, l);
+  if (!w) return w.error();
+  const uint32_t pc = (*w)->pc;
+  if (count > 1)
+    return count_plan(insp.symbols(), pc, count, over_calls, [&insp, l](uint32_t addr) {
+      auto v = insp.read_word(l, addr);
+      return v ? std::optional<uint32_t>(*v) : std::nullopt;
+    });
+  if (!over_calls) return engine::StepPolicy();
+  auto word = insp.read_word(l, pc);
+  if (!word) return engine::StepPolicy();
+  return nexti_plan(insp.symbols(), pc, *word, insp.reg(l, kRegSp).value_or(0));
+}
+
+Result<engine::StepPolicy> plan_line(Inspector& insp, const Lane& l, bool over_calls, bool until,
+                                     const std::vector<SkipRule>& skips) {
+  auto w = stepping_warp(insp, l);
+  if (!w) return w.error();
+  const engine::Symbols* sym = insp.symbols();
+  if (!sym || !sym->has_debug_info()) return make_error("The kernel has no line information; use \"stepi\" and \"nexti\".");
+  LineStep from;
+  from.pc = (*w)->pc;
+  from.sp = insp.reg(l, kRegSp).value_or(0);
+  from.cfa = frame0_cfa(insp, l);
+  from.over_calls = over_calls;
+  from.until = until;
+  from.skips = skips;
+  return line_plan(*sym, from);
+}
+
+Result<engine::StepPolicy> plan_location(Inspector& insp, const Lane& l, std::vector<uint32_t> targets) {
+  auto w = stepping_warp(insp, l);
+  if (!w) return w.error();
+  const engine::Symbols* sym = insp.symbols();
+  if (!sym) return make_error("needs the kernel's symbols");
+  return location_plan(sym, std::move(targets), frame0_cfa(insp, l), sym->function_at((*w)->pc));
+}
+
+Result<FinishPlan> plan_finish(Inspector& insp, const Lane& l, unsigned level) {
+  auto w = stepping_warp(insp, l);
+  if (!w) return w.error();
+  const engine::Symbols* sym = insp.symbols();
+  if (!sym) return make_error("\"finish\" needs the kernel's symbols (call-frame information).");
+  const std::vector<engine::Frame> frames = insp.unwind(l, 32);
+  const std::vector<FrameLevel> levels = insp.frame_levels(frames);
+  if (level >= levels.size()) return make_error("no frame " + std::to_string(level) + " at the focus");
+  if (level + 1 >= levels.size()) return make_error("\"finish\" not meaningful in the outermost frame.");
+  FinishPlan plan;
+  plan.frame = levels[level];
+  const FrameLevel& sel = plan.frame;
+  const unsigned k = sel.phys;
+  const uint32_t cfa = frames[k].sp;  // the frame's CFA: below it are its callees
+  const auto fn = sym->function_at(sel.scope_pc);
+  const engine::Variables* vars = insp.variables();
+  if (sel.inlined) {
+    // gdb's finish out of an inlined call: on in the same physical frame until the pc has left the
+    // inlined instance (fewer function levels there than the instance's caller has).
+    if (k != 0)
+      return make_error("\"finish\" out of an inlined call in a caller's frame is not supported yet (select frame 0 or a physical frame)");
+    if (!vars) return make_error("\"finish\" out of an inlined call needs the kernel's debug information");
+    size_t levels_here = 0;
+    for (const FrameLevel& f : levels) levels_here += f.phys == 0;
+    const size_t target = levels_here - sel.inline_level - 1;  // levels once the instance is left
+    plan.policy = finish_inline_plan(*sym, *vars, cfa, fn, target);
+    return plan;  // gdb prints no value for an inlined call
+  }
+  plan.policy = finish_plan(*sym, cfa, fn, frames[k + 1].pc);
+  // The function's return type (DWARF): none for void.
+  if (vars) {
+    auto scopes = vars->frames(sel.scope_pc);
+    if (sel.inline_level < scopes.size()) {
+      plan.return_type = scopes[sel.inline_level].return_type;
+      plan.known_type = true;
+    }
+  }
+  return plan;
+}
+
 }  // namespace vx::debug

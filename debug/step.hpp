@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "debug/inspect.hpp"
+#include "debug/lane.hpp"
 #include "engine/session.hpp"
 #include "engine/symbols.hpp"
 #include "engine/variables.hpp"
@@ -66,5 +68,25 @@ engine::StepPolicy finish_plan(const engine::Symbols& sym, uint32_t cfa, std::op
 // has left the call, where the function levels are at most `levels` (callees run through).
 engine::StepPolicy finish_inline_plan(const engine::Symbols& sym, const engine::Variables& vars, uint32_t cfa,
                                       std::optional<engine::Symbols::Function> fn, size_t levels);
+
+// --- One lane's moves at a stop, planned from its state (what the prompt's commands ask for) ----------
+// Each returns the policy for Session::step(l.warp(), 1 << l.lane, policy); nullptr is a plain
+// stepi. Errors say why the lane cannot make the move.
+
+// stepi (over_calls false) or nexti, count times.
+Result<engine::StepPolicy> plan_stepi(Inspector& insp, const Lane& l, uint32_t count, bool over_calls);
+// step / next / until (no argument).
+Result<engine::StepPolicy> plan_line(Inspector& insp, const Lane& l, bool over_calls, bool until,
+                                     const std::vector<SkipRule>& skips);
+// until LOCATION / advance LOCATION: targets are the location's addresses.
+Result<engine::StepPolicy> plan_location(Inspector& insp, const Lane& l, std::vector<uint32_t> targets);
+// finish out of frame `level` (as backtrace numbers it), with what the stop then reports.
+struct FinishPlan {
+  engine::StepPolicy policy;
+  FrameLevel frame;                          // the frame being finished
+  bool known_type = false;                   // DWARF gave the function's return type
+  const engine::CType* return_type = nullptr;  // nullptr with known_type: void; an inlined call: no value
+};
+Result<FinishPlan> plan_finish(Inspector& insp, const Lane& l, unsigned level);
 
 }  // namespace vx::debug

@@ -181,16 +181,24 @@ def check_stops(vx, ex, src):
     check("received signal SIGXCPU" in out, f"stops: the watchdog:\n{out}")
     # Ctrl-C in gdb: SIGINT to gdb, which sends the interrupt byte; the hang stops with SIGINT.
     elf = os.path.join(ex, "hang.elf")
+    # Interrupt once gdb is connected and about to resume the kernel (under load the connection
+    # can take seconds; gdb's own output is buffered in a pipe, so a marker file says it).
+    marker = os.path.join(tempfile.mkdtemp(prefix="vx-gdb-int-"), "connected")
     g = subprocess.Popen([GDB, "-nx", "--batch", "-ex", "set pagination off", "-ex",
-                          "target remote | " + " ".join(served(vx, elf, "--watchdog", "0")), "-ex", "continue",
+                          "target remote | " + " ".join(served(vx, elf, "--watchdog", "0")),
+                          "-ex", "shell touch " + marker, "-ex", "continue",
                           "-ex", "p $pc"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    time.sleep(1.0)
+    deadline = time.time() + 60
+    while not os.path.exists(marker) and time.time() < deadline and g.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.5)
     g.send_signal(signal.SIGINT)
     try:
         out, _ = g.communicate(timeout=30)
     except subprocess.TimeoutExpired:
         g.kill()
         out, _ = g.communicate()
+    shutil.rmtree(os.path.dirname(marker), ignore_errors=True)
     check("hang: waiting for the go flag" in out and "received signal SIGINT" in out and "<hang+" in out,
           f"stops: Ctrl-C on hang:\n{out}")
     for extra in (["--json"], ["--batch"], ["-ex", "info ctas"], ["-x", "/dev/null"]):

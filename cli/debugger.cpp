@@ -260,23 +260,55 @@ const WarpState* Debugger::focus_warp() const {
   return w.active ? &w : nullptr;
 }
 
-std::string Debugger::describe_pc(uint32_t pc) const {
+std::string Debugger::describe_pc(uint32_t pc, const engine::Symbols* in) const {
+  const engine::Symbols* sym = in ? in : sym_;
   std::string s = hex32(pc);
-  if (sym_)
-    if (auto d = sym_->describe(pc)) s += " <" + *d + ">";
+  if (sym)
+    if (auto d = sym->describe(pc)) s += " <" + *d + ">";
   return s;
 }
 
-std::string Debugger::location_text(uint32_t pc) const {
-  if (!sym_) return describe_pc(pc);
-  auto loc = sym_->locate(pc);
+const engine::Symbols* Debugger::address_symbols(const UserBreakpoint& b, size_t i) const {
+  const debug::Images* images = insp_.images();
+  if (images && i < b.address_images.size() && b.address_images[i] >= 0) {
+    const auto& img = images->at(size_t(b.address_images[i]));
+    return img.symbols ? &*img.symbols : nullptr;
+  }
+  return sym_;
+}
+
+void Debugger::select_launch(uint32_t launch) {
+  insp_.select_launch(launch);
+  sym_ = insp_.symbols();
+  vars_ = insp_.variables();
+  timeline_.set_symbols(sym_);
+}
+
+const engine::Symbols* Debugger::launch_symbols(uint32_t launch) const {
+  const debug::Images* images = insp_.images();
+  if (!images) return sym_;
+  const debug::Images::Image* img = images->for_launch(launch);
+  return img && img->symbols ? &*img->symbols : nullptr;
+}
+
+void Debugger::images_changed() { (void)bps_.refresh(); }
+
+void Debugger::set_images(const debug::Images* images) {
+  insp_.set_images(images);
+  bps_.set_pending_allowed(images != nullptr);
+}
+
+std::string Debugger::location_text(uint32_t pc, const engine::Symbols* in) const {
+  const engine::Symbols* sym = in ? in : sym_;
+  if (!sym) return describe_pc(pc);
+  auto loc = sym->locate(pc);
   std::string fn;
-  if (auto f = sym_->function_at(pc)) fn = f->name;
+  if (auto f = sym->function_at(pc)) fn = f->name;
   if (loc && !loc->function.empty()) {
     if (fn.empty()) fn = loc->function;
     else if (loc->function != fn) fn += ", inlined " + loc->function;
   }
-  std::string s = fn.empty() ? describe_pc(pc) : fn;
+  std::string s = fn.empty() ? describe_pc(pc, sym) : fn;
   if (loc && loc->line) s += " (" + base_name(loc->file) + ":" + std::to_string(loc->line) + ")";
   return s;
 }
@@ -483,6 +515,7 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
       }
       drain_console();
       if (!ev) break;
+      select_launch(ev->launch);
       if (ev->reason == StopReason::Watchpoint) {
         // The engine asked the filter at the hit (a live session stops at every hit and asks here).
         last_watches_ = bps_.pending_watch() ? *bps_.pending_watch() : bps_.watch_hit(*ev, true);
@@ -656,9 +689,15 @@ void Debugger::cmd_break(Args a, bool temporary) {
   auto id = add_breakpoint(spec->location, spec->condition, temporary);
   if (!id) return err(id.error().message);
   const UserBreakpoint& b = *bps_.find(*id);
+  if (b.pending) {
+    // gdb's `set breakpoint pending on`: a kernel image the program uploads later may have it.
+    return out(std::string(temporary ? "Temporary breakpoint " : "Breakpoint ") + std::to_string(*id) + " (" +
+                   b.location + ") pending: no kernel image loaded so far has it.",
+               {{"breakpoint", *id}, {"addresses", b.addresses}, {"pending", true}});
+  }
   std::string text = std::string(temporary ? "Temporary breakpoint " : "Breakpoint ") + std::to_string(*id) + " at " +
                      hex32(b.addresses[0]);
-  if (sym_) text += ": " + location_text(b.addresses[0]);
+  if (const engine::Symbols* sym = address_symbols(b, 0)) text += ": " + location_text(b.addresses[0], sym);
   text += ".";
   if (b.addresses.size() > 1) text += " (" + std::to_string(b.addresses.size()) + " locations)";
   if (b.condition) text += " Condition: " + b.condition->text();
@@ -729,8 +768,8 @@ std::string Debugger::launch_label(uint32_t launch) const {
   if (launch == 0) return "";
   std::string label = "launch " + std::to_string(launch);
   const std::vector<LaunchGridArgs> all = s_.launch_args();
-  if (sym_ && launch <= all.size())
-    if (auto f = sym_->function_at(all[launch - 1].entry_pc)) label += " (" + f->name + ")";
+  if (const engine::Symbols* sym = launch_symbols(launch); sym && launch <= all.size())
+    if (auto f = sym->function_at(all[launch - 1].entry_pc)) label += " (" + f->name + ")";
   return label;
 }
 
@@ -746,9 +785,9 @@ void Debugger::info_launches() {
   for (size_t i = 0; i < all.size(); ++i) {
     const LaunchGridArgs& l = all[i];
     std::string kernel = "??";
-    if (sym_)
-      if (auto f = sym_->function_at(l.entry_pc)) kernel = f->name;
     const uint32_t n = uint32_t(i + 1);
+    if (const engine::Symbols* sym = launch_symbols(n))
+      if (auto f = sym->function_at(l.entry_pc)) kernel = f->name;
     text += std::string(n == current ? "* " : "  ") + pad(std::to_string(n), 8) + pad(kernel, 20) + pad(hex32(l.entry_pc), 12) +
             pad(dims3(l.grid), 12) + pad(dims3(l.block), 12) + pad(std::to_string(l.lmem_bytes), 8) + hex32(l.arg_ptr) + "\n";
     list.push_back({{"launch", n},
@@ -773,15 +812,16 @@ void Debugger::info_breakpoints() {
       continue;
     }
     std::string what = b.location;
-    if (sym_ && b.addresses.size() == 1) what = "in " + location_text(b.addresses[0]);
+    if (b.addresses.size() == 1 && address_symbols(b, 0)) what = "in " + location_text(b.addresses[0], address_symbols(b, 0));
     else if (b.addresses.size() > 1) what = b.location + " (" + std::to_string(b.addresses.size()) + " locations)";
     text += pad(std::to_string(id), 5) + pad(b.temporary ? "tbreakpoint" : "breakpoint", 17) +
-            pad(b.enabled ? "y" : "n", 5) + pad(b.addresses.size() == 1 ? hex32(b.addresses[0]) : "<MULTIPLE>", 12) +
+            pad(b.enabled ? "y" : "n", 5) +
+            pad(b.addresses.size() == 1 ? hex32(b.addresses[0]) : b.addresses.empty() ? "<PENDING>" : "<MULTIPLE>", 12) +
             what + "\n";
     if (b.addresses.size() > 1)
       for (size_t i = 0; i < b.addresses.size(); ++i)
         text += pad(std::to_string(id) + "." + std::to_string(i + 1), 27) + pad(hex32(b.addresses[i]), 12) +
-                location_text(b.addresses[i]) + "\n";
+                location_text(b.addresses[i], address_symbols(b, i)) + "\n";
     if (b.condition) text += "\tstop only if " + b.condition->text() + "\n";
     if (b.hits) text += "\tbreakpoint already hit " + std::to_string(b.hits) + (b.hits == 1 ? " time\n" : " times\n");
     nlohmann::json j = {{"id", id},           {"location", b.location}, {"addresses", b.addresses},

@@ -65,6 +65,12 @@ class Debugger {
     vars_ = vars;
     insp_.set_variables(vars);
   }
+  // A host program's kernel images (per-launch symbols): locations resolve in each, a stop reads
+  // its launch's; images_changed() after one is added resolves pending breakpoints.
+  void set_images(const debug::Images* images);
+  void images_changed();
+  // Makes the launch's image's symbols current (a host program's images each have their own).
+  void select_launch(uint32_t launch);
   // Starts the session at point t of its launch, right before warp `warp` executes the instruction
   // that takes the launch to t + 1, with the focus on `lane` (vxreplay diff --open). Reported as a
   // stop titled `title`; false (the error reported) when the point cannot be reached.
@@ -227,8 +233,13 @@ class Debugger {
   // The focus at a stop: the lane the stop is about (debug::stop_lane); hit_lane, the lane a breakpoint condition held in.
   void set_default_focus(const engine::StopEvent& ev, std::optional<Lane> hit_lane = std::nullopt);
   StopView make_stop_view(const engine::StopEvent& ev, const std::vector<int>& bps, bool show_disasm);
-  std::string describe_pc(uint32_t pc) const;  // "0x80000104 <reduce+20>"
-  std::string location_text(uint32_t pc) const; // "reduce (reduce.c:31)"
+  std::string describe_pc(uint32_t pc, const engine::Symbols* in = nullptr) const;  // "0x80000104 <reduce+20>"
+  // "reduce (reduce.c:31)", with the current launch's symbols or `in`.
+  std::string location_text(uint32_t pc, const engine::Symbols* in = nullptr) const;
+  // The symbols a breakpoint's address i came from (its image's), else the current ones.
+  const engine::Symbols* address_symbols(const UserBreakpoint& b, size_t i) const;
+  const engine::Symbols* launch_symbols(uint32_t launch) const;  // the launch's image's (or the only ones)
+
   void drain_console();
   std::optional<engine::SourceLocation> entry_location() const;  // the kernel function's first own line
 

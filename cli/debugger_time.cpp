@@ -99,6 +99,7 @@ void Debugger::settle(const StopEvent& ev, const std::vector<int>& bps) {
 }
 
 void Debugger::adopt_stop(const StopEvent& ev, std::optional<Lane> focus) {
+  select_launch(ev.launch);
   last_watches_.clear();
   settle(ev, {});
   if (focus && state_ == State::Stopped) set_focus(*focus);
@@ -107,6 +108,7 @@ void Debugger::adopt_stop(const StopEvent& ev, std::optional<Lane> focus) {
 void Debugger::report_move(Result<StopEvent> ev, const std::string& title) {
   drain_console();
   if (!ev) return err(ev.error().message);
+  select_launch(ev->launch);
   std::vector<int> bps;
   last_watches_.clear();
   if (ev->reason == StopReason::Breakpoint) {

@@ -9,11 +9,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <optional>
 
 #include "cli/debugger.hpp"
 #include "cli/temp_file.hpp"
+#include "debug/images.hpp"
 #include "device/image.hpp"
 #include "engine/session.hpp"
 #include "engine/symbols.hpp"
@@ -175,15 +177,39 @@ int host_command(const HostArgs& a) {
   engine::Session& s = **session;
   host::HostServer server(s.host(), fd, d.run.config.to_string());
 
-  size_t images_recorded = 0;
+  // Each kernel image the program uploads, with its symbols and C variables (per-launch symbols:
+  // a stop reads its launch's image), and each launch's image.
+  debug::Images images;
+  std::deque<TempFile> symbol_files;
+  Debugger* debugger = nullptr;  // set once the session's debugger exists
+  size_t images_recorded = 0, launches_mapped = 0;
   auto record_images = [&]() {
-    const auto& images = server.device().images();
-    for (; images_recorded < images.size(); ++images_recorded) {
-      if (store_dir.empty()) continue;
-      const auto& [name, bytes] = images[images_recorded];
-      if (auto r = s.record_symbols(std::filesystem::path(name).filename().string(), bytes); !r)
-        say(*sink, "the recording could not keep the symbols of " + name + ": " + r.error().message);
+    const auto& uploaded = server.device().images();
+    for (; images_recorded < uploaded.size(); ++images_recorded) {
+      const auto& [name, bytes] = uploaded[images_recorded];
+      if (!store_dir.empty())
+        if (auto r = s.record_symbols(std::filesystem::path(name).filename().string(), bytes); !r)
+          say(*sink, "the recording could not keep the symbols of " + name + ": " + r.error().message);
+      std::optional<engine::Symbols> symbols;
+      std::optional<engine::Variables> variables;
+      auto image = parse_kernel_image(bytes, name);
+      if (session_mode && image && image->is_elf) {
+        auto path = symbol_files.emplace_back().write(bytes, name);
+        auto loaded = path ? engine::Symbols::load(*path) : Result<engine::Symbols>(path.error());
+        if (loaded) {
+          symbols.emplace(std::move(loaded).value());
+          if (auto v = engine::Variables::load(*path)) variables.emplace(std::move(v).value());
+        } else {
+          say(*sink, "warning: no symbols for " + name + ": " + loaded.error().message);
+        }
+      }
+      images.add(name, std::move(symbols), std::move(variables));
     }
+    const auto& launches = server.device().launches();
+    for (; launches_mapped < launches.size(); ++launches_mapped)
+      images.set_launch(uint32_t(launches_mapped + 1), launches[launches_mapped].image_index);
+    // Breakpoints pending on an image resolve as it arrives, before its launch runs.
+    if (debugger) debugger->images_changed();
   };
   // The host is gone (it closed the channel): its status, and the end of the workload when it
   // ended on its own.
@@ -221,29 +247,8 @@ int host_command(const HostArgs& a) {
     return host_ended();
   });
 
-  std::vector<uint8_t> first_image;
-  std::string first_name;
-  for (const auto& [name, bytes] : server.device().images()) {
-    first_name = name;
-    first_image = bytes;
-    break;
-  }
-  std::optional<engine::Symbols> symbols;
-  std::optional<engine::Variables> variables;  // C variables, as a kernel run directly has them
-  TempFile symbol_file;
-  if (!first_image.empty()) {
-    auto image = parse_kernel_image(first_image, first_name);
-    if (image && image->is_elf) {
-      auto path = symbol_file.write(first_image, first_name);
-      auto loaded = path ? engine::Symbols::load(*path) : Result<engine::Symbols>(path.error());
-      if (loaded) {
-        symbols.emplace(std::move(loaded).value());
-        if (auto v = engine::Variables::load(*path)) variables.emplace(std::move(v).value());
-      } else if (session_mode) {
-        say(*sink, "warning: no symbols for " + first_name + ": " + loaded.error().message);
-      }
-    }
-  }
+  const std::string first_name = images.size() ? images.at(0).name : std::string();
+  const engine::Symbols* symbols = images.size() && images.at(0).symbols ? &*images.at(0).symbols : nullptr;
   GridLaunch first_launch = server.device().launches().empty() ? GridLaunch{} : server.device().launches()[0].launch;
 
   if (!session_mode) {
@@ -283,8 +288,10 @@ int host_command(const HostArgs& a) {
     return exit_status_of(*host_wstatus);
   }
 
-  Debugger dbg(s, symbols ? &*symbols : nullptr, first_launch, *sink);
-  if (variables) dbg.set_variables(&*variables);
+  Debugger dbg(s, symbols, first_launch, *sink);
+  dbg.set_images(&images);
+  dbg.select_launch(1);
+  debugger = &dbg;
   dbg.set_stop_on_store_error(d.stop_on_store_error);
   dbg.set_host_workload(true);
   StartView sv;
@@ -296,7 +303,7 @@ int host_command(const HostArgs& a) {
   sv.block = first_launch.block;
   sv.lmem = first_launch.lmem_bytes;
   sv.seed = d.run.options.seed;
-  sv.symbols = symbols.has_value();
+  sv.symbols = symbols != nullptr;
   sv.mode = "relaunch";
   sink->start(sv);
   for (const std::string& loc : d.breaks) {

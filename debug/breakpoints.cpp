@@ -66,6 +66,64 @@ Breakpoint* Breakpoints::find(int id) {
   return it == bps_.end() ? nullptr : &it->second;
 }
 
+Result<void> Breakpoints::resolve(Breakpoint& b, const std::string& location) const {
+  const Images* images = insp_.images();
+  if (!images || images->size() == 0) {
+    const engine::Symbols* sym = insp_.symbols();
+    if (!sym) return make_error("no symbols in the kernel image: only *ADDRESS locations work");
+    auto r = sym->resolve(location);
+    if (!r) return r.error();
+    b.addresses = r->addresses;
+    b.address_images.assign(b.addresses.size(), -1);
+    b.where = sym->locate(b.addresses[0]);
+    return {};
+  }
+  std::optional<Error> first_error;
+  b.addresses.clear();
+  b.address_images.clear();
+  for (size_t i = 0; i < images->size(); ++i) {
+    const auto& img = images->at(i);
+    if (!img.symbols) continue;
+    auto r = img.symbols->resolve(location);
+    if (!r) {
+      if (!first_error) first_error = r.error();
+      continue;
+    }
+    if (b.addresses.empty()) b.where = img.symbols->locate(r->addresses[0]);
+    for (uint32_t a : r->addresses) {
+      b.addresses.push_back(a);
+      b.address_images.push_back(int(i));
+    }
+  }
+  if (!b.addresses.empty()) return {};
+  if (first_error) return *first_error;
+  return make_error("no symbols in the kernel images: only *ADDRESS locations work");
+}
+
+bool Breakpoints::address_matches(const Breakpoint& b, uint32_t pc, std::optional<size_t> image) const {
+  for (size_t i = 0; i < b.addresses.size(); ++i)
+    if (b.addresses[i] == pc && (b.address_images[i] < 0 || !image || size_t(b.address_images[i]) == *image))
+      return true;
+  return false;
+}
+
+std::vector<int> Breakpoints::refresh() {
+  std::vector<int> changed;
+  for (auto& [id, b] : bps_) {
+    if (b.is_watchpoint() || b.location.empty() || b.location[0] == '*') continue;
+    Breakpoint again = b;
+    if (!resolve(again, b.location)) continue;
+    if (again.addresses == b.addresses && again.address_images == b.address_images) continue;
+    b.addresses = again.addresses;
+    b.address_images = again.address_images;
+    b.where = again.where;
+    b.pending = false;
+    changed.push_back(id);
+  }
+  if (!changed.empty()) (void)sync_breakpoints();
+  return changed;
+}
+
 Result<void> Breakpoints::check_ids(const std::vector<int>& ids) const {
   for (int id : ids)
     if (!bps_.count(id)) return make_error("No breakpoint number " + std::to_string(id) + ".");
@@ -143,16 +201,16 @@ Result<int> Breakpoints::add_breakpoint(const std::string& location, const std::
       b.addresses = {uint32_t(*v)};
     }
     b.location = location;
-  } else if (sym) {
-    auto r = sym->resolve(location);
-    if (!r) return r.error();
-    b.addresses = r->addresses;
-    b.location = location;
   } else {
-    return make_error("no symbols in the kernel image: only *ADDRESS locations work");
+    if (auto r = resolve(b, location); !r) {
+      if (!pending_allowed_) return r.error();
+      b.pending = true;  // a later image may have it
+    }
+    b.location = location;
   }
-  if (b.addresses.empty()) return make_error("\"" + location + "\" has no code");
-  if (sym) b.where = sym->locate(b.addresses[0]);
+  if (b.addresses.empty() && !b.pending) return make_error("\"" + location + "\" has no code");
+  b.address_images.resize(b.addresses.size(), -1);
+  if (sym && !b.addresses.empty() && b.address_images[0] < 0) b.where = sym->locate(b.addresses[0]);
   b.id = next_id_;
   bps_[b.id] = b;
   if (auto r = sync_breakpoints(); !r) {
@@ -276,6 +334,9 @@ BreakDecision Breakpoints::breakpoint_hit(const StopEvent& ev, bool count) {
   BreakDecision d;
   if (!insp_.readable()) return d;
   const DeviceContext& ctx = s_.context();
+  // The launch's image: an address counts in the launches of the image it came from.
+  const std::optional<size_t> image = insp_.images() ? insp_.images()->image_of(ev.launch) : std::nullopt;
+  insp_.select_launch(ev.launch);
   for (auto& [id, b] : bps_) {
     if (!b.enabled || b.is_watchpoint()) continue;
     // The first lane of the hit's warps (in their order) in which the condition holds.
@@ -283,7 +344,7 @@ BreakDecision Breakpoints::breakpoint_hit(const StopEvent& ev, bool count) {
     for (const engine::WarpHit& h : ev.hits) {
       if (lane_ok) break;
       if (h.warp.core >= ctx.cores.size() || h.warp.slot >= ctx.cores[h.warp.core].warps.size()) continue;
-      if (std::find(b.addresses.begin(), b.addresses.end(), h.pc) == b.addresses.end()) continue;
+      if (!address_matches(b, h.pc, image)) continue;
       if (!b.condition) {
         if (h.lanes) lane_ok = Lane{h.warp.core, h.warp.slot, uint32_t(std::countr_zero(h.lanes))};
         continue;
@@ -322,6 +383,7 @@ BreakDecision Breakpoints::breakpoint_hit(const StopEvent& ev, bool count) {
 
 std::vector<WatchReport> Breakpoints::watch_hit(const StopEvent& ev, bool count) {
   std::vector<WatchReport> out;
+  insp_.select_launch(ev.launch);
   for (const engine::WatchEvent& w : ev.watches) {
     Breakpoint* ub = nullptr;
     for (auto& [id, b] : bps_)
@@ -368,7 +430,8 @@ std::vector<int> Breakpoints::placed_at(const StopEvent& hit) const {
   std::vector<int> ids;
   for (const auto& [id, b] : bps_)
     for (const engine::WarpHit& h : hit.hits)
-      if (b.enabled && !b.is_watchpoint() && std::find(b.addresses.begin(), b.addresses.end(), h.pc) != b.addresses.end() &&
+      if (b.enabled && !b.is_watchpoint() &&
+          address_matches(b, h.pc, insp_.images() ? insp_.images()->image_of(hit.launch) : std::nullopt) &&
           std::find(ids.begin(), ids.end(), id) == ids.end())
         ids.push_back(id);
   return ids;

@@ -26,6 +26,8 @@ struct Breakpoint {
   int id = 0;
   std::string location;                         // as the user wrote it; a watchpoint's expression
   std::vector<uint32_t> addresses;              // a breakpoint's code addresses (a location can have several)
+  std::vector<int> address_images;              // each address's image (Images), -1: every launch's
+  bool pending = false;                         // no image has the location yet (a later one may)
   std::optional<engine::SourceLocation> where;  // the first address's source position
   std::optional<Expr> condition;
   bool temporary = false;
@@ -60,7 +62,9 @@ struct WatchRequest {
 
 class Breakpoints {
  public:
-  // Installs the hit filter in the session; the destructor removes it.
+  // Installs the hit filter in the session; the destructor removes it. With the inspector's
+  // images (a host program), locations resolve in every image and a hit counts in the launches
+  // of the image the address came from.
   Breakpoints(engine::Session& session, Inspector& inspector);
   ~Breakpoints();
   Breakpoints(const Breakpoints&) = delete;
@@ -75,6 +79,11 @@ class Breakpoints {
 
   const std::map<int, Breakpoint>& all() const { return bps_; }
   Breakpoint* find(int id);
+  // More images may come (a host program still running): a location no image has yet makes a
+  // pending breakpoint instead of an error, as gdb's `set breakpoint pending on`.
+  void set_pending_allowed(bool on) { pending_allowed_ = on; }
+  // Resolves the locations again after an image was added: the breakpoints whose addresses changed.
+  std::vector<int> refresh();
   // Errors name the first number that is not a breakpoint; an empty list means every one.
   Result<void> remove(const std::vector<int>& ids);
   Result<void> set_enabled(const std::vector<int>& ids, bool enabled);
@@ -105,6 +114,9 @@ class Breakpoints {
   Result<void> sync_breakpoints();
   Result<void> sync_watchpoints();
   Result<void> check_ids(const std::vector<int>& ids) const;
+  // A location's addresses in every image (or the current symbols without images).
+  Result<void> resolve(Breakpoint& b, const std::string& location) const;
+  bool address_matches(const Breakpoint& b, uint32_t pc, std::optional<size_t> image) const;
 
   engine::Session& s_;
   Inspector& insp_;
@@ -114,6 +126,7 @@ class Breakpoints {
   std::vector<int> engine_watches_;     // engine watchpoint ids in use
   std::optional<BreakDecision> pending_break_;
   std::optional<std::vector<WatchReport>> pending_watch_;
+  bool pending_allowed_ = false;
 };
 
 }  // namespace vx::debug

@@ -409,6 +409,17 @@ void Inspector::annotate(CValue& v, const Lane& l) {
   debug::annotate(v, env);
 }
 
+bool Inspector::select_launch(uint32_t launch) {
+  const Images::Image* img = images_ ? images_->for_launch(launch) : nullptr;
+  if (!img) return false;
+  const engine::Symbols* sym = img->symbols ? &*img->symbols : nullptr;
+  const engine::Variables* vars = img->variables ? &*img->variables : nullptr;
+  if (sym == sym_ && vars == vars_) return false;
+  sym_ = sym;
+  set_variables(vars);
+  return true;
+}
+
 Result<int64_t> Inspector::evaluate(const Expr& e, const std::optional<Lane>& l) {
   LaneEnv env(*this, l);
   return e.eval(env);

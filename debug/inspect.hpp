@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "debug/expr.hpp"
+#include "debug/images.hpp"
 #include "debug/lane.hpp"
 #include "debug/values.hpp"
 #include "device/cmdbuf_builder.hpp"
@@ -53,6 +54,11 @@ class Inspector {
     vars_ = variables;
     names_.clear();
   }
+  // Per-launch symbols (a host program's several kernel images): select_launch makes the launch's
+  // image's symbols and variables current; true when they changed.
+  void set_images(const Images* images) { images_ = images; }
+  const Images* images() const { return images_; }
+  bool select_launch(uint32_t launch);
   const engine::Symbols* symbols() const { return sym_; }
   const engine::Variables* variables() const { return vars_; }
   engine::Session& session() const { return s_; }
@@ -134,6 +140,7 @@ class Inspector {
   engine::Session& s_;
   const engine::Symbols* sym_;
   const engine::Variables* vars_;
+  const Images* images_ = nullptr;
   LaunchGridArgs launch_;
   TypeArena arena_;
   int at_hit_ = 0;

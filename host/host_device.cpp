@@ -165,7 +165,7 @@ Result<uint32_t> HostDevice::upload_kernel(std::span<const uint8_t> bytes, const
                         " at " + hex(blo));
   }
   if (auto r = rt_.load_image(*image); !r) return r.error();
-  buffers_[next_id_] = Buffer{uint32_t(lo), hi - lo, true, VX_MEM_READ, std::move(image).value()};
+  buffers_[next_id_] = Buffer{uint32_t(lo), hi - lo, true, VX_MEM_READ, std::move(image).value(), images_.size()};
   images_.emplace_back(name, std::vector<uint8_t>(bytes.begin(), bytes.end()));
   return next_id_++;
 }
@@ -193,7 +193,7 @@ Result<StartedLaunch> HostDevice::start(uint32_t kernel, uint32_t arguments) {
   if (!launch) return launch.error();
   auto id = rt_.launch_grid(*launch);
   if (!id) return id.error();
-  StartedLaunch s{kernel, (*k)->image->path, *launch};
+  StartedLaunch s{kernel, (*k)->image->path, (*k)->image_index, *launch};
   launches_.push_back(s);
   return s;
 }

@@ -21,12 +21,14 @@ struct Buffer {
   bool reserved = false;             // vx_mem_reserve (or a kernel image at its link address)
   int flags = 0;                     // VX_MEM_* of the whole buffer (vx_mem_access narrows ranges; see access)
   std::optional<KernelImage> image;  // an uploaded kernel
+  size_t image_index = 0;            // its place in HostDevice::images()
 };
 
 // What vx_start queued: shown by `info launches` and the stop header.
 struct StartedLaunch {
   uint32_t kernel_buffer = 0;
   std::string image_name;
+  size_t image_index = 0;  // the launch's kernel image in HostDevice::images() (its symbols)
   GridLaunch launch;
 };
 

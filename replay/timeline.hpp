@@ -27,6 +27,8 @@ class Timeline {
  public:
   // symbols may be null: line and frame moves then fail with a clear error.
   Timeline(engine::Session& session, const engine::Symbols* symbols);
+  // The symbols of the launch being looked at (a host program's images each have their own).
+  void set_symbols(const engine::Symbols* symbols) { sym_ = symbols; }
 
   // Back over the focus warp's last instruction: the state right before the warp executed it
   // (reported as a Step of that warp). At the warp's first instruction: a HistoryStart stop.

@@ -32,7 +32,7 @@ from e2e_common import check, failures
 
 VX, BUILD, SRC, CHECK = sys.argv[1:5]
 HOST_DIR = os.path.join(BUILD, "examples", "host")
-EXAMPLES = ["vecadd", "sgemm", "histogram", "pipeline", "fixed"]
+EXAMPLES = ["vecadd", "sgemm", "histogram", "pipeline", "fixed", "twokernels"]
 
 
 def prog(name):
@@ -107,6 +107,34 @@ def check_session():
                             prog("sgemm"), "-n", "64"])
         check("Watchdog" in out and "vx_ready_wait" in err and rc == 1,
               f"watchdog under a host: status {rc}: {out!r} {err!r}")
+
+
+def check_images():
+    """Per-image symbols: a program that uploads two kernel images at the same addresses, one after
+    the other. Each launch is read with its own image's symbols; a breakpoint on a function only
+    the second image has is pending until it is uploaded; one set in the first image does not stop
+    in the second at the same address; reverse moves cross back into the first image."""
+    line = line_of(os.path.join(SRC, "examples", "host", "kernels", "vecadd.c"), "VX_IF(i < p->n)")
+    with tempfile.TemporaryDirectory() as tmp:
+        rc, out, err = run([VX, "run", "--db", tmp, "--break", f"vecadd.c:{line}", "--break", "scale if i == 5",
+                            "--batch", "-ex", "info breakpoints", "-ex", "continue", "-ex", "p p->n", "-ex", "delete 1",
+                            "-ex", "continue", "-ex", "info args", "-ex", "bt", "-ex", "info launches", "-ex",
+                            f"break vecadd.c:{line}", "-ex", "reverse-continue", "-ex", "p p->n", "-ex", "delete",
+                            "-ex", "continue", "--", prog("twokernels")])
+        check(rc == 0 and "twokernels: PASSED" in out, f"twokernels session: status {rc}: {out!r} {err!r}")
+        check(re.search(r"2\s+breakpoint\s+y\s+<PENDING>\s+scale", out) is not None,
+              f"a location only a later image has is pending: {out!r}")
+        check(re.search(rf"Breakpoint 1, vecadd \(vecadd\.c:{line}\), launch 1 \(vecadd\)", out) is not None
+              and "p->n = 64" in out, f"launch 1 reads the first image: {out!r}")
+        # Breakpoint 1's address holds other code in launch 2: it does not stop there.
+        stops = re.findall(r"^Breakpoints? [\d, ]+, (\w+) .*launch (\d) \((\w+)\)", out, re.M)
+        check(stops[:3] == [("vecadd", "1", "vecadd"), ("scale", "2", "pipeline"), ("vecadd", "1", "vecadd")],
+              f"stops: {stops}: {out!r}")
+        check("\ni = 5\n" in out and "k = 3" in out and re.search(r"#1 .* in pipeline \(", out) is not None,
+              f"launch 2 reads the second image (args, frames): {out!r}")
+        check(re.search(r"\n  1\s+vecadd\s+0x", out) is not None and re.search(r"\* 2\s+pipeline\s+0x", out) is not None,
+              f"info launches names each launch's kernel from its image: {out!r}")
+        check(out.count("p->n = 64") == 2, f"reverse-continue back into launch 1 reads the first image: {out!r}")
 
 
 def children_of(pid):
@@ -258,5 +286,5 @@ def check_abi():
 
 
 {"plain": check_plain, "session": check_session, "kill": check_kill, "misuse": check_misuse,
- "status": check_status, "replay": check_replay, "abi": check_abi}[CHECK]()
+ "status": check_status, "replay": check_replay, "abi": check_abi, "images": check_images}[CHECK]()
 sys.exit(1 if failures else 0)

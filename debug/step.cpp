@@ -98,8 +98,23 @@ engine::StepPolicy line_plan(const engine::Symbols& symbols, const LineStep& fro
     if (!started_skipped && loc0 && loc->function == loc0->function && loc->file == loc0->file) return false;
     return rule_says(*loc);
   };
+  // next over a recursive call: the callee runs in fn0's own code, so leaving a range does not
+  // tell its return; every instruction asks until the callee returns: a jump (not the next
+  // instruction: the callee's epilogue also has sp back at its entry value) to a pc with sp back
+  // at the callee's entry sp.
+  struct Recursion {
+    bool active = false;
+    uint32_t entry_sp = 0, prev_pc = 0;
+  };
+  auto rec = std::make_shared<Recursion>();
   return [=](uint32_t pc, uint32_t sp) -> std::optional<Range> {
     const bool in_fn0 = fn0 && pc >= fn0->lo && pc < fn0->hi;
+    if (rec->active) {
+      const bool returned = sp >= rec->entry_sp && pc != rec->prev_pc + 4 && !(fn0 && pc == fn0->lo);
+      rec->prev_pc = pc;
+      if (!returned) return Range{pc, pc};
+      rec->active = false;  // back in the frame the step started in
+    }
     if (!loc0 || loc0->line == 0) {
       // Started without line information: run to code that has it.
       auto loc = sym->locate(pc);
@@ -113,6 +128,10 @@ engine::StepPolicy line_plan(const engine::Symbols& symbols, const LineStep& fro
       // A skipped callee (the runtime's trampolines, such as vx_serial) runs through, but the
       // engine asks again when it calls out of its own code: a callee of the user's with line
       // information is stepped into there (gdb's step through a trampoline).
+      if (over_calls && in_fn0) {
+        *rec = Recursion{true, sp, pc};  // at the recursive callee's entry
+        return Range{pc, pc};
+      }
       if (over_calls || !loc || loc->line == 0 || skipped(loc)) return fn_range(sym, pc);
       // Step into a function with line information: stop after its prologue.
       auto f = sym->function_at(pc);
@@ -130,6 +149,7 @@ engine::StepPolicy line_plan(const engine::Symbols& symbols, const LineStep& fro
       if (!loc || loc->line == 0) return std::nullopt;
       auto r = sym->line_range(pc);
       if (r && pc != r->first) return *r;
+      if (sym->row_start(pc) == false) return Range{pc, pc + 4};  // not a statement: on
       return std::nullopt;
     }
     if (!loc || loc->line == 0) return line_or_insn(pc);
@@ -138,6 +158,12 @@ engine::StepPolicy line_plan(const engine::Symbols& symbols, const LineStep& fro
     if (over_calls && loc->function != loc0->function && fn0 && loc->function != fn0->name && !started_skipped)
       return line_or_insn(pc);  // inside an inlined call: step over it
     if (skipped(loc)) return line_or_insn(pc);  // inlined code of a skipped file or function
+    // gdb's rule for line tables: stop only where a statement of another line begins. A row that
+    // is not a statement goes on (the line being stepped stays the current one, so coming back to
+    // it goes on too); in the middle of a line (a jump into it) the line runs to its end first.
+    const std::optional<bool> row = sym->row_start(pc);
+    if (!row) return line_or_insn(pc);
+    if (!*row) return Range{pc, pc + 4};
     return std::nullopt;
   };
 }
@@ -164,8 +190,12 @@ engine::StepPolicy finish_plan(const engine::Symbols& symbols, uint32_t cfa, std
   const engine::Symbols* sym = &symbols;
   return [sym, cfa, fn, ret](uint32_t pc, uint32_t sp) -> std::optional<Range> {
     const bool in_fn = fn && pc >= fn->lo && pc < fn->hi;
-    if (sp >= cfa && !in_fn) return std::nullopt;
-    if (in_fn) return Range{fn->lo, fn->hi};
+    // Back at the return address with the frame popped (sp is the frame's CFA again). In a
+    // recursive function the caller is the same function and deeper frames return to the same
+    // address with a lower sp: those go on.
+    if (pc == ret && sp >= cfa) return std::nullopt;
+    if (sp >= cfa && !in_fn) return std::nullopt;  // left some other way (a tail call's return)
+    if (in_fn) return range_avoiding(Range{fn->lo, fn->hi}, pc, ret);
     return range_avoiding(fn_range(sym, pc), pc, ret);
   };
 }

@@ -388,6 +388,12 @@ Result<void> Symbols::Impl::read_unit(Dwarf_Die* cudie) {
       if (end_sequence || hi < lo || hi >= (uint64_t(1) << 32) || line < 0 || !in_code(uint32_t(lo))) continue;
       if (is_stmt && line > 0) stmt_rows.push_back(StmtRow{uint32_t(lo), uint32_t(line)});
       if (hi == lo) continue;
+      // As gdb reads line tables: a line-0 row (compiler-generated code) inside a sequence does
+      // not end the row before it, whose line goes on over it.
+      if (line == 0 && !spans.empty() && spans.back().hi == uint32_t(lo) && spans.back().line != 0) {
+        spans.back().hi = uint32_t(hi);
+        continue;
+      }
       const char* src = dwarf_linesrc(row, nullptr, nullptr);
       std::string file = src ? src : "";
       if (!file.empty() && file[0] != '/' && !comp_dir.empty()) {
@@ -530,6 +536,15 @@ std::optional<SourceLocation> Symbols::Impl::locate(uint32_t pc) const {
 }
 
 std::optional<SourceLocation> Symbols::locate(uint32_t pc) const { return impl_->locate(pc); }
+
+std::optional<bool> Symbols::row_start(uint32_t pc) const {
+  const auto& rows = impl_->stmt_rows;
+  auto it = std::lower_bound(rows.begin(), rows.end(), pc, [](const StmtRow& r, uint32_t a) { return r.addr < a; });
+  if (it != rows.end() && it->addr == pc) return true;
+  const Span* s = impl_->span_at(pc);
+  if (s && s->lo == pc) return false;
+  return std::nullopt;
+}
 
 std::optional<std::pair<uint32_t, uint32_t>> Symbols::line_range(uint32_t pc) const {
   const auto& spans = impl_->spans;

@@ -90,6 +90,11 @@ class Symbols {
   // (file, line) around pc.
   std::optional<std::pair<uint32_t, uint32_t>> line_range(uint32_t pc) const;
 
+  // Whether a line-table row starts at pc, and whether it begins a statement (is_stmt, a line
+  // other than 0): gdb's step stops only at such a row of another line (nullopt: no row starts
+  // at pc, the middle of a line).
+  std::optional<bool> row_start(uint32_t pc) const;
+
   // The function (ELF symbol of type FUNC, else DWARF subprogram) containing
   // pc: its name and [lo, hi) (for a DWARF subprogram in several pieces, the
   // piece that holds pc).

@@ -678,3 +678,41 @@ TEST_CASE("symbols load from bytes as from a file", "[symbols]") {
   CHECK(error_of(Symbols::load_bytes({}, "empty.elf")) == "empty.elf: empty file, not an ELF file");
   CHECK(error_of(Symbols::load_bytes({'h', 'i'}, "hi.elf")) == "hi.elf: not an ELF file");
 }
+
+TEST_CASE("line tables are read as gdb reads them: line-0 rows continue the line before, statements start rows",
+          "[symbols]") {
+  // Every example kernel has compiler-generated (line 0) rows inside its functions (-O2): gdb
+  // ignores them, so the row before goes on over them, and a stop there shows that line.
+  for (const std::string& name : kKernels) {
+    INFO(name);
+    const Symbols& s = kernel(name);
+    const std::string entry = name == "assert" ? "assert_kernel" : name;
+    const auto fn = s.function_at(*s.symbol_address(entry));
+    REQUIRE(fn);
+    unsigned statements = 0;
+    for (uint32_t pc = fn->lo; pc < fn->hi; pc += 4) {
+      INFO("pc " << pc);
+      const auto loc = s.locate(pc);
+      REQUIRE(loc);
+      CHECK(loc->line != 0);
+      const auto row = s.row_start(pc);
+      if (row && *row) ++statements;
+      // The line around pc is one range that holds it.
+      const auto r = s.line_range(pc);
+      REQUIRE(r);
+      CHECK((r->first <= pc && pc < r->second));
+    }
+    CHECK(statements > 1);
+    // The function's breakpoint address (after the prologue) begins a statement.
+    const auto bp = s.resolve(entry);
+    REQUIRE(bp);
+    CHECK(s.row_start(bp->addresses[0]) == std::optional<bool>(true));
+  }
+  // In the middle of a row no row starts.
+  const Symbols& r = kernel("reduce");
+  const auto f = r.function_at(*r.symbol_address("reduce"));
+  REQUIRE(f);
+  bool middle = false;
+  for (uint32_t pc = f->lo; pc < f->hi && !middle; pc += 4) middle = !r.row_start(pc).has_value();
+  CHECK(middle);
+}

@@ -537,29 +537,8 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
       }
       return;
     }
-    switch (ev->reason) {
-      case StopReason::Exited:
-        state_ = State::Exited;
-        exit_code_ = ev->exit_code;
-        device_stop_ = false;
-        focus_.valid = false;
-        break;
-      case StopReason::Killed:
-        state_ = State::Killed;
-        killed_message_ = ev->message;
-        focus_.valid = false;
-        break;
-      default:
-        state_ = State::Stopped;
-        device_stop_ = ev->reason == StopReason::Exception || ev->reason == StopReason::Assertion ||
-                       ev->reason == StopReason::Watchdog;
-        if (ev->reason != StopReason::Breakpoint) set_default_focus(*ev);
-        break;
-    }
-    if (ev->reason == StopReason::Watchpoint && !last_watches_.empty()) {
-      const auto& w = last_watches_.front();
-      set_focus(Lane{w.core, w.warp, w.lanes.empty() ? 0u : w.lanes.front()});
-    }
+    // The state the stop leaves (the same as a time move's): focus, frame 0, list and x afresh.
+    settle(*ev, bps);
     bool plain_step = ev->reason == StopReason::Step && focus_warp() &&
                       !ev->hits.empty() && ev->hits[0].warp == engine::WarpId{focus_.core, focus_.slot};
     std::string note;

@@ -221,6 +221,7 @@ Result<CValue> Inspector::value_at(const Lane& l, const engine::SourceVariable& 
     case engine::VarLocation::Kind::Value:
       out.bytes = loc.bytes;
       out.bytes.resize(size);
+      out.missing_parts = loc.missing_parts;
       return out;
     default:
       out.missing = loc.describe();

@@ -61,8 +61,21 @@ double double_of(const CValue& v) {
   return t.is_signed ? double(i) : double(uint64_t(i));
 }
 
+// The part [off, off + size) of an aggregate's value (a member, an element), with what of it has
+// no value.
+CValue part_of(const CValue& v, const engine::CType* type, uint32_t off, uint32_t size) {
+  CValue m;
+  m.type = type;
+  m.bytes.assign(v.bytes.begin() + off, v.bytes.begin() + off + size);
+  for (const engine::MissingBytes& b : v.missing_parts)
+    if (b.lo < off + size && b.hi > off)
+      m.missing_parts.push_back(engine::MissingBytes{std::max(b.lo, off) - off, std::min(b.hi, off + size) - off, b.unavailable});
+  return m;
+}
+
 Result<void> present(const CValue& v) {
   if (!v.missing.empty()) return make_error("value " + v.missing);
+  if (!v.missing_parts.empty()) return make_error("value has parts optimized out");
   return {};
 }
 
@@ -278,13 +291,10 @@ struct Evaluator {
   // Part of a value: a member or an element.
   Result<CValue> part(const CValue& whole, uint32_t offset, const CType* type) {
     if (whole.address) return load(type, *whole.address + offset);
-    if (auto p = present(whole); !p) return p.error();
+    if (!whole.missing.empty()) return make_error("value " + whole.missing);
     if (uint64_t(offset) + type->size > whole.bytes.size())
       return make_error("index out of the bounds of a value that is not in memory");
-    CValue v;
-    v.type = type;
-    v.bytes.assign(whole.bytes.begin() + offset, whole.bytes.begin() + offset + type->size);
-    return v;
+    return part_of(whole, type, offset, type->size);  // with what of it is optimized out
   }
 
   Result<CValue> var(const Variable& var) {
@@ -766,6 +776,20 @@ constexpr unsigned kMaxFormatDepth = 32;
 
 std::string format_at(const CValue& v, char fmt, bool top, unsigned depth, const Strings& strings) {
   if (!v.missing.empty()) return "<" + v.missing + ">";
+  if (!v.missing_parts.empty()) {
+    // A scalar with any byte missing, or an aggregate with every byte missing, has no value.
+    const engine::CType* st = v.type ? &engine::strip_typedefs(*v.type) : nullptr;
+    const bool aggregate = st && (st->kind == K::Struct || st->kind == K::Union || st->kind == K::Array);
+    uint64_t missing = 0;
+    for (const engine::MissingBytes& b : v.missing_parts) missing += b.hi - b.lo;
+    const bool unavailable = std::all_of(v.missing_parts.begin(), v.missing_parts.end(),
+                                         [](const engine::MissingBytes& b) { return b.unavailable; });
+    const bool optimized_out = std::none_of(v.missing_parts.begin(), v.missing_parts.end(),
+                                            [](const engine::MissingBytes& b) { return b.unavailable; });
+    // An aggregate whose parts are missing for different reasons shows each part's.
+    if (!aggregate || (missing >= v.bytes.size() && (unavailable || optimized_out)))
+      return unavailable ? "<not available>" : "<optimized out>";
+  }
   if (depth > kMaxFormatDepth) return "{...}";
   if (!v.type) return "?";
   const CType& t = engine::strip_typedefs(*v.type);
@@ -833,10 +857,7 @@ std::string format_at(const CValue& v, char fmt, bool top, unsigned depth, const
       std::string out = "{";
       std::vector<std::string> items;
       for (uint32_t i = 0; i < *t.count && (uint64_t(i) + 1) * es <= v.bytes.size(); ++i) {
-        CValue e;
-        e.type = t.target;
-        e.bytes.assign(v.bytes.begin() + i * es, v.bytes.begin() + (i + 1) * es);
-        items.push_back(format_at(e, fmt, false, depth + 1, strings));
+        items.push_back(format_at(part_of(v, t.target, i * es, es), fmt, false, depth + 1, strings));
         if (items.size() > 100000) break;
       }
       // gdb's value_print_array_elements: a run of more than kRepeatThreshold counts as that many.
@@ -862,10 +883,8 @@ std::string format_at(const CValue& v, char fmt, bool top, unsigned depth, const
       bool first = true;
       for (const CType::Field& f : t.fields) {
         if (!f.type) continue;
-        CValue m;
-        m.type = f.type;
         if (uint64_t(f.offset) + f.type->size > v.bytes.size()) continue;
-        m.bytes.assign(v.bytes.begin() + f.offset, v.bytes.begin() + f.offset + f.type->size);
+        CValue m = part_of(v, f.type, f.offset, f.type->size);
         if (f.bit_size) {
           uint64_t bits = (raw(m) >> f.bit_offset) & ((uint64_t(1) << f.bit_size) - 1);
           m.bytes = le(bits, f.type->size);

@@ -34,6 +34,9 @@ struct CValue {
   std::optional<uint32_t> address;  // where it lives in memory (an lvalue)
   std::optional<unsigned> reg;      // the DWARF register that holds it (an lvalue)
   std::string missing;              // "optimized out" (also a location list not covering the pc): no value
+  // Parts with no value (a variable in DWARF pieces, one of them empty or in a register the frame
+  // does not have): a member or element there prints <optimized out> (or <not available>), as gdb.
+  std::vector<engine::MissingBytes> missing_parts;
   // What its pointers point to, by address: the symbol, and a char pointer's string (read by
   // evaluate_c and annotate; print shows them).
   std::map<uint32_t, CString> strings;

@@ -234,3 +234,26 @@ TEST_CASE("values: enumerators in expressions and sizeof", "[values]") {
   REQUIRE_FALSE(v.ok());
   CHECK_THAT(v.error().message, Catch::Contains("no symbol \"nosuch\""));
 }
+
+TEST_CASE("values: a struct with parts missing prints each member's, as gdb", "[values]") {
+  TypeArena arena;
+  const CType* i = arena.builtin("int");
+  CType s;
+  s.kind = K::Struct;
+  s.name = "range";
+  s.size = 8;
+  s.fields.push_back(CType::Field{"start", 0, i});
+  s.fields.push_back(CType::Field{"len", 4, i});
+  CValue v = make(&s, {0, 0, 0, 0, 5, 0, 0, 0});
+  v.missing_parts.push_back(vx::engine::MissingBytes{0, 4, false});
+  CHECK(format_c(v, 0) == "{start = <optimized out>, len = 5}");
+  v.missing_parts.push_back(vx::engine::MissingBytes{4, 8, true});
+  CHECK(format_c(v, 0) == "{start = <optimized out>, len = <not available>}");
+  v.missing_parts = {vx::engine::MissingBytes{0, 4, false}, vx::engine::MissingBytes{4, 8, false}};
+  CHECK(format_c(v, 0) == "<optimized out>");
+  // An array's elements too.
+  const CType* arr = arena.array_of(i, 2);
+  CValue a = make(arr, {7, 0, 0, 0, 0, 0, 0, 0});
+  a.missing_parts.push_back(vx::engine::MissingBytes{4, 8, false});
+  CHECK(format_c(a, 0) == "{7, <optimized out>}");
+}

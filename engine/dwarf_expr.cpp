@@ -244,11 +244,12 @@ Result<Location> evaluate(const Dwarf_Op* ops, size_t n, const Env& env) {
           p.size = uint32_t(std::min<uint64_t>(op.number, 64));
           have_pieces = true;
           if (have_reg) {
-            auto v = read_reg(op, loc.reg);
-            if (!v) return v.error();
-            p.kind = Kind::Register;
+            // A register the frame does not have (a caller's that its callees did not save):
+            // that part is not available, the other parts are.
+            auto v = env.reg ? env.reg(loc.reg) : std::nullopt;
+            p.kind = v ? Kind::Register : Kind::Unavailable;
             p.reg = loc.reg;
-            put_le(p.bytes, *v, p.size);
+            put_le(p.bytes, v.value_or(0), p.size);
           } else if (implicit) {
             p.kind = Kind::Implicit;
             p.bytes = std::move(*implicit);
@@ -262,8 +263,9 @@ Result<Location> evaluate(const Dwarf_Op* ops, size_t n, const Env& env) {
             p.address = uint32_t(st.back());
             p.bytes = std::move(*b);
           } else {
-            // An empty piece: that part is optimized out; the whole value is.
-            return Location{};
+            // An empty piece: that part is optimized out (gdb prints the other parts).
+            p.kind = Kind::OptimizedOut;
+            p.bytes.assign(p.size, 0);
           }
           loc.pieces.push_back(std::move(p));
           loc.reg = 0;
@@ -285,6 +287,8 @@ Result<Location> evaluate(const Dwarf_Op* ops, size_t n, const Env& env) {
     }
   }
   if (have_pieces) {
+    if (std::all_of(loc.pieces.begin(), loc.pieces.end(), [](const Piece& p) { return p.kind == Kind::OptimizedOut; }))
+      return Location{};  // every part optimized out: the whole value is
     loc.kind = Kind::Pieces;
     loc.reg = 0;
   } else if (have_reg) {

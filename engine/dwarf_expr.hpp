@@ -33,7 +33,9 @@ enum class Kind : uint8_t {
 
 // One DW_OP_piece: where its part was and its bytes, read when the piece was reached.
 struct Piece {
-  Kind kind = Kind::Memory;  // Memory, Register, Value or Implicit
+  // Memory, Register, Value, Implicit; OptimizedOut (an empty piece); Unavailable (a register the
+  // frame does not have).
+  Kind kind = Kind::Memory;
   uint32_t size = 0;         // bytes
   uint32_t address = 0;      // Memory
   unsigned reg = 0;          // Register

@@ -249,13 +249,26 @@ TEST_CASE("dwarf_expr: pieces", "[dwarf_expr]") {
   REQUIRE(l);
   CHECK(l->pieces[0].bytes == std::vector<uint8_t>{1, 0, 0, 0, 0, 0, 0, 0, 0, 0});
 
-  // An empty piece: the whole value is optimized out.
+  // An empty piece: that part is optimized out, the others are there (gdb prints them).
   l = eval({op(DW_OP_reg10), op(DW_OP_piece, 4), op(DW_OP_piece, 4)}, m.env());
+  REQUIRE(l);
+  CHECK(l->kind == Kind::Pieces);
+  REQUIRE(l->pieces.size() == 2);
+  CHECK(l->pieces[0].kind == Kind::Register);
+  CHECK(l->pieces[1].kind == Kind::OptimizedOut);
+  CHECK(l->pieces[1].bytes == std::vector<uint8_t>(4, 0));
+  // Every piece empty: the whole value is optimized out.
+  l = eval({op(DW_OP_piece, 4), op(DW_OP_piece, 4)}, m.env());
   REQUIRE(l);
   CHECK(l->kind == Kind::OptimizedOut);
   CHECK(l->pieces.empty());
+  // A piece in a register the frame does not have: that part is not available.
+  l = eval({op(DW_OP_reg5), op(DW_OP_piece, 4), op(DW_OP_reg10), op(DW_OP_piece, 4)}, m.env());
+  REQUIRE(l);
+  REQUIRE(l->pieces.size() == 2);
+  CHECK(l->pieces[0].kind == Kind::Unavailable);
+  CHECK(l->pieces[1].kind == Kind::Register);
 
-  CHECK(error_of({op(DW_OP_reg5), op(DW_OP_piece, 4)}, m.env()) == "DW_OP_piece: $t0 is not available in this frame");
   CHECK(error_of({op(DW_OP_lit8), op(DW_OP_piece, 4)}, m.env()) ==
         "DW_OP_piece: Cannot access memory at address 0x8");
 }

@@ -705,7 +705,12 @@ Result<VarLocation> Variables::locate(const SourceVariable& v, uint32_t pc, cons
       break;
     case dwarf::Kind::Pieces:
       loc.kind = VarLocation::Kind::Value;
-      for (const dwarf::Piece& p : l->pieces) loc.bytes.insert(loc.bytes.end(), p.bytes.begin(), p.bytes.end());
+      for (const dwarf::Piece& p : l->pieces) {
+        if (p.kind == dwarf::Kind::OptimizedOut || p.kind == dwarf::Kind::Unavailable)
+          loc.missing_parts.push_back(MissingBytes{uint32_t(loc.bytes.size()), uint32_t(loc.bytes.size() + p.bytes.size()),
+                                                   p.kind == dwarf::Kind::Unavailable});
+        loc.bytes.insert(loc.bytes.end(), p.bytes.begin(), p.bytes.end());
+      }
       break;
     case dwarf::Kind::OptimizedOut:
       break;

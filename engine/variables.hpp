@@ -54,6 +54,14 @@ std::string type_name(const CType& t);
 // ptype: typedefs expanded one level, struct, union and enum bodies written out.
 std::string type_definition(const CType& t);
 
+// Bytes [lo, hi) of a value that are optimized out (an empty DWARF piece) or not available (a
+// piece in a register the frame does not have).
+struct MissingBytes {
+  uint32_t lo = 0, hi = 0;
+  bool unavailable = false;
+  bool operator==(const MissingBytes&) const = default;
+};
+
 // Where one lane keeps a variable.
 struct VarLocation {
   enum class Kind : uint8_t { Memory, Register, Value, OptimizedOut, Unavailable };
@@ -61,6 +69,8 @@ struct VarLocation {
   uint32_t address = 0;          // Memory
   unsigned reg = 0;              // Register: DWARF number (x0..x31 = 0..31, f0..f31 = 32..63)
   std::vector<uint8_t> bytes;    // Value: the bytes the compiler computed (DW_OP_stack_value, pieces)
+  // Value from pieces: the parts that have no value.
+  std::vector<MissingBytes> missing_parts;
   std::string describe() const;  // "memory 0x...", "register $a0", "computed value", "optimized out", ...
 };
 

@@ -164,9 +164,21 @@ bool Debugger::execute(const std::string& line) {
   bool go_on = execute_one(line);
   // Breakpoint commands run after the command that stopped there (their own stops queue more).
   while (go_on && !pending_.empty() && nesting_ == 0) {
-    std::string next = pending_.front();
+    const auto [id, next] = pending_.front();
     pending_.erase(pending_.begin());
+    const int before = errors_;
     go_on = execute_one(next);
+    if (errors_ != before) {
+      // As gdb: a breakpoint command that fails ends its list (a dprintf whose argument cannot be
+      // evaluated stays stopped there instead of going on); say whose it was and where it stopped.
+      pending_.clear();
+      std::string where;
+      if (const WarpState* w = focus_warp(); w && state_ == State::Stopped) where = ": stopped at " + location_text(w->pc);
+      const UserBreakpoint* b = bps_.find(id);
+      const bool dprintf = b && b->silent() && b->commands.size() == 3 && b->commands[2] == "continue";
+      err(std::string(dprintf ? "dprintf " : "the commands of breakpoint ") + std::to_string(id) + " failed at \"" +
+          next + "\"" + where);
+    }
   }
   if (!go_on) pending_.clear();
   return go_on;

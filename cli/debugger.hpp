@@ -157,7 +157,8 @@ class Debugger {
     std::vector<std::string> lines;
   } collecting_;
   std::map<std::string, std::vector<std::string>> user_commands_;
-  std::vector<std::string> pending_;  // breakpoint commands to run after the current command
+  // Breakpoint commands to run after the current command, with the breakpoint each comes from.
+  std::vector<std::pair<int, std::string>> pending_;
   unsigned nesting_ = 0;              // user commands and source files running inside each other
   void info_skip();
   // `skip`: files (matched by base name or path suffix) and functions that step goes through.

@@ -78,7 +78,7 @@ void Debugger::queue_breakpoint_commands(const std::vector<int>& bps) {
   for (int id : bps)
     if (const UserBreakpoint* b = bps_.find(id))
       for (const std::string& c : b->commands)
-        if (c != "silent") pending_.push_back(c);
+        if (c != "silent") pending_.emplace_back(id, c);
 }
 
 void Debugger::cmd_printf(Args a) {

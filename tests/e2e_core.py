@@ -4,7 +4,7 @@ user would; expected values come from the kernels' sources.
 
 usage: e2e_core.py VXREPLAY EXAMPLES_DIR SOURCE_DIR CHECK
   conditions  break FILE:LINE if LOCAL == K stops only where the local holds K in the stopping lane;
-              hit counts count true conditions only
+              hit counts count true conditions only; a failing dprintf stops once and names itself
   watch       watch EXPR watches the lvalue (address and size of an array element); a constant is refused
   finish      finish from an inlined frame ends in the caller, in the kernel, with no value; a physical
               finish prints the value by its DWARF type
@@ -49,6 +49,14 @@ def check_conditions(vx, ex, src):
     bps = s.outputs("info breakpoints")
     hits = bps[0]["breakpoints"][0]["hits"] if bps and bps[0].get("breakpoints") else None
     check(hits == 2, f"{s.tag()}: gdb counts the hits whose condition held (2 stops), got {hits}")
+    # A dprintf whose argument cannot be evaluated: as gdb, its commands end at the error and the
+    # kernel stays stopped there (once, not at every later hit), and the error names the dprintf.
+    s = Session(vx, os.path.join(ex, "reduce.elf"),
+                [f'dprintf reduce.c:{line},"v=%d %d\\n", v, nosuch', "continue", "p v"])
+    errs = s.errors()
+    check(len(errs) == 2 and "nosuch" in errs[0] and errs[1].startswith("dprintf 1 failed at")
+          and f"reduce.c:{line}" in errs[1], f"{s.tag()}: a failing dprintf stops once and says whose: {errs}")
+    check(len(s.outputs("p v")) == 1, f"{s.tag()}: the session stays at the dprintf's stop: {errs}")
 
 
 def check_watch(vx, ex, src):

@@ -1,6 +1,7 @@
 #include "host/channel.hpp"
 
 #include <errno.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -86,8 +87,20 @@ Result<bool> Receiver::fill(size_t n) {
     end_ -= begin_;
     begin_ = 0;
   }
-  if (buf_.size() < n) buf_.resize(n);
   while (end_ < n) {
+    // The buffer grows with the bytes that arrive, not with what a header claims: a header that
+    // announces 512 MiB and sends nothing costs nothing.
+    if (end_ == buf_.size()) buf_.resize(std::min(n, std::max(buf_.size() * 2, kChunk)));
+    if (stall_ms_ > 0 && end_ > 0) {
+      // In the middle of a message: the rest must come.
+      pollfd p{fd_, POLLIN, 0};
+      const int ready = ::poll(&p, 1, stall_ms_);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready == 0)
+        return make_error("the program stopped sending in the middle of a message (" + std::to_string(end_) +
+                          " of " + std::to_string(n) + " bytes, nothing more for " +
+                          std::to_string(stall_ms_ / 1000) + " s)");
+    }
     ssize_t r = ::read(fd_, buf_.data() + end_, buf_.size() - end_);
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) return make_error(std::string("the channel is broken: ") + std::strerror(errno));

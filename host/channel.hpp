@@ -101,12 +101,17 @@ class Receiver {
  public:
   explicit Receiver(int fd) : fd_(fd), buf_(kChunk) {}
   Result<std::optional<std::pair<uint32_t, std::vector<uint8_t>>>> next();
+  // A peer that stops sending in the middle of a message for this long breaks the stream (the
+  // other side would wait for it forever otherwise). 0: wait as long as it takes. Between
+  // messages the wait is unbounded either way.
+  void set_stall_limit_ms(int ms) { stall_ms_ = ms; }
 
  private:
   static constexpr size_t kChunk = 64 * 1024;
   // Reads until at least `n` bytes are buffered; false: the stream ended first.
   Result<bool> fill(size_t n);
   int fd_;
+  int stall_ms_ = 0;
   std::vector<uint8_t> buf_;
   size_t begin_ = 0, end_ = 0;
 };

@@ -1,5 +1,7 @@
 #include "host/server.hpp"
 
+#include <sys/socket.h>
+
 #include "host/channel.hpp"
 
 namespace vx::host {
@@ -26,9 +28,32 @@ Result<void> HostServer::answer_wait(const std::string& error, const std::vector
   return reply(0, w.data());
 }
 
+Error HostServer::violation(const std::string& what) {
+  if (!broken_) {
+    broken_ = true;
+    waiting_ = false;
+    // The program's call gets the error (best effort: it may be gone), then the channel closes in
+    // both directions, so that whatever it waits for next returns.
+    const std::string message = "vxreplay closed the channel: " + what;
+    (void)reply(-1, {reinterpret_cast<const uint8_t*>(message.data()), message.size()});
+    ::shutdown(fd_, SHUT_RDWR);
+  }
+  return Error{what};
+}
+
+Result<std::optional<std::pair<uint32_t, std::vector<uint8_t>>>> HostServer::next() {
+  if (broken_) return std::optional<std::pair<uint32_t, std::vector<uint8_t>>>{};
+  auto m = in_.next();
+  if (!m) return violation(m.error().message);
+  if (*m && !hello_ && Op((*m)->first) != Op::Hello)
+    return violation("request " + std::to_string((*m)->first) + " (" + op_name(Op((*m)->first)) +
+                     ") before the handshake (vx_dev_open must come first)");
+  return m;
+}
+
 Result<HostServer::Pump> HostServer::pump() {
   for (;;) {
-    auto m = in_.next();
+    auto m = next();
     if (!m) return m.error();
     if (!*m) return Pump::Ended;
     auto done = serve((*m)->first, (*m)->second, "");
@@ -41,7 +66,7 @@ Result<void> HostServer::drain(const std::string& why) {
   if (waiting_)
     if (auto r = answer_wait(why); !r) return r;
   for (;;) {
-    auto m = in_.next();
+    auto m = next();
     if (!m) return m.error();
     if (!*m) return {};
     auto done = serve((*m)->first, (*m)->second, why);
@@ -70,6 +95,7 @@ Result<bool> HostServer::serve(uint32_t op_word, std::span<const uint8_t> payloa
       if (version != kProtocolVersion)
         return fail("this libvortex speaks channel version " + std::to_string(version) + ", vxreplay speaks " +
                     std::to_string(kProtocolVersion) + ": rebuild the host program against this vxreplay's library");
+      hello_ = true;
       out.u32(kProtocolVersion).str(config_);
       return ok();
     }

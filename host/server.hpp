@@ -16,7 +16,11 @@ namespace vx::host {
 class HostServer {
  public:
   HostServer(Driver& driver, int fd, std::string config_text)
-      : fd_(fd), in_(fd), config_(std::move(config_text)), dev_(driver) {}
+      : fd_(fd), in_(fd), config_(std::move(config_text)), dev_(driver) {
+    in_.set_stall_limit_ms(kStallMs);
+  }
+  // How long a program may stop in the middle of a message before the channel is closed.
+  static constexpr int kStallMs = 3000;
 
   enum class Pump { Waiting, Ended };
   // Serves calls until the host waits in vx_ready_wait for work it started (Waiting: the reply
@@ -33,17 +37,26 @@ class HostServer {
 
   HostDevice& device() { return dev_; }
   uint64_t calls() const { return calls_; }
+  // The program broke the protocol (a malformed stream, a call before the handshake): the server
+  // answered with the error where it could and shut the channel, so that the program's pending
+  // call returns an error instead of waiting forever. Every later pump ends at once.
+  bool broken() const { return broken_; }
 
  private:
   // Performs one request; false: the request was a vx_ready_wait held for later.
   Result<bool> serve(uint32_t op, std::span<const uint8_t> payload, const std::string& refuse_runs);
   Result<void> reply(int32_t status, std::span<const uint8_t> payload);
+  // The next request; a protocol violation closes the channel (broken()) and is the error.
+  Result<std::optional<std::pair<uint32_t, std::vector<uint8_t>>>> next();
+  Error violation(const std::string& what);
   int fd_;
   Receiver in_;
   std::string config_;
   HostDevice dev_;
   uint64_t started_ = 0;  // launches started since the last answered wait
   bool waiting_ = false;
+  bool hello_ = false;   // the handshake (vx_dev_open's Hello) was made
+  bool broken_ = false;
   uint64_t calls_ = 0;
 };
 

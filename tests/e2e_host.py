@@ -137,6 +137,32 @@ def check_images():
         check(out.count("p->n = 64") == 2, f"reverse-continue back into launch 1 reads the first image: {out!r}")
 
 
+def check_channel():
+    """A program that breaks the channel's protocol never makes either side wait forever: vxreplay
+    answers with the error and closes the channel, the program's own status passes through, and
+    the recording directory stays readable (issue 33)."""
+    abuse = os.path.join(BUILD, "tests", "host_abuse")
+    for mode, says in (("oversize", "a message of 4294967295 bytes is larger than the channel's limit"),
+                       ("garbage", "a message of 1145324612 bytes is larger than the channel's limit"),
+                       ("partial", "stopped sending in the middle of a message"),
+                       ("before-hello", "before the handshake (vx_dev_open must come first)")):
+        with tempfile.TemporaryDirectory() as tmp:
+            t = time.monotonic()
+            try:
+                rc, out, err = run([VX, "run", "--db", tmp, "--", abuse, mode], timeout=20)
+            except subprocess.TimeoutExpired:
+                check(False, f"channel {mode}: vxreplay or the program waited forever")
+                continue
+            took = time.monotonic() - t
+            check(took < 5, f"channel {mode}: took {took:.1f} s")
+            check(rc == 3, f"channel {mode}: the program's own status passes through: {rc} {err!r}")
+            check(f"{mode}: reply status -1: vxreplay closed the channel" in out and says in out,
+                  f"channel {mode}: the program's call got the error: {out!r}")
+            check("the host channel broke: " in err and says in err, f"channel {mode}: vxreplay says why: {err!r}")
+            rc, out, err = run([VX, "ls", tmp])
+            check(rc == 0, f"channel {mode}: the recording directory stays readable: {rc} {out!r} {err!r}")
+
+
 def children_of(pid):
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:
@@ -286,5 +312,6 @@ def check_abi():
 
 
 {"plain": check_plain, "session": check_session, "kill": check_kill, "misuse": check_misuse,
- "status": check_status, "replay": check_replay, "abi": check_abi, "images": check_images}[CHECK]()
+ "status": check_status, "replay": check_replay, "abi": check_abi, "images": check_images,
+ "channel": check_channel}[CHECK]()
 sys.exit(1 if failures else 0)

@@ -373,6 +373,8 @@ int debug_command(const DebugArgs& a) {
   if (!a.gdb.empty()) {
     auto ep = parse_gdb_endpoint(a.gdb);
     if (!ep) return fail(*sink, kExitUsage, ep.error().message);
+    ep->allow_remote = a.gdb_remote;
+    ep->allow_files = a.gdb_allow_files;
     std::optional<int> status = serve_gdb(**session, symbols ? &*symbols : nullptr, *launch, *ep, a.run.kernel,
                                           store_dir, GdbStart{false, launch->entry_pc});
     const int served = *status;

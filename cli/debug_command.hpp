@@ -39,6 +39,8 @@ struct DebugArgs {
   uint64_t attach_after = 0;          // --attach-after N (live)
   bool reset_halt = false;            // --reset-halt (live)
   std::string gdb;                    // --gdb [HOST:]PORT or - (docs/gdb.md); "" = the prompt
+  bool gdb_remote = false;            // --gdb-remote: listen on a host that is not a loopback address
+  bool gdb_allow_files = false;       // --gdb-allow-files: `monitor source FILE` reads files here
   // vxreplay diff --open: the session starts at this point instead of before the launch.
   using OpenAt = SessionOpenAt;
   std::optional<OpenAt> open_at;

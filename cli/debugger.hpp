@@ -80,6 +80,9 @@ class Debugger {
   int errors() const { return errors_; }
   // End the session (as quit does) when the recording cannot be written, instead of going on.
   void set_stop_on_store_error(bool on) { stop_on_store_error_ = on; }
+  // Commands that read files (source) are refused with `why` when it is not empty (a GDB client's
+  // `monitor` commands, docs/gdb.md "Trust").
+  void set_file_access(std::string why) { no_files_ = std::move(why); }
   // A host program's workload (vxreplay run -- PROGRAM): stop headers name the launch and its kernel.
   void set_host_workload(bool on) { host_workload_ = on; }
 
@@ -203,6 +206,7 @@ class Debugger {
   // "launch N (KERNEL)" for a stop header: the kernel is the function at the launch's entry.
   std::string launch_label(uint32_t launch) const;
   bool host_workload_ = false;
+  std::string no_files_;  // why commands may not read files ("" they may)
 
   // Running. `run` starts one resume or step; stops that only hit breakpoints whose condition is
   // false everywhere are counted and the same request is issued again.

@@ -203,6 +203,7 @@ void Debugger::cmd_ignore(Args a) {
 
 void Debugger::cmd_source(Args a) {
   if (a.args.empty()) return usage("source: expected a file name");
+  if (!no_files_.empty()) return err("source: refused: " + no_files_);
   auto bytes = read_input_file(a.args, kMaxTextInputBytes);
   if (!bytes) return err("source " + bytes.error().message);
   if (nesting_ > 16) return err("source: files nest more than 16 deep");

@@ -211,6 +211,9 @@ Result<GdbConnection> open_gdb_connection(const GdbEndpoint& ep, const std::stri
     std::fprintf(stderr, "vxreplay: serving gdb on stdin/stdout (in gdb: target remote | vxreplay ... --gdb -)\n");
     return GdbConnection{STDIN_FILENO, STDOUT_FILENO, false};
   }
+  if (!is_loopback_host(ep.host) && !ep.allow_remote)
+    return make_error("--gdb " + ep.host + ": not a loopback address: whoever reaches it controls the session, reads "
+                      "and writes device memory; add --gdb-remote to listen there anyway (docs/gdb.md, \"Trust\")");
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -571,7 +574,13 @@ int GdbServer::serve(const GdbStart& start, const std::string& store_dir) {
         }
         break;
       case gdb::PacketEvent::BadPacket:
-        if (!no_ack_ && write(conn_.out, "-", 1) < 0) done_ = true;
+        // Ack mode asks for it again ('-'); in no-ack mode there is no '-', so the packet gets an
+        // error reply saying what was wrong (every packet is answered, docs/gdb.md "Trust").
+        if (!no_ack_) {
+          if (write(conn_.out, "-", 1) < 0) done_ = true;
+        } else {
+          send("E." + e.payload);
+        }
         break;
       case gdb::PacketEvent::Packet:
         if (!no_ack_ && write(conn_.out, "+", 1) < 0) done_ = true;
@@ -592,6 +601,8 @@ int serve_gdb(engine::Session& session, const engine::Symbols* symbols, const Gr
               const GdbStart& start) {
   std::unique_ptr<Sink> capture = make_capture_sink();
   Debugger dbg(session, symbols, launch, *capture);
+  // The client reads no file here unless the server was started to allow it (docs/gdb.md, "Trust").
+  dbg.set_file_access(endpoint.allow_files ? "" : "the GDB server does not read files for its client (start vxreplay with --gdb-allow-files to allow it)");
   // gdb decides about its own breakpoints (conditions included): every hit stops.
   session.set_breakpoint_filter(nullptr);
   auto conn = open_gdb_connection(endpoint, kernel);

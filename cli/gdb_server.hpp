@@ -29,6 +29,11 @@ struct GdbEndpoint {
   bool stdio = false;
   std::string host = "127.0.0.1";
   uint16_t port = 0;  // 0: the system picks one (printed on stderr)
+  // The trust boundary (docs/gdb.md): a host that is not a loopback address only with
+  // --gdb-remote; `monitor source FILE` (reading files here for the client) only with
+  // --gdb-allow-files.
+  bool allow_remote = false;
+  bool allow_files = false;
 };
 Result<GdbEndpoint> parse_gdb_endpoint(const std::string& text);
 bool is_loopback_host(const std::string& host);

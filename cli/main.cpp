@@ -224,6 +224,11 @@ int main(int argc, char** argv) {
   auto* run_gdb_opt = run_cmd->add_option("--gdb", dbg.gdb,
                                           "Serve the session to gdb over the remote protocol: [HOST:]PORT (host "
                                           "127.0.0.1 unless given) or - for stdin/stdout (docs/gdb.md)");
+  auto* run_gdb_remote = run_cmd->add_flag("--gdb-remote", dbg.gdb_remote,
+                                           "Let --gdb listen on an address that is not loopback: whoever reaches it "
+                                           "controls the session (docs/gdb.md, \"Trust\")");
+  auto* run_gdb_files = run_cmd->add_flag("--gdb-allow-files", dbg.gdb_allow_files,
+                                          "Let the gdb client's `monitor source FILE` read files on this machine");
 
   vx::cli::ReplayArgs rp;
   auto* replay_cmd = app.add_subcommand("replay", "Reopen a recording (default: the latest under .vxreplay) and debug it "
@@ -244,6 +249,10 @@ int main(int argc, char** argv) {
   replay_cmd->add_flag("--no-debug-module", rp.no_debug_module, "Model a device without the Debug Module");
   auto* replay_gdb_opt = replay_cmd->add_option(
       "--gdb", rp.gdb, "Serve the recording to gdb: [HOST:]PORT or - for stdin/stdout (docs/gdb.md)");
+  auto* replay_gdb_remote = replay_cmd->add_flag("--gdb-remote", rp.gdb_remote,
+                                                 "Let --gdb listen on an address that is not loopback");
+  auto* replay_gdb_files = replay_cmd->add_flag("--gdb-allow-files", rp.gdb_allow_files,
+                                                "Let the gdb client's `monitor source FILE` read files on this machine");
 
   vx::cli::DiffArgs diff;
   RunFlags diff_flags;
@@ -324,6 +333,13 @@ int main(int argc, char** argv) {
                          "commands in gdb; `monitor CMD` runs a vxreplay command)\n", gdb.c_str(), flag);
     return true;
   };
+  // The trust flags widen what a gdb client may do: they mean nothing without --gdb.
+  for (auto [flag, gdb] : {std::pair{run_gdb_remote, &dbg.gdb}, std::pair{run_gdb_files, &dbg.gdb},
+                           std::pair{replay_gdb_remote, &rp.gdb}, std::pair{replay_gdb_files, &rp.gdb}})
+    if (flag->count() && gdb->empty()) {
+      std::fprintf(stderr, "vxreplay: %s applies to --gdb only\n", flag->get_name().c_str());
+      return vx::cli::kExitUsage;
+    }
   if ((run_gdb_opt->count() && dbg.gdb.empty()) || (replay_gdb_opt->count() && rp.gdb.empty())) {
     std::fprintf(stderr, "vxreplay: --gdb: give [HOST:]PORT, or - for stdin/stdout\n");
     return vx::cli::kExitUsage;

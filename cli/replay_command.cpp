@@ -150,6 +150,8 @@ int replay_command(const ReplayArgs& a) {
   if (!a.gdb.empty()) {
     auto ep = parse_gdb_endpoint(a.gdb);
     if (!ep) return fail(*sink, kExitUsage, ep.error().message);
+    ep->allow_remote = a.gdb_remote;
+    ep->allow_files = a.gdb_allow_files;
     // gdb reads the symbols from a file: the recorded image's temporary copy.
     if (info->image && image_file.empty())
       return fail(*sink, kExitInternal, "cannot write the recorded kernel image to a temporary file for gdb");

@@ -23,6 +23,8 @@ struct ReplayArgs {
   std::string mode;            // --mode relaunch|live|auto (docs/live.md); "" = relaunch
   bool no_debug_module = false;  // --no-debug-module
   std::string gdb;               // --gdb [HOST:]PORT or - (docs/gdb.md); "" = the prompt
+  bool gdb_remote = false;       // --gdb-remote
+  bool gdb_allow_files = false;  // --gdb-allow-files
   // vxreplay diff --open on recordings: open at this point of the recording.
   using OpenAt = SessionOpenAt;
   std::optional<OpenAt> open_at;

@@ -359,6 +359,17 @@ std::optional<uint32_t> Codec::raw_size(const uint8_t* value, size_t size) {
   return uint32_t(get_le(value + 16, 4));
 }
 
+Result<void> Codec::check_sum(const uint8_t* v, size_t size) {
+  if (size < kEnvelopeBytes)
+    return make_error("truncated: " + std::to_string(size) + " bytes, shorter than the " +
+                      std::to_string(kEnvelopeBytes) + "-byte envelope");
+  const uint64_t stored = get_le(v, 8), computed = XXH3_64bits(v + 8, size - 8);
+  if (stored != computed)
+    return make_error("checksum mismatch (stored " + hex64(stored) + ", computed " + hex64(computed) +
+                      "): the value was corrupted or truncated");
+  return {};
+}
+
 namespace {
 
 // Checks the envelope and decodes its payload into alloc(raw_size).

@@ -52,6 +52,8 @@ class Codec {
   Result<void> unseal(Magic magic, const uint8_t* value, size_t size, uint32_t max_raw, std::vector<uint8_t>* out);
   // The raw size an envelope claims, without checking the payload (for cheap existence checks).
   static std::optional<uint32_t> raw_size(const uint8_t* value, size_t size);
+  // The envelope's length and checksum only (no decoding): what a whole-store check needs.
+  static Result<void> check_sum(const uint8_t* value, size_t size);
 
   std::vector<uint8_t> encode_header(const StoreHeader& h);  // never compressed: any version can read it
   Result<StoreHeader> decode_header(const uint8_t* value, size_t size);

@@ -107,7 +107,21 @@ struct Store::Impl {
 
   Error err(const std::string& msg) const { return make_error("checkpoint store " + dir + ": " + msg); }
   Error err(const std::string& what, const Error& e) const {
+    // LMDB's own damage reports (a page of the wrong type, a page that is not there) are damage too.
+    if (e.message.find("MDB_CORRUPTED") != std::string::npos || e.message.find("MDB_PAGE_NOTFOUND") != std::string::npos)
+      return corrupt(what, e);
     return err(what.empty() ? e.message : what + ": " + e.message);
+  }
+  // Damage found in a read: the error, and the first one kept (Store::damage) so that the session
+  // refuses the recording (exit 65) however the read's caller goes on.
+  mutable std::optional<std::string> damage;
+  Error corrupt(const std::string& msg) const {
+    Error e = err(msg);
+    if (!damage) damage = e.message;
+    return e;
+  }
+  Error corrupt(const std::string& what, const Error& e) const {
+    return corrupt(what.empty() ? e.message : what + ": " + e.message);
   }
 
   // LMDB hands out a pointer and a size read from the page itself: a damaged size could reach past
@@ -146,7 +160,7 @@ struct Store::Impl {
       if (!*more) break;
       if (!in_file(mv)) return past_end("a mark", mv);
       auto old = codec.decode_mark(static_cast<const uint8_t*>(mv.mv_data), mv.mv_size);
-      if (!old) return make_error("a mark is corrupt: " + old.error().message);
+      if (!old) return corrupt("a mark is corrupt: " + old.error().message);
       if (mk.mv_size == k.size() && std::memcmp(mk.mv_data, k.data(), k.size()) == 0 && old->number) {
         // Marked again: the mark keeps its number and the warp and lane of the stop it was given to.
         mark.number = old->number;
@@ -160,7 +174,7 @@ struct Store::Impl {
   }
 
   Error past_end(const std::string& what, const MDB_val& v) const {
-    return err(what + " is corrupt: its size (" + std::to_string(v.mv_size) +
+    return corrupt(what + " is corrupt: its size (" + std::to_string(v.mv_size) +
                " bytes) reaches past the end of data.mdb");
   }
   Result<void> check_pages(lmdb::Txn& txn, const CheckpointRecord& rec, const std::string& what);
@@ -280,6 +294,41 @@ Result<void> Store::sync() {
 
 const StoreHeader& Store::header() const { return impl_->header; }
 const std::string& Store::dir() const { return impl_->dir; }
+std::optional<std::string> Store::damage() const { return impl_->damage; }
+
+Result<void> Store::check_values() {
+  Impl& I = *impl_;
+  return guarded<void>(I.err("checking the values").message, [&]() -> Result<void> {
+    auto txn = lmdb::Txn::begin(I.env.get(), true);
+    if (!txn) return I.err("checking the values", txn.error());
+    struct Db {
+      MDB_dbi dbi;
+      const char* what;
+    };
+    for (const Db& db : {Db{I.checkpoints, "checkpoint"}, Db{I.pages, "page"}, Db{I.marks, "mark"}, Db{I.ops, "host operation"}}) {
+      auto cur = lmdb::Cursor::open(*txn, db.dbi);
+      if (!cur) return I.err(std::string("the ") + db.what + "s database", cur.error());
+      MDB_val k, v;
+      uint64_t n = 0;
+      for (MDB_cursor_op op = MDB_FIRST;; op = MDB_NEXT, ++n) {
+        auto more = cur->get(&k, &v, op);
+        if (!more) return I.err(std::string("the ") + db.what + "s database", more.error());
+        if (!*more) break;
+        // The value's name: its key as the store spells it.
+        std::string name = std::string(db.what) + " #" + std::to_string(n);
+        if (db.dbi == I.pages) {
+          if (auto h = codec::decode_hash(bytes_of(k), k.mv_size)) name = std::string(db.what) + " " + h->to_string();
+        } else if (db.dbi != I.ops) {
+          if (auto t = codec::decode_key(bytes_of(k), k.mv_size)) name = std::string(db.what) + " " + t->to_string();
+        }
+        if (!I.in_file(v)) return I.past_end(name, v);
+        if (auto r = codec::Codec::check_sum(bytes_of(v), v.mv_size); !r) return I.corrupt(name + " is corrupt", r.error());
+      }
+    }
+    return {};
+  });
+}
+
 StoreStats Store::stats() const { return impl_->stats; }
 
 Result<Store> Store::open(const std::string& dir, const StoreHeader& header, OpenMode mode,
@@ -455,7 +504,7 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
     I.map_size = options.map_size;
     if (!I.in_file(v)) return I.past_end("the store header", v);
     auto h = I.codec.decode_header(bytes_of(v), v.mv_size);
-    if (!h) return I.err("the store header is corrupt", h.error());
+    if (!h) return I.corrupt("the store header is corrupt", h.error());
     I.header = std::move(*h);
     if (I.header.format_version > kFormatVersion)
       return I.err("written by a newer vxreplay (store format version " + std::to_string(I.header.format_version) +
@@ -526,9 +575,9 @@ Result<CheckpointRecord> Store::Impl::read_record(lmdb::Txn& txn, const TimeKey&
     if (!in_file(v)) return past_end(what, v);
   }
   auto rec = codec.decode_checkpoint(bytes_of(v), v.mv_size);
-  if (!rec) return err(what + " is corrupt", rec.error());
-  if (rec->key != key) return err(what + " is corrupt: it holds the record of " + rec->key.to_string());
-  if (auto e = codec::validate(*rec, header.config)) return err(what + " is corrupt: " + *e);
+  if (!rec) return corrupt(what + " is corrupt", rec.error());
+  if (rec->key != key) return corrupt(what + " is corrupt: it holds the record of " + rec->key.to_string());
+  if (auto e = codec::validate(*rec, header.config)) return corrupt(what + " is corrupt: " + *e);
   if (auto r = check_pages(txn, *rec, what); !r) return r.error();
   return rec;
 }
@@ -585,8 +634,8 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
         if (!I.in_file(v)) return I.past_end(what + ": page " + hash.to_string(), v);
         auto raw = codec::Codec::raw_size(bytes_of(v), v.mv_size);
         if (!raw || *raw != size)
-          return I.err(what + ": the stored page " + hash.to_string() + " is not " + std::to_string(size) +
-                       " bytes (the store is corrupt)");
+          return I.corrupt(what + ": the stored page " + hash.to_string() + " is not " + std::to_string(size) +
+                           " bytes (the store is corrupt)");
         continue;
       }
       if (!durable && I.staged_pages.count(hash)) continue;
@@ -683,7 +732,7 @@ Result<std::vector<uint8_t>> Store::read_page(const PageHash& hash) {
   return guarded<std::vector<uint8_t>>(I.err(what).message, [&]() -> Result<std::vector<uint8_t>> {
     if (auto st = I.staged_pages.find(hash); st != I.staged_pages.end()) {
       auto bytes = I.codec.decode_page(st->second.data(), st->second.size(), hash);
-      if (!bytes) return I.err(what + " is corrupt", bytes.error());
+      if (!bytes) return I.corrupt(what + " is corrupt", bytes.error());
       return bytes;
     }
     auto txn = lmdb::Txn::begin(I.env.get(), true);
@@ -692,10 +741,10 @@ Result<std::vector<uint8_t>> Store::read_page(const PageHash& hash) {
     MDB_val v;
     bool found = false;
     if (auto r = txn->get(I.pages, hash_val(k), &v, &found, "page"); !r) return I.err(what, r.error());
-    if (!found) return I.err(what + " is not in the store");
+    if (!found) return I.corrupt(what + " is not in the store");
     if (!I.in_file(v)) return I.past_end(what, v);
     auto bytes = I.codec.decode_page(bytes_of(v), v.mv_size, hash);
-    if (!bytes) return I.err(what + " is corrupt", bytes.error());
+    if (!bytes) return I.corrupt(what + " is corrupt", bytes.error());
     return bytes;
   });
 }
@@ -715,8 +764,8 @@ Result<std::vector<TimeKey>> Store::list() {
       if (!*more) break;
       auto key = codec::decode_key(bytes_of(k), k.mv_size);
       if (!key)
-        return I.err("the checkpoints database holds a key of " + std::to_string(k.mv_size) + " bytes, not " +
-                     std::to_string(codec::kKeyBytes) + " (the store is corrupt)");
+        return I.corrupt("the checkpoints database holds a key of " + std::to_string(k.mv_size) + " bytes, not " +
+                         std::to_string(codec::kKeyBytes) + " (the store is corrupt)");
       keys.push_back(*key);
     }
     if (!I.staged.empty()) {
@@ -743,7 +792,7 @@ Result<std::optional<TimeKey>> Store::at_or_before(const TimeKey& t) {
     if (!at) return I.err(what, at.error());
     if (*at) {
       auto key = codec::decode_key(bytes_of(k), k.mv_size);
-      if (!key) return I.err(what + ": the checkpoints database holds a malformed key (the store is corrupt)");
+      if (!key) return I.corrupt(what + ": the checkpoints database holds a malformed key (the store is corrupt)");
       if (*key == t) return Out(*key);
       at = cur->get(&k, &v, MDB_PREV);
     } else {
@@ -752,7 +801,7 @@ Result<std::optional<TimeKey>> Store::at_or_before(const TimeKey& t) {
     if (!at) return I.err(what, at.error());
     if (!*at) return Out();
     auto key = codec::decode_key(bytes_of(k), k.mv_size);
-    if (!key) return I.err(what + ": the checkpoints database holds a malformed key (the store is corrupt)");
+    if (!key) return I.corrupt(what + ": the checkpoints database holds a malformed key (the store is corrupt)");
     return Out(*key);
   });
   if (!stored || I.staged.empty()) return stored;
@@ -851,10 +900,10 @@ Result<std::vector<std::pair<TimeKey, StopRecord>>> Store::marks() {
       if (!more) return I.err("marks", more.error());
       if (!*more) break;
       auto key = codec::decode_key(bytes_of(k), k.mv_size);
-      if (!key) return I.err("the marks database holds a malformed key (the store is corrupt)");
+      if (!key) return I.corrupt("the marks database holds a malformed key (the store is corrupt)");
       if (!I.in_file(v)) return I.past_end("mark " + key->to_string(), v);
       auto m = I.codec.decode_mark(bytes_of(v), v.mv_size);
-      if (!m) return I.err("mark " + key->to_string() + " is corrupt", m.error());
+      if (!m) return I.corrupt("mark " + key->to_string() + " is corrupt", m.error());
       out.emplace_back(*key, std::move(*m));
     }
     return out;
@@ -939,14 +988,14 @@ Result<std::vector<HostOpRecord>> Store::ops() {
       if (!more) return I.err("host operations", more.error());
       if (!*more) break;
       uint64_t index = 0;
-      if (k.mv_size != codec::kOpKeyBytes) return I.err("the ops database holds a malformed key (the store is corrupt)");
+      if (k.mv_size != codec::kOpKeyBytes) return I.corrupt("the ops database holds a malformed key (the store is corrupt)");
       for (size_t i = 0; i < k.mv_size; ++i) index = index << 8 | bytes_of(k)[i];
       if (index != out.size())
-        return I.err("host operation " + std::to_string(out.size()) + " is missing (the store is corrupt)");
+        return I.corrupt("host operation " + std::to_string(out.size()) + " is missing (the store is corrupt)");
       const std::string what = "host operation " + std::to_string(index);
       if (!I.in_file(v)) return I.past_end(what, v);
       auto rec = I.codec.decode_op(bytes_of(v), v.mv_size);
-      if (!rec) return I.err(what + " is corrupt", rec.error());
+      if (!rec) return I.corrupt(what + " is corrupt", rec.error());
       if (rec->data.size) {
         auto hk = codec::encode_hash(rec->data.hash);
         MDB_val pv;

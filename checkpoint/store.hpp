@@ -127,6 +127,13 @@ class Store {
   Result<std::vector<uint8_t>> read_page(const PageHash& hash);
 
   StoreStats stats() const;
+  // Every value in the store (header, checkpoints, pages, marks, host operations) against its
+  // envelope's checksum, without decoding: the first damaged one, named. A reopened recording is
+  // checked whole before it is used (vxreplay replay).
+  Result<void> check_values();
+  // The first damage a read found (a record, a page, a key that is corrupt), naming it: the
+  // recording cannot be trusted and a session refuses it (exit 65). nullopt: none found so far.
+  std::optional<std::string> damage() const;
 
  private:
   struct Impl;

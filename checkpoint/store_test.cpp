@@ -853,9 +853,15 @@ TEST_CASE("Every single flipped byte of a stored page is reported by read_page a
     auto v = error_of(store.verify(key));
     REQUIRE(contains(v, page.hash.to_string()));
     REQUIRE(contains(v, key.to_string()));
+    // The whole-store check finds it without being asked for the page, and names it.
+    REQUIRE(contains(error_of(store.check_values()), "page " + page.hash.to_string() + " is corrupt"));
+    // The store keeps the first damage a read found (a session refuses the recording then).
+    REQUIRE(store.damage());
+    REQUIRE(contains(*store.damage(), page.hash.to_string()));
     xor_bytes(data, offs, 0x80);
   }
   must(store.verify(key));
+  must(store.check_values());
 }
 
 TEST_CASE("Every single flipped byte of the store header makes open fail", "[malformed]") {

@@ -161,7 +161,7 @@ bool Debugger::execute(const std::string& line) {
       if (UserBreakpoint* b = bps_.find(id)) b->commands = collecting_.lines;
     return true;
   }
-  bool go_on = execute_one(line);
+  bool go_on = execute_one(line) && !refuse_damage();
   // Breakpoint commands run after the command that stopped there (their own stops queue more).
   while (go_on && !pending_.empty() && nesting_ == 0) {
     const auto [id, next] = pending_.front();
@@ -323,6 +323,16 @@ std::string Debugger::location_text(uint32_t pc, const engine::Symbols* in) cons
   std::string s = fn.empty() ? describe_pc(pc, sym) : fn;
   if (loc && loc->line) s += " (" + base_name(loc->file) + ":" + std::to_string(loc->line) + ")";
   return s;
+}
+
+bool Debugger::refuse_damage() {
+  const checkpoint::Store* store = s_.store();
+  const auto damage = store ? store->damage() : std::nullopt;
+  if (!damage || damage_reported_) return damage_reported_;
+  damage_reported_ = true;
+  err("the recording is damaged: " + *damage + "; it cannot be trusted, the session ends (exit 65)");
+  quit_ = true;
+  return true;
 }
 
 void Debugger::drain_console() {
@@ -1532,6 +1542,7 @@ int Debugger::finish_session(const std::string& store_dir, std::optional<int> st
   }
   if (status_override) status = *status_override;
   report_divergence();
+  if (refuse_damage() || damage_reported_) status = 65;  // docs/cli.md: a damaged recording is unusable input
   if (internal_error_) status = 70;  // docs/cli.md: an internal error, whatever else happened
   ExitView v;
   v.status = status;

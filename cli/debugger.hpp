@@ -188,6 +188,9 @@ class Debugger {
   void settle(const engine::StopEvent& ev, const std::vector<int>& bps);
   // Says once that the recording could not be written (a full disk); finish_session exits 74.
   void note_store();
+  // A read found the recording damaged: says so once and ends the session (exit 65); true then.
+  bool refuse_damage();
+  bool damage_reported_ = false;
   // Reports the divergent plain branches not reported yet, one line each (at a stop, at the end).
   void report_divergence();
   std::set<uint32_t> divergence_reported_;  // branch PCs already reported

@@ -487,6 +487,8 @@ struct Session::Impl {
 
   Result<void> load_recording() {
     if (!store) return make_error("replay needs a recording (a checkpoint store)");
+    // Damage anywhere is refused now, before anything is replayed from it (docs/store.md).
+    if (auto r = store->check_values(); !r) return r.error();
     auto ops = store->ops();
     if (!ops) return ops.error();
     using K = checkpoint::HostOpKind;

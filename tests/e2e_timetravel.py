@@ -305,6 +305,25 @@ def check_recordings(vx, ex, src, tmp):
     check(r.returncode == EXIT_BAD_INPUT and "corrupt" in r.stderr and len(r.stderr.strip().splitlines()) == 1,
           f"corrupt recording: status {r.returncode}, stderr {r.stderr[-300:]!r}")
 
+    # A damaged memory page (issue 33: it opened and exited 0, the damage printed when the page was
+    # read): the whole recording is checked at open and refused with 65, naming the page.
+    def flip_pages(data):
+        at = data.find(b"VXP1")
+        while at >= 8:
+            data[at - 8 + 24 + 4] ^= 0x5A  # a payload byte: the envelope's checksum no longer holds
+            at = data.find(b"VXP1", at + 4)
+
+    d = os.path.join(tmp, "page")
+    Session(vx, reduce_elf, [f"break reduce.c:{line}", "continue", "continue", "stepi"], db=d)
+    path = os.path.join(d, "reduce-1", "data.mdb")
+    data = bytearray(open(path, "rb").read())
+    flip_pages(data)
+    open(path, "wb").write(bytes(data))
+    r = subprocess.run([vx, "replay", os.path.join(d, "reduce-1"), "--batch", "-ex", "info checkpoints", "-ex",
+                        "continue", "-ex", "reverse-stepi"], capture_output=True, text=True, timeout=60)
+    check(r.returncode == EXIT_BAD_INPUT and re.search(r"page [0-9a-f]{32} is corrupt: checksum mismatch", r.stderr),
+          f"damaged page: status {r.returncode}, stderr {r.stderr[-300:]!r}")
+
 
 def check_words(vx, ex, src, tmp):
     reduce_elf = os.path.join(ex, "reduce.elf")

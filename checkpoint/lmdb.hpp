@@ -6,6 +6,8 @@
 
 #include <lmdb.h>
 
+#include <cerrno>
+
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -16,7 +18,15 @@
 
 namespace vx::checkpoint::lmdb {
 
-inline Error error(int rc, std::string_view op) { return make_error(std::string(op) + ": " + mdb_strerror(rc)); }
+inline Error error(int rc, std::string_view op) {
+  std::string m = std::string(op) + ": " + mdb_strerror(rc);
+  // Running out of room shows as several errors; say which it is (a full tmpfs gives EIO when
+  // LMDB writes its pages back).
+  if (rc == ENOSPC || rc == EDQUOT) m += " (the disk is full)";
+  else if (rc == EFBIG) m += " (the file-size limit is reached)";
+  else if (rc == EIO) m += " (no room left on the filesystem, as a full tmpfs reports it, or a failing disk)";
+  return make_error(m);
+}
 
 inline MDB_val val(const void* data, size_t size) { return MDB_val{size, const_cast<void*>(data)}; }
 

@@ -420,6 +420,7 @@ StopView Debugger::make_stop_view(const StopEvent& ev, const std::vector<int>& b
   v.launch = ev.launch;
   v.pass = ev.pass;
   v.instructions = ev.instructions;
+  v.recorded = ev.recorded;
   v.breakpoints = bps;
   if (host_workload_ || s_.launch_args().size() > 1) v.launch_label = launch_label(ev.launch);
   switch (ev.reason) {

@@ -303,12 +303,37 @@ Result<LaunchFile> parse_launch_file(const std::string& text, const std::string&
   // Duplicate keys would silently keep the last value: they are errors, like unknown keys.
   std::vector<std::set<std::string>> keys;
   std::string duplicate;
+  // Where the parser is, as the errors name it (buffers[0].size): an error the parser throws
+  // itself (a number too large) says where it happened.
+  struct Level {
+    bool array = false;
+    std::string key;
+    size_t index = 0;
+  };
+  std::vector<Level> at;
+  auto path = [&]() {
+    std::string p;
+    for (const Level& l : at)
+      p += l.array ? "[" + std::to_string(l.index) + "]" : (p.empty() ? "" : ".") + l.key;
+    return p.empty() ? std::string("(top level)") : p;
+  };
+  auto element_done = [&]() {
+    if (!at.empty() && at.back().array) ++at.back().index;
+  };
   auto cb = [&](int, json::parse_event_t ev, json& parsed) {
-    if (ev == json::parse_event_t::object_start) keys.emplace_back();
-    if (ev == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
-    if (ev == json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second &&
+    using E = json::parse_event_t;
+    if (ev == E::object_start) keys.emplace_back();
+    if (ev == E::object_end && !keys.empty()) keys.pop_back();
+    if (ev == E::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second &&
         duplicate.empty())
       duplicate = parsed.get<std::string>();
+    if (ev == E::object_start || ev == E::array_start) at.push_back(Level{ev == E::array_start, "", 0});
+    if (ev == E::key && !at.empty()) at.back().key = parsed.get<std::string>();
+    if (ev == E::object_end || ev == E::array_end) {
+      if (!at.empty()) at.pop_back();
+      element_done();
+    }
+    if (ev == E::value) element_done();
     return true;
   };
   try {
@@ -319,8 +344,12 @@ Result<LaunchFile> parse_launch_file(const std::string& text, const std::string&
       return make_error(name + ":" + std::get<0>(*parts) + ":" + std::get<1>(*parts) + ": " + std::get<2>(*parts));
     return make_error(name + ": byte " + std::to_string(e.byte) + ": " + what.substr(0, 300));
   } catch (const json::exception& e) {
-    // Every other JSON error (a number too large for a double, ...) in one place.
-    return make_error(name + ": " + std::string(e.what()).substr(0, 300));
+    // Every other JSON error (a number too large for a double, ...) in one place, without the
+    // library's "[json.exception.NAME.ID] " prefix.
+    std::string what = e.what();
+    if (what.rfind("[json.exception.", 0) == 0)
+      if (size_t close = what.find("] "); close != std::string::npos) what = what.substr(close + 2);
+    return make_error(name + ": " + path() + ": " + what.substr(0, 300));
   }
   if (!duplicate.empty()) return make_error(name + ": duplicate key " + json_quote(duplicate));
   try {

@@ -210,7 +210,12 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   run_cmd->add_flag("--batch", dbg.batch, "Debug: exit after the commands instead of reading more");
   run_cmd->add_flag("--json", dbg.json, "Debug: one JSON object per line for every event on stdout");
-  auto* db_opt = run_cmd->add_option("--db", dbg.db, "Debug: checkpoint store directory (default .vxreplay)");
+  // An empty directory name is a mistake (an unset shell variable), not the default.
+  const CLI::Validator non_empty_dir(
+      [](std::string& s) { return s.empty() ? std::string("an empty directory name (give a directory, or --no-db)") : std::string(); },
+      "DIR");
+  auto* db_opt = run_cmd->add_option("--db", dbg.db, "Debug: checkpoint store directory (default .vxreplay)")
+                     ->check(non_empty_dir);
   run_cmd->add_flag("--no-db", dbg.no_db, "Debug: keep no checkpoint store")->excludes(db_opt);
   run_cmd->add_flag("--stop-on-store-error", dbg.stop_on_store_error,
                     "Debug: end the session when the recording cannot be written (default: go on without it)");
@@ -271,7 +276,7 @@ int main(int argc, char** argv) {
       ->expected(1)
       ->allow_extra_args(false);
   diff_cmd->add_flag("--batch", diff.batch, "--open: exit after the commands instead of reading more");
-  diff_cmd->add_option("--db", diff.db, "--open: checkpoint store directory (default .vxreplay)");
+  diff_cmd->add_option("--db", diff.db, "--open: checkpoint store directory (default .vxreplay)")->check(non_empty_dir);
 
   vx::cli::SweepArgs sweep;
   RunFlags sweep_flags;

@@ -226,6 +226,7 @@ nlohmann::ordered_json JsonSink::stop_json(const StopView& v) {
   if (!v.message.empty()) j["message"] = v.message;
   if (v.exit_code) j["exit_code"] = *v.exit_code;
   j["elapsed_ms"] = v.elapsed_ms;
+  j["recorded"] = v.recorded;
   return j;
 }
 

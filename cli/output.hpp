@@ -51,6 +51,7 @@ struct StopView {
   using Watch = debug::WatchReport;
   std::vector<Watch> watches;
   double elapsed_ms = 0;  // how long the command that stopped here took (JSON only)
+  bool recorded = false;  // the stop was written to the recording (JSON only; engine::StopEvent::recorded)
 };
 
 struct ExitView {

@@ -216,8 +216,27 @@ int ls_command(const std::string& root, bool json) {
     return kExitBadInput;
   }
   std::vector<fs::path> dirs;
-  for (const auto& e : fs::directory_iterator(root, ec))
-    if (fs::is_regular_file(e.path() / "data.mdb", ec)) dirs.push_back(e.path());
+  // Directories that hold no recording, with the reason (listed, not skipped silently).
+  std::vector<std::pair<fs::path, std::string>> skipped;
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    std::error_code e1;
+    if (!fs::is_directory(e.path(), e1)) continue;  // only directories can be recordings
+    const fs::path data = e.path() / "data.mdb";
+    const fs::file_status link = fs::symlink_status(data, e1);
+    const fs::file_status target = fs::status(data, e1);
+    std::string why;
+    if (!fs::exists(link)) why = "no data.mdb in it";
+    else if (fs::is_symlink(link) && !fs::exists(target)) why = "data.mdb is a dangling symbolic link";
+    else if (fs::is_directory(target)) why = "data.mdb is a directory";
+    else if (!fs::is_regular_file(target))
+      why = std::string("data.mdb is not a regular file (") +
+            (fs::is_fifo(target) ? "a FIFO" : fs::is_character_file(target) || fs::is_block_file(target) ? "a device"
+                                             : fs::is_socket(target) ? "a socket" : "not a file") +
+            (fs::is_symlink(link) ? ", through a symbolic link)" : ")");
+    if (why.empty()) dirs.push_back(e.path());
+    else skipped.emplace_back(e.path(), why);
+  }
+  std::sort(skipped.begin(), skipped.end());
   std::sort(dirs.begin(), dirs.end(), [](const fs::path& x, const fs::path& y) {
     std::error_code e1, e2;
     return fs::last_write_time(x / "data.mdb", e1) < fs::last_write_time(y / "data.mdb", e2);
@@ -247,7 +266,12 @@ int ls_command(const std::string& root, bool json) {
                   static_cast<unsigned long long>(bytes), st->header().workload.c_str());
     }
   }
-  if (json) std::printf("%s\n", nlohmann::json({{"recordings", list}}).dump().c_str());
+  nlohmann::json skipped_list = nlohmann::json::array();
+  for (const auto& [d, why] : skipped) {
+    if (json) skipped_list.push_back({{"directory", d.string()}, {"reason", why}});
+    else std::printf("%-28s (skipped: %s)\n", d.string().c_str(), why.c_str());
+  }
+  if (json) std::printf("%s\n", nlohmann::json({{"recordings", list}, {"skipped", skipped_list}}).dump().c_str());
   else if (dirs.empty()) std::printf("(no recordings in %s)\n", root.c_str());
   return kExitOk;
 }

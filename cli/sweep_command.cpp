@@ -68,31 +68,47 @@ json to_json(const SeedResult& r, const std::string& workload) {
 }
 
 Result<SeedResult> from_json(const json& j, const std::string& workload, const std::string& where) {
-  try {
-    if (!j.is_object() || j.value("format", "") != kResultFormat)
-      return make_error(where + ": not a vxreplay sweep result");
-    if (j.at("version").get<int>() != kResultVersion)
-      return make_error(where + ": a sweep result of version " + std::to_string(j.at("version").get<int>()) +
-                        ", this build reads version " + std::to_string(kResultVersion));
-    if (j.at("workload").get<std::string>() != workload)
-      return make_error(where + ": the result of another workload ('" + j.at("workload").get<std::string>() + "')");
-    SeedResult r;
-    r.seed = j.at("seed").get<uint64_t>();
-    r.status = j.at("status").get<int>();
-    r.outcome = j.at("outcome").get<std::string>();
-    auto parse_hex = [&](const std::string& s, uint64_t* out) {
-      auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out, 16);
-      return ec == std::errc() && end == s.data() + s.size() && !s.empty();
-    };
-    if (!parse_hex(j.at("console_hash").get<std::string>(), &r.console_hash) ||
-        !parse_hex(j.at("memory_hash").get<std::string>(), &r.memory_hash))
-      return make_error(where + ": a hash is not hexadecimal");
-    r.console_lines = j.at("console_lines").get<std::vector<std::string>>();
-    r.races = j.at("races").get<uint64_t>();
-    return r;
-  } catch (const json::exception& e) {
-    return make_error(where + ": " + e.what());
-  }
+  if (!j.is_object() || !j.contains("format") || !j["format"].is_string() || j["format"].get<std::string>() != kResultFormat)
+    return make_error(where + ": not a vxreplay sweep result");
+  // One field by its key: missing, or of another type, is an error naming the key (docs/cli.md).
+  std::string bad;
+  auto field = [&]<class T>(const char* key, const char* type, T* out) {
+    if (!bad.empty()) return;
+    if (!j.contains(key)) {
+      bad = where + ": " + key + ": missing";
+      return;
+    }
+    try {
+      *out = j[key].get<T>();
+    } catch (const json::exception&) {
+      bad = where + ": " + key + ": expected " + type + ", not " + j[key].type_name();
+    }
+  };
+  int version = 0;
+  std::string got_workload, console_hash, memory_hash;
+  SeedResult r;
+  field("version", "an integer", &version);
+  if (bad.empty() && version != kResultVersion)
+    return make_error(where + ": a sweep result of version " + std::to_string(version) + ", this build reads version " +
+                      std::to_string(kResultVersion));
+  field("workload", "a string", &got_workload);
+  if (bad.empty() && got_workload != workload)
+    return make_error(where + ": the result of another workload ('" + got_workload + "')");
+  field("seed", "an unsigned integer", &r.seed);
+  field("status", "an integer", &r.status);
+  field("outcome", "a string", &r.outcome);
+  field("console_hash", "a string", &console_hash);
+  field("memory_hash", "a string", &memory_hash);
+  field("console_lines", "an array of strings", &r.console_lines);
+  field("races", "an unsigned integer", &r.races);
+  if (!bad.empty()) return make_error(bad);
+  auto parse_hex = [&](const std::string& s, uint64_t* out) {
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out, 16);
+    return ec == std::errc() && end == s.data() + s.size() && !s.empty();
+  };
+  if (!parse_hex(console_hash, &r.console_hash)) return make_error(where + ": console_hash: not hexadecimal");
+  if (!parse_hex(memory_hash, &r.memory_hash)) return make_error(where + ": memory_hash: not hexadecimal");
+  return r;
 }
 
 SeedResult run_seed(const RunArgs& base, uint64_t seed) {

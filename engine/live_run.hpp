@@ -108,7 +108,9 @@ Result<StopEvent> stop(S& s, StopReason reason, const DeviceException& exc, std:
   s.phase = S::Phase::Stopped;
   if (!s.quiet) ++s.st.stops;
   s.last = ev;
-  if (auto r = s.save_checkpoint(ev, !s.quiet); !r) return r.error();
+  auto saved = s.save_checkpoint(ev, !s.quiet);
+  if (!saved) return saved.error();
+  ev.recorded = s.last.recorded = *saved && !s.quiet;
   return ev;
 }
 
@@ -130,7 +132,7 @@ Result<void> auto_checkpoint(S& s, bool resume) {
   ev.reason = StopReason::InstructionCount;
   ev.launch = s.launch;
   ev.instructions = s.ctx.kernel_instructions;
-  if (auto r = s.save_checkpoint(ev, false); !r) return r;
+  if (auto r = s.save_checkpoint(ev, false); !r) return r.error();
   if (!resume) return {};
   s.lv.info.held = was_held;
   return s.lv.dev->resume_all();

@@ -897,7 +897,10 @@ struct Session::Impl {
     phase = Phase::Stopped;
     if (!quiet) ++st.stops;
     last = ev;
-    if (auto r = save_checkpoint(ev, !quiet); !r) return r.error();
+    auto saved = save_checkpoint(ev, !quiet);
+    if (!saved) return saved.error();
+    ev.recorded = *saved && !quiet;
+    last.recorded = ev.recorded;
     return ev;
   }
 
@@ -907,16 +910,17 @@ struct Session::Impl {
   // nothing already recorded and stops nothing: the session says so once and goes on; what was not
   // written is retried with the next checkpoint (pages, host operations), and the end reports the
   // stops not recorded. Only the engine's own invariant failing is an error.
-  Result<void> save_checkpoint(const StopEvent& ev, bool mark) {
-    if (!store || opts.read_only) return {};
+  // True when the checkpoint was written (false: no store, read-only, or it could not be).
+  Result<bool> save_checkpoint(const StopEvent& ev, bool mark) {
+    if (!store || opts.read_only) return false;
     auto r = write_checkpoint(ev, mark);
-    if (r) return {};
-    if (r.error().message.rfind("internal error", 0) == 0) return r;
+    if (r) return true;
+    if (r.error().message.rfind("internal error", 0) == 0) return r.error();
     store_error = r.error().message;
     store_error_lost = store->staged_lost();
     ++st.store_failures;
     if (mark) ++st.unsaved_stops;
-    return {};
+    return false;
   }
 
   Result<void> write_checkpoint(const StopEvent& ev, bool mark) {
@@ -1047,7 +1051,8 @@ struct Session::Impl {
     ev.reason = StopReason::InstructionCount;
     ev.launch = launch;
     ev.instructions = ctx.kernel_instructions;
-    return save_checkpoint(ev, false);
+    if (auto r = save_checkpoint(ev, false); !r) return r.error();
+    return {};
   }
 
   ThreadLists lists() const {
@@ -2283,7 +2288,7 @@ Result<void> Session::mark(const std::string& text) {
   if (!*has) {
     // A stop whose checkpoint is not stored (a reverse move's): store it, marked.
     StopEvent ev = I.last;
-    if (auto r = I.save_checkpoint(ev, true); !r) return r;
+    if (auto r = I.save_checkpoint(ev, true); !r) return r.error();
   }
   return I.store->set_mark(key, rec);
 }

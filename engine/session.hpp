@@ -93,6 +93,9 @@ struct StopEvent {
   std::string message;           // Killed: why; Exception with a command error
   uint32_t exit_code = 0;        // Exited: the exit-code word
   std::vector<WatchEvent> watches;  // Watchpoint
+  // The stop was written to the recording as a mark (goto N reaches it): false with no store, a
+  // read-only recording, a store that could not be written, or a point reached by a move in time.
+  bool recorded = false;
   TimePoint when() const { return TimePoint{launch, instructions}; }
 };
 

@@ -14,7 +14,8 @@ usage: e2e_core.py VXREPLAY EXAMPLES_DIR SOURCE_DIR CHECK
   frontends   the prompt and gdb over the GDB server answer from the same core: at the same breakpoint
               stop, the same lane (core, warp, lane), threadIdx, and the same pc after a nexti
   marks       goto N: numbers stay as they were given when stops are recorded earlier in time, and
-              goto N (and a reopened recording) comes back to the lane the stop was about
+              goto N (and a reopened recording) comes back to the lane the stop was about; JSON stop
+              events say whether the stop was recorded
   exit        after the kernel exited: globals read, reverse-stepi goes back before the last
               instruction; display/x, info display, undisplay; continue N at a gone tbreak says so
 """
@@ -228,6 +229,13 @@ def check_marks(vx, ex, src):
         if len(stops) == 9:
             got = [(x.get("core"), x.get("warp"), x.get("lane")) for x in rstops[-2:]]
             check(got == [lanes[0], lanes[2]], f"replay: goto 1 and 3 come back to their lanes: {got} vs {lanes}")
+        # JSON stop events say whether the stop was written to the recording (issue 33): the forward
+        # stops were, a move in time to a stop already recorded is not written again, and nothing
+        # is without a store.
+        check(stops and stops[0].get("recorded") is True and stops[-1].get("recorded") is False,
+              f"{s.tag()}: 'recorded' of the stops: {[x.get('recorded') for x in stops]}")
+        n = Session(vx, elf, [f"break reduce.c:{line}", "continue"])
+        check([x.get("recorded") for x in n.stops()] == [False], f"--no-db: 'recorded' {[x.get('recorded') for x in n.stops()]}")
 
 
 def check_exit(vx, ex, src):

@@ -74,6 +74,31 @@ def main():
         rc, out, err = run(vx, ["run", reduce_elf, "--batch", "--no-db", "-ex", "print " + "(" * 5000 + "1" + ")" * 5000,
                                 "-ex", "print " + "-" * 60000 + "1", "-ex", "print " + "+".join(["1"] * 60000)])
         check(rc == 0 and err.count("too deeply nested") == 3, f"deep expressions: status {rc}, stderr {err[-300:]!r}")
+        # Issue 33's smaller items. An empty --db is a mistake, not the default directory.
+        expect(vx, ["run", reduce_elf, "--db", ""], EXIT_USAGE, ["--db", "empty directory name"])
+        # A number the JSON reader cannot hold: the JSON path, not the library's own text.
+        over = os.path.join(tmp, "over.json")
+        with open(over, "w") as f:
+            f.write('{"buffers": [{"name": "a", "size": 4}, {"name": "b", "size": 1e999}]}')
+        expect(vx, ["run", reduce_elf, "--launch", over], EXIT_BAD_INPUT, ["buffers[1].size: number overflow"])
+        rc, out, err = run(vx, ["run", reduce_elf, "--launch", over])
+        check("json.exception" not in err, f"launch file: the library's own text: {err!r}")
+        # A sweep result of the wrong type: the key and the types.
+        merge = os.path.join(tmp, "merge")
+        os.mkdir(merge)
+        with open(os.path.join(merge, "a.json"), "w") as f:
+            f.write('{"format": "vxreplay-sweep-result", "version": "1"}')
+        expect(vx, ["sweep", reduce_elf, "--merge", merge], EXIT_BAD_INPUT, ["a.json: version: expected an integer"])
+        # vxreplay ls lists the directories it skips, with the reason.
+        root = os.path.join(tmp, "ls")
+        for d in ("none", "dir", "fifo", "zero"):
+            os.makedirs(os.path.join(root, d))
+        os.mkdir(os.path.join(root, "dir", "data.mdb"))
+        os.mkfifo(os.path.join(root, "fifo", "data.mdb"))
+        os.symlink("/dev/zero", os.path.join(root, "zero", "data.mdb"))
+        rc, out, err = run(vx, ["ls", root])
+        check(rc == 0 and "none" in out and "no data.mdb in it" in out and "data.mdb is a directory" in out
+              and "(a FIFO)" in out and "(a device, through a symbolic link)" in out, f"ls: {rc} {out!r} {err!r}")
     if failures:
         print(f"{len(failures)} failure(s)", file=sys.stderr)
         return 1

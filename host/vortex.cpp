@@ -465,11 +465,13 @@ VX_API int vx_ready_wait(vx_device_h hdevice, uint64_t timeout) {
   }
 }
 
-VX_API int vx_dcr_read(vx_device_h hdevice, uint32_t addr, uint32_t* value) {
+VX_API int vx_dcr_read(vx_device_h hdevice, uint32_t addr, uint32_t tag, uint32_t* value) {
   const char* fn = "vx_dcr_read";
   Device* d = device_of(hdevice, fn);
   if (!d) return -1;
   if (!value) return report(fn, "null output pointer");
+  // The model's DCRs are the KMU's, one per device: tag 0 only.
+  if (tag != 0) return report(fn, "tag " + std::to_string(tag) + ": the model's DCRs answer to tag 0 only");
   if (d->fd < 0) {
     auto r = d->dev->dcr_read(addr);
     if (!r) return report(fn, r.error().message);
@@ -594,5 +596,68 @@ VX_API int vx_dump_perf(vx_device_h hdevice, FILE* stream) {
     text.assign(r->begin(), r->end());
   }
   std::fputs(text.c_str(), stream);
+  return 0;
+}
+
+VX_API int vx_copy_dev_to_dev(vx_buffer_h hdest_buffer, uint64_t dest_offset, vx_buffer_h hsrc_buffer,
+                              uint64_t src_offset, uint64_t size) {
+  const char* fn = "vx_copy_dev_to_dev";
+  Buffer* dst = buffer_of(hdest_buffer, fn);
+  if (!dst) return -1;
+  Buffer* src = buffer_of(hsrc_buffer, fn);
+  if (!src) return -1;
+  if (dst->device != src->device) return report(fn, "buffers of two devices");
+  if (size > uint64_t(vx::host::kMaxMessageBytes))
+    return report(fn, std::to_string(size) + " bytes in one copy is more than the channel takes");
+  // Through the host: a read then a write, the two operations the recording keeps.
+  std::vector<uint8_t> bytes(size);
+  if (vx_copy_from_dev(bytes.data(), hsrc_buffer, src_offset, size) != 0) return -1;
+  return vx_copy_to_dev(hdest_buffer, bytes.data(), dest_offset, size);
+}
+
+VX_API int vx_mpm_query(vx_device_h hdevice, uint32_t mpm_class, uint32_t addr, uint32_t core_id, uint64_t* value) {
+  const char* fn = "vx_mpm_query";
+  if (!device_of(hdevice, fn)) return -1;
+  (void)addr;
+  (void)core_id;
+  (void)value;
+  return report(fn, "class " + std::to_string(mpm_class) +
+                        ": the model keeps no per-core performance counters by upstream's classes (not supported "
+                        "yet; vx_dump_perf prints the model's own)");
+}
+
+VX_API int vx_check_occupancy(vx_device_h hdevice, uint32_t block_size, uint32_t max_localmem) {
+  const char* fn = "vx_check_occupancy";
+  Device* d = device_of(hdevice, fn);
+  if (!d) return -1;
+  uint64_t nt = 0, nw = 0, lmem = 0;
+  if (vx_dev_caps(hdevice, VX_CAPS_NUM_THREADS, &nt) || vx_dev_caps(hdevice, VX_CAPS_NUM_WARPS, &nw) ||
+      vx_dev_caps(hdevice, VX_CAPS_LOCAL_MEM_SIZE, &lmem))
+    return -1;
+  if (block_size == 0) return report(fn, "a block of 0 threads");
+  if (block_size > nt * nw)
+    return report(fn, "a block of " + std::to_string(block_size) + " threads is more than a core runs (" +
+                          std::to_string(nw) + " warps of " + std::to_string(nt) + ")");
+  if (max_localmem > lmem)
+    return report(fn, std::to_string(max_localmem) + " bytes of local memory per block is more than a core has (" +
+                          std::to_string(lmem) + ")");
+  return 0;
+}
+
+VX_API int vx_max_occupancy_grid(vx_device_h hdevice, uint32_t ndim, const uint32_t* global_dim, uint32_t* grid_dim,
+                                 uint32_t* block_dim) {
+  const char* fn = "vx_max_occupancy_grid";
+  if (!device_of(hdevice, fn)) return -1;
+  if (ndim < 1 || ndim > 3) return report(fn, "ndim " + std::to_string(ndim) + " is not 1, 2 or 3");
+  if (!global_dim || !grid_dim || !block_dim) return report(fn, "a null pointer");
+  uint64_t nt = 0, nw = 0;
+  if (vx_dev_caps(hdevice, VX_CAPS_NUM_THREADS, &nt) || vx_dev_caps(hdevice, VX_CAPS_NUM_WARPS, &nw)) return -1;
+  // Upstream's rule: the block is the device's natural shape (threads, warps, 1), the grid covers
+  // the work items.
+  const uint32_t natural[3] = {uint32_t(nt), uint32_t(nw), 1};
+  for (uint32_t i = 0; i < ndim; ++i) {
+    block_dim[i] = natural[i];
+    grid_dim[i] = (global_dim[i] + natural[i] - 1) / natural[i];
+  }
   return 0;
 }

@@ -15,51 +15,17 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "vortex2.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef void* vx_device_h;
-typedef void* vx_buffer_h;
-
-/* vx_dev_caps ids */
-#define VX_CAPS_VERSION 0x0
-#define VX_CAPS_NUM_THREADS 0x1
-#define VX_CAPS_NUM_WARPS 0x2
-#define VX_CAPS_NUM_CORES 0x3
-#define VX_CAPS_CACHE_LINE_SIZE 0x4
-#define VX_CAPS_GLOBAL_MEM_SIZE 0x5
-#define VX_CAPS_LOCAL_MEM_SIZE 0x6
-#define VX_CAPS_LOCAL_MEM_ADDR 0x7
-#define VX_CAPS_ISA_FLAGS 0x8
-#define VX_CAPS_NUM_BARRIERS 0x9
-
-/* VX_CAPS_ISA_FLAGS bits */
-#define VX_ISA_STD_A (1ull << 0)
-#define VX_ISA_STD_C (1ull << 2)
-#define VX_ISA_STD_D (1ull << 3)
-#define VX_ISA_STD_E (1ull << 4)
-#define VX_ISA_STD_F (1ull << 5)
-#define VX_ISA_STD_H (1ull << 7)
-#define VX_ISA_STD_I (1ull << 8)
-#define VX_ISA_STD_N (1ull << 13)
-#define VX_ISA_STD_Q (1ull << 16)
-#define VX_ISA_STD_S (1ull << 18)
+/* The handles, VX_CAPS_* (upstream's current numbering), VX_ISA_* and VX_MEM_* are vortex2.h's. */
 #define VX_ISA_STD_U (1ull << 20)
-#define VX_ISA_ARCH(flags) (1 << ((((flags) >> 30) & 0x3) + 4))
-#define VX_ISA_EXT_ICACHE (1ull << 32)
-#define VX_ISA_EXT_DCACHE (1ull << 33)
-#define VX_ISA_EXT_L2CACHE (1ull << 34)
-#define VX_ISA_EXT_L3CACHE (1ull << 35)
-#define VX_ISA_EXT_LMEM (1ull << 36)
 
 /* vx_ready_wait: the longest timeout, in milliseconds (a day) */
 #define VX_MAX_TIMEOUT (24 * 60 * 60 * 1000)
-
-/* vx_mem_alloc / vx_mem_reserve / vx_mem_access flags */
-#define VX_MEM_READ 0x1
-#define VX_MEM_WRITE 0x2
-#define VX_MEM_READ_WRITE 0x3
 
 /* Device configuration registers of the kernel management unit (KMU): a launch's startup
  * address, kernel entry, argument, block and grid dimensions and local memory per CTA. */
@@ -117,8 +83,9 @@ int vx_start(vx_device_h hdevice, vx_buffer_h hkernel, vx_buffer_h harguments);
  * kernel stopped on a device exception. */
 int vx_ready_wait(vx_device_h hdevice, uint64_t timeout);
 
-/* Reads and writes device configuration registers (VX_DCR_*). */
-int vx_dcr_read(vx_device_h hdevice, uint32_t addr, uint32_t* value);
+/* Reads and writes device configuration registers (VX_DCR_*); tag selects among registers that
+ * answer per unit (0 for the KMU's). */
+int vx_dcr_read(vx_device_h hdevice, uint32_t addr, uint32_t tag, uint32_t* value);
 int vx_dcr_write(vx_device_h hdevice, uint32_t addr, uint32_t value);
 
 /* Uploads a kernel image (an ELF or a .vxbin) from memory or a file. */
@@ -130,6 +97,17 @@ int vx_upload_file(vx_device_h hdevice, const char* filename, vx_buffer_h* hbuff
 
 /* Writes the device's performance counters to stream. */
 int vx_dump_perf(vx_device_h hdevice, FILE* stream);
+
+/* Copies size bytes from one buffer to another. */
+int vx_copy_dev_to_dev(vx_buffer_h hdest_buffer, uint64_t dest_offset, vx_buffer_h hsrc_buffer, uint64_t src_offset,
+                       uint64_t size);
+/* One performance counter of a core (the model keeps none by upstream's classes: an error says so). */
+int vx_mpm_query(vx_device_h hdevice, uint32_t mpm_class, uint32_t addr, uint32_t core_id, uint64_t* value);
+/* Checks that a CTA of block_size threads (and max_localmem bytes of local memory, 0: any) fits a core. */
+int vx_check_occupancy(vx_device_h hdevice, uint32_t block_size, uint32_t max_localmem);
+/* The grid and block that cover global_dim work items with full warps (block: threads x warps). */
+int vx_max_occupancy_grid(vx_device_h hdevice, uint32_t ndim, const uint32_t* global_dim, uint32_t* grid_dim,
+                          uint32_t* block_dim);
 
 #ifdef __cplusplus
 }

@@ -32,7 +32,7 @@ from e2e_common import check, failures
 
 VX, BUILD, SRC, CHECK = sys.argv[1:5]
 HOST_DIR = os.path.join(BUILD, "examples", "host")
-EXAMPLES = ["vecadd", "sgemm", "histogram", "pipeline", "fixed", "twokernels"]
+EXAMPLES = ["vecadd", "sgemm", "histogram", "pipeline", "fixed", "twokernels", "queues"]
 
 
 def prog(name):
@@ -161,6 +161,55 @@ def check_channel():
             check("the host channel broke: " in err and says in err, f"channel {mode}: vxreplay says why: {err!r}")
             rc, out, err = run([VX, "ls", tmp])
             check(rc == 0, f"channel {mode}: the recording directory stays readable: {rc} {out!r} {err!r}")
+
+
+def check_vortex2():
+    """Upstream's asynchronous API (vortex2.h): a program with a queue, two kernels of one module and
+    events runs alone and under vxreplay with the same output; a breakpoint in the second enqueued
+    launch prints C variables, reverse-continue goes into the first; the recording replays with the
+    program and its kernel file deleted; misuse gets upstream's error codes (issue 34)."""
+    queues = prog("queues")
+    rc0, out0, err0 = run([queues])
+    rc1, out1, err1 = run([VX, "run", "--", queues])
+    check(rc0 == 0 and "queues: PASSED" in out0, f"queues plain: {rc0} {out0!r} {err0!r}")
+    check(rc1 == 0 and out1 == out0, f"queues under vxreplay: {rc1} {out1!r} {err1!r}")
+    src = os.path.join(SRC, "examples", "host", "kernels", "axpy2.c")
+    acc, sc = line_of(src, "float sum = z[i] + y[i];"), line_of(src, "float v = p->a * x[i];")
+    with tempfile.TemporaryDirectory() as tmp:
+        # The program and its kernel in a directory of their own, deleted before the replay.
+        own = os.path.join(tmp, "own")
+        os.mkdir(own)
+        shutil.copy(queues, own)
+        shutil.copy(os.path.join(HOST_DIR, "axpy2_kernel.elf"), own)
+        prog_copy, kernel_copy = os.path.join(own, "queues"), os.path.join(own, "axpy2_kernel.elf")
+        db = os.path.join(tmp, "db")
+        rc, out, err = run([VX, "run", "--db", db, "--break", f"axpy2.c:{acc} if i == 5", "--batch", "-ex", "continue",
+                            "-ex", "print i", "-ex", "print y[i]", "-ex", "info launches", "-ex",
+                            f"break axpy2.c:{sc} if i == 7", "-ex", "reverse-continue", "-ex", "print i", "-ex",
+                            "print p->a", "-ex", "delete", "-ex", "continue", "--", prog_copy, "-k", kernel_copy])
+        check(rc == 0 and "queues: PASSED" in out, f"vortex2 session: {rc} {out!r} {err!r}")
+        check(re.search(rf"Breakpoint 1, accumulate \(axpy2\.c:{acc}\), launch 2 \(accumulate\)", out) is not None
+              and "\ni = 5\n" in out and "y[i] = 15" in out, f"vortex2: the second launch's stop and its values: {out!r}")
+        check(re.search(r"\n  1\s+scale\s", out) is not None and re.search(r"\* 2\s+accumulate\s", out) is not None,
+              f"vortex2: info launches names both kernels: {out!r}")
+        check(re.search(rf"Breakpoint 2, scale \(axpy2\.c:{sc}\), launch 1 \(scale\)", out) is not None
+              and "\ni = 7\n" in out and "p->a = 3" in out, f"vortex2: reverse-continue into the first launch: {out!r}")
+        shutil.rmtree(own)
+        rec = [os.path.join(db, d) for d in os.listdir(db)][0]
+        # It opens at its first stop (the second launch's breakpoint), then goes back into the first.
+        rc, out, err = run([VX, "replay", rec, "--batch", "-ex", "print y[i]", "-ex", f"break axpy2.c:{sc} if i == 7",
+                            "-ex", "reverse-continue", "-ex", "print i"])
+        check(rc == 0 and "launch 2 (accumulate)" in out and "y[i] = 15" in out and "launch 1 (scale)" in out
+              and "\ni = 7\n" in out,
+              f"vortex2: the recording replays without the program or the kernel file: {rc} {out!r} {err!r}")
+    misuse = os.path.join(BUILD, "tests", "host_misuse2")
+    kernel = os.path.join(HOST_DIR, "axpy2_kernel.elf")
+    rc0, out0, err0 = run([misuse, kernel])
+    rc1, out1, err1 = run([VX, "run", "--", misuse, kernel])
+    check(rc0 == 0 and "11 of 11 misuses refused" in out0, f"vortex2 misuse plain: {rc0} {out0!r} {err0!r}")
+    check(rc1 == 0 and out1 == out0, f"vortex2 misuse under vxreplay: {rc1} {out1!r} {err1!r}")
+    for line in err0.splitlines():
+        check(line.startswith("vortex: vx_"), f"vortex2 misuse: a stderr line that does not name the call: {line!r}")
 
 
 def children_of(pid):
@@ -308,10 +357,16 @@ def check_abi():
         check(rc1 == 0 and out1 == out0, f"abi under vxreplay: {rc1} {out1!r} {err1!r}")
         rc, syms, err = run(["nm", "-D", "--defined-only", libs[0]])
         names = sorted(l.split()[-1] for l in syms.splitlines() if l.strip())
-        check(all(n.startswith("vx_") for n in names) and len(names) == 20, f"exported symbols: {names}")
+        # Exactly the functions the two headers declare (vortex.h's and vortex2.h's), nothing else.
+        declared = set()
+        for h in ("vortex.h", "vortex2.h"):
+            text = open(os.path.join(SRC, "host", h)).read()
+            declared |= set(re.findall(r"^(?:int|vx_result_t|const char\*)\s+(vx_\w+)\s*\(", text, re.M))
+        check(sorted(names) == sorted(declared) and len(declared) > 70,
+              f"exported symbols: extra {sorted(set(names) - declared)}, missing {sorted(declared - set(names))}")
 
 
 {"plain": check_plain, "session": check_session, "kill": check_kill, "misuse": check_misuse,
  "status": check_status, "replay": check_replay, "abi": check_abi, "images": check_images,
- "channel": check_channel}[CHECK]()
+ "channel": check_channel, "vortex2": check_vortex2}[CHECK]()
 sys.exit(1 if failures else 0)

@@ -20,8 +20,9 @@ int main(int argc, char** argv) {
   if (argc != 2) return 2;
   vx_device_h dev;
   OK(vx_dev_open(&dev));
-  uint64_t caps[10];
-  for (uint32_t id = VX_CAPS_VERSION; id <= VX_CAPS_NUM_BARRIERS; id++) OK(vx_dev_caps(dev, id, &caps[id]));
+  uint64_t caps[VX_CAPS_VM_PINNED_FREE + 1];
+  for (uint32_t id = VX_CAPS_VERSION; id <= VX_CAPS_VM_PINNED_FREE; id++)
+    if (id != VX_CAPS_CLOCK_RATE && id != VX_CAPS_PEAK_MEM_BW) OK(vx_dev_caps(dev, id, &caps[id]));
   if (!(caps[VX_CAPS_ISA_FLAGS] & VX_ISA_STD_I)) return 1;
 
   vx_buffer_h kernel, kernel2, a, b, c, args, fixed;
@@ -68,7 +69,7 @@ int main(int argc, char** argv) {
   OK(vx_dcr_write(dev, VX_DCR_KMU_GRID_DIM_X, N / 16));
   OK(vx_dcr_write(dev, VX_DCR_KMU_BLOCK_DIM_X, 16));
   uint32_t grid = 0;
-  OK(vx_dcr_read(dev, VX_DCR_KMU_GRID_DIM_X, &grid));
+  OK(vx_dcr_read(dev, VX_DCR_KMU_GRID_DIM_X, 0, &grid));
   if (grid != N / 16) return 1;
   OK(vx_start(dev, kernel2, args));
   OK(vx_ready_wait(dev, VX_MAX_TIMEOUT));

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "cli/debugger.hpp"
+#include "cli/kernel_symbols.hpp"
 #include "cli/temp_file.hpp"
 #include "debug/images.hpp"
 #include "device/image.hpp"
@@ -193,7 +194,21 @@ int host_command(const HostArgs& a) {
       std::optional<engine::Symbols> symbols;
       std::optional<engine::Variables> variables;
       auto image = parse_kernel_image(bytes, name);
-      if (session_mode && image && image->is_elf) {
+      if (session_mode && image && !image->is_elf) {
+        // A .vxbin carries no symbols: --symbols FILE, else an ELF of the same name beside the
+        // file the program uploaded, each when its loadable bytes are the image's (as for a kernel
+        // run directly); one line says which.
+        auto found = find_kernel_symbols(*image, d.run.symbols);
+        if (!found) {
+          say(*sink, "warning: " + found.error().message + "; debugging " + name + " by address");
+        } else {
+          if (!found->note.empty()) say(*sink, found->note);
+          if (found->symbols) {
+            symbols = std::move(found->symbols);
+            if (auto v = engine::Variables::load(found->path)) variables.emplace(std::move(v).value());
+          }
+        }
+      } else if (session_mode && image && image->is_elf) {
         auto path = symbol_files.emplace_back().write(bytes, name);
         auto loaded = path ? engine::Symbols::load(*path) : Result<engine::Symbols>(path.error());
         if (loaded) {

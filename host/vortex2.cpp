@@ -302,19 +302,23 @@ VX_API vx_result_t vx_buffer_unmap(vx_buffer_h buf, void* host_ptr) {
 
 // --- Modules and kernels ---------------------------------------------------------------------------------
 
-VX_API vx_result_t vx_module_load_bytes(vx_device_h dev, const void* bytes, size_t size, vx_module_h* out) {
-  const char* fn = "vx_module_load_bytes";
-  if (!bytes || !out) return fail(fn, VX_ERR_INVALID_VALUE, "a null pointer");
+namespace {
+
+// A module from the image's bytes; path: the file they came from (the upload names it, so that a
+// debugger finds the ELF beside a .vxbin), nullptr for bytes from memory.
+vx_result_t load_module(const char* fn, vx_device_h dev, std::vector<uint8_t> bytes, const char* path, vx_module_h* out) {
   auto* m = new vx_module;
   m->dev = dev;
-  m->bytes.assign(static_cast<const uint8_t*>(bytes), static_cast<const uint8_t*>(bytes) + size);
-  auto parsed = vx::parse_kernel_image(m->bytes, "a module");
+  m->bytes = std::move(bytes);
+  auto parsed = vx::parse_kernel_image(m->bytes, path ? path : "a module");
   if (!parsed) {
     delete m;
     return fail(fn, VX_ERR_INVALID_VALUE, parsed.error().message);
   }
   m->parsed = std::move(parsed).value();
-  if (vx_upload_kernel_bytes(dev, bytes, size, &m->image) != 0) {
+  const int rc = path ? vx_upload_kernel_file(dev, path, &m->image)
+                      : vx_upload_kernel_bytes(dev, m->bytes.data(), m->bytes.size(), &m->image);
+  if (rc != 0) {
     delete m;
     return VX_ERR_INVALID_VALUE;
   }
@@ -324,12 +328,21 @@ VX_API vx_result_t vx_module_load_bytes(vx_device_h dev, const void* bytes, size
   return VX_SUCCESS;
 }
 
+}  // namespace
+
+VX_API vx_result_t vx_module_load_bytes(vx_device_h dev, const void* bytes, size_t size, vx_module_h* out) {
+  const char* fn = "vx_module_load_bytes";
+  if (!bytes || !out) return fail(fn, VX_ERR_INVALID_VALUE, "a null pointer");
+  const auto* p = static_cast<const uint8_t*>(bytes);
+  return load_module(fn, dev, std::vector<uint8_t>(p, p + size), nullptr, out);
+}
+
 VX_API vx_result_t vx_module_load_file(vx_device_h dev, const char* path, vx_module_h* out) {
   const char* fn = "vx_module_load_file";
-  if (!path) return fail(fn, VX_ERR_INVALID_VALUE, "a null path");
+  if (!path || !out) return fail(fn, VX_ERR_INVALID_VALUE, "a null pointer");
   auto bytes = vx::read_input_file(path, 512u << 20);
   if (!bytes) return fail(fn, VX_ERR_INVALID_VALUE, bytes.error().message);
-  return vx_module_load_bytes(dev, bytes->data(), bytes->size(), out);
+  return load_module(fn, dev, std::move(bytes).value(), path, out);
 }
 
 VX_API vx_result_t vx_module_retain(vx_module_h mod) {

@@ -202,6 +202,31 @@ def check_vortex2():
         check(rc == 0 and "launch 2 (accumulate)" in out and "y[i] = 15" in out and "launch 1 (scale)" in out
               and "\ni = 7\n" in out,
               f"vortex2: the recording replays without the program or the kernel file: {rc} {out!r} {err!r}")
+    # The module as upstream ships kernels, a .vxbin with both kernels in its VXSYMTAB footer: it runs,
+    # and a session finds its symbols in the ELF beside it, or in --symbols FILE when there is none.
+    from e2e_host_kernels import elf_segments_and_symbols, make_vxbin
+    elf = os.path.join(HOST_DIR, "axpy2_kernel.elf")
+    _, syms = elf_segments_and_symbols(elf)
+    with tempfile.TemporaryDirectory() as tmp:
+        vxbin = os.path.join(tmp, "axpy2.vxbin")
+        with open(vxbin, "wb") as f:
+            f.write(make_vxbin(elf, [("scale", syms["scale"]), ("accumulate", syms["accumulate"])]))
+        rc, out, err = run([queues, "-k", vxbin])
+        check(rc == 0 and "queues: PASSED" in out, f"vortex2 .vxbin module: {rc} {out!r} {err!r}")
+        rc, out, err = run([VX, "run", "--no-db", "--break", f"axpy2.c:{acc} if i == 5", "--batch", "-ex", "continue",
+                            "-ex", "print y[i]", "-ex", "delete", "-ex", "continue", "--", queues, "-k", vxbin])
+        check(rc == 0 and "no symbols for axpy2.vxbin" in err and rc == 0,
+              f"vortex2 .vxbin without its ELF: said, by address: {rc} {out!r} {err!r}")
+        rc, out, err = run([VX, "run", "--no-db", "--symbols", elf, "--break", f"axpy2.c:{acc} if i == 5", "--batch",
+                            "-ex", "continue", "-ex", "print y[i]", "-ex", "delete", "-ex", "continue", "--", queues,
+                            "-k", vxbin])
+        check(rc == 0 and "y[i] = 15" in out and "(--symbols)" in err and "queues: PASSED" in out,
+              f"vortex2 .vxbin with --symbols: {rc} {out!r} {err!r}")
+        shutil.copy(elf, os.path.join(tmp, "axpy2.elf"))
+        rc, out, err = run([VX, "run", "--no-db", "--break", "accumulate", "--batch", "-ex", "continue", "-ex",
+                            "delete", "-ex", "continue", "--", queues, "-k", vxbin])
+        check(rc == 0 and "Breakpoint 1, accumulate" in out and "beside it" in err,
+              f"vortex2 .vxbin with its ELF beside it: {rc} {out!r} {err!r}")
     misuse = os.path.join(BUILD, "tests", "host_misuse2")
     kernel = os.path.join(HOST_DIR, "axpy2_kernel.elf")
     rc0, out0, err0 = run([misuse, kernel])

@@ -18,26 +18,8 @@ std::string hex32(uint32_t v) {
 
 std::string base(const std::string& path) { return std::filesystem::path(path).filename().string(); }
 
-// The byte at addr: a segment's file byte, zero in BSS and outside every segment.
-uint8_t byte_at(const KernelImage& img, uint32_t addr) {
-  for (const ImageSegment& s : img.segments)
-    if (addr >= s.vaddr && addr - s.vaddr < s.bytes.size()) return s.bytes[addr - s.vaddr];
-  return 0;
-}
-
 }  // namespace
 
-std::optional<uint32_t> first_loadable_difference(const KernelImage& a, const KernelImage& b) {
-  // Every byte either image holds from its file is compared; everything else is zero on both sides.
-  std::vector<std::pair<uint32_t, uint64_t>> ranges;
-  for (const KernelImage* img : {&a, &b})
-    for (const ImageSegment& s : img->segments) ranges.emplace_back(s.vaddr, uint64_t(s.vaddr) + s.bytes.size());
-  std::sort(ranges.begin(), ranges.end());
-  for (const auto& [lo, hi] : ranges)
-    for (uint64_t addr = lo; addr < hi; ++addr)
-      if (byte_at(a, uint32_t(addr)) != byte_at(b, uint32_t(addr))) return uint32_t(addr);
-  return std::nullopt;
-}
 
 Result<KernelSymbols> find_kernel_symbols(const KernelImage& image, const std::string& symbols_file) {
   KernelSymbols ks;

@@ -29,9 +29,8 @@ void adopt_tls(KernelImage& image, const KernelSymbols& symbols);
 // (unreadable, not an ELF, loadable bytes that differ from the image's).
 Result<KernelSymbols> find_kernel_symbols(const KernelImage& image, const std::string& symbols_file);
 
-// The first address where two images' loadable bytes differ (each read as its segments over
-// zeroes), or nothing when they are the same bytes at the same addresses.
-std::optional<uint32_t> first_loadable_difference(const KernelImage& a, const KernelImage& b);
+// first_loadable_difference (two images' loadable bytes) is device/image.hpp's.
+using vx::first_loadable_difference;
 
 // The CTA entry a launch names (--entry, a launch file's "entry"): for a .vxbin, an entry of its
 // VXSYMTAB footer; else a function of the symbols. `what` prefixes messages ("--entry").

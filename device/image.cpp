@@ -277,4 +277,40 @@ Result<KernelImage> load_kernel_image(const std::string& path) {
   return parse_kernel_image(*bytes, path);
 }
 
+namespace {
+
+// The byte at addr: a segment's file byte, zero in BSS and outside every segment.
+uint8_t loadable_byte_at(const KernelImage& img, uint32_t addr) {
+  for (const ImageSegment& s : img.segments)
+    if (addr >= s.vaddr && addr - s.vaddr < s.bytes.size()) return s.bytes[addr - s.vaddr];
+  return 0;
+}
+
+}  // namespace
+
+std::optional<uint32_t> first_loadable_difference(const KernelImage& a, const KernelImage& b) {
+  // Every byte either image holds from its file is compared; everything else is zero on both sides.
+  std::vector<std::pair<uint32_t, uint64_t>> ranges;
+  for (const KernelImage* img : {&a, &b})
+    for (const ImageSegment& s : img->segments) ranges.emplace_back(s.vaddr, uint64_t(s.vaddr) + s.bytes.size());
+  std::sort(ranges.begin(), ranges.end());
+  for (const auto& [lo, hi] : ranges)
+    for (uint64_t addr = lo; addr < hi; ++addr)
+      if (loadable_byte_at(a, uint32_t(addr)) != loadable_byte_at(b, uint32_t(addr))) return uint32_t(addr);
+  return std::nullopt;
+}
+
+std::optional<std::string> adopt_tls_beside(KernelImage& image) {
+  if (image.is_elf || image.path.size() < 6 || image.path.compare(image.path.size() - 6, 6, ".vxbin") != 0)
+    return std::nullopt;
+  const std::string beside = image.path.substr(0, image.path.size() - 6) + ".elf";
+  auto elf = load_kernel_image(beside);
+  if (!elf || !elf->is_elf || first_loadable_difference(image, *elf)) return std::nullopt;
+  image.tls_bytes = elf->tls_bytes;
+  image.tls_stride = elf->tls_stride;
+  image.end_symbol = elf->end_symbol;
+  if (!image.tls_bytes) return std::nullopt;
+  return "thread-local storage of " + image.path + " from " + beside + " beside it (their loadable bytes match)";
+}
+
 }  // namespace vx

@@ -68,6 +68,15 @@ std::optional<std::pair<uint32_t, uint64_t>> tls_area(const KernelImage& image, 
 // vma, as upstream's loader does). Errors list the names there are.
 Result<uint32_t> vxbin_entry(const KernelImage& image, const std::string& name);
 
+// The first address where two images' loadable bytes differ (each read as its segments over
+// zeroes), or nothing when they are the same bytes at the same addresses.
+std::optional<uint32_t> first_loadable_difference(const KernelImage& a, const KernelImage& b);
+
+// A .vxbin carries no TLS facts; the ELF of the same name beside it (k.vxbin -> k.elf) does when
+// their loadable bytes match: its facts are adopted, and the line to say so is returned (nothing
+// when there is no such ELF or it has no TLS).
+std::optional<std::string> adopt_tls_beside(KernelImage& image);
+
 // Reads and validates a kernel image file. Errors say what is wrong and where,
 // e.g. "kernel.elf: program header 2: segment 0x80000000+0x5000 runs past the end of the file".
 Result<KernelImage> load_kernel_image(const std::string& path);

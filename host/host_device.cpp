@@ -167,6 +167,8 @@ Result<uint32_t> HostDevice::upload_kernel(std::span<const uint8_t> bytes, const
   auto image = parse_kernel_image(bytes, name);
   if (!image) return image.error();
   if (image->segments.empty()) return make_error(name + ": the image has no loadable bytes");
+  // Upstream's .vxbin kernels keep their TLS facts in the ELF beside them (the library says so).
+  (void)adopt_tls_beside(*image);
   uint64_t lo = UINT64_MAX, hi = 0;
   for (const ImageSegment& s : image->segments) {
     lo = std::min<uint64_t>(lo, s.vaddr);

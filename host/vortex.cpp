@@ -538,6 +538,13 @@ VX_API int vx_upload_kernel_file(vx_device_h hdevice, const char* filename, vx_b
   if (!bytes) return report(fn, bytes.error().message);
   // The file's name (not "kernel") names the image in messages and in the debugger's recording.
   const std::string name = filename;
+  // A .vxbin's thread-local storage comes from the ELF beside it (the device side adopts it too):
+  // say so, alone and under vxreplay alike.
+  if (auto image = vx::parse_kernel_image(*bytes, name))
+    if (auto note = vx::adopt_tls_beside(*image)) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "vortex: %s: %s\n", fn, note->c_str());
+    }
   uint32_t id = 0;
   uint64_t addr = 0, extent = 0;
   if (d->fd < 0) {

@@ -227,6 +227,24 @@ def check_vortex2():
                             "delete", "-ex", "continue", "--", queues, "-k", vxbin])
         check(rc == 0 and "Breakpoint 1, accumulate" in out and "beside it" in err,
               f"vortex2 .vxbin with its ELF beside it: {rc} {out!r} {err!r}")
+    # Upstream's kernel files are .vxbin: one with thread-local storage on 1x2x8x8 (hart 121 on lies
+    # past the image) runs when its ELF is beside it, alone and under vxreplay, and says so.
+    run_kernel = os.path.join(BUILD, "tests", "host_run_kernel")
+    tls_elf = os.path.join(BUILD, "examples", "legacy_tls.elf")
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copy(tls_elf, os.path.join(tmp, "legacy_tls.elf"))
+        vxbin = os.path.join(tmp, "legacy_tls.vxbin")
+        with open(vxbin, "wb") as f:
+            f.write(make_vxbin(tls_elf))
+        env = dict(os.environ, VX_CONFIG="1x2x8x8")
+        rc0, out0, err0 = run([run_kernel, vxbin], env=env)
+        rc1, out1, err1 = run([VX, "run", "--config", "1x2x8x8", "--", run_kernel, vxbin])
+        for what, rc, out, err in (("alone", rc0, out0, err0), ("under vxreplay", rc1, out1, err1)):
+            check(rc == 0 and "completed" in out and "legacy_tls.elf beside it" in err,
+                  f"tls .vxbin {what}: {rc} {out!r} {err!r}")
+        os.remove(os.path.join(tmp, "legacy_tls.elf"))
+        rc, out, err = run([run_kernel, vxbin], env=env)
+        check(rc == 1 and "store to unmapped memory" in err, f"tls .vxbin without its ELF: {rc} {out!r} {err!r}")
     misuse = os.path.join(BUILD, "tests", "host_misuse2")
     kernel = os.path.join(HOST_DIR, "axpy2_kernel.elf")
     rc0, out0, err0 = run([misuse, kernel])

@@ -380,6 +380,7 @@ def check_abi():
         check(rc == 0, f"meson install: {rc} {err!r}")
         pcs = glob.glob(os.path.join(dest, "**", "vortex.pc"), recursive=True)
         headers = glob.glob(os.path.join(dest, "**", "vortex.h"), recursive=True)
+        check(len(glob.glob(os.path.join(dest, "**", "vortex2.h"), recursive=True)) == 1, "vortex2.h is installed")
         libs = glob.glob(os.path.join(dest, "**", "libvortex.so"), recursive=True)
         if not check(len(pcs) == 1 and len(headers) == 1 and len(libs) == 1, f"installed: {pcs} {headers} {libs}"):
             return
@@ -398,6 +399,19 @@ def check_abi():
         check(rc0 == 0 and "ABI OK" in out0, f"abi plain: {rc0} {out0!r} {err0!r}")
         rc1, out1, err1 = run([VX, "run", "--", exe, kernel], env=runenv)
         check(rc1 == 0 and out1 == out0, f"abi under vxreplay: {rc1} {out1!r} {err1!r}")
+        # vortex2.h through the installed package, and through the build tree's vortex-uninstalled.pc.
+        uninstalled = dict(os.environ, PKG_CONFIG_PATH=os.path.join(BUILD, "meson-uninstalled"))
+        rc, uflags, err = run(["pkg-config", "--cflags", "--libs", "vortex-uninstalled"], env=uninstalled)
+        check(rc == 0 and "-lvortex" in uflags, f"pkg-config vortex-uninstalled: {rc} {uflags!r} {err!r}")
+        for what, fl, e, libdir in (("installed", flags, env, os.path.dirname(libs[0])),
+                                    ("uninstalled", uflags, uninstalled, os.path.join(BUILD, "host"))):
+            exe2 = os.path.join(tmp, "misuse2-" + what)
+            rc, out, err = run(["cc", "-std=c99", "-Wall", "-Werror", os.path.join(SRC, "tests", "host", "misuse2.c"),
+                                *fl.split(), "-o", exe2], env=e)
+            if check(rc == 0, f"vortex2.h against the {what} package: {err!r}"):
+                rc, out, err = run([exe2, os.path.join(HOST_DIR, "axpy2_kernel.elf")],
+                                   env=dict(os.environ, LD_LIBRARY_PATH=libdir))
+                check(rc == 0 and "11 of 11" in out, f"vortex2 program built against the {what} package: {rc} {out!r}")
         rc, syms, err = run(["nm", "-D", "--defined-only", libs[0]])
         names = sorted(l.split()[-1] for l in syms.splitlines() if l.strip())
         # Exactly the functions the two headers declare (vortex.h's and vortex2.h's), nothing else.

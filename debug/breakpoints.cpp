@@ -173,6 +173,19 @@ Result<void> Breakpoints::sync_watchpoints() {
   return {};
 }
 
+Result<int> Breakpoints::insert(Breakpoint b) {
+  b.id = next_id_;
+  bps_[b.id] = b;
+  // The engine takes it, or the table stays as it was (the number is not used up).
+  auto r = b.is_watchpoint() ? sync_watchpoints() : sync_breakpoints();
+  if (!r) {
+    bps_.erase(b.id);
+    (void)(b.is_watchpoint() ? sync_watchpoints() : sync_breakpoints());
+    return r.error();
+  }
+  return next_id_++;
+}
+
 Result<int> Breakpoints::add_breakpoint(const std::string& location, const std::string& condition, bool temporary,
                                         const std::optional<Lane>& focus) {
   Breakpoint b;
@@ -211,15 +224,7 @@ Result<int> Breakpoints::add_breakpoint(const std::string& location, const std::
   if (b.addresses.empty() && !b.pending) return make_error("\"" + location + "\" has no code");
   b.address_images.resize(b.addresses.size(), -1);
   if (sym && !b.addresses.empty() && b.address_images[0] < 0) b.where = sym->locate(b.addresses[0]);
-  b.id = next_id_;
-  bps_[b.id] = b;
-  if (auto r = sync_breakpoints(); !r) {
-    bps_.erase(b.id);
-    (void)sync_breakpoints();
-    return r.error();
-  }
-  ++next_id_;
-  return b.id;
+  return insert(std::move(b));
 }
 
 Result<int> Breakpoints::add_watchpoint(const WatchRequest& request, const std::optional<Lane>& focus, unsigned level) {
@@ -282,15 +287,7 @@ Result<int> Breakpoints::add_watchpoint(const WatchRequest& request, const std::
     return make_error(name + ": cannot watch " + e->text() + " at " + hex8(addr) + ": " + r.error().message);
   }
   b.location = e->text();
-  b.id = next_id_;
-  bps_[b.id] = b;
-  if (auto r = sync_watchpoints(); !r) {
-    bps_.erase(b.id);
-    (void)sync_watchpoints();
-    return r.error();
-  }
-  ++next_id_;
-  return b.id;
+  return insert(std::move(b));
 }
 
 Result<void> Breakpoints::remove(const std::vector<int>& ids) {

@@ -114,6 +114,8 @@ class Breakpoints {
   Result<void> sync_breakpoints();
   Result<void> sync_watchpoints();
   Result<void> check_ids(const std::vector<int>& ids) const;
+  // Gives b the next number and puts it in the engine too.
+  Result<int> insert(Breakpoint b);
   // A location's addresses in every image (or the current symbols without images).
   Result<void> resolve(Breakpoint& b, const std::string& location) const;
   bool address_matches(const Breakpoint& b, uint32_t pc, std::optional<size_t> image) const;

@@ -83,6 +83,26 @@ bool live(const std::set<T*>& set, T* h) {
   return h && set.count(h);
 }
 
+// One more reference to a live handle of one kind.
+template <class T>
+vx_result_t retain(const char* fn, const std::set<T*>& set, T* h, const char* what) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (!live(set, h)) return fail(fn, VX_ERR_INVALID_HANDLE, std::string("not a live ") + what);
+  ++h->refs;
+  return VX_SUCCESS;
+}
+
+// One reference less; the last one deletes the handle.
+template <class T>
+vx_result_t release(const char* fn, std::set<T*>& set, T* h, const char* what) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (!live(set, h)) return fail(fn, VX_ERR_INVALID_HANDLE, std::string("not a live ") + what);
+  if (--h->refs > 0) return VX_SUCCESS;
+  set.erase(h);
+  delete h;
+  return VX_SUCCESS;
+}
+
 // The wait list: every event must be live and of this queue's device; a failed one fails the command.
 vx_result_t check_waits(const char* fn, vx_queue* q, uint32_t n, const vx_event_h* evs) {
   if (n && !evs) return fail(fn, VX_ERR_INVALID_VALUE, "a wait list of " + std::to_string(n) + " events and no array");
@@ -345,12 +365,7 @@ VX_API vx_result_t vx_module_load_file(vx_device_h dev, const char* path, vx_mod
   return load_module(fn, dev, std::move(bytes).value(), path, out);
 }
 
-VX_API vx_result_t vx_module_retain(vx_module_h mod) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  if (!live(g_modules, mod)) return fail("vx_module_retain", VX_ERR_INVALID_HANDLE, "not a live module");
-  ++mod->refs;
-  return VX_SUCCESS;
-}
+VX_API vx_result_t vx_module_retain(vx_module_h mod) { return retain("vx_module_retain", g_modules, mod, "module"); }
 
 VX_API vx_result_t vx_module_release(vx_module_h mod) {
   {
@@ -392,12 +407,7 @@ VX_API vx_result_t vx_module_get_kernel(vx_module_h mod, const char* name, vx_ke
   return VX_SUCCESS;
 }
 
-VX_API vx_result_t vx_kernel_retain(vx_kernel_h k) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  if (!live(g_kernels, k)) return fail("vx_kernel_retain", VX_ERR_INVALID_HANDLE, "not a live kernel");
-  ++k->refs;
-  return VX_SUCCESS;
-}
+VX_API vx_result_t vx_kernel_retain(vx_kernel_h k) { return retain("vx_kernel_retain", g_kernels, k, "kernel"); }
 
 VX_API vx_result_t vx_kernel_release(vx_kernel_h k) {
   vx_module* mod = nullptr;
@@ -444,21 +454,9 @@ VX_API vx_result_t vx_queue_create(vx_device_h dev, const vx_queue_info_t* info,
   return VX_SUCCESS;
 }
 
-VX_API vx_result_t vx_queue_retain(vx_queue_h q) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  if (!live(g_queues, q)) return fail("vx_queue_retain", VX_ERR_INVALID_HANDLE, "not a live queue");
-  ++q->refs;
-  return VX_SUCCESS;
-}
+VX_API vx_result_t vx_queue_retain(vx_queue_h q) { return retain("vx_queue_retain", g_queues, q, "queue"); }
 
-VX_API vx_result_t vx_queue_release(vx_queue_h q) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  if (!live(g_queues, q)) return fail("vx_queue_release", VX_ERR_INVALID_HANDLE, "not a live queue");
-  if (--q->refs > 0) return VX_SUCCESS;
-  g_queues.erase(q);
-  delete q;
-  return VX_SUCCESS;
-}
+VX_API vx_result_t vx_queue_release(vx_queue_h q) { return release("vx_queue_release", g_queues, q, "queue"); }
 
 // Commands run when they are enqueued: there is never anything to flush or to wait for.
 VX_API vx_result_t vx_queue_flush(vx_queue_h q) { return queue_of("vx_queue_flush", q) ? VX_SUCCESS : VX_ERR_INVALID_HANDLE; }
@@ -681,22 +679,9 @@ VX_API vx_result_t vx_event_wait_value(vx_event_h ev, uint64_t value, uint64_t t
   return vx_event_wait_values(1, &ev, &value, timeout_ns);
 }
 
-VX_API vx_result_t vx_event_retain(vx_event_h ev) {
-  vx_event* e = event_of("vx_event_retain", ev);
-  if (!e) return VX_ERR_INVALID_HANDLE;
-  std::lock_guard<std::mutex> lock(g_mu);
-  ++e->refs;
-  return VX_SUCCESS;
-}
+VX_API vx_result_t vx_event_retain(vx_event_h ev) { return retain("vx_event_retain", g_events, ev, "event"); }
 
-VX_API vx_result_t vx_event_release(vx_event_h ev) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  if (!live(g_events, ev)) return fail("vx_event_release", VX_ERR_INVALID_HANDLE, "not a live event");
-  if (--ev->refs > 0) return VX_SUCCESS;
-  g_events.erase(ev);
-  delete ev;
-  return VX_SUCCESS;
-}
+VX_API vx_result_t vx_event_release(vx_event_h ev) { return release("vx_event_release", g_events, ev, "event"); }
 
 VX_API vx_result_t vx_event_get_profiling(vx_event_h ev, vx_profile_info_t* out) {
   vx_event* e = event_of("vx_event_get_profiling", ev);

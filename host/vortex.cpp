@@ -18,6 +18,7 @@
 #include "device/input_file.hpp"
 #include "host/channel.hpp"
 #include "host/host_device.hpp"
+#include "host/vortex_internal.hpp"
 
 #define VX_API extern "C" __attribute__((visibility("default")))
 
@@ -56,9 +57,12 @@ std::mutex g_mutex;
 std::set<Device*> g_devices;
 std::set<Buffer*> g_buffers;
 
+thread_local const char* t_caller = nullptr;  // vx::host::CallerScope
+
 int report(const char* fn, const std::string& message) {
   std::fflush(stdout);
-  std::fprintf(stderr, "vortex: %s: %s\n", fn, message.c_str());
+  if (t_caller) std::fprintf(stderr, "vortex: %s: %s: %s\n", t_caller, fn, message.c_str());
+  else std::fprintf(stderr, "vortex: %s: %s\n", fn, message.c_str());
   return -1;
 }
 
@@ -605,6 +609,15 @@ VX_API int vx_dump_perf(vx_device_h hdevice, FILE* stream) {
   std::fputs(text.c_str(), stream);
   return 0;
 }
+
+namespace vx::host {
+
+CallerScope::CallerScope(const char* caller) : prev_(t_caller) {
+  if (!t_caller) t_caller = caller;  // the outermost call is the user's
+}
+CallerScope::~CallerScope() { t_caller = prev_; }
+
+}  // namespace vx::host
 
 VX_API int vx_copy_dev_to_dev(vx_buffer_h hdest_buffer, uint64_t dest_offset, vx_buffer_h hsrc_buffer,
                               uint64_t src_offset, uint64_t size) {

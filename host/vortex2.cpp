@@ -17,6 +17,7 @@
 #include "device/image.hpp"
 #include "device/input_file.hpp"
 #include "host/vortex.h"
+#include "host/vortex_internal.hpp"
 
 #define VX_API extern "C" __attribute__((visibility("default")))
 
@@ -137,7 +138,11 @@ vx_result_t command(const char* fn, vx_queue_h qh, uint32_t n_wait, const vx_eve
   if (vx_result_t r = check_waits(fn, q, n_wait, waits); r != VX_SUCCESS) return r;
   vx_profile_info_t prof{};
   prof.queued_ns = prof.submit_ns = prof.start_ns = now_ns();
-  const vx_result_t r = work();
+  vx_result_t r;
+  {
+    vx::host::CallerScope caller(fn);
+    r = work();
+  }
   prof.end_ns = now_ns();
   if (out_event) {
     auto* ev = new vx_event{q->dev, 1, r == VX_SUCCESS ? 1u : 0u, r, q->profiling ? prof : vx_profile_info_t{}};

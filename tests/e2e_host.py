@@ -253,6 +253,9 @@ def check_vortex2():
     check(rc1 == 0 and out1 == out0, f"vortex2 misuse under vxreplay: {rc1} {out1!r} {err1!r}")
     for line in err0.splitlines():
         check(line.startswith("vortex: vx_"), f"vortex2 misuse: a stderr line that does not name the call: {line!r}")
+    # A command's error names the command the program called, then the call it was made of.
+    check("vortex: vx_enqueue_read: vx_copy_from_dev: a copy of 64 bytes at offset 32" in err0,
+          f"vortex2 misuse: the enqueued read's error names vx_enqueue_read: {err0!r}")
 
 
 def children_of(pid):

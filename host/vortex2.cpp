@@ -120,14 +120,16 @@ vx_result_t check_waits(const char* fn, vx_queue* q, uint32_t n, const vx_event_
   return VX_SUCCESS;
 }
 
-vx_queue* queue_of(const char* fn, vx_queue_h q) {
+// The handle when it is live; else the error is reported and nullptr.
+template <class T>
+T* live_handle(const char* fn, const std::set<T*>& set, T* h, const char* what) {
   std::lock_guard<std::mutex> lock(g_mu);
-  if (!live(g_queues, q)) {
-    fail(fn, VX_ERR_INVALID_HANDLE, "not a live queue (released, or never created)");
-    return nullptr;
-  }
-  return q;
+  if (live(set, h)) return h;
+  fail(fn, VX_ERR_INVALID_HANDLE, std::string("not a live ") + what + " (released, or never created)");
+  return nullptr;
 }
+
+vx_queue* queue_of(const char* fn, vx_queue_h q) { return live_handle(fn, g_queues, q, "queue"); }
 
 // Runs one command of queue q: its wait list, the work, and its event.
 template <class Work>
@@ -625,14 +627,7 @@ VX_API vx_result_t vx_enqueue_dcr_read(vx_queue_h q, uint32_t addr, uint32_t* ho
 
 namespace {
 
-vx_event* event_of(const char* fn, vx_event_h ev) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  if (!live(g_events, ev)) {
-    fail(fn, VX_ERR_INVALID_HANDLE, "not a live event (released, or never created)");
-    return nullptr;
-  }
-  return ev;
-}
+vx_event* event_of(const char* fn, vx_event_h ev) { return live_handle(fn, g_events, ev, "event"); }
 
 }  // namespace
 

@@ -123,14 +123,18 @@ int host_command(const HostArgs& a) {
   const DebugArgs& d = a.dbg;
   const bool session_mode = !d.mode.empty() || wants_session(d, isatty(STDIN_FILENO) && isatty(STDOUT_FILENO));
   std::unique_ptr<Sink> sink = make_sink(d.json, d.run.quiet);
-  if (d.mode == "live")
-    return fail(*sink, kExitHostFailed,
-                "--mode live: debugging a host program live is not supported yet (use relaunch)");
   if (!d.run.launch_file.empty() || d.run.grid || d.run.block || d.run.lmem)
     return fail(*sink, kExitHostFailed,
                 "--launch, --grid, --block and --lmem describe a kernel run; a host program sets its own launches");
   auto scripts = read_scripts(d.scripts);
   if (!scripts) return fail(*sink, kExitHostFailed, scripts.error().message);
+
+  auto opened = open_model_device(d.run.config, d.run.options);
+  if (!opened) return fail(*sink, kExitHostFailed, opened.error().message);
+  const auto mode =
+      engine::parse_session_mode(d.mode.empty() ? "relaunch" : d.mode).value_or(engine::SessionMode::Relaunch);
+  if (mode == engine::SessionMode::Live && !engine::probe_debug_module(**opened))
+    return fail(*sink, kExitUnavailable, engine::kNoDebugModule);  // before the program starts
 
   int spawn_status = 0;
   auto child = spawn(a.command, session_mode, &spawn_status);
@@ -153,8 +157,6 @@ int host_command(const HostArgs& a) {
     return fail(*sink, kExitHostFailed, message);
   };
 
-  auto opened = open_model_device(d.run.config, d.run.options);
-  if (!opened) return abandon(opened.error().message);
   std::string store_dir;
   if (session_mode && !d.no_db) {
     auto dir = pick_store_dir(d.db.empty() ? ".vxreplay" : d.db, a.command[0]);
@@ -173,6 +175,9 @@ int host_command(const HostArgs& a) {
       "host " + join(a.command) + " on " + d.run.config.to_string() + " seed " + std::to_string(d.run.options.seed) +
       (d.run.options.schedule == Schedule::Random ? ""
                                                   : std::string(" schedule ") + schedule_name(d.run.options.schedule));
+  so.mode = mode;
+  so.attach_after = d.attach_after;
+  so.reset_halt = d.reset_halt;
   auto session = engine::Session::create(**opened, so);
   if (!session) return abandon("--db " + store_dir + ": " + session.error().message);
   engine::Session& s = **session;
@@ -319,7 +324,12 @@ int host_command(const HostArgs& a) {
   sv.lmem = first_launch.lmem_bytes;
   sv.seed = d.run.options.seed;
   sv.symbols = symbols != nullptr;
-  sv.mode = "relaunch";
+  const engine::SessionInfo si = s.info();
+  sv.mode = si.live ? "live" : "relaunch";
+  sv.mode_why = si.why;
+  sv.requested = engine::session_mode_name(si.requested);
+  sv.debug_module = si.has_dm;
+  sv.held = si.held;
   sink->start(sv);
   for (const std::string& loc : d.breaks) {
     int before = dbg.errors();
@@ -330,6 +340,12 @@ int host_command(const HostArgs& a) {
       ::close(fd);
       return dbg.finish_session(store_dir, kExitHostFailed);
     }
+  }
+  // Attach (a launch halted after N instructions) or halt after reset, as for a kernel run
+  // directly: the session starts at that stop.
+  if (si.live && (d.attach_after || d.reset_halt)) {
+    dbg.execute("continue");
+    dbg.execute("info warps");
   }
   run_commands(dbg, *scripts, d.commands, d.batch, d.json);
 

@@ -586,6 +586,16 @@ Result<StopEvent> run(S& s, const Mode& mode) {
         s.phase = S::Phase::Dead;
         return s.killed(started.error().message);
       }
+      if (!*started && s.host_source && !s.host_done && !s.opts.replay) {
+        // A live host program (docs/host.md): everything it queued has run; it goes on until it
+        // waits for more, as in re-launch mode.
+        auto more = s.host_source();
+        if (!more) {
+          s.phase = S::Phase::Dead;
+          return s.killed(more.error().message);
+        }
+        if (*more) continue;
+      }
       if (!*started) {
         s.drain_console();
         s.phase = S::Phase::Exited;

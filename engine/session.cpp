@@ -1770,6 +1770,9 @@ struct Session::Impl {
     ScanResult out;
     Suspended sus;
     if (!req.breakpoints) sus = suspend_breakpoints();
+    // Breakpoints a live session set while it was stopped were written only through the DM when
+    // it ran on; it has left live mode (restore), so they go in now, like any pending one.
+    if (req.breakpoints) plant_pending();
     if (auto r = sync_watchpoints(req.watchpoints); !r) return r.error();
     const bool was_quiet = quiet;
     quiet = true;

@@ -250,6 +250,13 @@ VX_API vx_result_t vx_device_dump_perf(vx_device_h dev, FILE* stream) {
   return failed(vx_dump_perf(dev, stream ? stream : stdout));
 }
 
+VX_API vx_result_t vx_device_mpm_query(vx_device_h dev, uint32_t mpm_class, uint32_t addr, uint32_t core_id,
+                                       uint64_t* value) {
+  // vx_mpm_query says why the model has no such counters ("vortex: vx_device_mpm_query: vx_mpm_query: ...").
+  vx::host::CallerScope caller("vx_device_mpm_query");
+  return vx_mpm_query(dev, mpm_class, addr, core_id, value) == 0 ? VX_SUCCESS : VX_ERR_NOT_SUPPORTED;
+}
+
 VX_API vx_result_t vx_device_max_occupancy_grid(vx_device_h dev, uint32_t ndim, const uint32_t* global_dim,
                                                 uint32_t* grid_out, uint32_t* block_out) {
   return failed(vx_max_occupancy_grid(dev, ndim, global_dim, grid_out, block_out));
@@ -473,44 +480,72 @@ VX_API vx_result_t vx_queue_finish(vx_queue_h q, uint64_t) {
 
 // --- Commands -----------------------------------------------------------------------------------------
 
+namespace {
+
+// One launch, run to its end (a command of vx_enqueue_launch or of a vx_enqueue_commands batch).
+vx_result_t launch_now(const char* fn, vx_device_h dev, const vx_launch_info_t* info) {
+  if (!info) return fail(fn, VX_ERR_INVALID_VALUE, "null launch info");
+  if (info->struct_size < offsetof(vx_launch_info_t, cluster_dim))
+    return fail(fn, VX_ERR_INVALID_INFO, "struct_size " + std::to_string(info->struct_size) + " is too small for vx_launch_info_t");
+  vx_kernel* k = info->kernel;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (k && !live(g_kernels, k)) return fail(fn, VX_ERR_INVALID_HANDLE, "not a live kernel");
+  }
+  if (!k)
+    return fail(fn, VX_ERR_NOT_SUPPORTED, "a launch without a kernel handle (the entry DCRs' escape hatch) is not supported yet");
+  if (k->mod->dev != dev) return fail(fn, VX_ERR_INVALID_VALUE, "a kernel of another device");
+  if (info->ndim > 3) return fail(fn, VX_ERR_INVALID_VALUE, "ndim " + std::to_string(info->ndim) + " is more than 3");
+  int rc = vx_dcr_write(dev, VX_DCR_KMU_KERNEL_ENTRY0, k->pc) | vx_dcr_write(dev, VX_DCR_KMU_KERNEL_ENTRY1, 0);
+  if (info->ndim) {
+    for (uint32_t i = 0; i < 3; ++i) {
+      rc |= vx_dcr_write(dev, VX_DCR_KMU_GRID_DIM_X + i, i < info->ndim ? info->grid_dim[i] : 1);
+      rc |= vx_dcr_write(dev, VX_DCR_KMU_BLOCK_DIM_X + i, i < info->ndim ? info->block_dim[i] : 1);
+    }
+    rc |= vx_dcr_write(dev, VX_DCR_KMU_LMEM_SIZE, info->lmem_size);
+  }
+  if (info->struct_size >= sizeof(vx_launch_info_t))
+    for (uint32_t i = 0; i < 3; ++i)
+      if (info->cluster_dim[i] > 1) return fail(fn, VX_ERR_NOT_SUPPORTED, "CTA clusters (cluster_dim) are not modelled yet");
+  if (rc) return VX_ERR_INVALID_VALUE;
+  vx_buffer_h args = nullptr;
+  if (info->args_host && info->args_size && vx_upload_bytes(dev, info->args_host, info->args_size, &args) != 0)
+    return VX_ERR_OUT_OF_DEVICE_MEMORY;
+  vx_result_t r = VX_SUCCESS;
+  if (vx_start(dev, k->mod->image, args) != 0) r = VX_ERR_INVALID_VALUE;
+  else if (vx_ready_wait(dev, VX_MAX_TIMEOUT) != 0) r = VX_ERR_DEVICE_LOST;
+  if (args) (void)vx_mem_free(args);
+  return r;
+}
+
+}  // namespace
+
 VX_API vx_result_t vx_enqueue_launch(vx_queue_h qh, const vx_launch_info_t* info, uint32_t n_wait,
                                      const vx_event_h* waits, vx_event_h* out_event) {
   const char* fn = "vx_enqueue_launch";
   if (!info) return fail(fn, VX_ERR_INVALID_VALUE, "null launch info");
-  if (info->struct_size < offsetof(vx_launch_info_t, cluster_dim))
-    return fail(fn, VX_ERR_INVALID_INFO, "struct_size " + std::to_string(info->struct_size) + " is too small for vx_launch_info_t");
+  return command(fn, qh, n_wait, waits, out_event, [&] { return launch_now(fn, qh->dev, info); });
+}
+
+// A batch: its commands in order (each launch runs to its end before the next command), one event
+// for the whole batch. The first command that fails ends the batch with its code.
+VX_API vx_result_t vx_enqueue_commands(vx_queue_h qh, const vx_command_t* commands, uint32_t count, uint32_t n_wait,
+                                       const vx_event_h* waits, vx_event_h* out_event) {
+  const char* fn = "vx_enqueue_commands";
+  if (count && !commands) return fail(fn, VX_ERR_INVALID_VALUE, "null command list");
+  for (uint32_t i = 0; i < count; ++i)
+    if (commands[i].type != VX_COMMAND_LAUNCH && commands[i].type != VX_COMMAND_DCR_WRITE)
+      return fail(fn, VX_ERR_INVALID_VALUE,
+                  "command " + std::to_string(i) + " has type " + std::to_string(int(commands[i].type)) +
+                      " (VX_COMMAND_LAUNCH or VX_COMMAND_DCR_WRITE)");
   return command(fn, qh, n_wait, waits, out_event, [&]() -> vx_result_t {
-    vx_device_h dev = qh->dev;
-    vx_kernel* k = info->kernel;
-    {
-      std::lock_guard<std::mutex> lock(g_mu);
-      if (k && !live(g_kernels, k)) return fail(fn, VX_ERR_INVALID_HANDLE, "not a live kernel");
+    for (uint32_t i = 0; i < count; ++i) {
+      const vx_command_t& c = commands[i];
+      const vx_result_t r = c.type == VX_COMMAND_LAUNCH ? launch_now(fn, qh->dev, c.data.launch)
+                                                        : failed(vx_dcr_write(qh->dev, c.data.dcr.addr, c.data.dcr.value));
+      if (r != VX_SUCCESS) return r;
     }
-    if (!k)
-      return fail(fn, VX_ERR_NOT_SUPPORTED, "a launch without a kernel handle (the entry DCRs' escape hatch) is not supported yet");
-    if (k->mod->dev != dev) return fail(fn, VX_ERR_INVALID_VALUE, "a kernel of another device");
-    if (info->ndim > 3) return fail(fn, VX_ERR_INVALID_VALUE, "ndim " + std::to_string(info->ndim) + " is more than 3");
-    int rc = vx_dcr_write(dev, VX_DCR_KMU_KERNEL_ENTRY0, k->pc) | vx_dcr_write(dev, VX_DCR_KMU_KERNEL_ENTRY1, 0);
-    if (info->ndim) {
-      for (uint32_t i = 0; i < 3; ++i) {
-        rc |= vx_dcr_write(dev, VX_DCR_KMU_GRID_DIM_X + i, i < info->ndim ? info->grid_dim[i] : 1);
-        rc |= vx_dcr_write(dev, VX_DCR_KMU_BLOCK_DIM_X + i, i < info->ndim ? info->block_dim[i] : 1);
-      }
-      rc |= vx_dcr_write(dev, VX_DCR_KMU_LMEM_SIZE, info->lmem_size);
-    }
-    if (info->struct_size >= sizeof(vx_launch_info_t))
-      for (uint32_t i = 0; i < 3; ++i)
-        if (info->cluster_dim[i] > 1)
-          return fail(fn, VX_ERR_NOT_SUPPORTED, "CTA clusters (cluster_dim) are not modelled yet");
-    if (rc) return VX_ERR_INVALID_VALUE;
-    vx_buffer_h args = nullptr;
-    if (info->args_host && info->args_size && vx_upload_bytes(dev, info->args_host, info->args_size, &args) != 0)
-      return VX_ERR_OUT_OF_DEVICE_MEMORY;
-    vx_result_t r = VX_SUCCESS;
-    if (vx_start(dev, k->mod->image, args) != 0) r = VX_ERR_INVALID_VALUE;
-    else if (vx_ready_wait(dev, VX_MAX_TIMEOUT) != 0) r = VX_ERR_DEVICE_LOST;
-    if (args) (void)vx_mem_free(args);
-    return r;
+    return VX_SUCCESS;
   });
 }
 

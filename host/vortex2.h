@@ -152,6 +152,8 @@ vx_result_t vx_device_retain(vx_device_h dev);
 vx_result_t vx_device_release(vx_device_h dev);
 vx_result_t vx_device_query(vx_device_h dev, uint32_t caps_id, uint64_t* out_value);
 vx_result_t vx_device_memory_info(vx_device_h dev, uint64_t* free, uint64_t* used);
+vx_result_t vx_device_mpm_query(vx_device_h dev, uint32_t mpm_class, uint32_t addr, uint32_t core_id,
+                                uint64_t* value);
 vx_result_t vx_device_dump_perf(vx_device_h dev, FILE* stream);
 vx_result_t vx_device_max_occupancy_grid(vx_device_h dev, uint32_t ndim, const uint32_t* global_dim,
                                          uint32_t* grid_out, uint32_t* block_out);
@@ -186,6 +188,25 @@ vx_result_t vx_queue_finish(vx_queue_h q, uint64_t timeout_ns);
 /* Commands: each waits for its wait list, and gives its own event (out_event may be NULL) */
 vx_result_t vx_enqueue_launch(vx_queue_h q, const vx_launch_info_t* info, uint32_t n_wait_events,
                               const vx_event_h* wait_events, vx_event_h* out_event);
+/* A batch of launches and DCR writes, run in order, with one event for the whole batch */
+typedef enum {
+  VX_COMMAND_LAUNCH = 0,
+  VX_COMMAND_DCR_WRITE = 1,
+} vx_command_type_e;
+
+typedef struct {
+  vx_command_type_e type;
+  union {
+    const vx_launch_info_t* launch;
+    struct {
+      uint32_t addr;
+      uint32_t value;
+    } dcr;
+  } data;
+} vx_command_t;
+
+vx_result_t vx_enqueue_commands(vx_queue_h q, const vx_command_t* commands, uint32_t count, uint32_t n_wait_events,
+                                const vx_event_h* wait_events, vx_event_h* out_event);
 vx_result_t vx_enqueue_copy(vx_queue_h q, vx_buffer_h dst, uint64_t dst_off, vx_buffer_h src, uint64_t src_off,
                             uint64_t size, uint32_t n_wait_events, const vx_event_h* wait_events,
                             vx_event_h* out_event);

@@ -249,13 +249,49 @@ def check_vortex2():
     kernel = os.path.join(HOST_DIR, "axpy2_kernel.elf")
     rc0, out0, err0 = run([misuse, kernel])
     rc1, out1, err1 = run([VX, "run", "--", misuse, kernel])
-    check(rc0 == 0 and "11 of 11 misuses refused" in out0, f"vortex2 misuse plain: {rc0} {out0!r} {err0!r}")
+    check(rc0 == 0 and "13 of 13 misuses refused" in out0, f"vortex2 misuse plain: {rc0} {out0!r} {err0!r}")
     check(rc1 == 0 and out1 == out0, f"vortex2 misuse under vxreplay: {rc1} {out1!r} {err1!r}")
     for line in err0.splitlines():
         check(line.startswith("vortex: vx_"), f"vortex2 misuse: a stderr line that does not name the call: {line!r}")
     # A command's error names the command the program called, then the call it was made of.
     check("vortex: vx_enqueue_read: vx_copy_from_dev: a copy of 64 bytes at offset 32" in err0,
           f"vortex2 misuse: the enqueued read's error names vx_enqueue_read: {err0!r}")
+
+
+def check_live():
+    """A host program debugged live (--mode live, docs/live.md): warps halted in place through the
+    Debug Module in each launch the program enqueues; a breakpoint in the second launch prints C
+    variables; one set while stopped and a reverse-continue into the first launch (the session goes
+    on by re-launch); a batch of commands (vx_enqueue_commands) runs its launch live too. Without a
+    Debug Module, status 69 before the program starts (issue 34)."""
+    queues = prog("queues")
+    src = os.path.join(SRC, "examples", "host", "kernels", "axpy2.c")
+    acc, sc = line_of(src, "float sum = z[i] + y[i];"), line_of(src, "float v = p->a * x[i];")
+    with tempfile.TemporaryDirectory() as tmp:
+        marker = os.path.join(tmp, "ran")
+        rc, out, err = run([VX, "run", "--mode", "live", "--no-debug-module", "--batch", "--no-db", "--", "sh", "-c",
+                            f"touch {marker}; exec {queues}"])
+        check(rc == 69 and "no Debug Module" in err and not os.path.exists(marker),
+              f"live without a Debug Module: status {rc}, program ran: {os.path.exists(marker)}: {err!r}")
+        db = os.path.join(tmp, "db")
+        rc, out, err = run([VX, "run", "--mode", "live", "--db", db, "--break", f"axpy2.c:{acc} if i == 5", "--batch",
+                            "-ex", "continue", "-ex", "print i", "-ex", "print y[i]", "-ex", "info session", "-ex",
+                            f"break axpy2.c:{sc} if i == 7", "-ex", "reverse-continue", "-ex", "print i", "-ex",
+                            "print p->a", "-ex", "info session", "-ex", "delete", "-ex", "continue", "--", queues])
+        check(rc == 0 and "queues: PASSED" in out, f"live host session: {rc} {out!r} {err!r}")
+        check("Mode: live (--mode live" in out and re.search(
+            rf"Breakpoint 1, accumulate \(axpy2\.c:{acc}\), launch 2 \(accumulate\)", out) is not None
+              and "\ni = 5\n" in out and "y[i] = 15" in out, f"live: the second launch's stop and its values: {out!r}")
+        check(re.search(rf"Breakpoint 2, scale \(axpy2\.c:{sc}\), launch 1 \(scale\)", out) is not None
+              and "\ni = 7\n" in out and "p->a = 3" in out and "went on in re-launch mode" in out,
+              f"live: a breakpoint set while stopped, reverse-continue into the first launch: {out!r}")
+        # Live to the end, through the batch's launch (launch 3): its breakpoint stops there too.
+        rc, out, err = run([VX, "run", "--live", "--no-db", "--break", f"axpy2.c:{acc} if i == 5", "--batch", "-ex",
+                            "continue", "-ex", "continue", "-ex", "print z[i]", "-ex", "delete", "-ex", "continue",
+                            "--", queues])
+        check(rc == 0 and "queues: PASSED" in out and re.search(
+            rf"Breakpoint 1, accumulate \(axpy2\.c:{acc}\), launch 3 \(accumulate\)", out) is not None
+              and "z[i] = 16" in out, f"live: the batch's launch: {rc} {out!r} {err!r}")
 
 
 def children_of(pid):
@@ -414,7 +450,7 @@ def check_abi():
             if check(rc == 0, f"vortex2.h against the {what} package: {err!r}"):
                 rc, out, err = run([exe2, os.path.join(HOST_DIR, "axpy2_kernel.elf")],
                                    env=dict(os.environ, LD_LIBRARY_PATH=libdir))
-                check(rc == 0 and "11 of 11" in out, f"vortex2 program built against the {what} package: {rc} {out!r}")
+                check(rc == 0 and "13 of 13" in out, f"vortex2 program built against the {what} package: {rc} {out!r}")
         rc, syms, err = run(["nm", "-D", "--defined-only", libs[0]])
         names = sorted(l.split()[-1] for l in syms.splitlines() if l.strip())
         # Exactly the functions the two headers declare (vortex.h's and vortex2.h's), nothing else.
@@ -428,5 +464,5 @@ def check_abi():
 
 {"plain": check_plain, "session": check_session, "kill": check_kill, "misuse": check_misuse,
  "status": check_status, "replay": check_replay, "abi": check_abi, "images": check_images,
- "channel": check_channel, "vortex2": check_vortex2}[CHECK]()
+ "channel": check_channel, "vortex2": check_vortex2, "live": check_live}[CHECK]()
 sys.exit(1 if failures else 0)

@@ -1,6 +1,7 @@
 // queues: upstream's asynchronous API (vortex2.h). One module with two kernels; a queue with two
 // launches enqueued back to back (scale: y = a x, then accumulate: z += y) and a read of y between
-// them; events with their values and profiling. Checks z[i] == 1 + a i. -n N elements (default 100).
+// them; events with their values and profiling; then a batch of commands (vx_enqueue_commands) that
+// accumulates once more. Checks z[i] == 1 + a i, then 1 + 2 a i. -n N elements (default 100).
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -80,6 +81,23 @@ int main(int argc, char** argv) {
       if (errors < 5) printf("i = %u: y = %g, z = %g\n", i, y[i], z[i]);
       errors++;
     }
+
+  // A batch (one event for all of it): a DCR write, then accumulate once more: z = 1 + 6 i.
+  vx_command_t batch[2];
+  batch[0].type = VX_COMMAND_DCR_WRITE;
+  batch[0].data.dcr.addr = 0x01C;  // the KMU's local-memory size (VX_DCR_KMU_LMEM_SIZE in vortex.h)
+  batch[0].data.dcr.value = 0;
+  batch[1].type = VX_COMMAND_LAUNCH;
+  batch[1].data.launch = &li;
+  vx_event_h batched;
+  CHECK2(vx_enqueue_commands(q, batch, 2, 0, NULL, &batched));
+  CHECK2(vx_enqueue_read(q, z, bz, 0, n * sizeof(float), 1, &batched, NULL));
+  CHECK2(vx_queue_finish(q, VX_TIMEOUT_INFINITE));
+  for (uint32_t i = 0; i < n; i++)
+    if (z[i] != 1.0f + 6.0f * (float)i) {
+      if (errors < 5) printf("after the batch, i = %u: z = %g\n", i, z[i]);
+      errors++;
+    }
   printf("queues: read event value %llu, second launch profiled: %s\n", (unsigned long long)value,
          prof.end_ns >= prof.start_ns ? "yes" : "no");
   printf("queues: %s\n", errors ? "FAILED" : "PASSED");
@@ -87,6 +105,7 @@ int main(int argc, char** argv) {
   vx_event_release(first);
   vx_event_release(read);
   vx_event_release(second);
+  vx_event_release(batched);
   vx_kernel_release(scale);
   vx_kernel_release(accumulate);
   vx_module_release(mod);

@@ -49,6 +49,11 @@ int main(int argc, char** argv) {
   expect("short launch info", vx_enqueue_launch(q, &li, 0, NULL, NULL), VX_ERR_INVALID_INFO);
   expect("fill with a pattern that does not divide", vx_enqueue_fill_buffer(q, b, 0, 10, bytes, 4, 0, NULL, NULL),
          VX_ERR_INVALID_VALUE);
+  vx_command_t bad = {(vx_command_type_e)7, {NULL}};
+  expect("a batch with an unknown command", vx_enqueue_commands(q, &bad, 1, 0, NULL, NULL), VX_ERR_INVALID_VALUE);
+  uint64_t counter = 0;
+  expect("a performance counter the model lacks", vx_device_mpm_query(dev, 1, 0xB03, 0, &counter),
+         VX_ERR_NOT_SUPPORTED);
   printf("%d of %d misuses refused with upstream's codes\n", ok, total);
   vx_module_release(mod);
   vx_buffer_release(b);

@@ -240,8 +240,21 @@ int host_command(const HostArgs& a) {
     return false;
   };
 
+  // A held vx_ready_wait times out after its timeout in device time (Session::device_ns: the
+  // time the session runs the work, not the time it is stopped at the prompt), as on a device.
+  uint64_t wait_began_ns = 0;
+  s.set_host_tick([&]() {
+    if (!server.waiting() || server.wait_timeout_ms() >= (uint64_t(1) << 44)) return;
+    if ((s.device_ns() - wait_began_ns) / 1000000 < server.wait_timeout_ms()) return;
+    const std::string why =
+        "timed out after " + std::to_string(server.wait_timeout_ms()) + " ms of device time (the kernel is still running)";
+    (void)server.expire_wait(why);  // a host that is gone shows at the next read
+    if (session_mode) say(*sink, "the host program's vx_ready_wait " + why);
+  });
+
   // Serve the host until it starts its first launch: its kernel's symbols are known then.
   auto first = server.pump();
+  wait_began_ns = s.device_ns();
   record_images();
   if (!first || *first == host::HostServer::Pump::Ended) {
     if (!first) say(*sink, "the host channel broke: " + first.error().message);
@@ -262,6 +275,7 @@ int host_command(const HostArgs& a) {
       (void)server.answer_wait("", console);  // a host that is gone shows at the next read
     }
     auto p = server.pump();
+    wait_began_ns = s.device_ns();
     record_images();
     if (p && *p == host::HostServer::Pump::Waiting) return true;
     return host_ended();

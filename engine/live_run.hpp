@@ -647,6 +647,7 @@ Result<StopEvent> run(S& s, const Mode& mode) {
           s.next_auto = (at_count / s.opts.checkpoint_interval + 1) * s.opts.checkpoint_interval;
         }
         if (s.progress && !s.quiet) s.progress(s.pass, at_count);
+        if (s.host_tick && !s.quiet) s.host_tick();
         if (s.interrupted) return stop(s, StopReason::Interrupt, {});
         continue;
       }

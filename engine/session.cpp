@@ -1,6 +1,7 @@
 #include "engine/session.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <bit>
 #include <cstdio>
 #include <cstring>
@@ -208,6 +209,11 @@ struct Session::Impl {
   std::vector<std::map<uint32_t, uint64_t>> launch_regs;     // WRITE_REG64 values when launch L began
   std::vector<LaunchGridArgs> launch_grid;                   // launch L -> its LAUNCH_GRID fields
   std::function<Result<bool>()> host_source;                 // a live host program (set_host_source)
+  std::function<void()> host_tick;                           // Session::set_host_tick
+  // Device time (Session::device_ns): wall time of the runs the user asked for, not of seeks and
+  // scans, and not the time stopped at the prompt.
+  uint64_t run_ns = 0;
+  std::optional<std::chrono::steady_clock::time_point> run_t0;
   std::map<uint32_t, uint64_t> cmp_registers;  // WRITE_REG64 values so far: re-issued before a re-launch
   uint64_t host_submissions = 0;
   bool host_done = false;  // the host issues nothing more (host_finished, or a recorded hostEnd)
@@ -1164,7 +1170,22 @@ struct Session::Impl {
   }
 
   // Runs until the next stop.
+  uint64_t device_ns() const {
+    const auto running = run_t0 ? std::chrono::steady_clock::now() - *run_t0 : std::chrono::steady_clock::duration{};
+    return run_ns + uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(running).count());
+  }
+
+  // Every run of the workload: the device time of those the user asked for is counted.
   Result<StopEvent> run(const Mode& mode) {
+    if (mode.quiet() || quiet || run_t0) return run_pass(mode);
+    run_t0 = std::chrono::steady_clock::now();
+    auto ev = run_pass(mode);
+    run_ns = device_ns();
+    run_t0.reset();
+    return ev;
+  }
+
+  Result<StopEvent> run_pass(const Mode& mode) {
     if (lv.on) return live::run(*this, mode);
     interrupted = false;
     if (phase == Phase::Exited) return make_error("the workload has exited; there is nothing to run");
@@ -1309,6 +1330,7 @@ struct Session::Impl {
             next_auto = (at / opts.checkpoint_interval + 1) * opts.checkpoint_interval;
           }
           if (progress && !quiet) progress(pass, at);
+          if (host_tick && !quiet) host_tick();
           if (interrupted && !quiet) return stop(StopReason::Interrupt, {});
           continue;
         }
@@ -2121,6 +2143,8 @@ Result<StopEvent> Session::run_to(uint64_t count) {
 
 void Session::interrupt() { impl_->interrupted = true; }
 void Session::set_progress(std::function<void(uint32_t, uint64_t)> hook) { impl_->progress = std::move(hook); }
+void Session::set_host_tick(std::function<void()> hook) { impl_->host_tick = std::move(hook); }
+uint64_t Session::device_ns() const { return impl_->device_ns(); }
 void Session::set_breakpoint_filter(std::function<bool(const StopEvent&)> filter) {
   impl_->breakpoint_filter = std::move(filter);
 }

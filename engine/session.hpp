@@ -338,6 +338,12 @@ class Session {
   // waits for it (true), or the host ends (false; it calls host_finished() when the host ended
   // on its own). Never called in a replay or a quiet run (seek, scan).
   void set_host_source(std::function<Result<bool>()> source);
+  // Called on the running thread after every slice of a run the user asked for (not of seeks and
+  // scans): a host program's wait timeout is checked against device_ns() there.
+  void set_host_tick(std::function<void()> hook);
+  // Device time: the wall time spent in the runs the user asked for (continue, step, ...), not in
+  // seeks, scans or stopped at the prompt. A host program's vx_ready_wait timeout counts it.
+  uint64_t device_ns() const;
   // Each launch's LAUNCH_GRID fields (entry, argument, grid, block, local memory), launch L at
   // index L - 1: the launches started so far, or in a replay every recorded one.
   std::vector<LaunchGridArgs> launch_args() const;

@@ -28,6 +28,12 @@ Result<void> HostServer::answer_wait(const std::string& error, const std::vector
   return reply(0, w.data());
 }
 
+Result<void> HostServer::expire_wait(const std::string& error) {
+  if (!waiting_) return {};
+  waiting_ = false;
+  return reply(-1, {reinterpret_cast<const uint8_t*>(error.data()), error.size()});
+}
+
 Error HostServer::violation(const std::string& what) {
   if (!broken_) {
     broken_ = true;
@@ -187,8 +193,10 @@ Result<bool> HostServer::serve(uint32_t op_word, std::span<const uint8_t> payloa
         put_console(out, {});
         return ok();
       }
-      // The debugger runs the work; the reply waits for its end (answer_wait).
+      // The debugger runs the work; the reply waits for its end (answer_wait) or its timeout
+      // in device time (expire_wait).
       waiting_ = true;
+      wait_timeout_ms_ = timeout;
       return false;
     }
     case Op::DcrRead: {

@@ -31,6 +31,11 @@ class HostServer {
   // kernel output for the library to print (the debugger prints it itself in a session).
   Result<void> answer_wait(const std::string& error, const std::vector<ConsoleChunk>& console = {});
   bool waiting() const { return waiting_; }
+  // The held vx_ready_wait's timeout (ms, as the program gave it).
+  uint64_t wait_timeout_ms() const { return wait_timeout_ms_; }
+  // The held vx_ready_wait timed out: its call returns `error` while the work it waited for goes
+  // on (a later vx_ready_wait waits for it again).
+  Result<void> expire_wait(const std::string& error);
   // After the debugger is done with the device: serves the host to its end, failing its
   // vx_start and vx_ready_wait calls with `why` (the device cannot run more work).
   Result<void> drain(const std::string& why);
@@ -55,6 +60,7 @@ class HostServer {
   HostDevice dev_;
   uint64_t started_ = 0;  // launches started since the last answered wait
   bool waiting_ = false;
+  uint64_t wait_timeout_ms_ = 0;
   bool hello_ = false;   // the handshake (vx_dev_open's Hello) was made
   bool broken_ = false;
   uint64_t calls_ = 0;

@@ -421,7 +421,8 @@ VX_API int vx_ready_wait(vx_device_h hdevice, uint64_t timeout) {
   Device* d = device_of(hdevice, fn);
   if (!d) return -1;
   if (d->fd >= 0) {
-    // Under vxreplay the timeout does not run: the kernel may sit at a breakpoint for minutes.
+    // Under vxreplay the timeout counts device time, which stands still while the kernel sits at
+    // a breakpoint: vxreplay answers with the timeout's error when it runs out.
     vx::host::Writer w;
     w.u64(timeout);
     auto r = call(d, Op::Wait, w);

@@ -294,6 +294,35 @@ def check_live():
               and "z[i] = 16" in out, f"live: the batch's launch: {rc} {out!r} {err!r}")
 
 
+def check_timeout():
+    """vx_ready_wait's timeout under vxreplay counts device time: a kernel that never ends fails the
+    wait after it, as alone, and the session says so; time stopped at the prompt does not count, so
+    a short kernel held at a breakpoint longer than the timeout still completes (issue 34)."""
+    run_kernel = os.path.join(BUILD, "tests", "host_run_kernel")
+    hang = os.path.join(BUILD, "examples", "hang.elf")
+    hello = os.path.join(BUILD, "examples", "hello.elf")
+    rc0, out0, err0 = run([run_kernel, hang, "300"])
+    check(rc0 == 1 and "run_kernel: failed" in out0 and "timed out after 300 ms" in err0,
+          f"timeout alone: {rc0} {out0!r} {err0!r}")
+    rc1, out1, err1 = run([VX, "run", "--watchdog", "100000000", "--", run_kernel, hang, "300"])
+    check(rc1 == 1 and "run_kernel: failed" in out1 and "timed out after 300 ms of device time" in err1,
+          f"timeout under vxreplay: {rc1} {out1!r} {err1!r}")
+    rc, out, err = run([VX, "run", "--no-db", "--watchdog", "100000000", "--batch", "-ex", "continue", "--", run_kernel,
+                        hang, "300"])
+    check("the host program's vx_ready_wait timed out after 300 ms of device time" in err
+          and "Watchdog: the launch exceeded" in out and "run_kernel: failed" in out,
+          f"timeout in a session: said, and the launch goes on to its watchdog: {rc} {out!r} {err!r}")
+    # Held at a breakpoint for 1.5 s at the prompt (commands on stdin), with a 400 ms timeout.
+    p = subprocess.Popen([VX, "run", "--no-db", "--", run_kernel, hello, "400"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p.stdin.write("break hello\ncontinue\n")
+    p.stdin.flush()
+    time.sleep(1.5)
+    out, err = p.communicate("delete\ncontinue\n", timeout=120)
+    check(p.returncode == 0 and "Breakpoint 1, hello" in out and "run_kernel: completed" in out
+          and "timed out" not in err, f"time at the prompt is not device time: {p.returncode} {out[-400:]!r} {err!r}")
+
+
 def children_of(pid):
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:
@@ -464,5 +493,6 @@ def check_abi():
 
 {"plain": check_plain, "session": check_session, "kill": check_kill, "misuse": check_misuse,
  "status": check_status, "replay": check_replay, "abi": check_abi, "images": check_images,
- "channel": check_channel, "vortex2": check_vortex2, "live": check_live}[CHECK]()
+ "channel": check_channel, "vortex2": check_vortex2, "live": check_live,
+ "timeout": check_timeout}[CHECK]()
 sys.exit(1 if failures else 0)

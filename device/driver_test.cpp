@@ -1171,3 +1171,28 @@ TEST_CASE("an ELF cut inside its section header table is rejected, not stripped 
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.error().message, Contains("section header"));
 }
+
+TEST_CASE("the KMU's CLUSTER_DIM DCRs give the next launch's clusters", "[driver]") {
+  DeviceConfig cfg{1, 2, 4, 4};
+  auto img = parse_kernel_image(make_vxbin(kCode, kCode + 0x1000, to_bytes(grid_image_words())), "a.vxbin");
+  REQUIRE(img.ok());
+  DcrFile dcrs;
+  // Unset: one CTA per cluster.
+  auto plain = resolve_grid_launch(*img, cfg, dcrs.kmu_overrides());
+  REQUIRE(plain.ok());
+  CHECK(plain->cluster == std::array<uint32_t, 3>{1, 1, 1});
+  REQUIRE(dcrs.write(dcr::kGridDimX, 6).ok());
+  REQUIRE(dcrs.write(dcr::kClusterDimX, 3).ok());
+  auto l = resolve_grid_launch(*img, cfg, dcrs.kmu_overrides());
+  INFO(error_of(l));
+  REQUIRE(l.ok());
+  CHECK(l->cluster == std::array<uint32_t, 3>{3, 1, 1});
+  CHECK(l->grid == std::array<uint32_t, 3>{6, 1, 1});
+  // A grid that is not a whole number of clusters is refused before anything is queued.
+  REQUIRE(dcrs.write(dcr::kClusterDimX, 4).ok());
+  CHECK_THAT(error_of(resolve_grid_launch(*img, cfg, dcrs.kmu_overrides())),
+             Contains("cluster 4,1,1") && Contains("grid 6,1,1 is not a whole number of clusters in x"));
+  REQUIRE(dcrs.write(dcr::kClusterDimX + 1, 0).ok());
+  REQUIRE(dcrs.write(dcr::kClusterDimX, 2).ok());
+  CHECK_THAT(error_of(resolve_grid_launch(*img, cfg, dcrs.kmu_overrides())), Contains("in y"));
+}

@@ -59,6 +59,12 @@ Result<GridLaunch> resolve_grid_launch(const KernelImage& image, const DeviceCon
   if (o.grid) l.grid = *o.grid;
   if (o.block) l.block = *o.block;
   if (o.lmem) l.lmem_bytes = *o.lmem;
+  if (o.cluster) l.cluster = *o.cluster;
+  static const char* const kAxis[3] = {"x", "y", "z"};
+  for (int i = 0; i < 3; ++i)
+    if (l.cluster[i] == 0 || l.grid[i] % l.cluster[i] != 0)
+      return make_error("cluster " + dims(l.cluster) + ": grid " + dims(l.grid) + " is not a whole number of clusters in " +
+                        kAxis[i]);
   uint64_t threads = uint64_t(l.block[0]) * l.block[1] * l.block[2];
   uint64_t warps = (threads + cfg.threads - 1) / cfg.threads;
   if (threads == 0 || warps > cfg.warps)
@@ -107,6 +113,7 @@ LaunchOverrides DcrFile::kmu_overrides() const {
   o.grid = dims(dcr::kGridDimX);
   o.block = dims(dcr::kBlockDimX);
   if (set_[dcr::kLmemSize]) o.lmem = values_[dcr::kLmemSize];
+  o.cluster = dims(dcr::kClusterDimX);
   if (set_[dcr::kKernelEntry0]) o.entry = values_[dcr::kKernelEntry0];
   if (set_[dcr::kStartupArg0]) o.arg = values_[dcr::kStartupArg0];
   return o;

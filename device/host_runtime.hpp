@@ -32,6 +32,7 @@ struct LaunchOverrides {
   std::optional<uint32_t> lmem;
   std::optional<uint32_t> entry;
   std::optional<uint32_t> arg;
+  std::optional<std::array<uint32_t, 3>> cluster;  // CTAs per cluster (the KMU's CLUSTER_DIM DCRs)
 };
 
 // Resolves a grid launch for an image: explicit overrides, then the image's

@@ -504,9 +504,10 @@ vx_result_t launch_now(const char* fn, vx_device_h dev, const vx_launch_info_t* 
     }
     rc |= vx_dcr_write(dev, VX_DCR_KMU_LMEM_SIZE, info->lmem_size);
   }
+  // CTAs per cluster (0 counts as 1): the launch's cluster dimensions, as CTA_CLUSTER_SIZE reads them.
   if (info->struct_size >= sizeof(vx_launch_info_t))
     for (uint32_t i = 0; i < 3; ++i)
-      if (info->cluster_dim[i] > 1) return fail(fn, VX_ERR_NOT_SUPPORTED, "CTA clusters (cluster_dim) are not modelled yet");
+      rc |= vx_dcr_write(dev, VX_DCR_KMU_CLUSTER_DIM_X + i, info->cluster_dim[i] ? info->cluster_dim[i] : 1);
   if (rc) return VX_ERR_INVALID_VALUE;
   vx_buffer_h args = nullptr;
   if (info->args_host && info->args_size && vx_upload_bytes(dev, info->args_host, info->args_size, &args) != 0)

@@ -8,6 +8,8 @@
 # UPSTREAM_TREE holds upstream's files, downloaded outside this repository (never commit them):
 #   UPSTREAM_TREE/tests/regression/NAME/main.cpp (+ common.h, kernel.cpp, ...).
 # VXREPLAY_BUILD_DIR is a Meson build of this tree with host/libvortex.so and vxreplay built.
+# A program's kernel is upstream's own when UPSTREAM_TREE/tests/regression/NAME/kernel.vxbin is
+# there (a tree built with upstream's toolchain; its kernel.elf beside it is used for symbols).
 # STANDIN_DIR (optional) holds, per program, NAME/kernel.elf: a kernel to run the unmodified host
 #   program with when upstream's own kernel cannot be built here (upstream's kernel library and
 #   its generated VX_types.h are not in UPSTREAM_TREE). The script turns each kernel.elf into a
@@ -86,7 +88,12 @@ for src in "$upstream"/tests/regression/*/main.cpp; do
   else
     host="no: $(grep -m1 'error' "$dir/build.log" | sed 's/^[^:]*:[0-9]*:[0-9]*: //')"
   fi
-  if [ -n "$standin" ] && [ -f "$standin/$name/kernel.elf" ]; then
+  if [ -f "$(dirname "$src")/kernel.vxbin" ]; then
+    # Upstream's own kernel, built by upstream's toolchain in its tree (with its ELF when there).
+    cp "$(dirname "$src")/kernel.vxbin" "$dir/kernel.vxbin"
+    [ -f "$(dirname "$src")/kernel.elf" ] && cp "$(dirname "$src")/kernel.elf" "$dir/kernel.elf"
+    kern="upstream's"
+  elif [ -n "$standin" ] && [ -f "$standin/$name/kernel.elf" ]; then
     cp "$standin/$name/kernel.elf" "$dir/kernel.elf"
     if make_vxbin "$dir/kernel.elf" "$dir/kernel.vxbin" 2>"$dir/vxbin.log"; then kern="stand-in"; else kern="vxbin failed"; fi
   else

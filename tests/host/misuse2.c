@@ -49,6 +49,12 @@ int main(int argc, char** argv) {
   expect("short launch info", vx_enqueue_launch(q, &li, 0, NULL, NULL), VX_ERR_INVALID_INFO);
   expect("fill with a pattern that does not divide", vx_enqueue_fill_buffer(q, b, 0, 10, bytes, 4, 0, NULL, NULL),
          VX_ERR_INVALID_VALUE);
+  vx_kernel_h scale;
+  if (vx_module_get_kernel(mod, "scale", &scale) != VX_SUCCESS) return 1;
+  vx_launch_info_t clustered = {sizeof clustered, NULL, scale, NULL, 0, 1, {6, 1, 1}, {16, 1, 1}, 0, {4, 1, 1}};
+  expect("a grid that is not a whole number of clusters", vx_enqueue_launch(q, &clustered, 0, NULL, NULL),
+         VX_ERR_INVALID_VALUE);
+  vx_kernel_release(scale);
   vx_command_t bad = {(vx_command_type_e)7, {NULL}};
   expect("a batch with an unknown command", vx_enqueue_commands(q, &bad, 1, 0, NULL, NULL), VX_ERR_INVALID_VALUE);
   uint64_t counter = 0;

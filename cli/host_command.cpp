@@ -18,6 +18,7 @@
 #include "cli/temp_file.hpp"
 #include "debug/images.hpp"
 #include "device/image.hpp"
+#include "device/input_file.hpp"
 #include "engine/session.hpp"
 #include "engine/symbols.hpp"
 #include "engine/variables.hpp"
@@ -193,9 +194,8 @@ int host_command(const HostArgs& a) {
     const auto& uploaded = server.device().images();
     for (; images_recorded < uploaded.size(); ++images_recorded) {
       const auto& [name, bytes] = uploaded[images_recorded];
-      if (!store_dir.empty())
-        if (auto r = s.record_symbols(std::filesystem::path(name).filename().string(), bytes); !r)
-          say(*sink, "the recording could not keep the symbols of " + name + ": " + r.error().message);
+      // The recording keeps the image for its symbols: a .vxbin's matching ELF when one was found.
+      std::optional<std::vector<uint8_t>> kept;
       std::optional<engine::Symbols> symbols;
       std::optional<engine::Variables> variables;
       auto image = parse_kernel_image(bytes, name);
@@ -211,6 +211,7 @@ int host_command(const HostArgs& a) {
           if (found->symbols) {
             symbols = std::move(found->symbols);
             if (auto v = engine::Variables::load(found->path)) variables.emplace(std::move(v).value());
+            if (auto elf = read_input_file(found->path, kMaxKernelImageBytes)) kept = std::move(elf).value();
           }
         }
       } else if (session_mode && image && image->is_elf) {
@@ -224,6 +225,9 @@ int host_command(const HostArgs& a) {
         }
       }
       images.add(name, std::move(symbols), std::move(variables));
+      if (!store_dir.empty())
+        if (auto r = s.record_symbols(std::filesystem::path(name).filename().string(), kept ? *kept : bytes); !r)
+          say(*sink, "the recording could not keep the symbols of " + name + ": " + r.error().message);
     }
     const auto& launches = server.device().launches();
     for (; launches_mapped < launches.size(); ++launches_mapped)

@@ -1,6 +1,7 @@
 #include "cli/replay_command.hpp"
 
 #include <chrono>
+#include <deque>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -16,6 +17,7 @@
 #include "cli/temp_file.hpp"
 #include "device/host_runtime.hpp"
 #include "device/image.hpp"
+#include "debug/images.hpp"
 #include "engine/session.hpp"
 #include "engine/symbols.hpp"
 #include "engine/variables.hpp"
@@ -160,6 +162,25 @@ int replay_command(const ReplayArgs& a) {
   }
   Debugger dbg(s, symbols ? &*symbols : nullptr, launch, *sink);
   if (variables) dbg.set_variables(&*variables);
+  // A host program's recording with several images: each launch is read with its own image's
+  // symbols and C variables, as in the session that recorded it (docs/host.md).
+  debug::Images images;
+  std::deque<TempFile> image_files;
+  if (info->images.size() > 1) {
+    for (const auto& kept : info->images) {
+      std::optional<engine::Symbols> sy;
+      std::optional<engine::Variables> vars;
+      if (auto loaded = engine::Symbols::load_bytes(kept.bytes, kept.name)) sy.emplace(std::move(loaded).value());
+      if (auto path = image_files.emplace_back().write(kept.bytes, kept.name))
+        if (auto v = engine::Variables::load(*path)) vars.emplace(std::move(v).value());
+      images.add(kept.name, std::move(sy), std::move(vars));
+    }
+    const auto args = s.launch_args();
+    const auto kept_before = s.launch_images_recorded();
+    for (size_t l = 0; l < args.size() && l < kept_before.size(); ++l)
+      if (auto i = replay::image_of_launch(*info, kept_before[l], args[l].entry_pc)) images.set_launch(uint32_t(l + 1), *i);
+    dbg.set_images(&images);
+  }
   StartView sv;
   sv.kernel = kernel_name;
   sv.config = cfg.to_string();

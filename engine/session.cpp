@@ -208,6 +208,7 @@ struct Session::Impl {
   std::vector<size_t> launch_entry;                          // launch L -> its plan entry (index L - 1)
   std::vector<std::map<uint32_t, uint64_t>> launch_regs;     // WRITE_REG64 values when launch L began
   std::vector<LaunchGridArgs> launch_grid;                   // launch L -> its LAUNCH_GRID fields
+  std::vector<size_t> launch_symbols;  // a replay's launch L -> the recorded images (Symbols) before it
   std::function<Result<bool>()> host_source;                 // a live host program (set_host_source)
   std::function<void()> host_tick;                           // Session::set_host_tick
   // Device time (Session::device_ns): wall time of the runs the user asked for, not of seeks and
@@ -498,6 +499,8 @@ struct Session::Impl {
     auto ops = store->ops();
     if (!ops) return ops.error();
     using K = checkpoint::HostOpKind;
+    std::map<size_t, size_t> symbols_before;  // plan index of a submission -> Symbols operations before it
+    size_t symbols_seen = 0;
     for (size_t i = 0; i < ops->size(); ++i) {
       const checkpoint::HostOpRecord& op = (*ops)[i];
       const std::string what = "host operation " + std::to_string(i) + " (" + checkpoint::host_op_name(op.kind) + ")";
@@ -505,8 +508,9 @@ struct Session::Impl {
       e.kind = op.kind;
       e.addr = uint32_t(op.addr);
       e.size = op.size;
+      if (op.kind == K::Submit) symbols_before[plan.size()] = symbols_seen;
       switch (op.kind) {
-        case K::Symbols: continue;
+        case K::Symbols: ++symbols_seen; continue;
         case K::HostEnd: host_done = true; continue;
         case K::Copy:
           // Read when it is applied.
@@ -537,6 +541,7 @@ struct Session::Impl {
         launch_entry.push_back(i);
         launch_regs.push_back(regs);
         launch_grid.push_back(grid_args(plan[i].seg));
+        launch_symbols.push_back(symbols_before[i]);
       }
       drop(plan[i]);
     }
@@ -2375,5 +2380,7 @@ Result<void> Session::load_recording() { return impl_->load_recording(); }
 void Session::set_host_source(std::function<Result<bool>()> source) { impl_->host_source = std::move(source); }
 
 std::vector<LaunchGridArgs> Session::launch_args() const { return impl_->launch_grid; }
+
+std::vector<size_t> Session::launch_images_recorded() const { return impl_->launch_symbols; }
 
 }  // namespace vx::engine

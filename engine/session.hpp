@@ -347,6 +347,9 @@ class Session {
   // Each launch's LAUNCH_GRID fields (entry, argument, grid, block, local memory), launch L at
   // index L - 1: the launches started so far, or in a replay every recorded one.
   std::vector<LaunchGridArgs> launch_args() const;
+  // A replay: for launch L (index L - 1), how many images the recording kept (record_symbols)
+  // before the launch started; with launch_args()' entry, which image each launch ran.
+  std::vector<size_t> launch_images_recorded() const;
 
  private:
   struct Impl;

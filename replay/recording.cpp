@@ -1,5 +1,7 @@
 #include "replay/recording.hpp"
 
+#include <algorithm>
+
 #include "checkpoint/store.hpp"
 
 namespace vx::replay {
@@ -41,12 +43,23 @@ Result<RecordingInfo> inspect_recording(const std::string& dir) {
       return make_error("the recording's kernel image " + op.name + " does not match its header (hash " +
                         checkpoint::PageHash{0, img->hash}.to_string().substr(16) + ", the header says " +
                         checkpoint::PageHash{0, h.kernel_hash}.to_string().substr(16) + "): the recording is corrupt");
-    info.image_name = op.name;
-    info.image_bytes = std::move(*bytes);
-    info.image = std::move(*img);
-    break;
+    if (!info.image) {
+      info.image_name = op.name;
+      info.image_bytes = *bytes;
+      info.image = *img;
+    }
+    info.images.push_back(RecordingInfo::KeptImage{op.name, std::move(*bytes), std::move(*img)});
   }
   return info;
+}
+
+std::optional<size_t> image_of_launch(const RecordingInfo& info, size_t kept_before, uint32_t entry_pc) {
+  const size_t kept = std::min(kept_before, info.images.size());
+  if (kept == 0) return std::nullopt;
+  for (size_t i = kept; i-- > 0;)
+    for (const ImageSegment& seg : info.images[i].image.segments)
+      if (entry_pc >= seg.vaddr && uint64_t(entry_pc) < uint64_t(seg.vaddr) + seg.mem_size) return i;
+  return kept - 1;
 }
 
 }  // namespace vx::replay

@@ -135,6 +135,15 @@ def check_images():
         check(re.search(r"\n  1\s+vecadd\s+0x", out) is not None and re.search(r"\* 2\s+pipeline\s+0x", out) is not None,
               f"info launches names each launch's kernel from its image: {out!r}")
         check(out.count("p->n = 64") == 2, f"reverse-continue back into launch 1 reads the first image: {out!r}")
+        # The recording replayed: each launch with its own image's symbols, as in the session.
+        rec = [os.path.join(tmp, d) for d in os.listdir(tmp)][0]
+        rc, out, err = run([VX, "replay", rec, "--batch", "-ex", "delete", "-ex", "break scale if i == 6", "-ex",
+                            "continue", "-ex", "bt", "-ex", "p k", "-ex", "info launches", "-ex",
+                            f"break vecadd.c:{line}", "-ex", "reverse-continue", "-ex", "p p->n"])
+        check(rc == 0 and re.search(r"Breakpoint 1, scale \(pipeline\.c:\d+\), launch 2 \(pipeline\)", out) is not None
+              and "k = 3" in out and re.search(r"#1 .* in pipeline \(", out) is not None
+              and re.search(r"\n  1\s+vecadd\s+0x", out) is not None and "p->n = 64" in out,
+              f"the replay reads each launch with its own image: {rc} {out!r} {err!r}")
 
 
 def check_channel():
@@ -223,10 +232,19 @@ def check_vortex2():
         check(rc == 0 and "y[i] = 15" in out and "(--symbols)" in err and "queues: PASSED" in out,
               f"vortex2 .vxbin with --symbols: {rc} {out!r} {err!r}")
         shutil.copy(elf, os.path.join(tmp, "axpy2.elf"))
-        rc, out, err = run([VX, "run", "--no-db", "--break", "accumulate", "--batch", "-ex", "continue", "-ex",
+        db = os.path.join(tmp, "db")
+        rc, out, err = run([VX, "run", "--db", db, "--break", "accumulate", "--batch", "-ex", "continue", "-ex",
                             "delete", "-ex", "continue", "--", queues, "-k", vxbin])
         check(rc == 0 and "Breakpoint 1, accumulate" in out and "beside it" in err,
               f"vortex2 .vxbin with its ELF beside it: {rc} {out!r} {err!r}")
+        # The recording keeps that ELF for the .vxbin's symbols: the replay needs neither file.
+        os.remove(vxbin)
+        os.remove(os.path.join(tmp, "axpy2.elf"))
+        rec = [os.path.join(db, d) for d in os.listdir(db)][0]
+        rc, out, err = run([VX, "replay", rec, "--batch", "-ex", f"break axpy2.c:{acc} if i == 5", "-ex", "continue",
+                            "-ex", "print y[i]"])
+        check(rc == 0 and re.search(rf"accumulate \(axpy2\.c:{acc}\), launch 2", out) is not None and "y[i] = 15" in out,
+              f"vortex2 .vxbin recording replayed with the symbols of its ELF: {rc} {out!r} {err!r}")
     # Upstream's kernel files are .vxbin: one with thread-local storage on 1x2x8x8 (hart 121 on lies
     # past the image) runs when its ELF is beside it, alone and under vxreplay, and says so.
     run_kernel = os.path.join(BUILD, "tests", "host_run_kernel")

@@ -1,7 +1,7 @@
 // Live debugging through the Debug Module (docs/live.md): the DM-driven half of the engine.
 // Session (session.hpp) keeps its API; with SessionOptions::mode Live (or Auto on a device with a
 // DM) its run control goes through LiveDevice, which reaches the device only through DmClient
-// (halt, resume, step, instruction injection, DSCRATCH), and engine/live_run.hpp (the run loop
+// (halt, resume, step, instruction injection, DSCRATCH), and engine/session_live.cpp (the live runner
 // over the session's state).
 #pragma once
 

@@ -351,8 +351,10 @@ class Session {
   // before the launch started; with launch_args()' entry, which image each launch ran.
   std::vector<size_t> launch_images_recorded() const;
 
- private:
+  // The implementation (engine/session_impl.hpp, private to engine/: its jobs' files name it).
   struct Impl;
+
+ private:
   explicit Session(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

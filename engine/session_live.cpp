@@ -1,84 +1,45 @@
-// The live run loop (docs/live.md): Session's run control when the session is live. Templates
-// over the session's implementation (S = Session::Impl, which includes this file), so the
-// re-launch code in session.cpp stays as it is: session.cpp only dispatches here.
-//
-// Every stop halts every warp (haltreq over all); the state at a stop is read through the Debug
-// Module (LiveDevice::read_warps: PC, thread mask, registers by instruction injection) over the
-// context the DM cannot see (launch and KMU progress, barriers, scheduler, local memory), and
-// written as a checkpoint; the device stays held until the user goes on.
-#pragma once
-
-#include <algorithm>
-#include <bit>
-#include <memory>
-#include <optional>
-#include <set>
-
-#include "checkpoint/store.hpp"
-#include "device/debug_module.hpp"
-#include "engine/live.hpp"
-#include "engine/session.hpp"
+#include "engine/session_live.hpp"
 
 namespace vx::engine {
-
-struct LiveState {
-  std::unique_ptr<LiveDevice> dev;
-  SessionInfo info;
-  bool on = false;            // run control goes through the DM
-  uint64_t attach_after = 0;  // stop the first launch after this many instructions (haltreq)
-  bool reset_halt = false;    // stop the first launch at its first instruction (resethaltreq)
-  bool attach_done = false;
-  // Time travel (docs/live.md): the launches in which a warp ran alone (a DM step), and whether
-  // the next checkpoint ends an interval that ran so. Checkpoints carry both (live, stepped).
-  std::set<uint32_t> departed;
-  bool stepped = false;
-};
-
 namespace live {
 
-inline Result<std::optional<StopEvent>> some(Result<StopEvent> r) {
+using Mode = Session::Impl::Mode;
+
+// A step that stays in one PC range for this many DM steps in a row (a spin loop, a long loop
+// body, a callee run through) goes on by range runs (range_run) instead of one DM step at a time.
+constexpr uint64_t kRangeRunAfter = 4096;
+
+Result<std::optional<StopEvent>> some(Result<StopEvent> r) {
   if (!r) return r.error();
   return std::optional<StopEvent>{std::move(r).value()};
 }
 
-inline DeviceException at(Cause c, uint32_t pc, WarpId w) { return DeviceException{c, pc, w.core, w.slot, 0, 0}; }
+DeviceException at(Cause c, uint32_t pc, WarpId w) { return DeviceException{c, pc, w.core, w.slot, 0, 0}; }
 
-template <class S>
-WarpId warp_of(const S& s, uint32_t g) {
+WarpId warp_of(const Session::Impl& s, uint32_t g) {
   const uint32_t nw = s.dev.config().warps;
   return WarpId{g / nw, g % nw};
 }
 
-// A warp is about to run alone (a DM step), out of the scheduler's order: from here the launch's
-// live history departs from what a re-launch reproduces (docs/live.md "Time travel while live").
-template <class S>
-void solo(S& s) {
+void solo(Session::Impl& s) {
   s.lv.departed.insert(s.launch);
   s.lv.stepped = true;
 }
 
-template <class S>
-std::set<uint32_t> wanted_addresses(const S& s) {
+std::set<uint32_t> wanted_addresses(const Session::Impl& s) {
   std::set<uint32_t> out;
   for (const auto& [id, b] : s.bps)
     if (b.enabled) out.insert(b.addr);
   return out;
 }
 
-template <class S>
-Result<void> sync_breakpoints(S& s) {
+Result<void> sync_breakpoints(Session::Impl& s) {
   auto r = s.lv.dev->sync_breakpoints(wanted_addresses(s));
   s.planted = s.lv.dev->planted();
   return r;
 }
 
-// The state at a halt: the context the DM cannot reach, then every warp's PC, mask and
-// registers read through the DM. The DM's own marks (halted, causes) and its scratch registers
-// (DSCRATCH, which every injected read goes through) are the debugger's, not the kernel's: the
-// checkpoint holds the kernel as if nobody had halted it, so a re-launch that reaches the same
-// point finds the same state.
-template <class S>
-Result<void> capture(S& s) {
+Result<void> capture(Session::Impl& s) {
   if (auto r = s.capture(false); !r) return r;
   if (auto r = s.lv.dev->read_warps(s.ctx, s.dev.config().threads); !r) return r;
   for (CoreState& c : s.ctx.cores)
@@ -91,8 +52,7 @@ Result<void> capture(S& s) {
   return {};
 }
 
-template <class S>
-Result<StopEvent> stop(S& s, StopReason reason, const DeviceException& exc, std::vector<WatchEvent> watch = {}) {
+Result<StopEvent> stop(Session::Impl& s, StopReason reason, const DeviceException& exc, std::vector<WatchEvent> watch) {
   s.account_pass();
   if (auto r = s.lv.dev->halt_all(); !r) return r.error();
   s.lv.info.held = true;
@@ -105,7 +65,7 @@ Result<StopEvent> stop(S& s, StopReason reason, const DeviceException& exc, std:
   ev.exception = exc;
   ev.watches = std::move(watch);
   s.describe(ev, exc, !s.quiet);
-  s.phase = S::Phase::Stopped;
+  s.phase = Session::Impl::Phase::Stopped;
   if (!s.quiet) ++s.st.stops;
   s.last = ev;
   auto saved = s.save_checkpoint(ev, !s.quiet);
@@ -114,9 +74,7 @@ Result<StopEvent> stop(S& s, StopReason reason, const DeviceException& exc, std:
   return ev;
 }
 
-// A checkpoint while the launch runs (every N instructions): halt, read, write, resume.
-template <class S>
-Result<void> auto_checkpoint(S& s, bool resume) {
+Result<void> auto_checkpoint(Session::Impl& s, bool resume) {
   if (!s.store || s.opts.read_only) return {};
   const uint64_t now = s.launch_progress();
   s.note_reached(now);
@@ -138,23 +96,12 @@ Result<void> auto_checkpoint(S& s, bool resume) {
   return s.lv.dev->resume_all();
 }
 
-template <class S>
-bool is_assertion(S& s, uint32_t through, uint32_t pc) {
+bool is_assertion(Session::Impl& s, uint32_t through, uint32_t pc) {
   uint32_t next = 0;
   return s.lv.dev->read_bytes(through, pc + 4, {reinterpret_cast<uint8_t*>(&next), 4}).ok() && next == kAssertMarker;
 }
 
-template <class S>
-Result<std::optional<StopEvent>> depart(S& s);
-
-// A breakpoint hit the front end does not want (a false condition) costs no stop, as in re-launch
-// mode: no mark, no stop counted. The filter reads the state at the hit (every warp halted, read
-// through the DM). A dropped hit is an automatic checkpoint (the seeded interval before it ends
-// there), then the hit warps go on past their breakpoints as a continue does (a departure, with
-// its checkpoint). nullopt: the hit was dropped and every warp runs again.
-// A hit as the front end's filter sees it: every warp halted and read through the DM.
-template <class S>
-Result<StopEvent> halted_hit(S& s, StopReason reason, const DeviceException& exc, std::vector<WatchEvent> watches = {}) {
+Result<StopEvent> halted_hit(Session::Impl& s, StopReason reason, const DeviceException& exc, std::vector<WatchEvent> watches) {
   if (auto r = s.lv.dev->halt_all(); !r) return r.error();
   s.lv.info.held = true;
   if (auto r = capture(s); !r) return r.error();
@@ -169,8 +116,7 @@ Result<StopEvent> halted_hit(S& s, StopReason reason, const DeviceException& exc
   return hit;
 }
 
-template <class S>
-Result<std::optional<StopEvent>> filter_breakpoint_hit(S& s, const DeviceException& exc) {
+Result<std::optional<StopEvent>> filter_breakpoint_hit(Session::Impl& s, const DeviceException& exc) {
   auto hit = halted_hit(s, StopReason::Breakpoint, exc);
   if (!hit) return hit.error();
   if (s.breakpoint_filter(*hit)) return some(stop(s, StopReason::Breakpoint, exc));
@@ -180,11 +126,7 @@ Result<std::optional<StopEvent>> filter_breakpoint_hit(S& s, const DeviceExcepti
   return depart(s);
 }
 
-// After a Halted event: a breakpoint or the kernel's own EBREAK stops; warps that a reset-halt
-// caught in a slot dispatched later are resumed (nullopt: go on). filter: a breakpoint hit goes to
-// the front end's filter first (the run loop; not while a step runs the other warps).
-template <class S>
-Result<std::optional<StopEvent>> on_halted(S& s, bool filter = false) {
+Result<std::optional<StopEvent>> on_halted(Session::Impl& s, bool filter) {
   DmClient& dm = s.lv.dev->dm();
   auto halted = dm.halted_warps();
   if (!halted) return halted.error();
@@ -211,14 +153,11 @@ Result<std::optional<StopEvent>> on_halted(S& s, bool filter = false) {
   return std::optional<StopEvent>{};
 }
 
-// A launch was just submitted: every warp starts halted at its first instruction (ndmreset with
-// resethaltreq), the breakpoints are written through a halted warp, then everything resumes.
-template <class S>
-Result<std::optional<StopEvent>> start_launch(S& s) {
+Result<std::optional<StopEvent>> start_launch(Session::Impl& s) {
   DeviceEvent e0 = s.dev.wait(0);
   if (e0.kind == EventKind::CommandError) {
     s.account_pass();
-    s.phase = S::Phase::Dead;
+    s.phase = Session::Impl::Phase::Dead;
     return std::optional<StopEvent>{s.killed("a command failed: " + e0.message)};
   }
   if (e0.kind != EventKind::Budget) return std::optional<StopEvent>{};  // nothing launched (yet)
@@ -243,15 +182,11 @@ Result<std::optional<StopEvent>> start_launch(S& s) {
   return std::optional<StopEvent>{};
 }
 
-template <class S>
-Result<uint32_t> read_tmask(S& s, uint32_t g) {
+Result<uint32_t> read_tmask(Session::Impl& s, uint32_t g) {
   return s.lv.dev->dm().read_csr(g, 0, 0xCC4);
 }
 
-// The focus warp waits (barrier, spawn): the other warps run, in slices, until it can step.
-// `held`: warps that stay halted too (others waiting on a planted breakpoint's address).
-template <class S>
-Result<std::optional<StopEvent>> run_others(S& s, uint32_t g, LiveStep* out, const std::set<uint32_t>& held = {}) {
+Result<std::optional<StopEvent>> run_others(Session::Impl& s, uint32_t g, LiveStep* out, const std::set<uint32_t>& held) {
   const uint32_t total = s.lv.dev->dm().platform().total_warps();
   std::vector<uint32_t> others;
   for (uint32_t o = 0; o < total; ++o)
@@ -285,36 +220,12 @@ Result<std::optional<StopEvent>> run_others(S& s, uint32_t g, LiveStep* out, con
   }
 }
 
-// DM steps count like normal execution, and so against the watchdog: the launch's instruction
-// budget (SessionOptions::watchdog) ends a step that never leaves a spin loop, as it ends a run.
-template <class S>
-std::optional<DeviceException> watchdog_due(const S& s, WarpId w, uint32_t pc, uint32_t tmask) {
+std::optional<DeviceException> watchdog_due(const Session::Impl& s, WarpId w, uint32_t pc, uint32_t tmask) {
   if (!s.opts.watchdog || s.launch_progress() < s.opts.watchdog) return std::nullopt;
   return DeviceException{Cause::Watchdog, pc, w.core, w.slot, tmask ? 31u - unsigned(std::countl_zero(tmask)) : 0u, 0};
 }
 
-// A step that stays in one PC range for this many DM steps in a row (a spin loop, a long loop
-// body, a callee run through) goes on by range runs (below) instead of one DM step at a time.
-constexpr uint64_t kRangeRunAfter = 4096;
-
-// Where a range run ended: a stop, or the focus warp halted at `pc` (moved), or nothing ran (the
-// range or the instruction at the PC cannot run so: the step goes on by a DM step).
-struct RangeRun {
-  std::optional<StopEvent> stop;
-  bool moved = false;
-  uint32_t pc = 0;
-};
-
-// A range run: the focus warp alone (every other warp stays halted) runs on the device until it
-// leaves [lo, hi), the way a debugger on hardware steps a range without single-stepping it:
-// EBREAKs planted where it can leave (LiveDevice::range_stops), resumereq of the focus warp alone,
-// then the halt on one of them (a planted breakpoint of the user's halts it too), and the EBREAKs
-// are taken out. Its instructions are counted by the device like any others, so the device's
-// watchdog ends it at the launch's budget exactly as it ends a run or a re-launch step (the same
-// Watchdog stop, at the same count); Ctrl-C is noticed at every return from the device
-// (SessionOptions::slice instructions at most), as in a run.
-template <class S>
-Result<RangeRun> range_run(S& s, uint32_t g, WarpId w, std::pair<uint32_t, uint32_t> range, uint32_t pc,
+Result<RangeRun> range_run(Session::Impl& s, uint32_t g, WarpId w, std::pair<uint32_t, uint32_t> range, uint32_t pc,
                            std::optional<std::pair<std::pair<uint32_t, uint32_t>, std::optional<std::vector<uint32_t>>>>& cache) {
   LiveDevice& ld = *s.lv.dev;
   if (!cache || cache->first != range) {
@@ -385,7 +296,7 @@ Result<RangeRun> range_run(S& s, uint32_t g, WarpId w, std::pair<uint32_t, uint3
       }
       case EventKind::CommandError:
         s.account_pass();
-        s.phase = S::Phase::Dead;
+        s.phase = Session::Impl::Phase::Dead;
         s.lv.info.held = false;
         return RangeRun{s.killed("a command failed: " + e.message)};
       default:
@@ -396,9 +307,7 @@ Result<RangeRun> range_run(S& s, uint32_t g, WarpId w, std::pair<uint32_t, uint3
   }
 }
 
-// stepi / step / next / finish: DM steps of the focus warp, every other warp halted.
-template <class S, class Mode>
-Result<StopEvent> step(S& s, const Mode& mode) {
+Result<StopEvent> step(Session::Impl& s, const Session::Impl::Mode& mode) {
   const WarpState& ws0 = s.ctx.cores[mode.warp.core].warps[mode.warp.slot];
   if (!ws0.active) return make_error("the focus warp has no work to step");
   if (auto r = sync_breakpoints(s); !r) return r.error();
@@ -477,12 +386,7 @@ Result<StopEvent> step(S& s, const Mode& mode) {
   }
 }
 
-// A watch hit the front end does not want (a false condition, a `watch` whose value did not
-// change) costs no stop, as in re-launch mode: no checkpoint, no mark, no stop counted. The filter
-// reads the state at the hit, so every warp halts and is read through the DM; a dropped hit
-// resumes them all, which keeps the schedule seeded (as an automatic checkpoint does).
-template <class S>
-Result<bool> keep_watch_hit(S& s, const std::vector<WatchEvent>& watches) {
+Result<bool> keep_watch_hit(Session::Impl& s, const std::vector<WatchEvent>& watches) {
   if (!s.breakpoint_filter || s.quiet) return true;
   auto hit = halted_hit(s, StopReason::Watchpoint, DeviceException{}, watches);
   if (!hit) return hit.error();
@@ -493,9 +397,7 @@ Result<bool> keep_watch_hit(S& s, const std::vector<WatchEvent>& watches) {
   return false;
 }
 
-// A launch (or the plan) ended.
-template <class S>
-void launch_done(S& s) {
+void launch_done(Session::Impl& s) {
   s.account_pass();
   s.finished_instructions = s.launch_progress();
   s.note_reached(s.finished_instructions);
@@ -503,15 +405,12 @@ void launch_done(S& s) {
   if (!s.quiet) s.st.launch_instructions += s.launch_base(s.finished_instructions);
   s.dev_at_pass_start = s.dev.stats().instructions;
   s.progress_at_pass_start = 0;
-  s.phase = S::Phase::Idle;
+  s.phase = Session::Impl::Phase::Idle;
   s.lv.info.held = false;
   s.lv.dev->dm().forget_halts();
 }
 
-// Every warp goes on from a stop: warps at a planted breakpoint execute the original instruction
-// first (docs/live.md "continue"), then every warp resumes. A stop event when that stopped.
-template <class S>
-Result<std::optional<StopEvent>> depart(S& s) {
+Result<std::optional<StopEvent>> depart(Session::Impl& s) {
   LiveDevice& ld = *s.lv.dev;
   // Warps at a planted breakpoint execute the original instruction first (a DM step each). One
   // that waits there (a barrier) stays halted while the others run until it can step past it.
@@ -550,13 +449,12 @@ Result<std::optional<StopEvent>> depart(S& s) {
   return std::optional<StopEvent>{};
 }
 
-template <class S, class Mode>
-Result<StopEvent> run(S& s, const Mode& mode) {
+Result<StopEvent> run(Session::Impl& s, const Session::Impl::Mode& mode) {
   s.interrupted = false;
-  if (s.phase == S::Phase::Exited) return make_error("the workload has exited; there is nothing to run");
-  if (s.phase == S::Phase::Dead) return make_error("the workload was killed: " + s.last.message);
+  if (s.phase == Session::Impl::Phase::Exited) return make_error("the workload has exited; there is nothing to run");
+  if (s.phase == Session::Impl::Phase::Dead) return make_error("the workload was killed: " + s.last.message);
   if (mode.quiet()) return make_error("internal error: a quiet run while live");
-  if (s.phase == S::Phase::Stopped) {
+  if (s.phase == Session::Impl::Phase::Stopped) {
     if (s.fatal)  // as in re-launch mode: refused, and the stop stays inspectable
       return make_error("The kernel stopped on " + std::string(cause_name(s.last.exception.cause)) +
                         " and cannot go on; the stop stays inspectable (reverse commands go back in time).");
@@ -580,10 +478,10 @@ Result<StopEvent> run(S& s, const Mode& mode) {
     return make_error("no warp to step: the kernel is not stopped");
   }
   for (;;) {
-    if (s.phase == S::Phase::Idle) {
+    if (s.phase == Session::Impl::Phase::Idle) {
       auto started = s.start_next_piece();
       if (!started) {
-        s.phase = S::Phase::Dead;
+        s.phase = Session::Impl::Phase::Dead;
         return s.killed(started.error().message);
       }
       if (!*started && s.host_source && !s.host_done && !s.opts.replay) {
@@ -591,14 +489,14 @@ Result<StopEvent> run(S& s, const Mode& mode) {
         // waits for more, as in re-launch mode.
         auto more = s.host_source();
         if (!more) {
-          s.phase = S::Phase::Dead;
+          s.phase = Session::Impl::Phase::Dead;
           return s.killed(more.error().message);
         }
         if (*more) continue;
       }
       if (!*started) {
         s.drain_console();
-        s.phase = S::Phase::Exited;
+        s.phase = Session::Impl::Phase::Exited;
         StopEvent ev;
         if (s.opts.replay && !s.host_done) {
           ev.reason = StopReason::EndOfRecording;
@@ -672,7 +570,7 @@ Result<StopEvent> run(S& s, const Mode& mode) {
       case EventKind::Idle: launch_done(s); continue;
       case EventKind::CommandError:
         s.account_pass();
-        s.phase = S::Phase::Dead;
+        s.phase = Session::Impl::Phase::Dead;
         s.lv.info.held = false;
         return s.killed("a command failed: " + e.message);
       case EventKind::Trigger:
@@ -681,10 +579,7 @@ Result<StopEvent> run(S& s, const Mode& mode) {
   }
 }
 
-// Session::create: the method (SessionOptions::mode) and what info session reports. A re-launch
-// session probes the DM too (for info session) and leaves it inactive.
-template <class S>
-Result<void> setup(S& s, Driver& device, const SessionOptions& options) {
+Result<void> setup(Session::Impl& s, Driver& device, const SessionOptions& options) {
   LiveState& lv = s.lv;
   lv.info.requested = options.mode;
   lv.attach_after = options.attach_after;
@@ -722,9 +617,7 @@ Result<void> setup(S& s, Driver& device, const SessionOptions& options) {
   return {};
 }
 
-// Time travel re-launches from checkpoints: the session leaves live mode for good (docs/live.md).
-template <class S>
-void leave(S& s, const std::string& why) {
+void leave(Session::Impl& s, const std::string& why) {
   if (!s.lv.on) return;
   (void)s.dev.dm_write(dm::kDctrl, 0);  // DCTRL.dmactive = 0: the DM resets, ebreak-halt off, every warp resumes
   s.lv.on = false;
@@ -733,9 +626,7 @@ void leave(S& s, const std::string& why) {
   s.lv.info.why = why;
 }
 
-// Memory through a halted warp's view (on `core` when given: its local memory).
-template <class S>
-Result<std::vector<uint8_t>> read_memory(S& s, uint32_t addr, uint32_t size, std::optional<uint32_t> core = {}) {
+Result<std::vector<uint8_t>> read_memory(Session::Impl& s, uint32_t addr, uint32_t size, std::optional<uint32_t> core) {
   std::vector<uint8_t> bytes(size);
   uint32_t through = UINT32_MAX;
   for (uint32_t c = core.value_or(0); c < s.ctx.cores.size() && through == UINT32_MAX && (!core || c == *core); ++c)

@@ -1,0 +1,501 @@
+// Session's implementation, private to engine/: its state, the nested types its jobs share and
+// its member functions, defined by job (docs/architecture.md, "The engine"):
+//   session_plan.cpp    the workload plan: the host's operations, memory, launches as pieces
+//   session_record.cpp  recording: host operations and checkpoints into the store
+//   session_traps.cpp   breakpoints (planted EBREAKs) and watchpoints
+//   session_run.cpp     the re-launch runner: passes, stops, the run loop
+//   session_time.cpp    time travel: restore, seek, scan
+//   session_live.cpp    the live runner (Debug Module; session_live.hpp)
+//   session.cpp         Session's public API over all of them
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <bit>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
+#include "checkpoint/store.hpp"
+#include "device/cmdbuf_builder.hpp"
+#include "device/cmdproc.hpp"
+#include "engine/context_record.hpp"
+#include "engine/entry_routine.hpp"
+
+#include "engine/session.hpp"
+#include "engine/live.hpp"
+
+namespace vx::engine {
+
+namespace impl_detail {
+
+constexpr uint32_t kEbreak = 0x00100073;
+constexpr uint32_t kPageSize = 4096;
+// The engine's own device memory (the thread-entry routine, its records, saved local memory) is a
+// fixed reservation above every allocation, so the host's allocations get the addresses they get in
+// a plain run, and a replay hands out the recorded ones.
+constexpr uint32_t kEngineArea = 0xF0000000;
+// Copies larger than this are recorded as several operations (a store value holds at most 64 MiB).
+constexpr uint64_t kMaxOpData = 16u << 20;
+
+inline std::string hex(uint32_t v) {
+  char buf[16];
+  snprintf(buf, sizeof buf, "0x%08x", v);
+  return buf;
+}
+
+// A piece of a submitted command buffer: commands up to and including at most one launch. The
+// engine submits pieces one at a time, so killing a launch loses nothing queued behind it.
+struct Segment {
+  std::vector<Command> commands;
+  bool launches = false;
+};
+
+inline std::vector<uint8_t> encode(const std::vector<Command>& commands) {
+  CommandBufferBuilder b;
+  for (const Command& c : commands) b.packet(c.op, c.inline_value, std::span<const uint64_t>(c.payload));
+  b.finish();
+  return b.bytes();
+}
+
+inline checkpoint::StopKind stop_kind(StopReason r) {
+  switch (r) {
+    case StopReason::Breakpoint: return checkpoint::StopKind::Breakpoint;
+    case StopReason::Step:
+    case StopReason::HistoryStart: return checkpoint::StopKind::Step;
+    case StopReason::Exception:
+    case StopReason::Assertion: return checkpoint::StopKind::DeviceException;
+    case StopReason::Watchdog: return checkpoint::StopKind::Watchdog;
+    case StopReason::Interrupt:
+    case StopReason::InstructionCount: return checkpoint::StopKind::Interrupt;
+    case StopReason::Watchpoint: return checkpoint::StopKind::Watchpoint;
+    case StopReason::Exited:
+    case StopReason::Killed:
+    case StopReason::EndOfRecording: return checkpoint::StopKind::LaunchEnd;
+  }
+  return checkpoint::StopKind::Unknown;
+}
+
+inline StopReason reason_of(const checkpoint::StopRecord& s) {
+  switch (s.kind) {
+    case checkpoint::StopKind::Breakpoint: return StopReason::Breakpoint;
+    case checkpoint::StopKind::Step: return StopReason::Step;
+    case checkpoint::StopKind::DeviceException:
+      return s.text == stop_reason_name(StopReason::Assertion) ? StopReason::Assertion : StopReason::Exception;
+    case checkpoint::StopKind::Watchdog: return StopReason::Watchdog;
+    case checkpoint::StopKind::Watchpoint: return StopReason::Watchpoint;
+    default: return StopReason::InstructionCount;
+  }
+}
+
+}  // namespace impl_detail
+
+using namespace impl_detail;
+
+// The live runner's state (session_live.hpp).
+struct LiveState {
+  std::unique_ptr<LiveDevice> dev;
+  SessionInfo info;
+  bool on = false;            // run control goes through the DM
+  uint64_t attach_after = 0;  // stop the first launch after this many instructions (haltreq)
+  bool reset_halt = false;    // stop the first launch at its first instruction (resethaltreq)
+  bool attach_done = false;
+  // Time travel (docs/live.md): the launches in which a warp ran alone (a DM step), and whether
+  // the next checkpoint ends an interval that ran so. Checkpoints carry both (live, stepped).
+  std::set<uint32_t> departed;
+  bool stepped = false;
+};
+
+struct Session::Impl {
+  enum class Phase { Idle, Running, Stopped, Exited, Dead };
+
+  // What the host runtime sees as the device.
+  class HostDriver final : public Driver {
+   public:
+    explicit HostDriver(Impl& s) : s_(s) {}
+    const DeviceConfig& config() const override { return s_.dev.config(); }
+    Result<uint32_t> mem_alloc(uint64_t size) override { return s_.host_alloc(size); }
+    Result<void> mem_reserve(uint32_t addr, uint64_t size) override { return s_.host_reserve(addr, size); }
+    Result<void> mem_free(uint32_t addr) override { return s_.host_free(addr); }
+    Result<void> copy_to_device(uint32_t addr, std::span<const uint8_t> bytes) override {
+      return s_.host_copy(addr, bytes);
+    }
+    Result<void> copy_from_device(uint32_t addr, std::span<uint8_t> bytes) override {
+      auto r = s_.dev.copy_from_device(addr, bytes);
+      if (r) s_.unplant_view(addr, bytes);
+      return r;
+    }
+    Result<uint64_t> submit(std::span<const uint8_t> commands) override { return s_.accept(commands); }
+    DeviceEvent wait(uint64_t) override {
+      // A host program waiting runs the workload under the session until its next stop.
+      auto ev = s_.run(Mode{});
+      if (!ev) return DeviceEvent{EventKind::CommandError, 0, {}, ev.error().message};
+      if (ev->reason == StopReason::Exited) return DeviceEvent{EventKind::Completed, s_.host_submissions, {}, {}};
+      if (ev->reason == StopReason::Killed) return DeviceEvent{EventKind::CommandError, 0, {}, ev->message};
+      return DeviceEvent{EventKind::Halted, s_.host_submissions, ev->exception, {}};
+    }
+    void abort() override {
+      s_.dev.abort();
+      s_.lv.info.held = false;
+      s_.drop_pending();
+      s_.phase = Phase::Idle;
+    }
+    std::vector<ConsoleChunk> read_console() override { return s_.take_console(); }
+    uint32_t exit_code() override { return s_.dev.exit_code(); }
+    MachineStats stats() const override { return s_.dev.stats(); }
+    std::vector<DivergentBranch> divergent_branches() const override { return s_.dev.divergent_branches(); }
+    Result<uint32_t> dm_read(uint32_t addr) override { return s_.dev.dm_read(addr); }
+    Result<void> dm_write(uint32_t addr, uint32_t value) override { return s_.dev.dm_write(addr, value); }
+    Result<DeviceContext> save_context() override { return make_error("save_context: the debugger owns the launch"); }
+    Result<uint64_t> resume(const ResumeRequest&) override {
+      return make_error("resume: the debugger owns re-launches");
+    }
+    std::vector<uint32_t> take_dirty_pages() override { return {}; }
+    Result<void> set_warp_trigger(const WarpTrigger&) override {
+      return make_error("set_warp_trigger: the debugger owns the trigger");
+    }
+    void clear_warp_trigger() override {}
+    Result<void> set_watchpoints(const std::vector<WatchRange>&) override {
+      return make_error("set_watchpoints: the debugger owns the watchpoints");
+    }
+    std::vector<WatchHit> take_watch_hits() override { return {}; }
+    Result<void> continue_past_breakpoint(const std::vector<FetchOverride>&) override {
+      return make_error("continue_past_breakpoint: the debugger owns breakpoints");
+    }
+    Result<WarpState> peek_warp(uint32_t, uint32_t) override {
+      return make_error("peek_warp: the debugger owns the launch");
+    }
+    // The device's observer is the debugger's (set on the device the session runs on).
+    void set_observer(DeviceObserver*) override {}
+
+   private:
+    Impl& s_;
+  };
+
+  struct Mode {
+    enum Kind { Continue, Step, RunTo, Seek, Scan, UntilWarp } kind = Continue;
+    WarpId warp;
+    uint32_t lanes = 0;
+    StepPolicy policy;
+    uint64_t target = 0;
+    uint32_t cta = 0;  // UntilWarp: the CTA the warp must hold
+    uint64_t n = 0;    // UntilWarp: stop before the warp's instruction number n
+    bool quiet() const { return kind == Seek || kind == Scan || kind == UntilWarp; }
+  };
+
+  // One entry of the workload's plan: the host's operations in the order the device saw them. The
+  // session applies them in order; a move back in time sets the cursor back and applies them again.
+  // Once recorded, an entry's data lives in the store, not in memory: `resident` says whether data
+  // (a copy's bytes) or seg.commands (a piece's) are here; blobs name them in the store.
+  struct PlanEntry {
+    checkpoint::HostOpKind kind = checkpoint::HostOpKind::Copy;
+    uint32_t addr = 0;
+    uint64_t size = 0;
+    std::vector<uint8_t> data;  // Copy
+    Segment seg;                // Submit: one piece (seg.launches stays when the commands go)
+    std::vector<checkpoint::PageHash> blobs;
+    bool resident = true;
+  };
+
+  Impl(Driver& d, const SessionOptions& o) : dev(d), opts(o), host_driver(*this) {}
+
+  Driver& dev;
+  SessionOptions opts;
+  HostDriver host_driver;
+  std::optional<checkpoint::Store> store;
+  std::atomic<bool> interrupted{false};
+  std::optional<std::pair<WarpId, uint32_t>> stop_lane;  // Session::set_stop_lane, until a stop is recorded
+  std::function<void(uint32_t, uint64_t)> progress;
+  std::function<bool(const StopEvent&)> breakpoint_filter;  // false: the hit does not stop
+
+  // The workload.
+  std::map<uint32_t, uint64_t> regions;  // memory the host allocated or reserved
+  std::vector<PlanEntry> plan;
+  size_t cursor = 0;   // the next entry to apply
+  size_t applied = 0;  // entries [0, applied) were applied once: their allocations stand
+  std::vector<size_t> launch_entry;                          // launch L -> its plan entry (index L - 1)
+  std::vector<std::map<uint32_t, uint64_t>> launch_regs;     // WRITE_REG64 values when launch L began
+  std::vector<LaunchGridArgs> launch_grid;                   // launch L -> its LAUNCH_GRID fields
+  std::vector<size_t> launch_symbols;  // a replay's launch L -> the recorded images (Symbols) before it
+  std::function<Result<bool>()> host_source;                 // a live host program (set_host_source)
+  std::function<void()> host_tick;                           // Session::set_host_tick
+  // Device time (Session::device_ns): wall time of the runs the user asked for, not of seeks and
+  // scans, and not the time stopped at the prompt.
+  uint64_t run_ns = 0;
+  std::optional<std::chrono::steady_clock::time_point> run_t0;
+  std::map<uint32_t, uint64_t> cmp_registers;  // WRITE_REG64 values so far: re-issued before a re-launch
+  uint64_t host_submissions = 0;
+  bool host_done = false;  // the host issues nothing more (host_finished, or a recorded hostEnd)
+  // Recording: host operations not yet written to the store.
+  std::vector<checkpoint::HostOpRecord> unrecorded;
+  std::vector<checkpoint::PageData> unrecorded_blobs;
+
+  // The launch.
+  Phase phase = Phase::Idle;
+  bool fatal = false;  // the stop cannot be continued (a fault, the watchdog)
+  uint32_t launch = 0, pass = 0;
+  DeviceContext ctx;
+  StopEvent last;
+  uint64_t progress_at_pass_start = 0;  // the launch's own count when the pass began
+  uint64_t dev_at_pass_start = 0;       // the device's count when the pass began
+  uint64_t finished_instructions = 0;   // the last completed launch's own count
+  std::vector<uint8_t> io_snapshot;     // the I/O region (console rings, exit code) at the stop
+  std::map<uint32_t, uint64_t> reached;  // launch -> the furthest count it reached
+  // launch -> the lowest count this session ran it from: a replay opening at a checkpoint restores the
+  // instructions before it instead of executing them, so they are not in the re-execution ratio's base.
+  std::map<uint32_t, uint64_t> ran_from;
+  std::set<uint32_t> completed;          // launches that ran to their end
+  bool quiet = false;                    // a seek or scan is running: no marks, no hit counts, no console
+
+  // Breakpoints and watchpoints.
+  std::map<int, Breakpoint> bps;
+  int next_bp = 1;
+  std::map<uint32_t, uint32_t> planted;  // address -> original word
+  std::map<int, std::pair<WatchSpec, bool>> watches;  // id -> (spec, enabled)
+  int next_watch = 1;
+
+  // The thread-entry routine's memory.
+  uint32_t routine_addr = 0, records_addr = 0, lmem_addr = 0;
+
+  // Checkpoints.
+  std::map<uint32_t, checkpoint::PageHash> pages;  // the workload's memory image as last checkpointed
+  std::set<checkpoint::PageHash> stored_pages;     // pages known to be in the store (committed)
+  std::map<checkpoint::PageHash, checkpoint::PageData> unstored;  // pages a failed checkpoint could not write
+  std::string store_error;                          // the last write failure ("" none)
+  // The store's staged_lost() when store_error was set: staged checkpoints given up since are newer.
+  uint64_t store_error_lost = 0;
+  std::string console_log;                          // this launch's console output
+  std::vector<ConsoleChunk> console_out;
+  checkpoint::TimeKey last_key;
+  uint64_t next_auto = 0;  // the launch count of the next automatic checkpoint
+
+  SessionStats st;
+  LiveState lv;  // live mode (engine/session_live.hpp)
+
+  // Device memory for checkpoints: through the Debug Module while a live launch is held (at a stop,
+  // and at an automatic checkpoint, for which every warp is halted too).
+  Result<void> read_device(uint32_t addr, std::span<uint8_t> bytes);
+
+  // A page of the workload's memory as a checkpoint holds it. Page 0 is the I/O region's first page
+  // (the console indices and the first rings), but its first kIoBase bytes are no device memory: a
+  // whole-page access fails there, and a page that cannot be read or written is taken as freed. So
+  // those bytes read as zero and are never written.
+  static uint32_t page_skip(uint32_t page) { return page == 0 ? memmap::kIoBase : 0; }
+  Result<void> read_page(uint32_t page, std::span<uint8_t> bytes);
+  Result<void> write_page(uint32_t page, std::span<const uint8_t> bytes) {
+    const uint32_t skip = page_skip(page);
+    return dev.copy_to_device(page * kPageSize + skip, bytes.subspan(skip));
+  }
+
+  // --- Host side ------------------------------------------------------------------------
+  // The host may change the device only at the end of the recorded history (not after a move back).
+  Result<void> at_frontier(const char* what) const;
+
+  // A host memory operation applied now: it goes before the pieces still queued.
+  void insert_applied(PlanEntry e);
+
+  void drop(PlanEntry& e);
+
+  // Brings a recorded entry's data back from the store (a move back in time applies it again).
+  Result<void> make_resident(PlanEntry& e);
+
+  Result<uint32_t> host_alloc(uint64_t size);
+  Result<void> host_reserve(uint32_t addr, uint64_t size);
+  Result<void> host_free(uint32_t addr);
+  Result<void> host_copy(uint32_t addr, std::span<const uint8_t> bytes);
+
+  Result<uint64_t> accept(std::span<const uint8_t> bytes);
+
+  static Result<std::vector<Segment>> split(std::span<const uint8_t> bytes);
+
+  // The LAUNCH_GRID fields of a piece that launches (its last command).
+  static LaunchGridArgs grid_args(const Segment& seg);
+
+  void drop_pending();
+
+  // --- Recording ------------------------------------------------------------------------------
+  checkpoint::PageHash add_blob_op(checkpoint::HostOpKind kind, uint64_t addr, std::span<const uint8_t> data,
+                                   std::string name = {});
+
+  // Records an entry applied for the first time (the recording is the plan in the order it ran).
+  void record(PlanEntry& e);
+
+  Result<void> flush();
+
+  Result<void> load_recording();
+
+  // A replay seeking into launch L for the first time: the host's memory operations before it
+  // (allocations above all) are applied; the launches before it are not run (the checkpoint holds
+  // their effects).
+  Result<void> prepare_launch(uint32_t L);
+
+  // Applies plan entry `cursor` (not a piece: those are submitted by run()).
+  Result<void> apply_memory_entry(PlanEntry& e, bool first);
+
+  bool in_regions(uint32_t page) const;
+
+  // --- Breakpoints ----------------------------------------------------------------------------
+  bool wanted(uint32_t addr) const;
+
+  Result<void> plant(uint32_t addr);
+
+  // Breakpoints set before the memory they name was mapped (Session::add_breakpoint) go in once
+  // it is: before a launch starts, and before any forward run from a stop (a goto restored it).
+  void plant_pending() {
+    for (const auto& [bid, b] : bps)
+      if (b.enabled && !planted.count(b.addr)) (void)plant(b.addr);
+  }
+
+  void unplant(uint32_t addr);
+
+  // The host rewrote [addr, addr + n): breakpoints there take the new words as their originals.
+  void replant(uint32_t addr, uint64_t n);
+
+  // Shows planted breakpoints' original words in bytes read from [addr, addr + size).
+  void unplant_view(uint32_t addr, std::span<uint8_t> bytes) const;
+
+  // Seeks and traces run with every breakpoint taken out of memory and no watchpoint set.
+  struct Suspended {
+    std::map<uint32_t, uint32_t> words;
+  };
+  Suspended suspend_breakpoints();
+  void restore_breakpoints(Suspended& s);
+
+  Result<void> sync_watchpoints(bool on);
+
+  // --- Passes ---------------------------------------------------------------------------------
+  std::vector<ConsoleChunk> take_console();
+
+  void drain_console();
+
+  void account_pass();
+  uint64_t pass_instr0 = 0, pass_lane0 = 0, pass_restore0 = 0;
+
+  void begin_pass(uint64_t progress);
+
+  uint64_t launch_progress() const { return progress_at_pass_start + (dev.stats().instructions - dev_at_pass_start); }
+
+  // The instructions a completed launch adds to the ratio's base: those from where this session first ran it.
+  uint64_t launch_base(uint64_t finished) const {
+    auto it = ran_from.find(launch);
+    return it == ran_from.end() || it->second > finished ? finished : finished - it->second;
+  }
+
+  void note_reached(uint64_t count) {
+    uint64_t& r = reached[launch];
+    r = std::max(r, count);
+  }
+
+  Result<void> reserve_engine_area();
+
+  Result<void> ensure_routine();
+
+  Result<void> reissue_registers();
+
+  // Re-launches the stopped launch from ctx (the patent's re-launch with the thread-entry routine).
+  // overrides: warps at a planted breakpoint go past it (a scan sets none: a hit right at its start counts).
+  Result<void> relaunch(bool dispatch_new, bool overrides = true);
+
+  // --- Stops ----------------------------------------------------------------------------------
+  // The warps at planted breakpoints (every one is reported by a breakpoint stop).
+  void add_hit(StopEvent& ev, uint32_t c, uint32_t w) const;
+
+  void describe(StopEvent& ev, const DeviceException& exc, bool count_hits);
+
+  // Saves the state at the current event (the launch is still in flight). io_region: also the I/O
+  // region a re-launch puts back (a live stop does not re-launch: a move in time restores it).
+  Result<void> capture(bool io_region = true);
+
+  Result<StopEvent> stop(StopReason reason, const DeviceException& exc, std::vector<WatchEvent> watch = {});
+
+  // A checkpoint of ctx (and the memory image) at the current point. A point already stored is
+  // reused: the state reached must be the stored one (invariant 3), which is checked.
+  // A checkpoint that cannot be written (a full disk, LMDB's map full, a file-size limit) loses
+  // nothing already recorded and stops nothing: the session says so once and goes on; what was not
+  // written is retried with the next checkpoint (pages, host operations), and the end reports the
+  // stops not recorded. Only the engine's own invariant failing is an error.
+  // True when the checkpoint was written (false: no store, read-only, or it could not be).
+  Result<bool> save_checkpoint(const StopEvent& ev, bool mark);
+
+  Result<void> write_checkpoint(const StopEvent& ev, bool mark);
+
+  // An automatic checkpoint while the launch is in flight (after a Budget event): no re-launch.
+  Result<void> auto_checkpoint();
+
+  ThreadLists lists() const;
+
+  bool is_assertion(uint32_t pc) {
+    uint32_t next = 0;
+    return dev.copy_from_device(pc + 4, {reinterpret_cast<uint8_t*>(&next), 4}).ok() && next == kAssertMarker;
+  }
+
+  Result<StopEvent> on_exception(const DeviceEvent& e);
+
+  StopEvent killed(const std::string& why);
+
+  std::vector<WatchEvent> watch_events();
+
+  // Submits the next piece of the plan (applying the host's memory operations before it). Returns
+  // false when the plan is exhausted.
+  Result<bool> start_next_piece();
+
+  // Runs until the next stop.
+  uint64_t device_ns() const {
+    const auto running = run_t0 ? std::chrono::steady_clock::now() - *run_t0 : std::chrono::steady_clock::duration{};
+    return run_ns + uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(running).count());
+  }
+
+  // Every run of the workload: the device time of those the user asked for is counted.
+  Result<StopEvent> run(const Mode& mode);
+
+  Result<StopEvent> run_pass(const Mode& mode);
+
+  // --- Time -------------------------------------------------------------------------------------
+  Result<void> need_store() const {
+    if (!store) return make_error("time travel needs the recording (the session runs without --db)");
+    return {};
+  }
+
+  // The launch's next checkpoint after the stop when a live session reached it by Debug Module
+  // steps (docs/live.md "Time travel while live"): a re-launch from here follows the seeded
+  // schedule, not that interval, so the engine restores its end instead of re-executing it.
+  Result<std::optional<checkpoint::CheckpointRecord>> stepped_ahead();
+
+  // Back in a live history (docs/live.md "Time travel while live"): a forward move follows the
+  // recording over the intervals the live session ran by Debug Module steps instead of
+  // re-executing them. A stepi of the one warp that such an interval moved is that interval; a
+  // continue (or a run to a later instruction) goes on from its end, and stops there when the live
+  // session stopped there at a breakpoint; past a continue's departure (the warps stepped past
+  // their breakpoints) every move goes on from its end. Any other move into one is refused.
+  // A stop event when the move ended in the recording; nullopt: run from the current point.
+  Result<std::optional<StopEvent>> follow_recording(const Mode& mode);
+
+  // Only a live session, or a replay of a recording (which a live session may have written), has
+  // live checkpoints: a re-launch session never looks for them.
+  bool may_have_live() const { return lv.dev != nullptr || opts.replay; }
+
+  // The last checkpoint before the first stepped one in (now, until] of this launch: a scan ends
+  // there, as a re-launch does not reproduce what follows (docs/live.md).
+  Result<std::optional<uint64_t>> scan_end_before_stepped(uint64_t until);
+
+  static std::string stepped_message(const checkpoint::TimeKey& from, const checkpoint::TimeKey& to);
+
+  // Restores the checkpoint at key exactly: memory, state, the plan's cursor and the launch.
+  Result<void> restore(const checkpoint::TimeKey& key);
+
+  // Runs quietly (no breakpoints, no watchpoints, no console) with `mode` from the current stop.
+  Result<StopEvent> quiet_run(const Mode& mode, bool keep_breakpoints, bool keep_watchpoints);
+
+  Result<StopEvent> seek(TimePoint t, StopReason as, std::optional<WarpId> focus, std::vector<WatchEvent> watch);
+
+  // A trace over a live history crosses the intervals the live session ran by Debug Module steps:
+  // each one is a single entry, the traced warp's state at its start (its end is the next entry),
+  // when the warp moved in it; the seeded intervals between them are traced by re-launch.
+  Result<ScanResult> scan(const ScanRequest& req);
+
+  Result<ScanResult> scan_interval(const ScanRequest& req);
+
+  Result<std::optional<StopEvent>> run_until_warp(WarpId warp, uint32_t cta, uint64_t n, uint64_t limit);
+};
+
+}  // namespace vx::engine

@@ -1,0 +1,276 @@
+#include "engine/session_impl.hpp"
+
+namespace vx::engine {
+
+// --- Recording ------------------------------------------------------------------------------
+checkpoint::PageHash Session::Impl::add_blob_op(checkpoint::HostOpKind kind, uint64_t addr, std::span<const uint8_t> data,                                    std::string name) {
+  checkpoint::PageData pd = checkpoint::make_page(std::vector<uint8_t>(data.begin(), data.end()));
+  checkpoint::HostOpRecord op;
+  op.kind = kind;
+  op.addr = addr;
+  op.size = data.size();
+  op.data = checkpoint::BlobRef{uint32_t(data.size()), pd.hash};
+  op.name = std::move(name);
+  unrecorded.push_back(std::move(op));
+  const checkpoint::PageHash hash = pd.hash;
+  if (!stored_pages.count(pd.hash)) unrecorded_blobs.push_back(std::move(pd));
+  return hash;
+}
+
+// Records an entry applied for the first time (the recording is the plan in the order it ran).
+void Session::Impl::record(PlanEntry& e) {
+  if (!store || opts.replay || opts.read_only) return;
+  using K = checkpoint::HostOpKind;
+  switch (e.kind) {
+    case K::Copy:
+      for (uint64_t off = 0; off < e.data.size(); off += kMaxOpData) {
+        uint64_t n = std::min<uint64_t>(kMaxOpData, e.data.size() - off);
+        e.blobs.push_back(add_blob_op(K::Copy, e.addr + off, std::span<const uint8_t>(e.data).subspan(off, n)));
+      }
+      break;
+    case K::Submit: {
+      auto bytes = encode(e.seg.commands);
+      e.blobs.push_back(add_blob_op(K::Submit, 0, bytes));
+      break;
+    }
+    default: {
+      checkpoint::HostOpRecord op;
+      op.kind = e.kind;
+      op.addr = e.addr;
+      op.size = e.size;
+      unrecorded.push_back(op);
+    }
+  }
+}
+
+Result<void> Session::Impl::flush() {
+  if (!store || unrecorded.empty()) return {};
+  auto r = store->append_ops(unrecorded, unrecorded_blobs);
+  if (!r) return make_error("could not record the host's operations: " + r.error().message);
+  for (const auto& b : unrecorded_blobs) stored_pages.insert(b.hash);
+  unrecorded.clear();
+  unrecorded_blobs.clear();
+  // What is recorded need not stay in memory: a move back reads it from the store.
+  for (size_t i = 0; i < cursor && i < plan.size(); ++i)
+    if (plan[i].resident && !plan[i].blobs.empty()) drop(plan[i]);
+  return {};
+}
+
+// --- Passes ---------------------------------------------------------------------------------
+std::vector<ConsoleChunk> Session::Impl::take_console() {
+  std::vector<ConsoleChunk> out;
+  out.swap(console_out);
+  return out;
+}
+
+void Session::Impl::drain_console() {
+  for (ConsoleChunk& c : dev.read_console()) {
+    console_log += c.bytes;
+    if (!quiet) console_out.push_back(std::move(c));
+  }
+}
+
+void Session::Impl::describe(StopEvent& ev, const DeviceException& exc, bool count_hits) {
+  const uint32_t nc = uint32_t(ctx.cores.size());
+  if (ev.reason == StopReason::Breakpoint) {
+    if (exc.cause == Cause::Breakpoint && exc.core < nc && exc.warp < ctx.cores[exc.core].warps.size() &&
+        ctx.cores[exc.core].warps[exc.warp].active)
+      add_hit(ev, exc.core, exc.warp);
+    for (uint32_t c = 0; c < nc; ++c)
+      for (uint32_t w = 0; w < ctx.cores[c].warps.size(); ++w) {
+        const WarpState& ws = ctx.cores[c].warps[w];
+        if (ws.active && planted.count(ws.pc)) add_hit(ev, c, w);
+      }
+    std::set<uint32_t> pcs;
+    for (const WarpHit& h : ev.hits) pcs.insert(h.pc);
+    for (auto& [id, b] : bps)
+      if (b.enabled && pcs.count(b.addr)) {
+        ev.breakpoints.push_back(id);
+        if (count_hits) ++b.hits;
+      }
+  } else if (ev.reason == StopReason::Watchpoint) {
+    for (const WatchEvent& w : ev.watches)
+      if (w.warp.core < nc && w.warp.slot < ctx.cores[w.warp.core].warps.size()) add_hit(ev, w.warp.core, w.warp.slot);
+  } else if (ev.reason != StopReason::Interrupt && ev.reason != StopReason::InstructionCount) {
+    if (exc.core < nc && exc.warp < ctx.cores[exc.core].warps.size()) add_hit(ev, exc.core, exc.warp);
+  }
+}
+
+// A checkpoint of ctx (and the memory image) at the current point. A point already stored is
+// reused: the state reached must be the stored one (invariant 3), which is checked.
+// A checkpoint that cannot be written (a full disk, LMDB's map full, a file-size limit) loses
+// nothing already recorded and stops nothing: the session says so once and goes on; what was not
+// written is retried with the next checkpoint (pages, host operations), and the end reports the
+// stops not recorded. Only the engine's own invariant failing is an error.
+// True when the checkpoint was written (false: no store, read-only, or it could not be).
+Result<bool> Session::Impl::save_checkpoint(const StopEvent& ev, bool mark) {
+  if (!store || opts.read_only) return false;
+  auto r = write_checkpoint(ev, mark);
+  if (r) return true;
+  if (r.error().message.rfind("internal error", 0) == 0) return r.error();
+  store_error = r.error().message;
+  store_error_lost = store->staged_lost();
+  ++st.store_failures;
+  if (mark) ++st.unsaved_stops;
+  return false;
+}
+
+Result<void> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
+  if (auto r = flush(); !r) return r;
+  const checkpoint::TimeKey key{launch, ctx.kernel_instructions};
+  std::vector<checkpoint::PageData> new_pages;
+  // The workload's pages written since the last checkpoint (the engine's own are not in its regions).
+  for (uint32_t page : dev.take_dirty_pages()) {
+    if (!in_regions(page)) continue;
+    std::vector<uint8_t> bytes(kPageSize);
+    if (!read_page(page, bytes)) {
+      pages.erase(page);  // freed since
+      continue;
+    }
+    unplant_view(page * kPageSize, bytes);
+    checkpoint::PageData pd = checkpoint::make_page(std::move(bytes));
+    pages[page] = pd.hash;
+    if (!stored_pages.count(pd.hash)) new_pages.push_back(std::move(pd));
+  }
+  checkpoint::StopRecord stop_rec;
+  stop_rec.kind = ev.reason == StopReason::InstructionCount && !mark ? checkpoint::StopKind::Automatic
+                                                                      : stop_kind(ev.reason);
+  stop_rec.text = stop_reason_name(ev.reason);
+  stop_rec.exception = checkpoint::ExceptionRecord{uint8_t(ev.exception.cause), ev.exception.pc, ev.exception.core,
+                                                   ev.exception.warp, ev.exception.lane, ev.exception.addr};
+  if ((ev.exception.cause == Cause::None || ev.reason == StopReason::Breakpoint) && !ev.hits.empty()) {
+    // The warp that stopped (a breakpoint, step or watchpoint) and the lane the front end said the
+    // stop is about (else its lowest): goto N shows it again.
+    const WarpHit* h = &ev.hits.front();
+    uint32_t lane = h->lanes ? uint32_t(std::countr_zero(h->lanes)) : 0u;
+    if (stop_lane)
+      for (const WarpHit& x : ev.hits)
+        if (x.warp == stop_lane->first && (x.lanes >> stop_lane->second & 1)) {
+          h = &x;
+          lane = stop_lane->second;
+        }
+    stop_rec.exception = checkpoint::ExceptionRecord{0, h->pc, h->warp.core, h->warp.slot, lane, 0};
+  }
+  if (mark) stop_lane.reset();
+  auto exists = store->has(key);
+  if (!exists) return make_error("could not save the checkpoint " + key.to_string() + ": " + exists.error().message);
+  if (*exists) {
+    // Same point, same state: compare what the store holds with what the device reached.
+    auto rec = store->get(key);
+    if (!rec) return make_error("could not read the checkpoint " + key.to_string() + ": " + rec.error().message);
+    auto stored = record_to_context(*rec, dev.config(), [&](const checkpoint::PageHash& h) { return store->read_page(h); });
+    if (!stored) return make_error("could not read the checkpoint " + key.to_string() + ": " + stored.error().message);
+    // A live history's checkpoint (docs/live.md): a forward run back in it that ran through a
+    // stepped interval without stopping (its breakpoints deleted) re-executed it, and may reach a
+    // later live key in another state. The recording keeps the live state; this one is not written.
+    if (rec->live && !lv.on && !(*stored == ctx)) return {};
+    if (!(*stored == ctx))
+      return make_error("internal error: the state reached at " + key.to_string() +
+                        " differs from the checkpoint stored there (the model is not deterministic here)");
+    std::map<uint32_t, checkpoint::PageHash> mem;
+    for (const auto& r : rec->memory) mem[r.number] = r.hash;
+    if (mem != pages)
+      return make_error("internal error: the memory reached at " + key.to_string() +
+                        " differs from the checkpoint stored there");
+    last_key = key;
+    if (mark) {
+      stop_rec.kind = stop_kind(ev.reason);
+      if (auto r = store->set_mark(key, stop_rec); !r) return r;
+    }
+    return {};
+  }
+  checkpoint::CheckpointRecord rec;
+  context_to_record(ctx, &rec, &new_pages);
+  rec.key = key;
+  rec.stop = stop_rec;
+  rec.live = lv.on && lv.departed.count(launch);
+  rec.stepped = lv.on && lv.stepped;
+  ThreadLists l = lists();
+  auto conv = [](const std::vector<UnitRange>& in) {
+    std::vector<checkpoint::UnitRange> out;
+    for (const UnitRange& r : in) out.push_back(checkpoint::UnitRange{r.first, r.count});
+    return out;
+  };
+  rec.threads = checkpoint::ThreadLists{conv(l.complete), conv(l.in_progress), conv(l.not_launched)};
+  rec.console.assign(console_log.begin(), console_log.end());
+  for (const auto& [page, hash] : pages) rec.memory.push_back(checkpoint::PageRef{page, hash});
+  // Pages handed to put must be named by the record: drop duplicates of one hash.
+  std::sort(new_pages.begin(), new_pages.end(), [](const auto& a, const auto& b) { return a.hash < b.hash; });
+  new_pages.erase(std::unique(new_pages.begin(), new_pages.end(),
+                              [](const auto& a, const auto& b) { return a.hash == b.hash; }),
+                  new_pages.end());
+  std::set<checkpoint::PageHash> named;
+  for (const auto& r : rec.memory) named.insert(r.hash);
+  for (const auto& c : rec.cores)
+    if (c.local_mem.size) named.insert(c.local_mem.hash);
+  std::erase_if(new_pages, [&](const checkpoint::PageData& p) { return !named.count(p.hash); });
+  // Pages of a checkpoint that could not be written are given again while the record names them.
+  for (const auto& h : named)
+    if (!stored_pages.count(h))
+      if (auto u = unstored.find(h); u != unstored.end() &&
+                                     std::none_of(new_pages.begin(), new_pages.end(),
+                                                  [&](const checkpoint::PageData& p) { return p.hash == h; }))
+        new_pages.push_back(u->second);
+  // A stop the user saw is committed durably (with the automatic checkpoints staged before it); an
+  // automatic or quiet checkpoint is staged: it can be derived again, so it costs no fsync.
+  if (auto r = store->put(key, rec, new_pages, mark ? &stop_rec : nullptr, mark); !r) {
+    for (auto& p : new_pages) unstored.emplace(p.hash, std::move(p));
+    return make_error("could not save the checkpoint " + key.to_string() + ": " + r.error().message);
+  }
+  for (const auto& p : new_pages) {
+    stored_pages.insert(p.hash);
+    unstored.erase(p.hash);
+  }
+  last_key = key;
+  if (lv.on) lv.stepped = false;
+  ++st.checkpoints;
+  checkpoint::StoreStats ss = store->stats();
+  st.bytes_stored = ss.stored_page_bytes + ss.record_bytes;
+  return {};
+}
+
+// An automatic checkpoint while the launch is in flight (after a Budget event): no re-launch.
+Result<void> Session::Impl::auto_checkpoint() {
+  if (!store || opts.read_only) return {};
+  const uint64_t now = launch_progress();
+  auto exists = store->has(checkpoint::TimeKey{launch, now});
+  if (!exists) return exists.error();
+  note_reached(now);
+  if (*exists) return {};
+  account_pass();
+  if (auto r = capture(); !r) return r;
+  StopEvent ev;
+  ev.reason = StopReason::InstructionCount;
+  ev.launch = launch;
+  ev.instructions = ctx.kernel_instructions;
+  if (auto r = save_checkpoint(ev, false); !r) return r.error();
+  return {};
+}
+
+ThreadLists Session::Impl::lists() const {
+  ThreadLists l;
+  if (phase != Phase::Stopped && phase != Phase::Running) return l;
+  std::set<uint64_t> running;
+  for (const CoreState& c : ctx.cores)
+    for (const WarpState& w : c.warps)
+      if (w.active) running.insert(w.cta_linear);
+  auto push = [](std::vector<UnitRange>& v, uint64_t u) {
+    if (!v.empty() && v.back().first + v.back().count == u)
+      ++v.back().count;
+    else
+      v.push_back(UnitRange{u, 1});
+  };
+  const uint64_t next = ctx.launch.next_unit;
+  for (uint64_t u : running) push(l.in_progress, u);
+  // Complete: every launched CTA not running, as ranges between the running ones.
+  uint64_t from = 0;
+  for (uint64_t u : running) {
+    if (u > from) l.complete.push_back(UnitRange{from, u - from});
+    from = u + 1;
+  }
+  if (next > from) l.complete.push_back(UnitRange{from, next - from});
+  if (ctx.launch.total_units > next) l.not_launched.push_back(UnitRange{next, ctx.launch.total_units - next});
+  return l;
+}
+
+}  // namespace vx::engine

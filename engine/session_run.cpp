@@ -1,0 +1,436 @@
+#include "engine/session_live.hpp"
+
+namespace vx::engine {
+
+void Session::Impl::account_pass() {
+  MachineStats s = dev.stats();
+  st.instructions += s.instructions - pass_instr0;
+  st.lane_instructions += s.lane_instructions - pass_lane0;
+  st.restore_instructions += s.restore_instructions - pass_restore0;
+  pass_instr0 = s.instructions;
+  pass_lane0 = s.lane_instructions;
+  pass_restore0 = s.restore_instructions;
+}
+
+void Session::Impl::begin_pass(uint64_t progress) {
+  MachineStats s = dev.stats();
+  pass_instr0 = dev_at_pass_start = s.instructions;
+  pass_lane0 = s.lane_instructions;
+  pass_restore0 = s.restore_instructions;
+  progress_at_pass_start = progress;
+  auto [from, fresh] = ran_from.try_emplace(launch, progress);
+  if (!fresh) from->second = std::min(from->second, progress);
+  ++pass;
+  ++st.passes;
+  next_auto = opts.checkpoint_interval ? (progress / opts.checkpoint_interval + 1) * opts.checkpoint_interval
+                                       : UINT64_MAX;
+}
+
+// Re-launches the stopped launch from ctx (the patent's re-launch with the thread-entry routine).
+// overrides: warps at a planted breakpoint go past it (a scan sets none: a hit right at its start counts).
+Result<void> Session::Impl::relaunch(bool dispatch_new, bool overrides) {
+  if (auto r = ensure_routine(); !r) return r;
+  if (auto r = reissue_registers(); !r) return r;
+  // Another workload may have used the console rings while we were stopped.
+  if (!io_snapshot.empty())
+    if (auto r = dev.copy_to_device(memmap::kIoBase, io_snapshot); !r) return r;
+  const DeviceConfig& cfg = dev.config();
+  const uint32_t nt = cfg.threads, rb = routine::record_bytes(nt);
+  ResumeRequest req;
+  req.context = ctx;
+  req.routine_pc = routine_addr;
+  req.dispatch_new_units = dispatch_new;
+  for (uint32_t c = 0; c < cfg.total_cores(); ++c) {
+    const CoreState& core = ctx.cores[c];
+    uint32_t lmem_src = lmem_addr + c * cfg.local_mem_bytes;
+    if (cfg.local_mem_bytes)
+      if (auto r = dev.copy_to_device(lmem_src, core.local_mem); !r) return r;
+    bool lmem_pending = cfg.local_mem_bytes > 0;
+    bool any = false;
+    for (uint32_t w = 0; w < cfg.warps; ++w) {
+      const WarpState& ws = core.warps[w];
+      if (!ws.active) continue;
+      any = true;
+      uint32_t rec = records_addr + (c * cfg.warps + w) * rb;
+      auto bytes = entry_routine_record(&ws, nt, lmem_pending, lmem_src, cfg.local_mem_bytes);
+      if (auto r = dev.copy_to_device(rec, bytes); !r) return r;
+      req.placements.push_back(RestorePlacement{c, w, rec, true});
+      lmem_pending = false;
+      auto bp = planted.find(ws.pc);
+      if (overrides && bp != planted.end()) req.overrides.push_back(FetchOverride{c, w, ws.pc, bp->second});
+    }
+    if (!any && lmem_pending) {
+      uint32_t rec = records_addr + c * cfg.warps * rb;
+      auto bytes = entry_routine_record(nullptr, nt, true, lmem_src, cfg.local_mem_bytes);
+      if (auto r = dev.copy_to_device(rec, bytes); !r) return r;
+      req.placements.push_back(RestorePlacement{c, 0, rec, false});
+    }
+  }
+  (void)dev.take_dirty_pages();  // the engine's own writes are not the workload's
+  auto id = dev.resume(req);
+  if (!id) return id.error();
+  begin_pass(ctx.kernel_instructions);
+  phase = Phase::Running;
+  return {};
+}
+
+// Saves the state at the current event (the launch is still in flight). io_region: also the I/O
+// region a re-launch puts back (a live stop does not re-launch: a move in time restores it).
+Result<void> Session::Impl::capture(bool io_region) {
+  auto saved = dev.save_context();
+  if (!saved) return saved.error();
+  ctx = std::move(saved).value();
+  drain_console();
+  if (io_region) {
+    io_snapshot.assign(memmap::kIoEnd - memmap::kIoBase, 0);
+    (void)dev.copy_from_device(memmap::kIoBase, io_snapshot);
+  }
+  note_reached(ctx.kernel_instructions);
+  return {};
+}
+
+Result<StopEvent> Session::Impl::stop(StopReason reason, const DeviceException& exc, std::vector<WatchEvent> watch) {
+  account_pass();
+  if (auto r = capture(); !r) return r.error();
+  StopEvent ev;
+  ev.reason = reason;
+  ev.launch = launch;
+  ev.pass = pass;
+  ev.instructions = ctx.kernel_instructions;
+  ev.exception = exc;
+  ev.watches = std::move(watch);
+  describe(ev, exc, !quiet);
+  // Kill the workload: the device is free until the user goes on.
+  dev.abort();
+  phase = Phase::Stopped;
+  if (!quiet) ++st.stops;
+  last = ev;
+  auto saved = save_checkpoint(ev, !quiet);
+  if (!saved) return saved.error();
+  ev.recorded = *saved && !quiet;
+  last.recorded = ev.recorded;
+  return ev;
+}
+
+Result<StopEvent> Session::Impl::on_exception(const DeviceEvent& e) {
+  const DeviceException& x = e.exception;
+  if (x.cause == Cause::RestoreFailed) {
+    dev.abort();
+    phase = Phase::Dead;
+    return killed("internal error: " + e.message);
+  }
+  if (x.cause == Cause::Breakpoint && planted.count(x.pc)) return stop(StopReason::Breakpoint, x);
+  if (x.cause == Cause::Breakpoint) {
+    // The kernel's own EBREAK: continuing goes past it (assertions then go on after vx_assert).
+    return stop(is_assertion(x.pc) ? StopReason::Assertion : StopReason::Exception, x);
+  }
+  fatal = true;
+  return stop(x.cause == Cause::Watchdog ? StopReason::Watchdog : StopReason::Exception, x);
+}
+
+StopEvent Session::Impl::killed(const std::string& why) {
+  StopEvent ev;
+  ev.reason = StopReason::Killed;
+  ev.launch = launch;
+  ev.pass = pass;
+  ev.message = why;
+  last = ev;
+  return ev;
+}
+
+// Every run of the workload: the device time of those the user asked for is counted.
+Result<StopEvent> Session::Impl::run(const Mode& mode) {
+  if (mode.quiet() || quiet || run_t0) return run_pass(mode);
+  run_t0 = std::chrono::steady_clock::now();
+  auto ev = run_pass(mode);
+  run_ns = device_ns();
+  run_t0.reset();
+  return ev;
+}
+
+Result<StopEvent> Session::Impl::run_pass(const Mode& mode) {
+  if (lv.on) return live::run(*this, mode);
+  interrupted = false;
+  if (phase == Phase::Exited) return make_error("the workload has exited; there is nothing to run");
+  if (phase == Phase::Stopped && !mode.quiet()) plant_pending();
+  if (phase == Phase::Dead) return make_error("the workload was killed: " + last.message);
+  bool step_armed = false;
+  if (phase == Phase::Stopped) {
+    if (auto r = follow_recording(mode); !r || *r) return r ? Result<StopEvent>(**r) : Result<StopEvent>(r.error());
+    if (fatal) {
+      // The stop stays as it is: inspectable, and a point time travel can leave and reach again.
+      if (mode.quiet()) return make_error("the launch cannot go on past this point (it stopped on a fault)");
+      return make_error("The kernel stopped on " + std::string(cause_name(last.exception.cause)) +
+                        " and cannot go on; the stop stays inspectable (reverse commands go back in time).");
+    }
+    if (last.reason == StopReason::Assertion || last.reason == StopReason::Exception) {
+      // Go past the kernel's own EBREAK (the only exception that is not fatal).
+      WarpState& ws = ctx.cores[last.exception.core].warps[last.exception.warp];
+      if (ws.active && ws.pc == last.exception.pc) ws.pc += 4;
+    }
+    if (mode.kind == Mode::Step) {
+      const WarpState& ws = ctx.cores[mode.warp.core].warps[mode.warp.slot];
+      if (!ws.active) return make_error("the focus warp has no work to step");
+    }
+    if ((mode.kind == Mode::RunTo || mode.kind == Mode::Seek || mode.kind == Mode::Scan) &&
+        ctx.kernel_instructions >= mode.target)
+      return make_error("internal error: a run to instruction " + std::to_string(mode.target) + " from " +
+                        std::to_string(ctx.kernel_instructions));
+    if (auto r = relaunch(!opts.in_progress_only); !r) {
+      dev.abort();
+      phase = Phase::Dead;
+      return killed("re-launch failed: " + r.error().message);
+    }
+    if (mode.kind == Mode::Step) {
+      const WarpState& ws = ctx.cores[mode.warp.core].warps[mode.warp.slot];
+      if (auto r = dev.set_warp_trigger(
+              WarpTrigger{mode.warp.core, mode.warp.slot, ws.instret + 1, 0, 0, mode.lanes ? mode.lanes : ~0u});
+          !r)
+        return r.error();
+      step_armed = true;
+    }
+    if (mode.kind == Mode::UntilWarp) {
+      WarpTrigger t{mode.warp.core, mode.warp.slot, mode.n, 0, 0, ~0u};
+      t.before = true;
+      t.cta_linear = mode.cta;
+      if (auto r = dev.set_warp_trigger(t); !r) return r.error();
+    }
+  } else if (mode.kind == Mode::Step || mode.kind == Mode::UntilWarp) {
+    return make_error("no warp to step: the kernel is not stopped");
+  }
+  for (;;) {
+    if (phase == Phase::Idle) {
+      auto started = start_next_piece();
+      if (!started) {
+        phase = Phase::Dead;
+        return killed(started.error().message);
+      }
+      if (!*started && host_source && !host_done && !opts.replay && !mode.quiet()) {
+        // A live host: everything it queued has run; it goes on until it waits for more.
+        auto more = host_source();
+        if (!more) {
+          phase = Phase::Dead;
+          return killed(more.error().message);
+        }
+        if (*more) continue;
+      }
+      if (!*started) {
+        drain_console();
+        if (opts.replay && !host_done) {
+          phase = Phase::Exited;
+          StopEvent ev;
+          ev.reason = StopReason::EndOfRecording;
+          ev.launch = launch;
+          ev.pass = pass;
+          ev.instructions = finished_instructions;
+          ev.message = "end of recording: the recorded run ended here";
+          last = ev;
+          return ev;
+        }
+        phase = Phase::Exited;
+        StopEvent ev;
+        ev.reason = StopReason::Exited;
+        ev.launch = launch;
+        ev.pass = pass;
+        ev.exit_code = dev.exit_code();
+        ev.instructions = finished_instructions;
+        last = ev;
+        if (auto r = flush(); !r) return r.error();
+        return ev;
+      }
+      if (mode.kind == Mode::Seek || mode.kind == Mode::Scan || mode.kind == Mode::UntilWarp) {
+        // A quiet run never crosses into another launch.
+        dev.abort();
+        phase = Phase::Dead;
+        return make_error("internal error: a seek ran past the end of its launch");
+      }
+      // The launch's first checkpoint, before its first instruction: every point of the launch
+      // has a checkpoint at or before it.
+      if (store && opts.checkpoint_interval && !opts.read_only) {
+        DeviceEvent e0 = dev.wait(0);
+        if (e0.kind == EventKind::Budget) {
+          if (auto r = auto_checkpoint(); !r) return r.error();
+        } else if (e0.kind == EventKind::CommandError) {
+          account_pass();
+          phase = Phase::Dead;
+          return killed("a command failed: " + e0.message);
+        }
+      }
+    }
+    uint64_t budget = opts.slice;
+    const uint64_t now = launch_progress();
+    if (mode.kind == Mode::RunTo || mode.kind == Mode::Seek || mode.kind == Mode::Scan ||
+        mode.kind == Mode::UntilWarp) {
+      if (now >= mode.target) {
+        if (mode.kind == Mode::UntilWarp) {
+          account_pass();
+          if (auto r = capture(); !r) return r.error();
+          dev.abort();
+          phase = Phase::Stopped;
+          StopEvent ev;
+          ev.reason = StopReason::InstructionCount;
+          ev.launch = launch;
+          ev.instructions = ctx.kernel_instructions;
+          last = ev;
+          return ev;
+        }
+        return stop(StopReason::InstructionCount, {});
+      }
+      budget = std::min(budget, mode.target - now);
+    }
+    if (next_auto > now) budget = std::min(budget, next_auto - now);
+    // Checked at every return from the device, not only at slice ends: a step whose policy asks
+    // after every instruction (stepi N, nexti) returns through a trigger each time.
+    if (interrupted && !quiet) return stop(StopReason::Interrupt, {});
+    DeviceEvent e = dev.wait(budget);
+    drain_console();
+    switch (e.kind) {
+      case EventKind::Budget: {
+        const uint64_t at = launch_progress();
+        note_reached(at);
+        if (at >= next_auto) {
+          if (auto r = auto_checkpoint(); !r) return r.error();
+          next_auto = (at / opts.checkpoint_interval + 1) * opts.checkpoint_interval;
+        }
+        if (progress && !quiet) progress(pass, at);
+        if (host_tick && !quiet) host_tick();
+        if (interrupted && !quiet) return stop(StopReason::Interrupt, {});
+        continue;
+      }
+      case EventKind::Trigger: {
+        if (mode.kind == Mode::UntilWarp) {
+          // Before the launch's first instruction, the trigger fires once the first round began
+          // (the KMU dispatched, core 0 picked its warp); the point (L, 0) is the state before that,
+          // the launch's first checkpoint, which a stop here must not contradict: stand there.
+          if (launch_progress() == 0 && store) {
+            auto start = store->has(checkpoint::TimeKey{launch, 0});
+            if (!start) return start.error();
+            if (*start) {
+              if (auto r = restore(checkpoint::TimeKey{launch, 0}); !r) return r.error();
+              StopEvent ev;
+              ev.reason = StopReason::Step;
+              ev.launch = launch;
+              ev.instructions = 0;
+              last = ev;
+              return ev;
+            }
+          }
+          return stop(StopReason::Step, DeviceException{});
+        }
+        if (!step_armed) continue;
+        auto now_warp = dev.peek_warp(mode.warp.core, mode.warp.slot);
+        if (!now_warp) return now_warp.error();
+        const WarpState& ws = *now_warp;
+        if (ws.active && mode.policy) {
+          uint32_t lane = mode.lanes ? uint32_t(std::countr_zero(mode.lanes & ws.tmask ? mode.lanes & ws.tmask
+                                                                                        : mode.lanes))
+                                     : uint32_t(std::countr_zero(ws.tmask));
+          uint32_t sp = ws.x[2 * dev.config().threads + lane];
+          if (auto range = mode.policy(ws.pc, sp)) {
+            if (auto r = dev.set_warp_trigger(WarpTrigger{mode.warp.core, mode.warp.slot, ws.instret + 1,
+                                                          range->first, range->second,
+                                                          mode.lanes ? mode.lanes : ~0u});
+                !r)
+              return r.error();
+            continue;
+          }
+        }
+        dev.clear_warp_trigger();
+        return stop(StopReason::Step, DeviceException{Cause::None, ws.pc, mode.warp.core, mode.warp.slot, 0, 0});
+      }
+      case EventKind::Watch: {
+        auto w = watch_events();
+        if (mode.quiet()) continue;  // scans read hits themselves
+        // As for breakpoints: a hit the front end does not want (a false condition, a `watch`
+        // whose value did not change) costs no stop; the device goes on from where it is.
+        if (breakpoint_filter && !quiet) {
+          auto saved = dev.save_context();
+          if (!saved) return saved.error();
+          ctx = std::move(saved).value();
+          StopEvent hit;
+          hit.reason = StopReason::Watchpoint;
+          hit.launch = launch;
+          hit.pass = pass;
+          hit.instructions = ctx.kernel_instructions;
+          hit.watches = w;
+          describe(hit, DeviceException{}, false);
+          if (!breakpoint_filter(hit)) {
+            ++st.filtered_hits;
+            continue;
+          }
+        }
+        return stop(StopReason::Watchpoint, {}, std::move(w));
+      }
+      case EventKind::Exception: {
+        // A breakpoint hit the front end does not want (a false condition) costs no stop: the
+        // device goes on in place.
+        if (breakpoint_filter && !quiet && e.exception.cause == Cause::Breakpoint && planted.count(e.exception.pc)) {
+          auto saved = dev.save_context();
+          if (!saved) return saved.error();
+          ctx = std::move(saved).value();
+          StopEvent hit;
+          hit.reason = StopReason::Breakpoint;
+          hit.launch = launch;
+          hit.pass = pass;
+          hit.instructions = ctx.kernel_instructions;
+          hit.exception = e.exception;
+          describe(hit, e.exception, false);
+          if (!breakpoint_filter(hit)) {
+            std::vector<FetchOverride> ov;
+            for (const WarpHit& h : hit.hits)
+              if (auto p = planted.find(h.pc); p != planted.end())
+                ov.push_back(FetchOverride{h.warp.core, h.warp.slot, h.pc, p->second});
+            if (auto r = dev.continue_past_breakpoint(ov); !r) return r.error();
+            ++st.filtered_hits;
+            continue;
+          }
+        }
+        return on_exception(e);
+      }
+      case EventKind::Drained: {
+        // The patent's variant: the warps in progress are done; now the rest of the launch.
+        account_pass();
+        auto saved = dev.save_context();
+        if (!saved) return saved.error();
+        ctx = std::move(saved).value();
+        dev.abort();
+        if (auto r = relaunch(true); !r) {
+          phase = Phase::Dead;
+          return killed("re-launch failed: " + r.error().message);
+        }
+        continue;
+      }
+      case EventKind::Completed:
+      case EventKind::Idle:
+        account_pass();
+        finished_instructions = launch_progress();
+        note_reached(finished_instructions);
+        completed.insert(launch);
+        if (!quiet) st.launch_instructions += launch_base(finished_instructions);
+        dev_at_pass_start = dev.stats().instructions;
+        progress_at_pass_start = 0;
+        dev.clear_warp_trigger();
+        phase = Phase::Idle;
+        if (mode.quiet()) {
+          StopEvent ev;
+          ev.reason = StopReason::Exited;
+          ev.launch = launch;
+          ev.instructions = finished_instructions;
+          last = ev;
+          return ev;
+        }
+        continue;
+      case EventKind::CommandError:
+        account_pass();
+        phase = Phase::Dead;
+        return killed("a command failed: " + e.message);
+      case EventKind::Halted:
+        account_pass();
+        dev.abort();
+        phase = Phase::Dead;
+        return killed("internal error: the device halted a warp for the Debug Module");
+    }
+  }
+}
+
+}  // namespace vx::engine

@@ -1,5 +1,7 @@
 #include "device/machine.hpp"
 
+#include "device/extension_units.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -47,7 +49,16 @@ std::string DeviceException::to_string() const {
                                                         : "address";
   snprintf(buf, sizeof buf, "%s at pc 0x%08x (core %u, warp %u, lane %u, %s 0x%08x)", cause_name(cause), pc, core,
            warp, lane, what, addr);
-  return buf;
+  std::string out = buf;
+  // An instruction of an upstream extension unit the model does not have: say which unit.
+  if (cause == Cause::IllegalInstruction) {
+    if (const ExtensionRow* ext = classify_extension(addr)) {
+      out += std::string(": a Vortex ") + ext->unit + " instruction";
+      if (*ext->instruction) out += std::string(" (") + ext->instruction + ")";
+      out += "; the model has no such unit";
+    }
+  }
+  return out;
 }
 
 Machine::Machine(const DeviceConfig& config, const RunOptions& options) : cfg_(config), opts_(options) {

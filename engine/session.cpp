@@ -60,6 +60,7 @@ Result<std::unique_ptr<Session>> Session::create(Driver& device, const SessionOp
       impl->store.emplace(std::move(s).value());
     }
   }
+  impl->runner = make_relaunch_runner(*impl);  // live::setup hands over to the live runner when it is live
   if (auto r = live::setup(*impl, device, options); !r) return r.error();
   if (auto r = impl->reserve_engine_area(); !r)
     return make_error("cannot reserve the engine's device memory at " + std::string("0xf0000000") + ": " +
@@ -188,9 +189,8 @@ Result<std::vector<uint8_t>> Session::read_local_memory(uint32_t core, uint32_t 
   const uint64_t off = uint64_t(addr) - memmap::kLocalMemBase;
   if (addr < memmap::kLocalMemBase || off + size > c.cores[core].local_mem.size())
     return make_error("outside core " + std::to_string(core) + "'s local memory");
-  if (impl_->lv.on && impl_->lv.info.held && stopped()) {
-    auto r = live::read_memory(*impl_, addr, size, core);
-    if (r || r.error().message.rfind("no halted warp", 0) != 0) return r;
+  if (auto held = stopped() ? impl_->runner->read_held(addr, size, core) : std::nullopt) {
+    if (*held || held->error().message.rfind("no halted warp", 0) != 0) return *held;
     // No warp of that core to load through: what the stop saved (docs/live.md).
   }
   const auto& lm = c.cores[core].local_mem;
@@ -206,13 +206,9 @@ static Error unmapped(uint32_t addr, uint32_t size) {
 }
 
 Result<std::vector<uint8_t>> Session::read_memory(uint32_t addr, uint32_t size) {
-  if (impl_->lv.on && impl_->lv.info.held && stopped()) {
-    // A load through a halted warp would see its core's local memory there; device memory has
-    // nothing from kLocalMemBase up, as a re-launch stop reads it (read_local_memory names a core).
-    if (uint64_t(addr) + size > memmap::kLocalMemBase) return unmapped(addr, size);
-    auto r = live::read_memory(*impl_, addr, size);
-    if (!r && r.error().message.find("unmapped") != std::string::npos) return unmapped(addr, size);
-    return r;
+  if (auto held = stopped() ? impl_->runner->read_held(addr, size, std::nullopt) : std::nullopt) {
+    if (!*held && held->error().message.find("unmapped") != std::string::npos) return unmapped(addr, size);
+    return *held;
   }
   std::vector<uint8_t> bytes(size);
   if (auto r = impl_->dev.copy_from_device(addr, bytes); !r) {
@@ -225,7 +221,7 @@ Result<std::vector<uint8_t>> Session::read_memory(uint32_t addr, uint32_t size) 
 
 Result<void> Session::write_register(WarpId warp, uint32_t lane, unsigned dwarf_reg, uint32_t value) {
   if (!stopped()) return make_error("the kernel is not stopped");
-  if (impl_->lv.on) return make_error("writing state is not supported in live mode yet");
+  if (auto r = impl_->runner->can_write_state(); !r) return r.error();
   const uint32_t nt = impl_->dev.config().threads;
   if (warp.core >= impl_->ctx.cores.size() || warp.slot >= impl_->ctx.cores[warp.core].warps.size() || lane >= nt)
     return make_error("no such lane");
@@ -240,7 +236,7 @@ Result<void> Session::write_register(WarpId warp, uint32_t lane, unsigned dwarf_
 
 Result<void> Session::write_memory(WarpId warp, uint32_t addr, const std::vector<uint8_t>& bytes) {
   if (!stopped()) return make_error("the kernel is not stopped");
-  if (impl_->lv.on) return make_error("writing state is not supported in live mode yet");
+  if (auto r = impl_->runner->can_write_state(); !r) return r.error();
   const uint64_t end = uint64_t(addr) + bytes.size();
   if (addr >= memmap::kLocalMemBase) {
     if (warp.core >= impl_->ctx.cores.size()) return make_error("no such core");

@@ -88,9 +88,17 @@ inline StopReason reason_of(const checkpoint::StopRecord& s) {
   }
 }
 
+// A run's outcome as a step of a loop: a stop event to end with (or the error), not nullopt.
+inline Result<std::optional<StopEvent>> some(Result<StopEvent> r) {
+  if (!r) return r.error();
+  return std::optional<StopEvent>{std::move(r).value()};
+}
+
 }  // namespace impl_detail
 
 using namespace impl_detail;
+
+class Runner;  // below: how the session runs the workload
 
 // The live runner's state (session_live.hpp).
 struct LiveState {
@@ -271,6 +279,7 @@ struct Session::Impl {
 
   SessionStats st;
   LiveState lv;  // live mode (engine/session_live.hpp)
+  std::unique_ptr<Runner> runner;  // re-launch or live (Session::create; leave_live)
 
   // Device memory for checkpoints: through the Debug Module while a live launch is held (at a stop,
   // and at an automatic checkpoint, for which every warp is halted too).
@@ -449,6 +458,17 @@ struct Session::Impl {
   Result<StopEvent> run(const Mode& mode);
 
   Result<StopEvent> run_pass(const Mode& mode);
+  Result<std::optional<StopEvent>> leave_stop(const Mode& mode, bool& step_armed);
+  Result<std::optional<StopEvent>> begin_piece(const Mode& mode);
+  Result<std::optional<StopEvent>> next_piece(const Mode& mode);
+  Result<StopEvent> workload_end();
+  Result<StopEvent> at_target(const Mode& mode);
+  Result<std::optional<StopEvent>> on_event(const Mode& mode, const DeviceEvent& e, bool step_armed);
+  Result<std::optional<StopEvent>> on_trigger(const Mode& mode, bool step_armed);
+  Result<StopEvent> hit_in_place(StopReason reason, const DeviceException& exc, std::vector<WatchEvent> watches);
+  Result<std::optional<StopEvent>> on_watch(const Mode& mode);
+  Result<std::optional<StopEvent>> on_device_exception(const DeviceEvent& e);
+  Result<std::optional<StopEvent>> on_launch_end(const Mode& mode);
 
   // --- Time -------------------------------------------------------------------------------------
   Result<void> need_store() const {
@@ -494,8 +514,47 @@ struct Session::Impl {
   Result<ScanResult> scan(const ScanRequest& req);
 
   Result<ScanResult> scan_interval(const ScanRequest& req);
+  Result<ScanResult> scan_stepped_start(const ScanRequest& req);
+  Result<ScanResult> scan_pass(const ScanRequest& req, uint64_t until);
+  Result<void> arm_trace(const ScanRequest& req, uint64_t min_instret);
+  Result<void> scan_watch_hit(const ScanRequest& req, uint64_t at, ScanResult& out);
+  Result<bool> scan_exception(const ScanRequest& req, const DeviceException& x, uint64_t at, ScanResult& out);
 
   Result<std::optional<StopEvent>> run_until_warp(WarpId warp, uint32_t cta, uint64_t n, uint64_t limit);
 };
+
+// How the session runs the workload: re-launch (session_run.cpp: every stop saves, kills and
+// re-launches) or live through the Debug Module (session_live.cpp: warps halted in place). The
+// session's other jobs ask the runner, never which method it is; a third way of running (another
+// device's driver) is one more implementation.
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  virtual bool live() const = 0;
+  // A run the user asked for (continue, step, run to a count), or a quiet one (seek, scan: re-launch
+  // only), until something stops it.
+  virtual Result<StopEvent> run(const Session::Impl::Mode& mode) = 0;
+  // Memory while the launch is held on the device (read through it); nullopt: not held, the
+  // device's memory or the stop's saved state is read as usual. `core`: its local memory.
+  virtual std::optional<Result<std::vector<uint8_t>>> read_held(uint32_t addr, uint32_t size,
+                                                                 std::optional<uint32_t> core) = 0;
+  // Whether a breakpoint's EBREAK goes into device memory when it is set (else the runner writes it
+  // when it next runs the warps).
+  virtual bool plants_in_memory() const = 0;
+  // Writing registers or memory at a stop.
+  virtual Result<void> can_write_state() const = 0;
+  // Whether a stop here may be taken as it stands for a seek to it (a held device must be left).
+  virtual bool holds_device() const = 0;
+  // A checkpoint's flags (docs/live.md): a warp of the launch ran alone, and the interval since the
+  // last checkpoint was stepped; then the checkpoint was written.
+  virtual bool departed(uint32_t launch) const = 0;
+  virtual bool stepped() const = 0;
+  virtual void checkpoint_written() = 0;
+  // Time travel re-launches from checkpoints: the runner that goes on from here (nullptr: this one).
+  virtual std::unique_ptr<Runner> leave(const std::string& why) = 0;
+};
+std::unique_ptr<Runner> make_relaunch_runner(Session::Impl& s);
+std::unique_ptr<Runner> make_live_runner(Session::Impl& s);
+
 
 }  // namespace vx::engine

@@ -9,11 +9,6 @@ using Mode = Session::Impl::Mode;
 // body, a callee run through) goes on by range runs (range_run) instead of one DM step at a time.
 constexpr uint64_t kRangeRunAfter = 4096;
 
-Result<std::optional<StopEvent>> some(Result<StopEvent> r) {
-  if (!r) return r.error();
-  return std::optional<StopEvent>{std::move(r).value()};
-}
-
 DeviceException at(Cause c, uint32_t pc, WarpId w) { return DeviceException{c, pc, w.core, w.slot, 0, 0}; }
 
 WarpId warp_of(const Session::Impl& s, uint32_t g) {
@@ -462,16 +457,7 @@ Result<StopEvent> run(Session::Impl& s, const Session::Impl::Mode& mode) {
     if (mode.kind == Mode::RunTo && s.ctx.kernel_instructions >= mode.target)
       return make_error("internal error: a run to instruction " + std::to_string(mode.target) + " from " +
                         std::to_string(s.ctx.kernel_instructions));
-    if (auto r = sync_breakpoints(s); !r) return r.error();
-    LiveDevice& ld = *s.lv.dev;
-    if (s.last.reason == StopReason::Assertion || s.last.reason == StopReason::Exception) {
-      // Past the kernel's own EBREAK (the only exception that is not fatal).
-      const WarpId w{s.last.exception.core, s.last.exception.warp};
-      const WarpState& ws = s.ctx.cores[w.core].warps[w.slot];
-      if (ws.active && ws.pc == s.last.exception.pc)
-        if (auto r = ld.write_pc(ld.gid(w.core, w.slot), ws.pc + 4); !r) return r.error();
-    }
-    auto gone = depart(s);
+    auto gone = leave_stop(s);
     if (!gone) return gone.error();
     if (*gone) return **gone;
   } else if (mode.kind == Mode::Step) {
@@ -479,43 +465,9 @@ Result<StopEvent> run(Session::Impl& s, const Session::Impl::Mode& mode) {
   }
   for (;;) {
     if (s.phase == Session::Impl::Phase::Idle) {
-      auto started = s.start_next_piece();
-      if (!started) {
-        s.phase = Session::Impl::Phase::Dead;
-        return s.killed(started.error().message);
-      }
-      if (!*started && s.host_source && !s.host_done && !s.opts.replay) {
-        // A live host program (docs/host.md): everything it queued has run; it goes on until it
-        // waits for more, as in re-launch mode.
-        auto more = s.host_source();
-        if (!more) {
-          s.phase = Session::Impl::Phase::Dead;
-          return s.killed(more.error().message);
-        }
-        if (*more) continue;
-      }
-      if (!*started) {
-        s.drain_console();
-        s.phase = Session::Impl::Phase::Exited;
-        StopEvent ev;
-        if (s.opts.replay && !s.host_done) {
-          ev.reason = StopReason::EndOfRecording;
-          ev.launch = s.launch;
-          ev.pass = s.pass;
-          ev.instructions = s.finished_instructions;
-          ev.message = "end of recording: the recorded run ended here";
-          s.last = ev;
-          return ev;
-        }
-        ev.reason = StopReason::Exited;
-        ev.launch = s.launch;
-        ev.pass = s.pass;
-        ev.exit_code = s.dev.exit_code();
-        ev.instructions = s.finished_instructions;
-        s.last = ev;
-        if (auto r = s.flush(); !r) return r.error();
-        return ev;
-      }
+      auto next = s.next_piece(mode);
+      if (!next) return next.error();
+      if (*next) return **next;
       auto first = start_launch(s);
       if (!first) return first.error();
       if (*first) return **first;
@@ -536,47 +488,64 @@ Result<StopEvent> run(Session::Impl& s, const Session::Impl::Mode& mode) {
     if (s.next_auto > now) budget = std::min(budget, s.next_auto - now);
     DeviceEvent e = s.dev.wait(budget);
     s.drain_console();
-    switch (e.kind) {
-      case EventKind::Budget: {
-        const uint64_t at_count = s.launch_progress();
-        s.note_reached(at_count);
-        if (at_count >= s.next_auto && s.opts.checkpoint_interval) {
-          if (auto r = auto_checkpoint(s, true); !r) return r.error();
-          s.next_auto = (at_count / s.opts.checkpoint_interval + 1) * s.opts.checkpoint_interval;
-        }
-        if (s.progress && !s.quiet) s.progress(s.pass, at_count);
-        if (s.host_tick && !s.quiet) s.host_tick();
-        if (s.interrupted) return stop(s, StopReason::Interrupt, {});
-        continue;
-      }
-      case EventKind::Halted: {
-        auto h = on_halted(s, true);
-        if (!h) return h.error();
-        if (*h) return **h;
-        continue;
-      }
-      case EventKind::Exception:
-        s.fatal = true;
-        return stop(s, e.exception.cause == Cause::Watchdog ? StopReason::Watchdog : StopReason::Exception,
-                    e.exception);
-      case EventKind::Watch: {
-        auto w = s.watch_events();
-        auto keep = keep_watch_hit(s, w);
-        if (!keep) return keep.error();
-        if (!*keep) continue;
-        return stop(s, StopReason::Watchpoint, {}, std::move(w));
-      }
-      case EventKind::Completed:
-      case EventKind::Idle: launch_done(s); continue;
-      case EventKind::CommandError:
-        s.account_pass();
-        s.phase = Session::Impl::Phase::Dead;
-        s.lv.info.held = false;
-        return s.killed("a command failed: " + e.message);
-      case EventKind::Trigger:
-      case EventKind::Drained: return make_error("internal error: a live run got a re-launch event");
-    }
+    auto ended = on_event(s, e);
+    if (!ended) return ended.error();
+    if (*ended) return **ended;
   }
+}
+
+// From a stop: the breakpoints written, past the kernel's own EBREAK, then every warp goes on.
+Result<std::optional<StopEvent>> leave_stop(Session::Impl& s) {
+  if (auto r = sync_breakpoints(s); !r) return r.error();
+  LiveDevice& ld = *s.lv.dev;
+  if (s.last.reason == StopReason::Assertion || s.last.reason == StopReason::Exception) {
+    // Past the kernel's own EBREAK (the only exception that is not fatal).
+    const WarpId w{s.last.exception.core, s.last.exception.warp};
+    const WarpState& ws = s.ctx.cores[w.core].warps[w.slot];
+    if (ws.active && ws.pc == s.last.exception.pc)
+      if (auto r = ld.write_pc(ld.gid(w.core, w.slot), ws.pc + 4); !r) return r.error();
+  }
+  return depart(s);
+}
+
+// One event of the device while live: a stop event, or nullopt to go on.
+Result<std::optional<StopEvent>> on_event(Session::Impl& s, const DeviceEvent& e) {
+  switch (e.kind) {
+    case EventKind::Budget: {
+      const uint64_t at_count = s.launch_progress();
+      s.note_reached(at_count);
+      if (at_count >= s.next_auto && s.opts.checkpoint_interval) {
+        if (auto r = auto_checkpoint(s, true); !r) return r.error();
+        s.next_auto = (at_count / s.opts.checkpoint_interval + 1) * s.opts.checkpoint_interval;
+      }
+      if (s.progress && !s.quiet) s.progress(s.pass, at_count);
+      if (s.host_tick && !s.quiet) s.host_tick();
+      if (s.interrupted) return some(stop(s, StopReason::Interrupt, {}));
+      return std::optional<StopEvent>{};
+    }
+    case EventKind::Halted: return on_halted(s, true);
+    case EventKind::Exception:
+      s.fatal = true;
+      return some(
+          stop(s, e.exception.cause == Cause::Watchdog ? StopReason::Watchdog : StopReason::Exception, e.exception));
+    case EventKind::Watch: {
+      auto w = s.watch_events();
+      auto keep = keep_watch_hit(s, w);
+      if (!keep) return keep.error();
+      if (!*keep) return std::optional<StopEvent>{};
+      return some(stop(s, StopReason::Watchpoint, {}, std::move(w)));
+    }
+    case EventKind::Completed:
+    case EventKind::Idle: launch_done(s); return std::optional<StopEvent>{};
+    case EventKind::CommandError:
+      s.account_pass();
+      s.phase = Session::Impl::Phase::Dead;
+      s.lv.info.held = false;
+      return some(s.killed("a command failed: " + e.message));
+    case EventKind::Trigger:
+    case EventKind::Drained: return make_error("internal error: a live run got a re-launch event");
+  }
+  return std::optional<StopEvent>{};
 }
 
 Result<void> setup(Session::Impl& s, Driver& device, const SessionOptions& options) {
@@ -614,6 +583,7 @@ Result<void> setup(Session::Impl& s, Driver& device, const SessionOptions& optio
   lv.info.why = options.mode == SessionMode::Live ? "--mode live: warps halted in place through the Debug Module"
                 : p ? "--mode auto: the device has a Debug Module, so warps are halted in place through it"
                     : "--mode auto: the device has no Debug Module, so every stop saves, kills and re-launches";
+  if (lv.on) s.runner = make_live_runner(s);
   return {};
 }
 
@@ -642,4 +612,44 @@ Result<std::vector<uint8_t>> read_memory(Session::Impl& s, uint32_t addr, uint32
 }
 
 }  // namespace live
+
+namespace {
+
+// The live runner: warps halted in place through the Debug Module (docs/live.md).
+class LiveRunner final : public Runner {
+ public:
+  explicit LiveRunner(Session::Impl& s) : s_(s) {}
+  bool live() const override { return true; }
+  Result<StopEvent> run(const Session::Impl::Mode& mode) override { return live::run(s_, mode); }
+  std::optional<Result<std::vector<uint8_t>>> read_held(uint32_t addr, uint32_t size,
+                                                         std::optional<uint32_t> core) override {
+    if (!s_.lv.info.held) return std::nullopt;
+    // A load through a halted warp would see its core's local memory there; device memory has
+    // nothing from kLocalMemBase up, as a re-launch stop reads it (a local read names its core).
+    if (!core && uint64_t(addr) + size > memmap::kLocalMemBase)
+      return Result<std::vector<uint8_t>>(make_error("unmapped: device memory ends below local memory"));
+    return live::read_memory(s_, addr, size, core);
+  }
+  // Written through a halted warp when the session next runs (sync_breakpoints).
+  bool plants_in_memory() const override { return false; }
+  Result<void> can_write_state() const override {
+    return make_error("writing state is not supported in live mode yet");
+  }
+  bool holds_device() const override { return true; }
+  bool departed(uint32_t launch) const override { return s_.lv.departed.count(launch) != 0; }
+  bool stepped() const override { return s_.lv.stepped; }
+  void checkpoint_written() override { s_.lv.stepped = false; }
+  std::unique_ptr<Runner> leave(const std::string& why) override {
+    live::leave(s_, why);
+    return make_relaunch_runner(s_);
+  }
+
+ private:
+  Session::Impl& s_;
+};
+
+}  // namespace
+
+std::unique_ptr<Runner> make_live_runner(Session::Impl& s) { return std::make_unique<LiveRunner>(s); }
+
 }  // namespace vx::engine

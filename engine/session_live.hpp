@@ -32,7 +32,6 @@ struct RangeRun {
   uint32_t pc = 0;
 };
 
-Result<std::optional<StopEvent>> some(Result<StopEvent> r);
 DeviceException at(Cause c, uint32_t pc, WarpId w);
 WarpId warp_of(const Session::Impl& s, uint32_t g);
 // A warp is about to run alone (a DM step), out of the scheduler's order: from here the launch's
@@ -95,6 +94,10 @@ void launch_done(Session::Impl& s);
 // first (docs/live.md "continue"), then every warp resumes. A stop event when that stopped.
 Result<std::optional<StopEvent>> depart(Session::Impl& s);
 Result<StopEvent> run(Session::Impl& s, const Session::Impl::Mode& mode);
+// From a stop: breakpoints written, past the kernel's own EBREAK, every warp resumed (depart).
+Result<std::optional<StopEvent>> leave_stop(Session::Impl& s);
+// One device event of a live run: a stop event, or nullopt to go on.
+Result<std::optional<StopEvent>> on_event(Session::Impl& s, const DeviceEvent& e);
 // Session::create: the method (SessionOptions::mode) and what info session reports. A re-launch
 // session probes the DM too (for info session) and leaves it inactive.
 Result<void> setup(Session::Impl& s, Driver& device, const SessionOptions& options);

@@ -5,10 +5,9 @@ namespace vx::engine {
 // Device memory for checkpoints: through the Debug Module while a live launch is held (at a stop,
 // and at an automatic checkpoint, for which every warp is halted too).
 Result<void> Session::Impl::read_device(uint32_t addr, std::span<uint8_t> bytes) {
-  if (lv.on && lv.info.held) {
-    auto r = live::read_memory(*this, addr, uint32_t(bytes.size()));
-    if (!r) return r.error();
-    std::copy(r->begin(), r->end(), bytes.begin());
+  if (auto r = runner->read_held(addr, uint32_t(bytes.size()), std::nullopt)) {
+    if (!*r) return r->error();
+    std::copy((*r)->begin(), (*r)->end(), bytes.begin());
     return {};
   }
   return dev.copy_from_device(addr, bytes);

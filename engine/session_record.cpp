@@ -163,7 +163,7 @@ Result<void> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
     // A live history's checkpoint (docs/live.md): a forward run back in it that ran through a
     // stepped interval without stopping (its breakpoints deleted) re-executed it, and may reach a
     // later live key in another state. The recording keeps the live state; this one is not written.
-    if (rec->live && !lv.on && !(*stored == ctx)) return {};
+    if (rec->live && !runner->holds_device() && !(*stored == ctx)) return {};
     if (!(*stored == ctx))
       return make_error("internal error: the state reached at " + key.to_string() +
                         " differs from the checkpoint stored there (the model is not deterministic here)");
@@ -183,8 +183,8 @@ Result<void> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
   context_to_record(ctx, &rec, &new_pages);
   rec.key = key;
   rec.stop = stop_rec;
-  rec.live = lv.on && lv.departed.count(launch);
-  rec.stepped = lv.on && lv.stepped;
+  rec.live = runner->departed(launch);
+  rec.stepped = runner->stepped();
   ThreadLists l = lists();
   auto conv = [](const std::vector<UnitRange>& in) {
     std::vector<checkpoint::UnitRange> out;
@@ -222,7 +222,7 @@ Result<void> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
     unstored.erase(p.hash);
   }
   last_key = key;
-  if (lv.on) lv.stepped = false;
+  runner->checkpoint_written();
   ++st.checkpoints;
   checkpoint::StoreStats ss = store->stats();
   st.bytes_stored = ss.stored_page_bytes + ss.record_bytes;

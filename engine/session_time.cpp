@@ -7,7 +7,7 @@ namespace vx::engine {
 // schedule, not that interval, so the engine restores its end instead of re-executing it.
 Result<std::optional<checkpoint::CheckpointRecord>> Session::Impl::stepped_ahead() {
   using Out = std::optional<checkpoint::CheckpointRecord>;
-  if (!store || lv.on || phase != Phase::Stopped || !may_have_live()) return Out();
+  if (!store || phase != Phase::Stopped || !may_have_live()) return Out();
   auto keys = store->list();
   if (!keys) return keys.error();
   const checkpoint::TimeKey here{launch, ctx.kernel_instructions};
@@ -110,7 +110,7 @@ Result<std::optional<StopEvent>> Session::Impl::follow_recording(const Mode& mod
 // there, as a re-launch does not reproduce what follows (docs/live.md).
 Result<std::optional<uint64_t>> Session::Impl::scan_end_before_stepped(uint64_t until) {
   using Out = std::optional<uint64_t>;
-  if (!store || lv.on || !may_have_live()) return Out();
+  if (!store || !may_have_live()) return Out();
   auto keys = store->list();
   if (!keys) return keys.error();
   uint64_t prev = ctx.kernel_instructions;
@@ -133,7 +133,8 @@ std::string Session::Impl::stepped_message(const checkpoint::TimeKey& from, cons
 
 // Restores the checkpoint at key exactly: memory, state, the plan's cursor and the launch.
 Result<void> Session::Impl::restore(const checkpoint::TimeKey& key) {
-  live::leave(*this, "a move in time re-launches from a checkpoint: the session went on in re-launch mode");
+  if (auto next = runner->leave("a move in time re-launches from a checkpoint: the session went on in re-launch mode"))
+    runner = std::move(next);
   if (key.launch == 0 || key.launch > launch_entry.size())
     return make_error("checkpoint " + key.to_string() + " belongs to a launch this session has not run");
   auto rec = store->get(key);
@@ -226,7 +227,7 @@ Result<StopEvent> Session::Impl::seek(TimePoint t, StopReason as, std::optional<
   // Already there: nothing to restore, unless the state here may not be the recorded one (a live
   // session's history, which a re-launch can reach in another state: docs/live.md).
   bool here = phase == Phase::Stopped && launch == t.launch && ctx.kernel_instructions == t.instret;
-  if (here && !lv.on && **key == checkpoint::TimeKey{t.launch, t.instret}) {
+  if (here && !runner->holds_device() && **key == checkpoint::TimeKey{t.launch, t.instret}) {
     auto rec = store->get(**key);
     if (!rec) return rec.error();
     if (rec->live || rec->stepped) here = false;
@@ -269,7 +270,7 @@ Result<StopEvent> Session::Impl::seek(TimePoint t, StopReason as, std::optional<
 // each one is a single entry, the traced warp's state at its start (its end is the next entry),
 // when the warp moved in it; the seeded intervals between them are traced by re-launch.
 Result<ScanResult> Session::Impl::scan(const ScanRequest& req) {
-  if (!req.trace || lv.on || !may_have_live()) return scan_interval(req);
+  if (!req.trace || !may_have_live()) return scan_interval(req);
   ScanResult out;
   for (;;) {
     auto ahead = stepped_ahead();
@@ -348,40 +349,45 @@ Result<ScanResult> Session::Impl::scan_interval(const ScanRequest& req) {
   auto end = scan_end_before_stepped(req.until);
   if (!end) return end.error();
   if (*end && **end > ctx.kernel_instructions) until = **end;
-  if (*ahead) {
-    out.reached = ctx.kernel_instructions;
-    if (!req.breakpoints) return out;
-    std::optional<WarpId> at;
-    for (uint32_t c = 0; c < ctx.cores.size() && !at; ++c)
-      for (uint32_t w = 0; w < ctx.cores[c].warps.size() && !at; ++w)
-        if (ctx.cores[c].warps[w].active && planted.count(ctx.cores[c].warps[w].pc)) at = WarpId{c, w};
-    if (!at) return out;
-    const DeviceException x{Cause::Breakpoint, ctx.cores[at->core].warps[at->slot].pc, at->core, at->slot, 0, 0};
-    StopEvent ev;
-    ev.reason = StopReason::Breakpoint;
-    ev.launch = launch;
-    ev.instructions = ctx.kernel_instructions;
-    ev.exception = x;
-    describe(ev, x, false);
-    if ((!req.accept || req.accept(ev)) && !ev.breakpoints.empty()) out.hits.push_back(std::move(ev));
-    return out;
-  }
+  if (*ahead) return scan_stepped_start(req);
   if (last.reason == StopReason::Assertion || last.reason == StopReason::Exception) {
     WarpState& ws = ctx.cores[last.exception.core].warps[last.exception.warp];
     if (ws.active && ws.pc == last.exception.pc) ws.pc += 4;
   }
   if (auto r = relaunch(!opts.in_progress_only, false); !r) return r.error();
-  auto arm_trace = [&](uint64_t min_instret) {
-    WarpTrigger t{req.trace_warp.core, req.trace_warp.slot, min_instret, 0, 0, ~0u};
-    t.before = true;
-    t.cta_linear = req.trace_cta;
-    return dev.set_warp_trigger(t);
-  };
+  return scan_pass(req, until);
+}
+
+// The start of an interval a live session ran by DM steps: only the breakpoint hit it starts with.
+Result<ScanResult> Session::Impl::scan_stepped_start(const ScanRequest& req) {
+  ScanResult out;
+  out.reached = ctx.kernel_instructions;
+  if (!req.breakpoints) return out;
+  std::optional<WarpId> at;
+  for (uint32_t c = 0; c < ctx.cores.size() && !at; ++c)
+    for (uint32_t w = 0; w < ctx.cores[c].warps.size() && !at; ++w)
+      if (ctx.cores[c].warps[w].active && planted.count(ctx.cores[c].warps[w].pc)) at = WarpId{c, w};
+  if (!at) return out;
+  const DeviceException x{Cause::Breakpoint, ctx.cores[at->core].warps[at->slot].pc, at->core, at->slot, 0, 0};
+  StopEvent ev;
+  ev.reason = StopReason::Breakpoint;
+  ev.launch = launch;
+  ev.instructions = ctx.kernel_instructions;
+  ev.exception = x;
+  describe(ev, x, false);
+  if ((!req.accept || req.accept(ev)) && !ev.breakpoints.empty()) out.hits.push_back(std::move(ev));
+  return out;
+}
+
+// A scan's pass from its re-launch to `until`: hits and trace entries on the way; it stands at
+// `until`, or where the launch ended or faulted.
+Result<ScanResult> Session::Impl::scan_pass(const ScanRequest& req, uint64_t until) {
+  ScanResult out;
   if (req.trace) {
     // The state at the stop (the device restores it when the pass starts).
     const WarpState& w = ctx.cores.at(req.trace_warp.core).warps.at(req.trace_warp.slot);
     uint64_t from = (w.active && w.cta_linear == req.trace_cta) ? w.instret + 1 : 1;
-    if (auto r = arm_trace(from); !r) return r.error();
+    if (auto r = arm_trace(req, from); !r) return r.error();
   }
   const uint32_t nt = dev.config().threads;
   for (;;) {
@@ -405,64 +411,18 @@ Result<ScanResult> Session::Impl::scan_interval(const ScanRequest& req) {
         if (!w) return w.error();
         if (w->active && w->cta_linear == req.trace_cta) {
           out.trace.push_back(TraceEntry{at, w->instret, w->pc, w->x[2 * nt + req.trace_lane], w->tmask});
-          if (auto r = arm_trace(w->instret + 2); !r) return r.error();
+          if (auto r = arm_trace(req, w->instret + 2); !r) return r.error();
         }
         continue;
       }
-      case EventKind::Watch: {
-        StopEvent ev;
-        ev.reason = StopReason::Watchpoint;
-        ev.launch = launch;
-        ev.instructions = at;
-        ev.watches = watch_events();
-        bool keep = true;
-        if (req.accept) {
-          account_pass();
-          auto saved = dev.save_context();
-          if (!saved) return saved.error();
-          ctx = std::move(saved).value();
-          keep = req.accept(ev);
-        }
-        if (keep) out.hits.push_back(std::move(ev));
+      case EventKind::Watch:
+        if (auto r = scan_watch_hit(req, at, out); !r) return r.error();
         continue;
-      }
       case EventKind::Exception: {
-        const DeviceException& x = e.exception;
-        if (x.cause == Cause::Breakpoint && planted.count(x.pc)) {
-          account_pass();
-          auto saved = dev.save_context();
-          if (!saved) return saved.error();
-          ctx = std::move(saved).value();
-          StopEvent ev;
-          ev.reason = StopReason::Breakpoint;
-          ev.launch = launch;
-          ev.instructions = at;
-          ev.exception = x;
-          describe(ev, x, false);
-          bool keep = !req.accept || req.accept(ev);
-          if (keep && !ev.breakpoints.empty()) out.hits.push_back(ev);
-          std::vector<FetchOverride> ov;
-          for (const WarpHit& h : ev.hits)
-            if (auto p = planted.find(h.pc); p != planted.end())
-              ov.push_back(FetchOverride{h.warp.core, h.warp.slot, h.pc, p->second});
-          if (auto r = dev.continue_past_breakpoint(ov); !r) return r.error();
-          continue;
-        }
-        // Any other exception ends the scan where it happened.
-        account_pass();
-        if (auto r = capture(); !r) return r.error();
-        dev.abort();
-        phase = Phase::Stopped;
-        out.reached = ctx.kernel_instructions;
-        fatal = x.cause != Cause::Breakpoint;
-        last = StopEvent{};
-        last.reason = x.cause == Cause::Breakpoint
-                          ? (is_assertion(x.pc) ? StopReason::Assertion : StopReason::Exception)
-                          : (x.cause == Cause::Watchdog ? StopReason::Watchdog : StopReason::Exception);
-        last.launch = launch;
-        last.instructions = ctx.kernel_instructions;
-        last.exception = x;
-        return out;
+        auto ended = scan_exception(req, e.exception, at, out);
+        if (!ended) return ended.error();
+        if (*ended) return out;
+        continue;
       }
       case EventKind::Completed:
       case EventKind::Idle:
@@ -493,6 +453,72 @@ Result<ScanResult> Session::Impl::scan_interval(const ScanRequest& req) {
   last.launch = launch;
   last.instructions = ctx.kernel_instructions;
   return out;
+}
+
+// Trace the scan's warp before its instruction number min_instret (holding the scan's CTA).
+Result<void> Session::Impl::arm_trace(const ScanRequest& req, uint64_t min_instret) {
+  WarpTrigger t{req.trace_warp.core, req.trace_warp.slot, min_instret, 0, 0, ~0u};
+  t.before = true;
+  t.cta_linear = req.trace_cta;
+  return dev.set_warp_trigger(t);
+}
+
+// A watchpoint hit during a scan: kept when the request accepts it (the state at the hit saved
+// for its filter).
+Result<void> Session::Impl::scan_watch_hit(const ScanRequest& req, uint64_t at, ScanResult& out) {
+  StopEvent ev;
+  ev.reason = StopReason::Watchpoint;
+  ev.launch = launch;
+  ev.instructions = at;
+  ev.watches = watch_events();
+  bool keep = true;
+  if (req.accept) {
+    account_pass();
+    auto saved = dev.save_context();
+    if (!saved) return saved.error();
+    ctx = std::move(saved).value();
+    keep = req.accept(ev);
+  }
+  if (keep) out.hits.push_back(std::move(ev));
+  return {};
+}
+
+// A device exception during a scan: a planted breakpoint is a hit and the scan goes on past it
+// (false); any other exception ends the scan where it happened (true).
+Result<bool> Session::Impl::scan_exception(const ScanRequest& req, const DeviceException& x, uint64_t at,
+                                           ScanResult& out) {
+  if (x.cause == Cause::Breakpoint && planted.count(x.pc)) {
+    account_pass();
+    auto saved = dev.save_context();
+    if (!saved) return saved.error();
+    ctx = std::move(saved).value();
+    StopEvent ev;
+    ev.reason = StopReason::Breakpoint;
+    ev.launch = launch;
+    ev.instructions = at;
+    ev.exception = x;
+    describe(ev, x, false);
+    bool keep = !req.accept || req.accept(ev);
+    if (keep && !ev.breakpoints.empty()) out.hits.push_back(ev);
+    std::vector<FetchOverride> ov;
+    for (const WarpHit& h : ev.hits)
+      if (auto p = planted.find(h.pc); p != planted.end()) ov.push_back(FetchOverride{h.warp.core, h.warp.slot, h.pc, p->second});
+    if (auto r = dev.continue_past_breakpoint(ov); !r) return r.error();
+    return false;
+  }
+  account_pass();
+  if (auto r = capture(); !r) return r.error();
+  dev.abort();
+  phase = Phase::Stopped;
+  out.reached = ctx.kernel_instructions;
+  fatal = x.cause != Cause::Breakpoint;
+  last = StopEvent{};
+  last.reason = x.cause == Cause::Breakpoint ? (is_assertion(x.pc) ? StopReason::Assertion : StopReason::Exception)
+                                             : (x.cause == Cause::Watchdog ? StopReason::Watchdog : StopReason::Exception);
+  last.launch = launch;
+  last.instructions = ctx.kernel_instructions;
+  last.exception = x;
+  return true;
 }
 
 Result<std::optional<StopEvent>> Session::Impl::run_until_warp(WarpId warp, uint32_t cta, uint64_t n, uint64_t limit) {

@@ -10,7 +10,7 @@ bool Session::Impl::wanted(uint32_t addr) const {
 }
 
 Result<void> Session::Impl::plant(uint32_t addr) {
-  if (lv.on) return {};  // live: written through the DM when the warps are halted
+  if (!runner->plants_in_memory()) return {};  // live: written through the DM when the warps are halted
   if (planted.count(addr)) return {};
   uint32_t word = 0;
   if (auto r = dev.copy_from_device(addr, {reinterpret_cast<uint8_t*>(&word), 4}); !r)
@@ -22,7 +22,7 @@ Result<void> Session::Impl::plant(uint32_t addr) {
 }
 
 void Session::Impl::unplant(uint32_t addr) {
-  if (lv.on) return;
+  if (!runner->plants_in_memory()) return;
   auto it = planted.find(addr);
   if (it == planted.end()) return;
   uint32_t w = it->second;

@@ -184,6 +184,10 @@ struct Variables::Impl {
 
   const CType* type_of(Dwarf_Die* die, unsigned depth) const;
   const CType* make_type(Dwarf_Die td, unsigned depth) const;
+  static void read_base(Dwarf_Die* td, CType* t);
+  void read_array(Dwarf_Die* td, CType* t, unsigned depth) const;
+  void read_fields(Dwarf_Die* td, CType* t, unsigned depth) const;
+  void read_enum(Dwarf_Die* td, CType* t, unsigned depth) const;
   bool unit_at(uint32_t pc, Dwarf_Die* out) const;
   // The scope chain at pc, outermost (the unit) first.
   std::vector<Dwarf_Die> path(uint32_t pc) const;
@@ -206,7 +210,6 @@ const CType* Variables::Impl::type_of(Dwarf_Die* die, unsigned depth) const {
 
 // The type of a type entry, made once.
 const CType* Variables::Impl::make_type(Dwarf_Die td, unsigned depth) const {
-  Dwarf_Attribute attr;
   if (depth > kMaxTypeDepth) return nullptr;
   const Dwarf_Off off = dwarf_dieoffset(&td);
   if (auto it = types.find(off); it != types.end()) return it->second.get();
@@ -228,32 +231,7 @@ const CType* Variables::Impl::make_type(Dwarf_Die td, unsigned depth) const {
   Dwarf_Word size = 0;
   if (dwarf_aggregate_size(&td, &size) == 0) t->size = uint32_t(size);
   switch (tag) {
-    case DW_TAG_base_type: {
-      Dwarf_Word enc = 0;
-      if (dwarf_attr(&td, DW_AT_encoding, &attr)) dwarf_formudata(&attr, &enc);
-      switch (enc) {
-        case DW_ATE_float:
-          t->kind = CType::Kind::Float;
-          break;
-        case DW_ATE_boolean:
-          t->kind = CType::Kind::Bool;
-          break;
-        case DW_ATE_signed_char:
-          t->is_char = true;
-          [[fallthrough]];
-        case DW_ATE_signed:
-          t->kind = CType::Kind::Int;
-          t->is_signed = true;
-          break;
-        case DW_ATE_unsigned_char:
-          t->is_char = true;
-          [[fallthrough]];
-        default:
-          t->kind = CType::Kind::Int;
-          break;
-      }
-      break;
-    }
+    case DW_TAG_base_type: read_base(&td, t); break;
     case DW_TAG_pointer_type:
     case DW_TAG_reference_type:
       t->kind = CType::Kind::Pointer;
@@ -265,96 +243,126 @@ const CType* Variables::Impl::make_type(Dwarf_Die td, unsigned depth) const {
       t->target = type_of(&td, depth + 1);
       if (t->target) t->size = t->target->size;
       break;
-    case DW_TAG_array_type: {
-      t->kind = CType::Kind::Array;
-      const CType* elem = type_of(&td, depth + 1);
-      // Dimensions outermost first: int a[2][3] is an array of 2 arrays of 3.
-      std::vector<std::optional<uint32_t>> dims;
-      Dwarf_Die child;
-      if (dwarf_child(&td, &child) == 0) do {
-          if (dwarf_tag(&child) != DW_TAG_subrange_type) continue;
-          Dwarf_Word n = 0;
-          if (dwarf_attr(&child, DW_AT_count, &attr) && dwarf_formudata(&attr, &n) == 0)
-            dims.push_back(uint32_t(n));
-          else if (dwarf_attr(&child, DW_AT_upper_bound, &attr) && dwarf_formudata(&attr, &n) == 0)
-            dims.push_back(uint32_t(n + 1));
-          else
-            dims.push_back(std::nullopt);
-        } while (dims.size() < 8 && dwarf_siblingof(&child, &child) == 0);
-      if (dims.empty()) dims.push_back(std::nullopt);
-      const CType* cur = elem;
-      for (size_t i = dims.size(); i-- > 1;) {
-        auto inner = std::make_unique<CType>();
-        inner->kind = CType::Kind::Array;
-        inner->target = cur;
-        inner->count = dims[i];
-        inner->size = cur && dims[i] ? cur->size * *dims[i] : 0;
-        cur = inner.get();
-        made.push_back(std::move(inner));
-      }
-      t->target = cur;
-      t->count = dims[0];
-      t->size = cur && dims[0] ? cur->size * *dims[0] : 0;
-      break;
-    }
+    case DW_TAG_array_type: read_array(&td, t, depth); break;
     case DW_TAG_structure_type:
     case DW_TAG_union_type:
-    case DW_TAG_class_type: {
+    case DW_TAG_class_type:
       t->kind = tag == DW_TAG_union_type ? CType::Kind::Union : CType::Kind::Struct;
-      Dwarf_Die child;
-      if (dwarf_child(&td, &child) == 0) do {
-          if (dwarf_tag(&child) != DW_TAG_member) continue;
-          CType::Field f;
-          if (const char* n = die_name(&child)) f.name = n;
-          f.type = type_of(&child, depth + 1);
-          Dwarf_Word v = 0;
-          if (dwarf_attr(&child, DW_AT_data_member_location, &attr) && dwarf_formudata(&attr, &v) == 0)
-            f.offset = uint32_t(v);
-          if (dwarf_attr(&child, DW_AT_bit_size, &attr) && dwarf_formudata(&attr, &v) == 0) f.bit_size = uint32_t(v);
-          if (dwarf_attr(&child, DW_AT_data_bit_offset, &attr) && dwarf_formudata(&attr, &v) == 0) {
-            f.offset = uint32_t(v / 8);
-            f.bit_offset = uint32_t(v % 8);
-          } else if (f.bit_size && dwarf_attr(&child, DW_AT_bit_offset, &attr) && dwarf_formudata(&attr, &v) == 0) {
-            // DWARF 2-4's form: bits from the most significant bit of a storage unit of
-            // DW_AT_byte_size bytes at the member location to the field's most significant bit.
-            Dwarf_Word unit = 0;
-            if (!dwarf_attr(&child, DW_AT_byte_size, &attr) || dwarf_formudata(&attr, &unit) != 0) {
-              const CType* ft = f.type ? &strip_typedefs(*f.type) : nullptr;
-              unit = ft ? ft->size : 4;
-            }
-            const int64_t lsb = int64_t(unit) * 8 - int64_t(v) - int64_t(f.bit_size);  // little-endian
-            if (lsb >= 0) {
-              const uint64_t bits = uint64_t(f.offset) * 8 + uint64_t(lsb);
-              f.offset = uint32_t(bits / 8);
-              f.bit_offset = uint32_t(bits % 8);
-            }
-          }
-          t->fields.push_back(f);
-        } while (t->fields.size() < 4096 && dwarf_siblingof(&child, &child) == 0);
+      read_fields(&td, t, depth);
       break;
-    }
-    case DW_TAG_enumeration_type: {
-      t->kind = CType::Kind::Enum;
-      if (const CType* u = type_of(&td, depth + 1)) t->is_signed = strip_typedefs(*u).is_signed;
-      Dwarf_Die child;
-      if (dwarf_child(&td, &child) == 0) do {
-          if (dwarf_tag(&child) != DW_TAG_enumerator) continue;
-          Dwarf_Sword sv = 0;
-          const char* n = die_name(&child);
-          if (dwarf_attr(&child, DW_AT_const_value, &attr) && dwarf_formsdata(&attr, &sv) == 0)
-            t->enumerators.emplace_back(n ? n : "?", int64_t(sv));
-        } while (t->enumerators.size() < 4096 && dwarf_siblingof(&child, &child) == 0);
-      break;
-    }
+    case DW_TAG_enumeration_type: read_enum(&td, t, depth); break;
     case DW_TAG_subroutine_type:
       t->kind = CType::Kind::Function;
       t->target = type_of(&td, depth + 1);
       break;
-    default:
-      t->kind = CType::Kind::Void;
-      break;
+    default: t->kind = CType::Kind::Void; break;
   }
   return t;
+}
+
+// A base type's kind from its DW_AT_encoding.
+void Variables::Impl::read_base(Dwarf_Die* td, CType* t) {
+  Dwarf_Attribute attr;
+  Dwarf_Word enc = 0;
+  if (dwarf_attr(td, DW_AT_encoding, &attr)) dwarf_formudata(&attr, &enc);
+  switch (enc) {
+    case DW_ATE_float: t->kind = CType::Kind::Float; break;
+    case DW_ATE_boolean: t->kind = CType::Kind::Bool; break;
+    case DW_ATE_signed_char:
+      t->is_char = true;
+      [[fallthrough]];
+    case DW_ATE_signed:
+      t->kind = CType::Kind::Int;
+      t->is_signed = true;
+      break;
+    case DW_ATE_unsigned_char:
+      t->is_char = true;
+      [[fallthrough]];
+    default: t->kind = CType::Kind::Int; break;
+  }
+}
+
+// An array: dimensions outermost first (int a[2][3] is an array of 2 arrays of 3).
+void Variables::Impl::read_array(Dwarf_Die* td, CType* t, unsigned depth) const {
+  Dwarf_Attribute attr;
+  t->kind = CType::Kind::Array;
+  const CType* elem = type_of(td, depth + 1);
+  std::vector<std::optional<uint32_t>> dims;
+  Dwarf_Die child;
+  if (dwarf_child(td, &child) == 0) do {
+      if (dwarf_tag(&child) != DW_TAG_subrange_type) continue;
+      Dwarf_Word n = 0;
+      if (dwarf_attr(&child, DW_AT_count, &attr) && dwarf_formudata(&attr, &n) == 0)
+        dims.push_back(uint32_t(n));
+      else if (dwarf_attr(&child, DW_AT_upper_bound, &attr) && dwarf_formudata(&attr, &n) == 0)
+        dims.push_back(uint32_t(n + 1));
+      else
+        dims.push_back(std::nullopt);
+    } while (dims.size() < 8 && dwarf_siblingof(&child, &child) == 0);
+  if (dims.empty()) dims.push_back(std::nullopt);
+  const CType* cur = elem;
+  for (size_t i = dims.size(); i-- > 1;) {
+    auto inner = std::make_unique<CType>();
+    inner->kind = CType::Kind::Array;
+    inner->target = cur;
+    inner->count = dims[i];
+    inner->size = cur && dims[i] ? cur->size * *dims[i] : 0;
+    cur = inner.get();
+    made.push_back(std::move(inner));
+  }
+  t->target = cur;
+  t->count = dims[0];
+  t->size = cur && dims[0] ? cur->size * *dims[0] : 0;
+}
+
+// A struct's or union's members, bit fields in either DWARF form.
+void Variables::Impl::read_fields(Dwarf_Die* td, CType* t, unsigned depth) const {
+  Dwarf_Attribute attr;
+  Dwarf_Die child;
+  if (dwarf_child(td, &child) == 0) do {
+      if (dwarf_tag(&child) != DW_TAG_member) continue;
+      CType::Field f;
+      if (const char* n = die_name(&child)) f.name = n;
+      f.type = type_of(&child, depth + 1);
+      Dwarf_Word v = 0;
+      if (dwarf_attr(&child, DW_AT_data_member_location, &attr) && dwarf_formudata(&attr, &v) == 0)
+        f.offset = uint32_t(v);
+      if (dwarf_attr(&child, DW_AT_bit_size, &attr) && dwarf_formudata(&attr, &v) == 0) f.bit_size = uint32_t(v);
+      if (dwarf_attr(&child, DW_AT_data_bit_offset, &attr) && dwarf_formudata(&attr, &v) == 0) {
+        f.offset = uint32_t(v / 8);
+        f.bit_offset = uint32_t(v % 8);
+      } else if (f.bit_size && dwarf_attr(&child, DW_AT_bit_offset, &attr) && dwarf_formudata(&attr, &v) == 0) {
+        // DWARF 2-4's form: bits from the most significant bit of a storage unit of
+        // DW_AT_byte_size bytes at the member location to the field's most significant bit.
+        Dwarf_Word unit = 0;
+        if (!dwarf_attr(&child, DW_AT_byte_size, &attr) || dwarf_formudata(&attr, &unit) != 0) {
+          const CType* ft = f.type ? &strip_typedefs(*f.type) : nullptr;
+          unit = ft ? ft->size : 4;
+        }
+        const int64_t lsb = int64_t(unit) * 8 - int64_t(v) - int64_t(f.bit_size);  // little-endian
+        if (lsb >= 0) {
+          const uint64_t bits = uint64_t(f.offset) * 8 + uint64_t(lsb);
+          f.offset = uint32_t(bits / 8);
+          f.bit_offset = uint32_t(bits % 8);
+        }
+      }
+      t->fields.push_back(f);
+    } while (t->fields.size() < 4096 && dwarf_siblingof(&child, &child) == 0);
+}
+
+// An enumeration: its signedness from its underlying type, and its enumerators.
+void Variables::Impl::read_enum(Dwarf_Die* td, CType* t, unsigned depth) const {
+  Dwarf_Attribute attr;
+  t->kind = CType::Kind::Enum;
+  if (const CType* u = type_of(td, depth + 1)) t->is_signed = strip_typedefs(*u).is_signed;
+  Dwarf_Die child;
+  if (dwarf_child(td, &child) == 0) do {
+      if (dwarf_tag(&child) != DW_TAG_enumerator) continue;
+      Dwarf_Sword sv = 0;
+      const char* n = die_name(&child);
+      if (dwarf_attr(&child, DW_AT_const_value, &attr) && dwarf_formsdata(&attr, &sv) == 0)
+        t->enumerators.emplace_back(n ? n : "?", int64_t(sv));
+    } while (t->enumerators.size() < 4096 && dwarf_siblingof(&child, &child) == 0);
 }
 
 // The unit whose code holds pc. Not dwarf_addrdie: clang writes no .debug_aranges, so the units'

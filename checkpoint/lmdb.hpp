@@ -18,6 +18,16 @@
 
 namespace vx::checkpoint::lmdb {
 
+// LMDB's return code (or an errno) decides the error's code: no room (a full disk, a quota, the
+// file-size limit, LMDB's map), an I/O error, damage (a page of the wrong type, a page that is not
+// there); anything else (a permission, a bad argument) is the caller's to judge.
+inline ErrorCode code_of(int rc) {
+  if (rc == ENOSPC || rc == EDQUOT || rc == EFBIG || rc == MDB_MAP_FULL) return ErrorCode::StoreFull;
+  if (rc == EIO) return ErrorCode::StoreIo;
+  if (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND) return ErrorCode::StoreCorrupt;
+  return ErrorCode::Unspecified;
+}
+
 inline Error error(int rc, std::string_view op) {
   std::string m = std::string(op) + ": " + mdb_strerror(rc);
   // Running out of room shows as several errors; say which it is (a full tmpfs gives EIO when
@@ -25,7 +35,7 @@ inline Error error(int rc, std::string_view op) {
   if (rc == ENOSPC || rc == EDQUOT) m += " (the disk is full)";
   else if (rc == EFBIG) m += " (the file-size limit is reached)";
   else if (rc == EIO) m += " (no room left on the filesystem, as a full tmpfs reports it, or a failing disk)";
-  return make_error(m);
+  return make_error(code_of(rc), m);
 }
 
 inline MDB_val val(const void* data, size_t size) { return MDB_val{size, const_cast<void*>(data)}; }

@@ -105,18 +105,19 @@ struct Store::Impl {
   StoreStats stats;
   bool read_only = false;
 
-  Error err(const std::string& msg) const { return make_error("checkpoint store " + dir + ": " + msg); }
+  Error err(const std::string& msg, ErrorCode code = ErrorCode::Unspecified) const {
+    return make_error(code, "checkpoint store " + dir + ": " + msg);
+  }
   Error err(const std::string& what, const Error& e) const {
     // LMDB's own damage reports (a page of the wrong type, a page that is not there) are damage too.
-    if (e.message.find("MDB_CORRUPTED") != std::string::npos || e.message.find("MDB_PAGE_NOTFOUND") != std::string::npos)
-      return corrupt(what, e);
-    return err(what.empty() ? e.message : what + ": " + e.message);
+    if (e.code == ErrorCode::StoreCorrupt) return corrupt(what, e);
+    return err(what.empty() ? e.message : what + ": " + e.message, e.code);
   }
   // Damage found in a read: the error, and the first one kept (Store::damage) so that the session
   // refuses the recording (exit 65) however the read's caller goes on.
   mutable std::optional<std::string> damage;
   Error corrupt(const std::string& msg) const {
-    Error e = err(msg);
+    Error e = err(msg, ErrorCode::StoreCorrupt);
     if (!damage) damage = e.message;
     return e;
   }
@@ -223,7 +224,7 @@ struct Store::Impl {
 
   // Staged checkpoints whose commit failed (a full disk, the map full): given up, never written.
   uint64_t staged_lost = 0;
-  std::string staged_error;  // why the last of them were given up
+  Error staged_error;  // why the last of them were given up
   // Pages of given-up checkpoints: their writers count them as stored, so a later checkpoint or
   // host operation may name them without giving them; they are written when one does (encoded).
   std::map<PageHash, std::vector<uint8_t>> orphans;
@@ -239,11 +240,9 @@ struct Store::Impl {
       return;
     }
     staged_lost += staged.size();
-    staged_error =
-        err(std::to_string(staged.size()) + (staged.size() == 1 ? " staged checkpoint" : " staged checkpoints") +
-                " could not be committed",
-            e)
-            .message;
+    staged_error = err(std::to_string(staged.size()) +
+                           (staged.size() == 1 ? " staged checkpoint" : " staged checkpoints") + " could not be committed",
+                       e);
     stats.records -= std::min<uint64_t>(stats.records, staged.size());
     staged.clear();
     staged_bytes = 0;
@@ -277,7 +276,7 @@ Store::~Store() {
 
 uint64_t Store::staged() const { return impl_->staged.size(); }
 uint64_t Store::staged_lost() const { return impl_->staged_lost; }
-const std::string& Store::staged_error() const { return impl_->staged_error; }
+const Error& Store::staged_error() const { return impl_->staged_error; }
 
 Result<void> Store::sync() {
   Impl& I = *impl_;
@@ -405,7 +404,7 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
       if (!want) return I.err("a new store needs a header");
       if (auto e = codec::check_config(want->config)) return I.err("cannot create the store: " + *e);
       fs::create_directories(dir, ec);
-      if (ec) return I.err("cannot create the directory: " + ec.message());
+      if (ec) return I.err("cannot create the directory: " + ec.message(), lmdb::code_of(ec.value()));
     } else {
       file_bytes = fs::file_size(data, ec);
       if (ec) return I.err("cannot read the size of " + data.string() + ": " + ec.message());
@@ -426,7 +425,8 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
     bool no_lock = false;
     const std::string lock = (fs::path(dir) / "lock.mdb").string();
     if (!I.read_only) {
-      if (int e = probe_space(dir, true)) return I.err("cannot write here: " + std::string(std::strerror(e)));
+      if (int e = probe_space(dir, true))
+        return I.err("cannot write here: " + std::string(std::strerror(e)), ErrorCode::StoreIo);
     } else if (int e = lock_initialized(lock) ? 0 : probe_space(dir, false);
                e && e != EACCES && e != EPERM && e != EROFS) {
       // Reading needs no room, but the first process to open a store initializes lock.mdb through
@@ -439,7 +439,11 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
     MDB_env* raw = nullptr;
     if (int rc = mdb_env_create(&raw)) return I.err("", lmdb::error(rc, "mdb_env_create"));
     I.env = lmdb::Env(raw);
-    if (int rc = mdb_env_set_mapsize(raw, options.map_size)) return I.err("", lmdb::error(rc, "mdb_env_set_mapsize"));
+    if (int rc = mdb_env_set_mapsize(raw, options.map_size)) {
+      Error e = lmdb::error(rc, "mdb_env_set_mapsize");
+      e.code = ErrorCode::StoreIo;  // a map the system will not give: the recording cannot be written
+      return I.err("", e);
+    }
     if (int rc = mdb_env_set_maxdbs(raw, 8)) return I.err("", lmdb::error(rc, "mdb_env_set_maxdbs"));
     unsigned flags = MDB_NOTLS;
     if (I.read_only) flags |= MDB_RDONLY;

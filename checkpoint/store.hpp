@@ -90,9 +90,9 @@ class Store {
   // Staged checkpoints not committed yet.
   uint64_t staged() const;
   // Since this Store was opened: staged checkpoints given up because their commit failed, and why
-  // the last of them were ("" none).
+  // the last of them were (an empty message: none; its code says whether the store was full).
   uint64_t staged_lost() const;
-  const std::string& staged_error() const;
+  const Error& staged_error() const;
   // A recording session marks the store while it writes, and clears the mark when it ends cleanly:
   // writer_left_open() says the last writer was killed (its recording ends at its last commit).
   Result<void> set_writer_open(bool open);

@@ -520,7 +520,8 @@ TEST_CASE("Staged checkpoints that cannot be committed are given up and counted;
   must(store.set_mark(a.rec.key, StopRecord{StopKind::Breakpoint, "breakpoint", {}}));
   CHECK(store.staged() == 0);
   CHECK(store.staged_lost() == 80);
-  CHECK(store.staged_error().find("MDB_MAP_FULL") != std::string::npos);
+  CHECK(store.staged_error().code == vx::ErrorCode::StoreFull);
+  CHECK(store.staged_error().message.find("MDB_MAP_FULL") != std::string::npos);  // what the user reads
   CHECK(must(store.list()) == std::vector<TimeKey>{a.rec.key});
   CHECK(must(store.marks()).size() == 1);
   // A later stop may name a page of a given-up checkpoint without giving it (its writer counts it

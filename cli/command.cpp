@@ -4,101 +4,26 @@
 #include <charconv>
 #include <limits>
 
+#include "cli/command_table.hpp"
+
 namespace vx::cli {
 
+namespace {
+
+template <class Run>
+std::vector<CommandInfo> names_of(const std::vector<CommandEntry<Run>>& table) {
+  return std::vector<CommandInfo>(table.begin(), table.end());
+}
+
+}  // namespace
+
 const std::vector<CommandInfo>& command_table() {
-  static const std::vector<CommandInfo> t = {
-      {"continue", {"c", "cont", "run", "r"}, "[N]",
-       "start the kernel, or go on until the next stop (N: let the breakpoint that stopped here pass N - 1 more times)"},
-      {"stepi", {"si"}, "[N]", "execute N instructions of the focus thread (default 1)"},
-      {"nexti", {"ni"}, "[N]", "like stepi, but a call runs until it returns"},
-      {"step", {"s"}, "[N]", "run the focus thread to the next source line, into calls"},
-      {"next", {"n"}, "[N]", "run the focus thread to the next source line, over calls"},
-      {"finish", {"fin"}, "", "run until the focus thread's current function returns"},
-      {"reverse-stepi", {"rsi"}, "[N]", "go back N instructions of the focus warp (default 1)"},
-      {"reverse-nexti", {"rni"}, "[N]", "like reverse-stepi, but back over a call as one instruction"},
-      {"reverse-step", {"rs"}, "[N]", "go back to the start of the previous source line, into calls"},
-      {"reverse-next", {"rn"}, "[N]", "go back to the start of the previous source line, over calls"},
-      {"reverse-finish", {}, "", "go back to the call of the focus thread's current function"},
-      {"reverse-continue", {"rc"}, "", "go back to the latest earlier breakpoint or watchpoint hit"},
-      {"goto", {}, "N | start | end", "go to checkpoint N (info checkpoints), or the launch's first or last point"},
-      {"checkpoint", {}, "", "mark the current stop as a checkpoint (info checkpoints lists it)"},
-      // "wh" was a unique prefix of when before whatis: it keeps meaning when.
-      {"when", {"wh"}, "", "show the current point in time: launch, instruction, the focus warp's count"},
-      {"watch", {}, "[-l LEN] ADDR | *(TYPE *)ADDR [if COND]", "stop after a warp writes a changed value there"},
-      {"rwatch", {}, "[-l LEN] ADDR | *(TYPE *)ADDR [if COND]", "stop after a warp reads there"},
-      // "a" and "e" were unique prefixes of awatch and enable before advance and echo; "de" of delete before define.
-      {"awatch", {"a"}, "[-l LEN] ADDR | *(TYPE *)ADDR [if COND]", "stop after a warp reads or writes there"},
-      {"break", {"b", "br"}, "[LOC] [if COND]", "set a breakpoint at FUNC, FILE:LINE or *ADDR (default: the focus PC)"},
-      {"tbreak", {"tb"}, "[LOC] [if COND]", "set a breakpoint that is deleted when it first stops"},
-      {"delete", {"d", "de"}, "[N...]", "delete breakpoints (all without N)"},
-      {"disable", {}, "[N...]", "disable breakpoints (all without N)"},
-      {"enable", {"e"}, "[N...]", "enable breakpoints (all without N)"},
-      {"condition", {}, "N [COND]", "set or (without COND) remove breakpoint N's condition"},
-      {"info", {"i"}, "WHAT", "breakpoints, ctas, warps, lanes, launches, registers [REG...|f], checkpoints"},
-      // "pr", "pri" and "prin" were unique prefixes of print before printf.
-      {"print", {"p", "inspect", "pr", "pri", "prin"}, "[/F] [-lanes] EXPR",
-       "evaluate EXPR (C variables too) in the focus lane, or every active lane (F: x d u t c f)"},
-      {"ptype", {}, "EXPR | TYPE", "show the C type of EXPR, or a type, with struct members written out"},
-      {"whatis", {}, "EXPR | TYPE", "show the C type name of EXPR"},
-      {"display", {}, "[/F] [EXPR]", "print EXPR at every stop, in format F (without EXPR: show them now)"},
-      {"undisplay", {}, "[N...]", "stop showing display N (all: every display)"},
-      {"frame", {"f"}, "[N]", "select function level N at the focus pc (inlined calls), and show it"},
-      {"up", {}, "[N]", "select the function level N outwards (the caller of an inlined call)"},
-      {"down", {}, "[N]", "select the function level N inwards"},
-      {"set", {}, "var LVALUE = EXPR", "write a C variable, a member or element, or a register ($a0) in the focus lane"},
-      {"until", {"u"}, "[LOC]", "like next, but not back into a loop; with LOC: run until LOC (as advance)"},
-      {"advance", {"adv"}, "LOC", "run until LOC (a temporary breakpoint), or another stop"},
-      {"commands", {}, "[N...]", "commands to run when breakpoint N stops (default: the last one set), up to 'end'"},
-      {"dprintf", {}, "LOC,\"FORMAT\",ARGS...", "a breakpoint that prints and goes on"},
-      {"printf", {}, "\"FORMAT\",ARGS...", "print C values with a C format (%d %u %x %c %f %s %%)"},
-      {"ignore", {}, "N COUNT", "let breakpoint N's next COUNT hits pass"},
-      {"source", {}, "FILE", "run the commands of FILE"},
-      {"echo", {}, "TEXT", "print TEXT (\\n is a line break)"},
-      {"define", {}, "NAME", "a user command: the following lines up to 'end'"},
-      {"skip", {}, "[file FILE | function NAME | delete [N...] | enable [N...] | disable [N...]]",
-       "step through a file's or function's code instead of into it (without arguments: the focus function)"},
-      {"x", {}, "/NFU ADDR", "examine memory: N units, F format x d u c f (float) s (string), U unit b h w"},
-      {"disassemble", {"disas"}, "[/s] [ADDR | START,END | START,+LEN]",
-       "disassemble the function at ADDR (default: the focus PC)"},
-      {"list", {"l"}, "[LOC | N]", "show source lines around LOC (again: the next lines)"},
-      {"backtrace", {"bt", "where"}, "[N]", "show the focus lane's call stack"},
-      {"cta", {"block"}, "X,Y,Z [thread X,Y,Z]", "focus on a thread by software coordinates"},
-      {"thread", {}, "X,Y,Z", "focus on a thread of the focus CTA"},
-      {"core", {}, "C [warp W] [lane L]", "focus on a lane by hardware coordinates"},
-      // "w" and "wa" were unique prefixes of warp before watch and when: they keep meaning warp.
-      {"warp", {"w", "wa"}, "W [lane L]", "focus on a warp of the focus core"},
-      {"lane", {}, "L", "focus on a lane of the focus warp"},
-      {"focus", {}, "", "show the focus"},
-      {"help", {"h"}, "[COMMAND]", "list the commands, or describe one"},
-      {"quit", {"q", "exit"}, "", "end the session"},
-  };
+  static const std::vector<CommandInfo> t = names_of(CommandTables::commands<NoHandler>());
   return t;
 }
 
 const std::vector<CommandInfo>& info_table() {
-  static const std::vector<CommandInfo> t = {
-      {"breakpoints", {"b", "break"}, "", "breakpoints with their conditions and hit counts"},
-      {"checkpoints", {}, "[all]", "the stops of the recording, numbered for goto (all: automatic ones too)"},
-      {"ctas", {}, "", "complete, in-progress and not-launched CTAs"},
-      // "l" and "w" keep meaning lanes and warps whatever info subcommands come later.
-      {"address", {}, "NAME", "where the focus lane keeps C variable NAME at the focus pc (register, memory, ...)"},
-      {"args", {}, "", "the focus lane's arguments of the selected function level (DWARF)"},
-      {"display", {}, "", "the expressions display shows at every stop"},
-      {"frame", {"f"}, "", "the selected function level: pc, CFA, what it is inlined into"},
-      // "la" and "lan" were unique prefixes of lanes before launches: they keep meaning lanes.
-      {"lanes", {"l", "la"}, "", "lanes of the focus warp"},
-      {"launches", {}, "", "the launches of the workload: kernel, entry, grid, block, local memory, argument"},
-      {"line", {}, "LOC", "the addresses of the code of source line LOC"},
-      {"locals", {}, "", "the focus lane's local variables of the selected function level (DWARF)"},
-      {"registers", {"r", "reg"}, "[REG...|f]", "the focus lane's registers (f: float registers)"},
-      // "s" was a unique prefix of session before skip.
-      {"session", {"s"}, "", "live or re-launch, why, the Debug Module, whether the device is held"},
-      {"symbol", {}, "ADDR", "the symbol and offset at ADDR"},
-      {"skip", {}, "", "what step goes through: the runtime's headers by default (skip)"},
-      {"warps", {"w", "wa"}, "", "every active warp"},
-      {"watchpoints", {}, "", "watchpoints with their conditions and hit counts"},
-  };
+  static const std::vector<CommandInfo> t = names_of(CommandTables::info<NoHandler>());
   return t;
 }
 
@@ -123,20 +48,21 @@ std::vector<std::string> split_words(std::string_view s) {
 
 namespace {
 
-Result<std::string> resolve(std::string_view word, const std::vector<CommandInfo>& table, const char* what) {
-  for (const CommandInfo& c : table) {
-    if (word == c.name) return std::string(c.name);
-    for (const char* a : c.aliases)
-      if (word == a) return std::string(c.name);
+// gdb's rules: a name or an alias exactly, else a unique prefix of a name. The entry's index.
+Result<size_t> resolve(std::string_view word, const std::vector<CommandInfo>& table, const char* what) {
+  for (size_t i = 0; i < table.size(); ++i) {
+    if (word == table[i].name) return i;
+    for (const char* a : table[i].aliases)
+      if (word == a) return i;
   }
-  std::vector<std::string> matches;
-  for (const CommandInfo& c : table)
-    if (std::string_view(c.name).substr(0, word.size()) == word) matches.emplace_back(c.name);
+  std::vector<size_t> matches;
+  for (size_t i = 0; i < table.size(); ++i)
+    if (std::string_view(table[i].name).substr(0, word.size()) == word) matches.push_back(i);
   if (matches.size() == 1 && !word.empty()) return matches[0];
   if (matches.empty() || word.empty())
     return make_error(std::string("unknown ") + what + " \"" + std::string(word) + "\"");
   std::string list;
-  for (const std::string& m : matches) list += (list.empty() ? "" : ", ") + m;
+  for (size_t m : matches) list += (list.empty() ? "" : ", ") + std::string(table[m].name);
   return make_error(std::string("ambiguous ") + what + " \"" + std::string(word) + "\": " + list);
 }
 
@@ -158,19 +84,26 @@ Result<CommandLine> parse_command_line(std::string_view line) {
     if (cl.format.empty()) return make_error("missing format after '/'");
   }
   if (word.empty()) return make_error("missing command before '/'");
-  auto name = resolve(word, command_table(), "command");
-  if (!name) return name.error();
-  cl.name = *name;
+  auto entry = resolve(word, command_table(), "command");
+  if (!entry) return entry.error();
+  cl.entry = *entry;
+  cl.name = command_table()[*entry].name;
   cl.args = std::string(trim(rest));
   if (!cl.format.empty() && cl.name != "x" && cl.name != "print" && cl.name != "disassemble" && cl.name != "display")
     return make_error("\"" + cl.name + "\" takes no /FORMAT");
   return cl;
 }
 
-Result<std::string> parse_info_subcommand(std::string_view word) {
+Result<size_t> resolve_info_subcommand(std::string_view word) {
   if (word.empty())
     return make_error("\"info\" needs what to show: address, args, breakpoints, checkpoints, ctas, frame, lanes, locals, registers, session, skip, symbol, line, warps, watchpoints");
   return resolve(word, info_table(), "info command");
+}
+
+Result<std::string> parse_info_subcommand(std::string_view word) {
+  auto entry = resolve_info_subcommand(word);
+  if (!entry) return entry.error();
+  return std::string(info_table()[*entry].name);
 }
 
 std::optional<uint64_t> parse_u64(std::string_view s, bool* too_large) {

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "device/result.hpp"
@@ -19,6 +21,7 @@ struct CommandLine {
   std::string name;    // canonical command name ("continue", "stepi", "info", "x", ...)
   std::string format;  // text after '/' in "x/4xw" or "p/x" (without the '/'), else ""
   std::string args;    // the rest of the line, trimmed
+  size_t entry = 0;    // the command's entry in the table (command_table(), the Debugger's)
 };
 
 // Every command: canonical name, aliases, argument synopsis and a one-line description (help).
@@ -28,6 +31,24 @@ struct CommandInfo {
   const char* synopsis;
   const char* summary;
 };
+
+// One entry of a command table (cli/command_table.hpp): the command's names and help, and `run`,
+// what runs it. The table is written once, with a handler in every entry (the constructor takes
+// one: an entry without is a compile error); Run is the handler's type where the table is made:
+// the Debugger's function pointer, or NoHandler where only the names are needed (parsing, help).
+template <class Run>
+struct CommandEntry : CommandInfo {
+  CommandEntry(const char* name, std::vector<const char*> aliases, const char* synopsis, const char* summary, Run handler)
+      : CommandInfo{name, std::move(aliases), synopsis, summary}, run(handler) {}
+  Run run;
+};
+// Takes any handler and keeps nothing: its body is never instantiated.
+struct NoHandler {
+  template <class F>
+  NoHandler(F&&) {}
+};
+
+// The prompt's commands (names and help), in the table's order.
 const std::vector<CommandInfo>& command_table();
 
 // Resolves the first word of a line: an alias, a canonical name, or an unambiguous prefix of
@@ -37,6 +58,8 @@ Result<CommandLine> parse_command_line(std::string_view line);
 
 // `info` subcommands resolve the same way.
 const std::vector<CommandInfo>& info_table();
+// The `info` subcommand's entry in info_table() (and the Debugger's table of them).
+Result<size_t> resolve_info_subcommand(std::string_view word);
 Result<std::string> parse_info_subcommand(std::string_view word);
 
 std::string_view trim(std::string_view s);

@@ -20,6 +20,7 @@
 #include "cli/gdb_server.hpp"
 #include "cli/kernel_symbols.hpp"
 #include "cli/launch_file.hpp"
+#include "cli/session_options.hpp"
 #include "device/host_runtime.hpp"
 #include "device/input_file.hpp"
 #include "engine/session.hpp"
@@ -74,15 +75,6 @@ int fail(Sink& sink, int status, const std::string& message) {
     std::fprintf(stderr, "vxreplay: %s\n", message.c_str());
   }
   return status;
-}
-
-// A store that could not be written (no room, a file-size limit, an I/O error) is exit status 74;
-// any other --db problem is a usage error.
-int store_status(const std::string& message) {
-  for (const char* w : {"No space left", "File too large", "Input/output error", "Disk quota", "MDB_MAP_FULL",
-                        "mapsize", "cannot write here"})
-    if (message.find(w) != std::string::npos) return kExitCantWrite;
-  return kExitUsage;
 }
 
 namespace {
@@ -300,36 +292,27 @@ int debug_command(const DebugArgs& a) {
     if (!dir) return fail(*sink, kExitUsage, "--db: " + dir.error().message);
     store_dir = *dir;
   }
-  engine::SessionOptions so;
-  so.store_dir = store_dir;
-  so.kernel_hash = image->hash;
-  so.seed = a.run.options.seed;
-  so.schedule = uint8_t(a.run.options.schedule);
-  so.watchdog = a.run.options.watchdog_instructions;
-  if (a.checkpoint_interval) so.checkpoint_interval = *a.checkpoint_interval;
-  so.store_map_size = a.db_map_size;
-  so.workload =
+  engine::SessionOptions so = session_options(
+      a, store_dir,
       a.run.kernel + " grid " + dims(launch->grid) + " block " + dims(launch->block) + " on " +
-      a.run.config.to_string() + " seed " + std::to_string(a.run.options.seed) +
-      (a.run.options.schedule == Schedule::Random ? ""
-                                                  : std::string(" schedule ") + schedule_name(a.run.options.schedule)) +
-      (lf ? " launch " + a.run.launch_file : "");
-  so.mode = engine::parse_session_mode(a.mode.empty() ? "relaunch" : a.mode).value_or(engine::SessionMode::Relaunch);
-  so.attach_after = a.attach_after;
-  so.reset_halt = a.reset_halt;
+          a.run.config.to_string() + " seed " + std::to_string(a.run.options.seed) +
+          (a.run.options.schedule == Schedule::Random ? ""
+                                                      : std::string(" schedule ") + schedule_name(a.run.options.schedule)) +
+          (lf ? " launch " + a.run.launch_file : ""),
+      image->hash);
   if (so.mode == engine::SessionMode::Live && !engine::probe_debug_module(dev)) {
     if (!store_dir.empty()) std::filesystem::remove_all(store_dir);
     return fail(*sink, kExitUnavailable, engine::kNoDebugModule);
   }
   auto session = engine::Session::create(dev, so);
-  if (!session) return fail(*sink, store_status(session.error().message), "--db " + store_dir + ": " + session.error().message);
+  if (!session) return fail(*sink, exit_status_of(session.error(), kExitUsage), "--db " + store_dir + ": " + session.error().message);
 
   // The recording keeps the image for its symbols: `vxreplay replay` needs no kernel file.
   if (image->is_elf && !store_dir.empty()) {
     auto bytes = read_input_file(a.run.kernel, kMaxKernelImageBytes);
     if (!bytes) return fail(*sink, kExitBadInput, bytes.error().message);
     if (auto r = (*session)->record_symbols(std::filesystem::path(a.run.kernel).filename().string(), *bytes); !r)
-      return fail(*sink, store_status(r.error().message), "--db " + store_dir + ": " + r.error().message);
+      return fail(*sink, exit_status_of(r.error(), kExitUsage), "--db " + store_dir + ": " + r.error().message);
   }
   HostRuntime rt((*session)->host());
   if (auto r = rt.load_image(*image); !r) return fail(*sink, kExitBadInput, r.error().message);
@@ -345,7 +328,7 @@ int debug_command(const DebugArgs& a) {
   if (auto r = rt.launch_grid(*launch); !r) return fail(*sink, kExitBadInput, r.error().message);
   // A kernel alone (or a launch file) is the whole workload: the recording replays to its end.
   if (auto r = (*session)->host_finished(); !r)
-    return fail(*sink, store_status(r.error().message), "--db " + store_dir + ": " + r.error().message);
+    return fail(*sink, exit_status_of(r.error(), kExitUsage), "--db " + store_dir + ": " + r.error().message);
 
   // A launch file's dumps and comparisons when the session ends after the kernel exited: a
   // difference makes the status 1 (docs/cli.md).
@@ -403,9 +386,7 @@ int debug_command(const DebugArgs& a) {
   sink->start(sv);
 
   for (const std::string& loc : a.breaks) {
-    int before = dbg.errors();
-    dbg.execute("break " + loc);
-    if (dbg.errors() != before) {
+    if (!dbg.add_breakpoint(loc)) {
       return dbg.finish_session(store_dir, kExitUsage);
     }
   }
@@ -418,8 +399,8 @@ int debug_command(const DebugArgs& a) {
   // Attach (a running kernel halted after N instructions) or halt after reset: the session starts
   // at that stop and shows where every warp is.
   if (si.live && (a.attach_after || a.reset_halt)) {
-    dbg.execute("continue");
-    dbg.execute("info warps");
+    dbg.resume();
+    dbg.show_warps();
   }
   run_commands(dbg, script_lines, a.commands, a.batch, a.json);
   std::optional<int> status;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "checkpoint/store.hpp"
+#include "cli/command_table.hpp"
 #include "cli/kernel_symbols.hpp"
 #include "device/isa.hpp"
 #include "device/registers.hpp"
@@ -143,10 +144,29 @@ Debugger::~Debugger() = default;
 void Debugger::out(const std::string& text, const nlohmann::json& data) { sink_.output(command_, text, data); }
 void Debugger::err(const std::string& message) {
   ++errors_;
-  if (message.rfind("internal error", 0) == 0) internal_error_ = true;
   sink_.error(command_, message);
 }
+void Debugger::err(const Error& e) {
+  if (e.code == ErrorCode::Internal) internal_error_ = true;
+  err(e.message);
+}
 void Debugger::usage(const std::string& message) { err(message + " (try \"help\")"); }
+
+const std::vector<CommandEntry<Debugger::Handler>>& Debugger::commands() {
+  static const std::vector<CommandEntry<Handler>> t = CommandTables::commands<Handler>();
+  return t;
+}
+
+const std::vector<CommandEntry<Debugger::InfoHandler>>& Debugger::info_commands() {
+  static const std::vector<CommandEntry<InfoHandler>> t = CommandTables::info<InfoHandler>();
+  return t;
+}
+
+bool Debugger::no_args(const std::string& what, const std::string& args) {
+  if (args.empty()) return true;
+  usage("\"" + what + "\" takes no arguments");
+  return false;
+}
 
 bool Debugger::execute(const std::string& line) {
   if (collecting_.active) {
@@ -161,7 +181,30 @@ bool Debugger::execute(const std::string& line) {
       if (UserBreakpoint* b = bps_.find(id)) b->commands = collecting_.lines;
     return true;
   }
-  bool go_on = execute_one(line) && !refuse_damage();
+  return run_command([&] { return execute_one(line); });
+}
+
+bool Debugger::as_command(const std::string& text, const std::function<void()>& work) {
+  if (in_command_) {
+    work();
+    return !quit_;
+  }
+  return run_command([&] {
+    command_ = std::string(trim(text));
+    command_start_ = std::chrono::steady_clock::now();
+    work();
+    return !quit_;
+  });
+}
+
+bool Debugger::run_command(const std::function<bool()>& first) {
+  struct InCommand {
+    bool& flag;
+    bool was = flag;
+    explicit InCommand(bool& f) : flag(f) { flag = true; }
+    ~InCommand() { flag = was; }
+  } in(in_command_);
+  bool go_on = first() && !refuse_damage();
   // Breakpoint commands run after the command that stopped there (their own stops queue more).
   while (go_on && !pending_.empty() && nesting_ == 0) {
     const auto [id, next] = pending_.front();
@@ -206,57 +249,9 @@ bool Debugger::execute_one(const std::string& line) {
     usage(cl.error().message);
     return true;
   }
-  const std::string& n = cl->name;
-  if (n.empty()) return true;
-  auto no_args = [&]() {
-    if (cl->args.empty()) return true;
-    usage("\"" + n + "\" takes no arguments");
-    return false;
-  };
-  if (n == "continue") cmd_continue(*cl); else if (n == "stepi") cmd_stepi(*cl, false);
-  else if (n == "nexti") cmd_stepi(*cl, true);
-  else if (n == "step") cmd_step(*cl, false);
-  else if (n == "next") cmd_step(*cl, true);
-  else if (n == "finish") {
-    if (no_args()) cmd_finish(*cl);
-  } else if (n == "break") cmd_break(*cl, false);
-  else if (n == "tbreak") cmd_break(*cl, true);
-  else if (n == "delete") cmd_delete(*cl);
-  else if (n == "disable") cmd_enable(*cl, false);
-  else if (n == "enable") cmd_enable(*cl, true);
-  else if (n == "condition") cmd_condition(*cl);
-  else if (n == "info") cmd_info(*cl);
-  else if (n == "print") cmd_print(*cl);
-  else if (n == "ptype") cmd_ptype(*cl, true);
-  else if (n == "whatis") cmd_ptype(*cl, false);
-  else if (n == "display") cmd_display(*cl);
-  else if (n == "undisplay") cmd_undisplay(*cl);
-  else if (n == "frame" || n == "up" || n == "down") cmd_frame(n, *cl);
-  else if (n == "set") cmd_set(*cl);
-  else if (n == "skip") cmd_skip(*cl);
-  else if (n == "commands") cmd_commands(*cl);
-  else if (n == "define") cmd_define(*cl);
-  else if (n == "dprintf") cmd_dprintf(*cl);
-  else if (n == "printf") cmd_printf(*cl);
-  else if (n == "echo") cmd_echo(*cl);
-  else if (n == "ignore") cmd_ignore(*cl);
-  else if (n == "source") cmd_source(*cl);
-  else if (n == "until" || n == "advance") cmd_advance(n, *cl);
-  else if (n == "x") cmd_x(*cl);
-  else if (n == "disassemble") cmd_disassemble(*cl);
-  else if (n == "list") cmd_list(*cl);
-  else if (n == "backtrace") cmd_backtrace(*cl);
-  else if (n == "cta" || n == "thread" || n == "core" || n == "warp" || n == "lane" || n == "focus") {
-    cmd_focus(n, *cl);
-  } else if (n == "help") cmd_help(*cl);
-  else if (n.rfind("reverse-", 0) == 0) cmd_reverse(n, *cl);
-  else if (n == "goto") cmd_goto(*cl);
-  else if (n == "checkpoint") cmd_checkpoint(*cl);
-  else if (n == "when") cmd_when(*cl);
-  else if (n == "watch" || n == "rwatch" || n == "awatch") cmd_watch(n, *cl);
-  else if (n == "quit") {
-    if (no_args()) return false;
-  } else err("internal error: the command table lists \"" + n + "\" but nothing handles it");
+  if (cl->name.empty()) return true;
+  // The entry the name resolved to (the Debugger's table has command_table()'s entries, in order).
+  commands()[cl->entry].run(*this, *cl);
   return !quit_;
 }
 
@@ -524,7 +519,7 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
     if (focus_.valid) s_.set_stop_lane(focus_.warp(), focus_.lane);
     auto request = make();
     if (!request) {
-      err(request.error().message);
+      err(request.error());
       return;
     }
     Result<StopEvent> ev = make_error("");
@@ -552,10 +547,11 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
       if (!bps.empty()) break;
     }
     if (!ev) {
-      err(ev.error().message);
+      err(ev.error());
       if (s_.last_stop().reason == StopReason::Killed && !s_.stopped()) {
         state_ = State::Killed;
         killed_message_ = s_.last_stop().message;
+        killed_code_ = s_.last_stop().error;
         focus_.valid = false;
       }
       return;
@@ -591,7 +587,7 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
     last_bps_ = bps;
     queue_breakpoint_commands(bps);
     // Temporary breakpoints go once they stopped.
-    if (auto r = bps_.stopped_at(bps); !r) err(r.error().message);
+    if (auto r = bps_.stopped_at(bps); !r) err(r.error());
     list_next_ = 0;
     x_next_.reset();
     return;
@@ -618,7 +614,13 @@ void Debugger::cmd_continue(Args a) {
     // The breakpoint is gone (a temporary one, or deleted since): gdb says so and goes on.
     if (!any) out("Not stopped at any breakpoint; argument ignored.");
   }
-  run_and_report([this]() -> Result<RunFn> { return RunFn([this]() { return s_.resume(); }); }, 1, false);
+  resume();
+}
+
+void Debugger::resume() {
+  as_command("continue", [this] {
+    run_and_report([this]() -> Result<RunFn> { return RunFn([this]() { return s_.resume(); }); }, 1, false);
+  });
 }
 
 Result<Debugger::RunFn> Debugger::make_move(Result<engine::StepPolicy> policy) {
@@ -651,7 +653,7 @@ void Debugger::cmd_finish(Args) {
   if (!ensure_can_run() || !ensure_focus()) return;
   const Lane l = focus_;
   auto plan = debug::plan_finish(insp_, l, frame_level_);
-  if (!plan) return err(plan.error().message);
+  if (!plan) return err(plan.error());
   const FrameLevel& sel = plan->frame;
   out("Run till exit from #" + std::to_string(frame_level_) + "  " +
       (sel.function.empty() ? location_text(sel.pc) : sel.function) +
@@ -678,44 +680,50 @@ void Debugger::cmd_finish(Args) {
 
 // --- Breakpoints -----------------------------------------------------------------------------------------
 
-Result<int> Debugger::add_breakpoint(const std::string& location, const std::string& condition, bool temporary) {
+Result<int> Debugger::place_breakpoint(const std::string& location, const std::string& condition, bool temporary) {
   return bps_.add_breakpoint(location, condition, temporary, focus_warp() ? std::optional<Lane>(focus_) : std::nullopt);
 }
 
-void Debugger::cmd_break(Args a, bool temporary) {
-  auto spec = parse_break_spec(a.args);
-  if (!spec) return usage(spec.error().message);
-  // After the end, breakpoints still serve reverse moves when the session records.
-  if ((state_ == State::Exited || state_ == State::Killed) && !s_.store())
-    return err("The kernel has ended; breakpoints have no effect (no recording to go back in).");
-  auto id = add_breakpoint(spec->location, spec->condition, temporary);
-  if (!id) return err(id.error().message);
-  const UserBreakpoint& b = *bps_.find(*id);
-  if (b.pending) {
-    // gdb's `set breakpoint pending on`: a kernel image the program uploads later may have it.
-    return out(std::string(temporary ? "Temporary breakpoint " : "Breakpoint ") + std::to_string(*id) + " (" +
-                   b.location + ") pending: no kernel image loaded so far has it.",
-               {{"breakpoint", *id}, {"addresses", b.addresses}, {"pending", true}});
-  }
-  std::string text = std::string(temporary ? "Temporary breakpoint " : "Breakpoint ") + std::to_string(*id) + " at " +
-                     hex32(b.addresses[0]);
-  if (const engine::Symbols* sym = address_symbols(b, 0)) text += ": " + location_text(b.addresses[0], sym);
-  text += ".";
-  if (b.addresses.size() > 1) text += " (" + std::to_string(b.addresses.size()) + " locations)";
-  if (b.condition) text += " Condition: " + b.condition->text();
-  out(text, {{"breakpoint", *id}, {"addresses", b.addresses}});
+void Debugger::cmd_break(Args a, bool temporary) { add_breakpoint(a.args, temporary); }
+
+bool Debugger::add_breakpoint(const std::string& spec_text, bool temporary) {
+  const int before = errors_;
+  as_command(std::string(temporary ? "tbreak " : "break ") + spec_text, [&] {
+    auto spec = parse_break_spec(spec_text);
+    if (!spec) return usage(spec.error().message);
+    // After the end, breakpoints still serve reverse moves when the session records.
+    if ((state_ == State::Exited || state_ == State::Killed) && !s_.store())
+      return err("The kernel has ended; breakpoints have no effect (no recording to go back in).");
+    auto id = place_breakpoint(spec->location, spec->condition, temporary);
+    if (!id) return err(id.error());
+    const UserBreakpoint& b = *bps_.find(*id);
+    if (b.pending) {
+      // gdb's `set breakpoint pending on`: a kernel image the program uploads later may have it.
+      return out(std::string(temporary ? "Temporary breakpoint " : "Breakpoint ") + std::to_string(*id) + " (" +
+                     b.location + ") pending: no kernel image loaded so far has it.",
+                 {{"breakpoint", *id}, {"addresses", b.addresses}, {"pending", true}});
+    }
+    std::string text = std::string(temporary ? "Temporary breakpoint " : "Breakpoint ") + std::to_string(*id) +
+                       " at " + hex32(b.addresses[0]);
+    if (const engine::Symbols* sym = address_symbols(b, 0)) text += ": " + location_text(b.addresses[0], sym);
+    text += ".";
+    if (b.addresses.size() > 1) text += " (" + std::to_string(b.addresses.size()) + " locations)";
+    if (b.condition) text += " Condition: " + b.condition->text();
+    out(text, {{"breakpoint", *id}, {"addresses", b.addresses}});
+  });
+  return errors_ == before;
 }
 
 void Debugger::cmd_delete(Args a) {
   auto ids = parse_id_list(a.args);
   if (!ids) return usage(ids.error().message);
-  if (auto r = bps_.remove(*ids); !r) err(r.error().message);
+  if (auto r = bps_.remove(*ids); !r) err(r.error());
 }
 
 void Debugger::cmd_enable(Args a, bool enable) {
   auto ids = parse_id_list(a.args);
   if (!ids) return usage(ids.error().message);
-  if (auto r = bps_.set_enabled(*ids, enable); !r) err(r.error().message);
+  if (auto r = bps_.set_enabled(*ids, enable); !r) err(r.error());
 }
 
 void Debugger::cmd_condition(Args a) {
@@ -734,36 +742,14 @@ void Debugger::cmd_condition(Args a) {
 void Debugger::cmd_info(Args a) {
   std::string_view args = a.args;
   size_t sp = args.find_first_of(" \t");
-  auto sub = parse_info_subcommand(args.substr(0, sp));
+  auto sub = resolve_info_subcommand(args.substr(0, sp));
   if (!sub) return usage(sub.error().message);
-  std::string rest = sp == std::string_view::npos ? "" : std::string(trim(args.substr(sp)));
-  if (*sub == "registers") return info_registers(rest);
-  if (*sub == "address") return info_address(rest);
-  if (*sub == "symbol") return info_symbol(rest);
-  if (*sub == "line") return info_line(rest);
-  if (*sub == "display") {
-    if (!rest.empty()) return usage("\"info display\" takes no arguments");
-    return info_display();
-  }
-  if (*sub == "skip") {
-    if (!rest.empty()) return usage("\"info skip\" takes no arguments");
-    return info_skip();
-  }
-  if (*sub == "frame") return cmd_frame("info frame", CommandLine{"frame", "", rest});
-  if (*sub == "checkpoints") {
-    if (!rest.empty() && rest != "all") return usage("\"info checkpoints\" takes nothing or \"all\"");
-    return info_checkpoints(rest == "all");
-  }
-  if (!rest.empty()) return usage("\"info " + *sub + "\" takes no arguments");
-  if (*sub == "breakpoints") info_breakpoints();
-  else if (*sub == "ctas") info_ctas();
-  else if (*sub == "warps") info_warps();
-  else if (*sub == "lanes") info_lanes();
-  else if (*sub == "watchpoints") info_watchpoints();
-  else if (*sub == "session") info_session();
-  else if (*sub == "launches") info_launches();
-  else if (*sub == "locals") info_variables(false);
-  else if (*sub == "args") info_variables(true);
+  const std::string rest = sp == std::string_view::npos ? "" : std::string(trim(args.substr(sp)));
+  info_commands()[*sub].run(*this, rest);
+}
+
+void Debugger::show_warps() {
+  as_command("info warps", [this] { info_warps(); });
 }
 
 std::string Debugger::launch_label(uint32_t launch) const {
@@ -1009,7 +995,7 @@ void Debugger::cmd_print(Args a) {
   if (all_lanes || e->uses_source() || *fmt == 't' || *fmt == 'f' || text_arg.find('\'') != std::string::npos)
     return cmd_print_c(*e, *fmt, all_lanes);
   auto v = evaluate(*e, Lane{focus_.core, focus_.slot, focus_.lane});
-  if (!v) return err(v.error().message);
+  if (!v) return err(v.error());
   int64_t x = *v;
   std::string text = e->text() + " = ";
   auto var = e->as_variable();
@@ -1063,7 +1049,7 @@ void Debugger::cmd_x(Args a) {
     auto e = Expr::parse(a.args);
     if (!e) return usage(e.error().message);
     auto v = evaluate(*e, Lane{focus_.core, focus_.slot, focus_.lane});
-    if (!v) return err(v.error().message);
+    if (!v) return err(v.error());
     if (*v < 0 || *v > int64_t(UINT32_MAX)) return err("address " + std::to_string(*v) + " is not 32-bit");
     addr = uint32_t(*v);
   }
@@ -1078,7 +1064,7 @@ void Debugger::cmd_x(Args a) {
       uint32_t len = 0;
       for (; len < 200; ++len) {
         auto b = read_bytes(at + len, 1);
-        if (!b) return err(b.error().message);
+        if (!b) return err(b.error());
         if ((*b)[0] == 0) break;
         str += char((*b)[0]);
       }
@@ -1094,7 +1080,7 @@ void Debugger::cmd_x(Args a) {
   }
   if (addr % unit) return err("address " + hex32(addr) + " is not aligned to the unit size (" + std::to_string(unit) + ")");
   auto bytes = read_bytes(addr, f.count * unit);
-  if (!bytes) return err(bytes.error().message);
+  if (!bytes) return err(bytes.error());
   const uint32_t per_line = f.format == 'c' ? 8 : unit == 4 ? 4 : 8;
   std::string text;
   nlohmann::json values = nlohmann::json::array();
@@ -1201,7 +1187,7 @@ void Debugger::cmd_disassemble(Args in) {
     return err("disassemble: " + std::to_string((hi - lo) / 4) + " instructions is too many (at most " +
                std::to_string(kMaxDisassembly) + ")");
   auto bytes = read_bytes(lo, ((hi - lo) + 3) & ~3u);
-  if (!bytes) return err(bytes.error().message);
+  if (!bytes) return err(bytes.error());
   std::string text = title + "\n";
   nlohmann::json list = nlohmann::json::array();
   std::string fn_name;
@@ -1269,7 +1255,7 @@ void Debugger::cmd_list(Args a) {
     center = *n;
   } else {
     auto r = sym_->resolve(a.args);
-    if (!r) return err(r.error().message);
+    if (!r) return err(r.error());
     if (!r->where || !r->where->line) return err("\"" + a.args + "\" has no line information.");
     file = r->where->file;
     center = r->where->line;
@@ -1504,9 +1490,8 @@ int Debugger::finish_session(const std::string& store_dir, std::optional<int> st
       state = "exited";
       break;
     case State::Killed: {
-      const std::string& m = killed_message_;
-      bool launch_error = m.rfind("a command failed", 0) == 0 || m.rfind("the device rejected", 0) == 0;
-      status = device_stop_ ? 66 : launch_error ? 65 : 70;
+      // The workload's own commands failing is bad input (65); anything else that killed it is ours (70).
+      status = device_stop_ ? 66 : killed_code_ == ErrorCode::Input ? 65 : 70;
       state = "killed";
       break;
     }

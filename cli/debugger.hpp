@@ -46,6 +46,8 @@ using debug::format_c;
 using debug::parse_register;
 
 class Debugger {
+  friend struct CommandTables;  // the command table's handlers call the command functions
+
  public:
   // symbols may be null (no symbol information: locations are addresses only).
   Debugger(engine::Session& session, const engine::Symbols* symbols, const GridLaunch& launch, Sink& sink);
@@ -54,8 +56,23 @@ class Debugger {
   // Runs one command line. Returns false when the session should end (quit).
   bool execute(const std::string& line);
 
-  // `break` from the command line (--break): the error is returned, not reported.
-  Result<int> add_breakpoint(const std::string& location, const std::string& condition, bool temporary);
+  // The prompt's commands, one entry each (cli/command_table.hpp): names, help and handler. The
+  // table is the dispatch: execute() runs the entry a line resolves to.
+  using Handler = void (*)(Debugger&, const CommandLine&);
+  using InfoHandler = void (*)(Debugger&, const std::string& args);
+  static const std::vector<CommandEntry<Handler>>& commands();
+  static const std::vector<CommandEntry<InfoHandler>>& info_commands();
+
+  // What front ends ask (vxreplay run, replay, a host program's session: --break, --at, attach):
+  // each does what its prompt command does, and reports the same way, as that command (JSON
+  // events name it), followed by the breakpoint commands it ran into; the prompt's commands call
+  // the same functions. Those that return bool: false when they reported an error.
+  bool add_breakpoint(const std::string& spec, bool temporary = false);  // break SPEC: LOC [if COND]
+  void resume();                   // continue
+  bool goto_mark(uint32_t number);  // goto N (info checkpoints)
+  bool goto_start();               // goto start: the current launch's first point
+  bool goto_end();                 // goto end
+  void show_warps();               // info warps
 
   // The GDB server's view (cli/gdb_server.cpp): takes `ev` as the current stop and one lane as the
   // focus, so that `monitor` commands see the state gdb sees.
@@ -105,11 +122,25 @@ class Debugger {
 
   // Command handlers: each reports its own output and errors.
   using Args = const CommandLine&;
+  // False (and a usage error) when the command was given arguments: "\"NAME\" takes no arguments".
+  bool no_args(Args a) { return no_args(a.name, a.args); }
+  bool no_args(const std::string& what, const std::string& args);
+  void quit() { quit_ = true; }
+  // Runs `work` as the command `text` (a front end's call): named so in reports, then the
+  // breakpoint commands it queued. Inside a command (a handler calling a front end's function) it
+  // is only the work. Returns whether the session goes on.
+  bool as_command(const std::string& text, const std::function<void()>& work);
+  // The first command of a line or a call, then the breakpoint commands it queued.
+  bool run_command(const std::function<bool()>& first);
+  bool in_command_ = false;
+  bool ensure_recording();  // reports an error when the session has no recording (--no-db)
   void cmd_continue(Args a);
   void cmd_stepi(Args a, bool over_calls);
   void cmd_step(Args a, bool over_calls);
   void cmd_finish(Args a);
   void cmd_break(Args a, bool temporary);
+  // A breakpoint at LOCATION (the focus lane's view), not reported: its number or the error.
+  Result<int> place_breakpoint(const std::string& location, const std::string& condition, bool temporary);
   void cmd_delete(Args a);
   void cmd_enable(Args a, bool enable);
   void cmd_condition(Args a);
@@ -131,7 +162,6 @@ class Debugger {
   void info_variables(bool params);
   void info_address(const std::string& name);
   void cmd_frame(const std::string& name, Args a);
-  void cmd_not_yet(const std::string& name);
   void cmd_skip(Args a);
   void cmd_set(Args a);
   // Scripted stops (debugger_script.cpp).
@@ -254,6 +284,7 @@ class Debugger {
   // Reporting.
   void out(const std::string& text, const nlohmann::json& data = nlohmann::json::object());
   void err(const std::string& message);
+  void err(const Error& e);  // an internal error (ErrorCode::Internal) makes the session exit 70
   void usage(const std::string& message);  // err with the hint (try "help")
 
   engine::Session& s_;
@@ -285,6 +316,7 @@ class Debugger {
   bool device_stop_ = false;          // the last stop was an exception, assertion or watchdog
   std::optional<uint32_t> exit_code_;
   std::string killed_message_;
+  ErrorCode killed_code_ = ErrorCode::Unspecified;  // the kind of failure that killed it
   Focus focus_;
   std::optional<Lane> goto_lane_;  // while goto N reports: the lane its mark was about
 

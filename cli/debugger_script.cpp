@@ -112,7 +112,7 @@ void Debugger::cmd_printf(Args a) {
     auto e = Expr::parse(args[next++]);
     if (!e) return usage(e.error().message);
     auto v = evaluate_c_in(*e->root(), Lane{focus_.core, focus_.slot, focus_.lane}, frame_level_);
-    if (!v) return err(v.error().message);
+    if (!v) return err(v.error());
     char buf[256];
     if (conv == 'f' || conv == 'g' || conv == 'e') {
       const engine::CType& t = engine::strip_typedefs(*v->type);
@@ -130,7 +130,7 @@ void Debugger::cmd_printf(Args a) {
       std::string str;
       if (v->address && engine::strip_typedefs(*v->type).kind == engine::CType::Kind::Array)
         addr = int64_t(*v->address);
-      if (!addr) return err(addr.error().message);
+      if (!addr) return err(addr.error());
       for (uint32_t k = 0; k < 200; ++k) {
         auto b = read_bytes(uint32_t(*addr) + k, 1);
         if (!b || (*b)[0] == 0) break;
@@ -139,7 +139,7 @@ void Debugger::cmd_printf(Args a) {
       std::snprintf(buf, sizeof buf, (spec + 's').c_str(), str.c_str());
     } else if (std::string_view("diuxXoc").find(conv) != std::string_view::npos) {
       auto iv = c_to_int(*v);
-      if (!iv) return err(iv.error().message);
+      if (!iv) return err(iv.error());
       if (conv == 'c')
         std::snprintf(buf, sizeof buf, (spec + 'c').c_str(), int(*iv & 0xff));
       else if (conv == 'd' || conv == 'i')
@@ -165,8 +165,8 @@ void Debugger::cmd_dprintf(Args a) {
   const std::string format_args(trim(std::string_view(a.args).substr(comma + 1)));
   std::string_view rest;
   if (auto f = string_literal(format_args, &rest); !f) return usage("dprintf: " + f.error().message);
-  auto id = add_breakpoint(loc, "", false);
-  if (!id) return err(id.error().message);
+  auto id = place_breakpoint(loc, "", false);
+  if (!id) return err(id.error());
   bps_.find(*id)->commands = {"silent", "printf " + format_args, "continue"};
   out("Dprintf " + std::to_string(*id) + " at " + loc, {{"breakpoint", *id}});
 }
@@ -235,7 +235,7 @@ void Debugger::cmd_advance(const std::string& name, Args a) {
   if (parse_u32(where))
     if (auto loc = sym_->locate(focus_warp()->pc); loc && !loc->file.empty()) where = loc->file + ":" + where;
   auto r = sym_->resolve(where);
-  if (!r) return err(r.error().message);
+  if (!r) return err(r.error());
   // gdb's until/advance LOCATION: the focus lane runs until it reaches the location, or its frame
   // returns (no numbered breakpoint; the stop reads as a step's).
   std::vector<uint32_t> targets = r->addresses;
@@ -247,7 +247,7 @@ void Debugger::info_symbol(const std::string& args) {
   auto e = Expr::parse(args);
   if (!e) return usage(e.error().message);
   auto v = evaluate(*e, Lane{focus_.core, focus_.slot, focus_.lane});
-  if (!v) return err(v.error().message);
+  if (!v) return err(v.error());
   if (*v < 0 || *v > int64_t(UINT32_MAX)) return err("address " + std::to_string(*v) + " is not 32-bit");
   auto d = sym_ ? sym_->describe(uint32_t(*v)) : std::nullopt;
   if (!d) return out("No symbol matches " + args + ".", {{"address", *v}});
@@ -268,7 +268,7 @@ void Debugger::info_line(const std::string& args) {
     pc = w->pc;
   } else {
     auto r = sym_->resolve(args);
-    if (!r) return err(r.error().message);
+    if (!r) return err(r.error());
     pc = r->addresses.front();
   }
   auto loc = sym_->locate(pc);

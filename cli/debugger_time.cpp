@@ -48,7 +48,7 @@ bool Debugger::open_at(engine::TimePoint t, engine::WarpId warp, uint32_t lane, 
     // The launch starts like a first `continue` that stops at the point.
     auto first = s_.run_to(t.instret);
     if (!first) {
-      err(first.error().message);
+      err(first.error());
       return false;
     }
     if (first->reason != StopReason::InstructionCount || first->launch != t.launch) {
@@ -80,6 +80,7 @@ void Debugger::settle(const StopEvent& ev, const std::vector<int>& bps) {
     case StopReason::Killed:
       state_ = State::Killed;
       killed_message_ = ev.message;
+      killed_code_ = ev.error;
       focus_.valid = false;
       break;
     default:
@@ -107,7 +108,7 @@ void Debugger::adopt_stop(const StopEvent& ev, std::optional<Lane> focus) {
 
 void Debugger::report_move(Result<StopEvent> ev, const std::string& title) {
   drain_console();
-  if (!ev) return err(ev.error().message);
+  if (!ev) return err(ev.error());
   select_launch(ev->launch);
   std::vector<int> bps;
   last_watches_.clear();
@@ -201,48 +202,79 @@ void Debugger::cmd_reverse(const std::string& name, Args a) {
   report_move(ev);
 }
 
+bool Debugger::ensure_recording() {
+  if (s_.store()) return true;
+  err("Time travel needs the recording: this session runs with --no-db.");
+  return false;
+}
+
 void Debugger::cmd_goto(Args a) {
-  if (!s_.store()) return err("Time travel needs the recording: this session runs with --no-db.");
-  std::string arg(trim(a.args));
+  if (!ensure_recording()) return;
+  const std::string arg(trim(a.args));
   if (arg.empty()) return usage("goto: expected a checkpoint number (info checkpoints), \"start\" or \"end\"");
-  Result<StopEvent> ev = make_error("");
-  std::string title;
   if (arg == "start") {
-    ev = timeline_.goto_start();
+    goto_start();
   } else if (arg == "end") {
-    ev = timeline_.goto_end();
-    title = "End of the recorded history";
+    goto_end();
   } else {
     auto n = parse_u32(arg);
     if (!n) return usage("goto: expected a checkpoint number, \"start\" or \"end\": " + n.error().message);
+    goto_mark(*n);
+  }
+}
+
+bool Debugger::goto_start() {
+  const int before = errors_;
+  as_command("goto start", [this] {
+    if (!ensure_recording()) return;
+    Result<StopEvent> ev = timeline_.goto_start();
+    report_move(ev, ev ? "Start of launch " + std::to_string(ev->launch) : "");
+  });
+  return errors_ == before;
+}
+
+bool Debugger::goto_end() {
+  const int before = errors_;
+  as_command("goto end", [this] {
+    if (!ensure_recording()) return;
+    report_move(timeline_.goto_end(), "End of the recorded history");
+  });
+  return errors_ == before;
+}
+
+bool Debugger::goto_mark(uint32_t number) {
+  const int before = errors_;
+  as_command("goto " + std::to_string(number), [this, number] {
+    if (!ensure_recording()) return;
     // The lane the mark was about (its warp, the lane recorded with it).
     if (auto marks = s_.marks())
       for (const engine::Mark& m : *marks)
-        if (m.number == *n) goto_lane_ = Lane{m.warp.core, m.warp.slot, m.lane};
-    ev = timeline_.goto_mark(*n);
+        if (m.number == number) goto_lane_ = Lane{m.warp.core, m.warp.slot, m.lane};
+    Result<StopEvent> ev = timeline_.goto_mark(number);
+    std::string title;
     if (ev && ev->reason != StopReason::Exception && ev->reason != StopReason::Assertion &&
         ev->reason != StopReason::Watchdog)
-      title = "Checkpoint " + std::to_string(*n);
-  }
-  if (ev && arg == "start") title = "Start of launch " + std::to_string(ev->launch);
-  report_move(ev, title);
-  goto_lane_.reset();
+      title = "Checkpoint " + std::to_string(number);
+    report_move(ev, title);
+    goto_lane_.reset();
+  });
+  return errors_ == before;
 }
 
 void Debugger::cmd_checkpoint(Args a) {
   if (!a.args.empty()) return usage("\"checkpoint\" takes no arguments");
   if (!s_.store()) return err("Checkpoints need the recording: this session runs with --no-db.");
   if (!ensure_stopped()) return;
-  if (auto r = s_.mark("checkpoint"); !r) return err(r.error().message);
+  if (auto r = s_.mark("checkpoint"); !r) return err(r.error());
   auto marks = s_.marks();
-  if (!marks) return err(marks.error().message);
+  if (!marks) return err(marks.error());
   const engine::TimePoint now = s_.now();
   for (const engine::Mark& m : *marks)
     if (m.when == now)
       return out("Checkpoint " + std::to_string(m.number) + " at launch " + std::to_string(now.launch) +
                      ", instruction " + std::to_string(now.instret) + ".",
                  {{"checkpoint", m.number}, {"launch", now.launch}, {"instret", now.instret}});
-  err("internal error: the mark was not listed");
+  err(make_error(ErrorCode::Internal, "internal error: the mark was not listed"));
 }
 
 void Debugger::cmd_when(Args a) {
@@ -327,7 +359,7 @@ void Debugger::cmd_watch(const std::string& name, Args a) {
   if (auto c = Expr::parse(cond); !cond.empty() && !c) return usage("bad condition: " + c.error().message);
   auto id = bps_.add_watchpoint(debug::WatchRequest{name, loc, cond},
                                 focus_warp() ? std::optional<Lane>(focus_) : std::nullopt, frame_level_);
-  if (!id) return err(id.error().message);
+  if (!id) return err(id.error());
   const UserBreakpoint& b = *bps_.find(*id);
   const uint32_t addr = b.watch.addr, len = b.watch.len;
   std::string what = name == "watch" ? "Hardware watchpoint " : name == "rwatch" ? "Hardware read watchpoint "

@@ -26,7 +26,7 @@ std::string lanes_text(const std::vector<uint32_t>& lanes) {
 void Debugger::cmd_print_c(const Expr& e, char fmt, bool all_lanes) {
   if (!all_lanes) {
     auto v = evaluate_c_in(*e.root(), Lane{focus_.core, focus_.slot, focus_.lane}, frame_level_);
-    if (!v) return err(v.error().message);
+    if (!v) return err(v.error());
     const std::string text = format_c(*v, fmt);
     nlohmann::json j = {{"expression", e.text()}, {"text", text}, {"type", v->type ? engine::type_name(*v->type) : ""}};
     if (auto i = c_to_int(*v)) j["value"] = *i;
@@ -74,7 +74,7 @@ void Debugger::cmd_ptype(Args a, bool expand) {
     if (!e) return usage(e.error().message);
     if (!ensure_focus()) return;
     auto v = evaluate_c_in(*e->root(), Lane{focus_.core, focus_.slot, focus_.lane}, frame_level_);
-    if (!v) return err(v.error().message);
+    if (!v) return err(v.error());
     type = v->type;
   }
   const std::string text = expand ? engine::type_definition(*type) : engine::type_name(*type);
@@ -85,7 +85,7 @@ void Debugger::info_variables(bool params) {
   if (!ensure_focus()) return;
   if (!vars_) return err("no debug information: the kernel's variables are unknown");
   auto frame = insp_.frame_view(Lane{focus_.core, focus_.slot, focus_.lane}, frame_level_);
-  if (!frame) return err(frame.error().message);
+  if (!frame) return err(frame.error());
   const FrameLevel& fl = frame->level;
   auto list = params ? vars_->parameters(fl.scope_pc, fl.inline_level) : vars_->locals(fl.scope_pc, fl.inline_level);
   if (list.empty()) return out(params ? "No arguments." : "No locals.", {{"variables", nlohmann::json::array()}});
@@ -107,7 +107,7 @@ void Debugger::info_address(const std::string& name) {
   if (!ensure_focus()) return;
   if (!vars_) return err("no debug information: the kernel's variables are unknown");
   auto frame = insp_.frame_view(Lane{focus_.core, focus_.slot, focus_.lane}, frame_level_);
-  if (!frame) return err(frame.error().message);
+  if (!frame) return err(frame.error());
   const uint32_t pc = frame->level.scope_pc;
   auto v = vars_->find(pc, name, frame->level.inline_level);
   if (!v) return err("no symbol \"" + name + "\" in the current context");
@@ -278,8 +278,6 @@ void Debugger::cmd_frame(const std::string& name, Args a) {
   out(text, j);
 }
 
-void Debugger::cmd_not_yet(const std::string& name) { err("\"" + name + "\" is not supported yet"); }
-
 }  // namespace vx::cli
 
 namespace vx::cli {
@@ -383,7 +381,7 @@ void Debugger::cmd_set(Args a) {
   if (!rhs) return usage(rhs.error().message);
   if (!ensure_focus()) return;
   auto target = evaluate_c_in(*lhs->root(), Lane{focus_.core, focus_.slot, focus_.lane}, frame_level_);
-  if (!target) return err(target.error().message);
+  if (!target) return err(target.error());
   std::optional<unsigned> reg = target->reg;
   bool reg_expr = false;  // $reg names the machine's register, in any frame
   if (auto var = lhs->as_variable(); var && (var->kind == Variable::Kind::XReg || var->kind == Variable::Kind::FReg)) {
@@ -400,7 +398,7 @@ void Debugger::cmd_set(Args a) {
   if (!reg && !target->address) return err("set var: the left side is not a variable in a register or in memory");
   // The value, converted to the left side's type as C's assignment does.
   auto value = evaluate_c_in(*rhs->root(), Lane{focus_.core, focus_.slot, focus_.lane}, frame_level_);
-  if (!value) return err(value.error().message);
+  if (!value) return err(value.error());
   Expr::Node cast;
   cast.op = ExprOp::Cast;
   cast.name = engine::type_name(*target->type);

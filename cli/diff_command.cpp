@@ -14,6 +14,7 @@
 #include "cli/debug_command.hpp"
 #include "cli/kernel_symbols.hpp"
 #include "cli/replay_command.hpp"
+#include "cli/session_options.hpp"
 #include "device/image.hpp"
 #include "device/isa.hpp"
 #include "engine/session.hpp"
@@ -299,12 +300,9 @@ Result<ObservedRun> observe_recording(const std::string& dir, std::optional<engi
   if (!opened) return make_error("the recording's device: " + opened.error().message);
   Driver& dev = **opened;
   dev.set_observer(o.log.get());
-  engine::SessionOptions so;
-  so.store_dir = dir;
-  so.replay = true;
+  // Replayed as `vxreplay replay` opens it, writing nothing and taking no automatic checkpoints.
+  engine::SessionOptions so = replay_session_options(info->header, dir, "");
   so.read_only = true;
-  so.seed = info->header.seed;
-  so.watchdog = info->header.watchdog;
   so.checkpoint_interval = 0;
   auto session = engine::Session::create(dev, so);
   if (!session) return make_error("cannot open the recording: " + session.error().message);

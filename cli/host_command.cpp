@@ -15,6 +15,7 @@
 
 #include "cli/debugger.hpp"
 #include "cli/kernel_symbols.hpp"
+#include "cli/session_options.hpp"
 #include "cli/temp_file.hpp"
 #include "debug/images.hpp"
 #include "device/image.hpp"
@@ -132,9 +133,7 @@ int host_command(const HostArgs& a) {
 
   auto opened = open_model_device(d.run.config, d.run.options);
   if (!opened) return fail(*sink, kExitHostFailed, opened.error().message);
-  const auto mode =
-      engine::parse_session_mode(d.mode.empty() ? "relaunch" : d.mode).value_or(engine::SessionMode::Relaunch);
-  if (mode == engine::SessionMode::Live && !engine::probe_debug_module(**opened))
+  if (session_mode_of(d.mode) == engine::SessionMode::Live && !engine::probe_debug_module(**opened))
     return fail(*sink, kExitUnavailable, engine::kNoDebugModule);  // before the program starts
 
   int spawn_status = 0;
@@ -164,21 +163,12 @@ int host_command(const HostArgs& a) {
     if (!dir) return abandon("--db: " + dir.error().message);
     store_dir = *dir;
   }
-  engine::SessionOptions so;
-  so.store_dir = store_dir;
-  so.seed = d.run.options.seed;
-  so.schedule = uint8_t(d.run.options.schedule);
-  so.watchdog = d.run.options.watchdog_instructions;
-  if (d.checkpoint_interval) so.checkpoint_interval = *d.checkpoint_interval;
-  so.store_map_size = d.db_map_size;
   // The recording names the host command that made it (ls, replay).
-  so.workload =
+  const engine::SessionOptions so = session_options(
+      d, store_dir,
       "host " + join(a.command) + " on " + d.run.config.to_string() + " seed " + std::to_string(d.run.options.seed) +
-      (d.run.options.schedule == Schedule::Random ? ""
-                                                  : std::string(" schedule ") + schedule_name(d.run.options.schedule));
-  so.mode = mode;
-  so.attach_after = d.attach_after;
-  so.reset_halt = d.reset_halt;
+          (d.run.options.schedule == Schedule::Random ? ""
+                                                      : std::string(" schedule ") + schedule_name(d.run.options.schedule)));
   auto session = engine::Session::create(**opened, so);
   if (!session) return abandon("--db " + store_dir + ": " + session.error().message);
   engine::Session& s = **session;
@@ -350,9 +340,7 @@ int host_command(const HostArgs& a) {
   sv.held = si.held;
   sink->start(sv);
   for (const std::string& loc : d.breaks) {
-    int before = dbg.errors();
-    dbg.execute("break " + loc);
-    if (dbg.errors() != before) {
+    if (!dbg.add_breakpoint(loc)) {
       ::kill(pid, SIGKILL);
       reap();
       ::close(fd);
@@ -362,8 +350,8 @@ int host_command(const HostArgs& a) {
   // Attach (a launch halted after N instructions) or halt after reset, as for a kernel run
   // directly: the session starts at that stop.
   if (si.live && (d.attach_after || d.reset_halt)) {
-    dbg.execute("continue");
-    dbg.execute("info warps");
+    dbg.resume();
+    dbg.show_warps();
   }
   run_commands(dbg, *scripts, d.commands, d.batch, d.json);
 

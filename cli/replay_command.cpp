@@ -14,6 +14,7 @@
 #include "cli/debug_command.hpp"
 #include "cli/debugger.hpp"
 #include "cli/gdb_server.hpp"
+#include "cli/session_options.hpp"
 #include "cli/temp_file.hpp"
 #include "device/host_runtime.hpp"
 #include "device/image.hpp"
@@ -101,12 +102,7 @@ int replay_command(const ReplayArgs& a) {
   if (!opened) return fail(*sink, kExitBadInput, "the recording's device: " + opened.error().message);
   Driver& dev = **opened;
 
-  engine::SessionOptions so;
-  so.store_dir = dir;
-  so.replay = true;
-  so.seed = header.seed;
-  so.watchdog = header.watchdog;
-  so.mode = engine::parse_session_mode(a.mode.empty() ? "relaunch" : a.mode).value_or(engine::SessionMode::Relaunch);
+  engine::SessionOptions so = replay_session_options(header, dir, a.mode);
   if (so.mode == engine::SessionMode::Live && !engine::probe_debug_module(dev))
     return fail(*sink, kExitUnavailable, engine::kNoDebugModule);
   auto session = engine::Session::create(dev, so);
@@ -207,23 +203,19 @@ int replay_command(const ReplayArgs& a) {
     if (!dbg.open_at(engine::TimePoint{o.launch, o.instret}, engine::WarpId{o.core, o.slot}, o.lane, o.title))
       return dbg.finish_session(dir, kExitInternal);
   } else if (a.at) {
-    int before = dbg.errors();
-    dbg.execute("goto " + std::to_string(*a.at));
-    if (dbg.errors() != before) return dbg.finish_session(dir, kExitUsage);
+    if (!dbg.goto_mark(*a.at)) return dbg.finish_session(dir, kExitUsage);
   } else if (info->writer_killed && !marks->empty()) {
     // The recording's process did not end cleanly: where it was when it died is where to look.
     if (sink->json()) sink->error("", "the recording's session did not end cleanly (killed?): opening at its last committed stop");
     else std::fprintf(stderr, "vxreplay: the recording's session did not end cleanly (killed?): opening at its last committed stop\n");
-    dbg.execute("goto " + std::to_string(marks->size()));
+    dbg.goto_mark(uint32_t(marks->size()));
   } else if (!marks->empty()) {
-    dbg.execute("goto 1");
+    dbg.goto_mark(1);
   } else if (auto keys = s.checkpoint_keys(); keys && !keys->empty()) {
-    dbg.execute("goto start");
+    dbg.goto_start();
   }
   for (const std::string& loc : a.breaks) {
-    int before = dbg.errors();
-    dbg.execute("break " + loc);
-    if (dbg.errors() != before) return dbg.finish_session(dir, kExitUsage);
+    if (!dbg.add_breakpoint(loc)) return dbg.finish_session(dir, kExitUsage);
   }
   run_commands(dbg, *scripts, a.commands, a.batch, a.json);
   return dbg.finish_session(dir);

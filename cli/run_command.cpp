@@ -14,6 +14,24 @@
 
 namespace vx::cli {
 
+int exit_status_of(const Error& e, int fallback) {
+  switch (e.code) {
+    case ErrorCode::Usage: return kExitUsage;
+    case ErrorCode::Input:
+    case ErrorCode::StoreCorrupt: return kExitBadInput;
+    case ErrorCode::Device: return kExitDeviceStop;
+    case ErrorCode::Internal: return kExitInternal;
+    case ErrorCode::StoreFull:
+    case ErrorCode::StoreIo: return kExitCantWrite;
+    case ErrorCode::Unspecified:
+    case ErrorCode::NotSupported:
+    case ErrorCode::Unmapped:
+    case ErrorCode::NoHaltedWarp: break;
+  }
+  return fallback;
+}
+
+
 namespace {
 
 constexpr uint64_t kSlice = 1u << 20;           // instructions between console drains on the host side

@@ -27,6 +27,11 @@ enum ExitStatus : int {
   kExitCantWrite = 74,  // the recording could not be written (a full disk, the store's map full)
 };
 
+// docs/cli.md's exit-status table for an error, by its code: Usage 64, Input and StoreCorrupt 65,
+// Device 66, Internal 70, StoreFull and StoreIo 74; any other code gives `fallback` (the command's
+// own status for a failure of that step).
+int exit_status_of(const Error& e, int fallback);
+
 struct RunArgs {
   std::string kernel;
   DeviceConfig config;

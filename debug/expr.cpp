@@ -659,7 +659,7 @@ Result<int64_t> eval_node(const Expr::Node& n, const ExprEnv& env) {
     case Op::BitOr: return x | y;
     case Op::And:
     case Op::Or: return int64_t(y != 0);
-    default: return make_error("internal error: bad expression node");
+    default: return make_error(ErrorCode::Internal, "internal error: bad expression node");
   }
 }
 

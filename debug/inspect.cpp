@@ -320,7 +320,7 @@ class Inspector::LaneEnv final : public ExprEnv {
         if (auto c = i_.csr(l, v.index)) return int64_t(*c);
         return make_error("$" + v.name + " is not readable at the prompt");
       }
-      default: return make_error("internal error: unknown variable");
+      default: return make_error(ErrorCode::Internal, "internal error: unknown variable");
     }
   }
 

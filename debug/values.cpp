@@ -482,7 +482,7 @@ struct Evaluator {
       case ExprOp::BitOr:
         return res(ux | uy);
       default:
-        return make_error("internal error: bad operator");
+        return make_error(ErrorCode::Internal, "internal error: bad operator");
     }
   }
 

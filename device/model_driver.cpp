@@ -97,14 +97,14 @@ class ModelDevice final : public Driver {
 
   Result<void> copy_to_device(uint32_t addr, std::span<const uint8_t> bytes) override {
     if (!m_.memory().write(addr, bytes.data(), bytes.size()))
-      return make_error("copy to device: " + hex(addr) + ".." + hex(uint64_t(addr) + bytes.size()) +
+      return make_error(ErrorCode::Unmapped, "copy to device: " + hex(addr) + ".." + hex(uint64_t(addr) + bytes.size()) +
                         " is not mapped device memory");
     return {};
   }
 
   Result<void> copy_from_device(uint32_t addr, std::span<uint8_t> bytes) override {
     if (!m_.memory().read(addr, bytes.data(), bytes.size()))
-      return make_error("copy from device: " + hex(addr) + ".." + hex(uint64_t(addr) + bytes.size()) +
+      return make_error(ErrorCode::Unmapped, "copy from device: " + hex(addr) + ".." + hex(uint64_t(addr) + bytes.size()) +
                         " is not mapped device memory");
     return {};
   }

@@ -140,7 +140,12 @@ Result<uint32_t> DmClient::settled_dctrl(const char* what) {
 Result<void> DmClient::check_injection(const std::string& what) {
   auto v = settled_dctrl(what.c_str());
   if (!v) return v.error();
-  if (*v & kExc) return make_error(what + ": device exception " + cause_name(Cause(exc_cause_of(*v))));
+  if (*v & kExc) {
+    // An injected access that faults names memory nothing is mapped at.
+    const Cause c = Cause(exc_cause_of(*v));
+    const bool unmapped = c == Cause::LoadFault || c == Cause::StoreFault || c == Cause::FetchFault;
+    return make_error(unmapped ? ErrorCode::Unmapped : ErrorCode::Device, what + ": device exception " + cause_name(c));
+  }
   return {};
 }
 

@@ -169,7 +169,7 @@ bool Session::evaluating_hit() const { return impl_->phase == Impl::Phase::Runni
 void Session::set_stop_lane(WarpId warp, uint32_t lane) { impl_->stop_lane = std::make_pair(warp, lane); }
 const std::string& Session::store_error() const {
   const Impl& I = *impl_;
-  if (I.store && I.store->staged_lost() > I.store_error_lost) return I.store->staged_error();
+  if (I.store && I.store->staged_lost() > I.store_error_lost) return I.store->staged_error().message;
   return I.store_error;
 }
 bool Session::stopped() const { return impl_->phase == Impl::Phase::Stopped; }
@@ -190,7 +190,7 @@ Result<std::vector<uint8_t>> Session::read_local_memory(uint32_t core, uint32_t 
   if (addr < memmap::kLocalMemBase || off + size > c.cores[core].local_mem.size())
     return make_error("outside core " + std::to_string(core) + "'s local memory");
   if (auto held = stopped() ? impl_->runner->read_held(addr, size, core) : std::nullopt) {
-    if (*held || held->error().message.rfind("no halted warp", 0) != 0) return *held;
+    if (*held || held->error().code != ErrorCode::NoHaltedWarp) return *held;
     // No warp of that core to load through: what the stop saved (docs/live.md).
   }
   const auto& lm = c.cores[core].local_mem;
@@ -202,17 +202,17 @@ Result<std::vector<uint8_t>> Session::read_local_memory(uint32_t core, uint32_t 
 static Error unmapped(uint32_t addr, uint32_t size) {
   char text[64];
   std::snprintf(text, sizeof text, "0x%x..0x%llx", addr, static_cast<unsigned long long>(uint64_t(addr) + size));
-  return Error{std::string(text) + " is not mapped device memory"};
+  return Error{std::string(text) + " is not mapped device memory", ErrorCode::Unmapped};
 }
 
 Result<std::vector<uint8_t>> Session::read_memory(uint32_t addr, uint32_t size) {
   if (auto held = stopped() ? impl_->runner->read_held(addr, size, std::nullopt) : std::nullopt) {
-    if (!*held && held->error().message.find("unmapped") != std::string::npos) return unmapped(addr, size);
+    if (!*held && held->error().code == ErrorCode::Unmapped) return unmapped(addr, size);
     return *held;
   }
   std::vector<uint8_t> bytes(size);
   if (auto r = impl_->dev.copy_from_device(addr, bytes); !r) {
-    if (r.error().message.find("not mapped") != std::string::npos) return unmapped(addr, size);
+    if (r.error().code == ErrorCode::Unmapped) return unmapped(addr, size);
     return r.error();
   }
   impl_->unplant_view(addr, bytes);

@@ -91,6 +91,7 @@ struct StopEvent {
   std::vector<WarpHit> hits;     // Breakpoint/Step/Exception/Assertion: the warps concerned, first the one that stopped
   DeviceException exception;     // Exception, Assertion, Watchdog
   std::string message;           // Killed: why; Exception with a command error
+  ErrorCode error = ErrorCode::Unspecified;  // Killed: the kind of failure (Input: the workload's own commands)
   uint32_t exit_code = 0;        // Exited: the exit-code word
   std::vector<WatchEvent> watches;  // Watchpoint
   // The stop was written to the recording as a mark (goto N reaches it): false with no store, a

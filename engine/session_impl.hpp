@@ -440,7 +440,8 @@ struct Session::Impl {
 
   Result<StopEvent> on_exception(const DeviceEvent& e);
 
-  StopEvent killed(const std::string& why);
+  StopEvent killed(const std::string& why, ErrorCode code = ErrorCode::Internal);
+  StopEvent killed(const Error& e) { return killed(e.message, e.code); }
 
   std::vector<WatchEvent> watch_events();
 

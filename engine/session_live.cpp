@@ -153,7 +153,7 @@ Result<std::optional<StopEvent>> start_launch(Session::Impl& s) {
   if (e0.kind == EventKind::CommandError) {
     s.account_pass();
     s.phase = Session::Impl::Phase::Dead;
-    return std::optional<StopEvent>{s.killed("a command failed: " + e0.message)};
+    return std::optional<StopEvent>{s.killed("a command failed: " + e0.message, ErrorCode::Input)};
   }
   if (e0.kind != EventKind::Budget) return std::optional<StopEvent>{};  // nothing launched (yet)
   DmClient& dm = s.lv.dev->dm();
@@ -293,10 +293,10 @@ Result<RangeRun> range_run(Session::Impl& s, uint32_t g, WarpId w, std::pair<uin
         s.account_pass();
         s.phase = Session::Impl::Phase::Dead;
         s.lv.info.held = false;
-        return RangeRun{s.killed("a command failed: " + e.message)};
+        return RangeRun{s.killed("a command failed: " + e.message, ErrorCode::Input)};
       default:
         (void)halted();
-        return make_error("internal error: a range run of warp " + std::to_string(w.core) + "." +
+        return make_error(ErrorCode::Internal, "internal error: a range run of warp " + std::to_string(w.core) + "." +
                           std::to_string(w.slot) + " ended without a halt");
     }
   }
@@ -448,14 +448,14 @@ Result<StopEvent> run(Session::Impl& s, const Session::Impl::Mode& mode) {
   s.interrupted = false;
   if (s.phase == Session::Impl::Phase::Exited) return make_error("the workload has exited; there is nothing to run");
   if (s.phase == Session::Impl::Phase::Dead) return make_error("the workload was killed: " + s.last.message);
-  if (mode.quiet()) return make_error("internal error: a quiet run while live");
+  if (mode.quiet()) return make_error(ErrorCode::Internal, "internal error: a quiet run while live");
   if (s.phase == Session::Impl::Phase::Stopped) {
     if (s.fatal)  // as in re-launch mode: refused, and the stop stays inspectable
       return make_error("The kernel stopped on " + std::string(cause_name(s.last.exception.cause)) +
                         " and cannot go on; the stop stays inspectable (reverse commands go back in time).");
     if (mode.kind == Mode::Step) return step(s, mode);
     if (mode.kind == Mode::RunTo && s.ctx.kernel_instructions >= mode.target)
-      return make_error("internal error: a run to instruction " + std::to_string(mode.target) + " from " +
+      return make_error(ErrorCode::Internal, "internal error: a run to instruction " + std::to_string(mode.target) + " from " +
                         std::to_string(s.ctx.kernel_instructions));
     auto gone = leave_stop(s);
     if (!gone) return gone.error();
@@ -541,9 +541,9 @@ Result<std::optional<StopEvent>> on_event(Session::Impl& s, const DeviceEvent& e
       s.account_pass();
       s.phase = Session::Impl::Phase::Dead;
       s.lv.info.held = false;
-      return some(s.killed("a command failed: " + e.message));
+      return some(s.killed("a command failed: " + e.message, ErrorCode::Input));
     case EventKind::Trigger:
-    case EventKind::Drained: return make_error("internal error: a live run got a re-launch event");
+    case EventKind::Drained: return make_error(ErrorCode::Internal, "internal error: a live run got a re-launch event");
   }
   return std::optional<StopEvent>{};
 }
@@ -605,7 +605,7 @@ Result<std::vector<uint8_t>> read_memory(Session::Impl& s, uint32_t addr, uint32
         through = s.lv.dev->gid(c, w);
         break;
       }
-  if (through == UINT32_MAX) return make_error("no halted warp to read memory through");
+  if (through == UINT32_MAX) return make_error(ErrorCode::NoHaltedWarp, "no halted warp to read memory through");
   if (auto r = s.lv.dev->read_bytes(through, addr, bytes); !r) return r.error();
   s.unplant_view(addr, bytes);
   return bytes;
@@ -627,7 +627,7 @@ class LiveRunner final : public Runner {
     // A load through a halted warp would see its core's local memory there; device memory has
     // nothing from kLocalMemBase up, as a re-launch stop reads it (a local read names its core).
     if (!core && uint64_t(addr) + size > memmap::kLocalMemBase)
-      return Result<std::vector<uint8_t>>(make_error("unmapped: device memory ends below local memory"));
+      return Result<std::vector<uint8_t>>(make_error(ErrorCode::Unmapped, "device memory ends below local memory"));
     return live::read_memory(s_, addr, size, core);
   }
   // Written through a halted warp when the session next runs (sync_breakpoints).

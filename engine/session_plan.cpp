@@ -47,7 +47,7 @@ void Session::Impl::drop(PlanEntry& e) {
 // Brings a recorded entry's data back from the store (a move back in time applies it again).
 Result<void> Session::Impl::make_resident(PlanEntry& e) {
   if (e.resident) return {};
-  if (!store || e.blobs.empty()) return make_error("internal error: a host operation's data is neither kept nor recorded");
+  if (!store || e.blobs.empty()) return make_error(ErrorCode::Internal, "internal error: a host operation's data is neither kept nor recorded");
   std::vector<uint8_t> bytes;
   for (const checkpoint::PageHash& h : e.blobs) {
     // Not written yet (it goes with the next checkpoint), or in the store.
@@ -352,7 +352,7 @@ Result<bool> Session::Impl::start_next_piece() {
     // Breakpoints set before the memory they name was mapped (add_breakpoint) go in now.
     if (!quiet) plant_pending();
     auto id = dev.submit(encode(e.seg.commands));
-    if (!id) return make_error("the device rejected a command buffer: " + id.error().message);
+    if (!id) return make_error(ErrorCode::Input, "the device rejected a command buffer: " + id.error().message);
     if (first) record(e);
     if (!store || !e.blobs.empty()) drop(e);  // recorded (or nothing can go back to it)
     const size_t index = cursor++;

@@ -107,7 +107,7 @@ Result<bool> Session::Impl::save_checkpoint(const StopEvent& ev, bool mark) {
   if (!store || opts.read_only) return false;
   auto r = write_checkpoint(ev, mark);
   if (r) return true;
-  if (r.error().message.rfind("internal error", 0) == 0) return r.error();
+  if (r.error().code == ErrorCode::Internal) return r.error();
   store_error = r.error().message;
   store_error_lost = store->staged_lost();
   ++st.store_failures;
@@ -165,12 +165,12 @@ Result<void> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
     // later live key in another state. The recording keeps the live state; this one is not written.
     if (rec->live && !runner->holds_device() && !(*stored == ctx)) return {};
     if (!(*stored == ctx))
-      return make_error("internal error: the state reached at " + key.to_string() +
+      return make_error(ErrorCode::Internal, "internal error: the state reached at " + key.to_string() +
                         " differs from the checkpoint stored there (the model is not deterministic here)");
     std::map<uint32_t, checkpoint::PageHash> mem;
     for (const auto& r : rec->memory) mem[r.number] = r.hash;
     if (mem != pages)
-      return make_error("internal error: the memory reached at " + key.to_string() +
+      return make_error(ErrorCode::Internal, "internal error: the memory reached at " + key.to_string() +
                         " differs from the checkpoint stored there");
     last_key = key;
     if (mark) {

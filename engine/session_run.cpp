@@ -128,12 +128,13 @@ Result<StopEvent> Session::Impl::on_exception(const DeviceEvent& e) {
   return stop(x.cause == Cause::Watchdog ? StopReason::Watchdog : StopReason::Exception, x);
 }
 
-StopEvent Session::Impl::killed(const std::string& why) {
+StopEvent Session::Impl::killed(const std::string& why, ErrorCode code) {
   StopEvent ev;
   ev.reason = StopReason::Killed;
   ev.launch = launch;
   ev.pass = pass;
   ev.message = why;
+  ev.error = code;
   last = ev;
   return ev;
 }
@@ -210,7 +211,7 @@ Result<std::optional<StopEvent>> Session::Impl::leave_stop(const Mode& mode, boo
   }
   if ((mode.kind == Mode::RunTo || mode.kind == Mode::Seek || mode.kind == Mode::Scan) &&
       ctx.kernel_instructions >= mode.target)
-    return make_error("internal error: a run to instruction " + std::to_string(mode.target) + " from " +
+    return make_error(ErrorCode::Internal, "internal error: a run to instruction " + std::to_string(mode.target) + " from " +
                       std::to_string(ctx.kernel_instructions));
   if (auto r = relaunch(!opts.in_progress_only); !r) {
     dev.abort();
@@ -243,7 +244,7 @@ Result<std::optional<StopEvent>> Session::Impl::begin_piece(const Mode& mode) {
     // A quiet run never crosses into another launch.
     dev.abort();
     phase = Phase::Dead;
-    return make_error("internal error: a seek ran past the end of its launch");
+    return make_error(ErrorCode::Internal, "internal error: a seek ran past the end of its launch");
   }
   if (store && opts.checkpoint_interval && !opts.read_only) {
     DeviceEvent e0 = dev.wait(0);
@@ -252,7 +253,7 @@ Result<std::optional<StopEvent>> Session::Impl::begin_piece(const Mode& mode) {
     } else if (e0.kind == EventKind::CommandError) {
       account_pass();
       phase = Phase::Dead;
-      return some(killed("a command failed: " + e0.message));
+      return some(killed("a command failed: " + e0.message, ErrorCode::Input));
     }
   }
   return std::optional<StopEvent>{};
@@ -265,7 +266,7 @@ Result<std::optional<StopEvent>> Session::Impl::next_piece(const Mode& mode) {
     auto started = start_next_piece();
     if (!started) {
       phase = Phase::Dead;
-      return some(killed(started.error().message));
+      return some(killed(started.error()));
     }
     if (*started) return std::optional<StopEvent>{};
     if (!host_source || host_done || opts.replay || mode.quiet()) return some(workload_end());
@@ -273,7 +274,7 @@ Result<std::optional<StopEvent>> Session::Impl::next_piece(const Mode& mode) {
     auto more = host_source();
     if (!more) {
       phase = Phase::Dead;
-      return some(killed(more.error().message));
+      return some(killed(more.error()));
     }
     if (!*more) return some(workload_end());
   }
@@ -352,7 +353,7 @@ Result<std::optional<StopEvent>> Session::Impl::on_event(const Mode& mode, const
     case EventKind::CommandError:
       account_pass();
       phase = Phase::Dead;
-      return some(killed("a command failed: " + e.message));
+      return some(killed("a command failed: " + e.message, ErrorCode::Input));
     case EventKind::Halted:
       account_pass();
       dev.abort();

@@ -438,7 +438,7 @@ Result<ScanResult> Session::Impl::scan_pass(const ScanRequest& req, uint64_t unt
         last.reason = StopReason::Exited;
         return out;
       default:
-        return make_error(std::string("internal error: unexpected device event during a scan: ") +
+        return make_error(ErrorCode::Internal, std::string("internal error: unexpected device event during a scan: ") +
                           event_kind_name(e.kind));
     }
   }

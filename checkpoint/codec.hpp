@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "checkpoint/records.hpp"
-#include "device/result.hpp"
+#include "base/result.hpp"
 
 namespace vx::checkpoint::codec {
 

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <utility>
 
-#include "device/result.hpp"
+#include "base/result.hpp"
 
 namespace vx::checkpoint::lmdb {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "device/result.hpp"
+#include "base/result.hpp"
 
 namespace vx::checkpoint::lmdb {
 

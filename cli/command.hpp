@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "device/result.hpp"
+#include "base/result.hpp"
 
 namespace vx::cli {
 

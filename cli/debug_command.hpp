@@ -9,7 +9,7 @@
 
 #include "cli/output.hpp"
 #include "cli/run_command.hpp"
-#include "device/result.hpp"
+#include "base/result.hpp"
 
 namespace vx::cli {
 

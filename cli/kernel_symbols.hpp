@@ -9,7 +9,7 @@
 #include <string>
 
 #include "device/image.hpp"
-#include "device/result.hpp"
+#include "base/result.hpp"
 #include "device/state.hpp"
 #include "engine/symbols.hpp"
 

@@ -18,7 +18,7 @@
 
 #include "device/host_runtime.hpp"
 #include "device/image.hpp"
-#include "device/result.hpp"
+#include "base/result.hpp"
 #include "engine/symbols.hpp"
 
 namespace vx::cli {

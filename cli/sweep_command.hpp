@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cli/run_command.hpp"
-#include "device/result.hpp"
+#include "base/result.hpp"
 
 namespace vx::cli {
 

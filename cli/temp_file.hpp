@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "device/result.hpp"
+#include "base/result.hpp"
 
 namespace vx::cli {
 

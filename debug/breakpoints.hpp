@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "device/result.hpp"
+#include "base/result.hpp"
 #include "debug/expr.hpp"
 #include "debug/inspect.hpp"
 #include "debug/lane.hpp"

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "debug/expr.hpp"
-#include "device/result.hpp"
+#include "base/result.hpp"
 #include "engine/variables.hpp"
 
 namespace vx::debug {

@@ -18,7 +18,7 @@
 
 #include "device/config.hpp"
 #include "device/memory.hpp"
-#include "device/result.hpp"
+#include "base/result.hpp"
 
 namespace vx {
 

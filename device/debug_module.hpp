@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "device/result.hpp"
+#include "base/result.hpp"
 
 namespace vx {
 

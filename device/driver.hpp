@@ -11,7 +11,7 @@
 #include "device/config.hpp"
 #include "device/context.hpp"
 #include "device/isa.hpp"
-#include "device/result.hpp"
+#include "base/result.hpp"
 #include "device/state.hpp"
 
 namespace vx {

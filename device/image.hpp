@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "device/result.hpp"
+#include "base/result.hpp"
 
 namespace vx {
 

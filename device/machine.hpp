@@ -19,7 +19,7 @@
 #include "device/driver.hpp"
 #include "device/isa.hpp"
 #include "device/memory.hpp"
-#include "device/result.hpp"
+#include "base/result.hpp"
 #include "device/state.hpp"
 
 namespace vx {

@@ -13,7 +13,7 @@
 #include "checkpoint/records.hpp"
 #include "device/config.hpp"
 #include "device/context.hpp"
-#include "device/result.hpp"
+#include "base/result.hpp"
 
 namespace vx::engine {
 

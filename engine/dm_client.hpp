@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "device/driver.hpp"
-#include "device/result.hpp"
+#include "base/result.hpp"
 
 namespace vx::engine {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "device/result.hpp"
+#include "base/result.hpp"
 
 namespace vx::engine::dwarf {
 

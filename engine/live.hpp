@@ -15,7 +15,7 @@
 
 #include "device/context.hpp"
 #include "device/driver.hpp"
-#include "device/result.hpp"
+#include "base/result.hpp"
 #include "engine/dm_client.hpp"
 
 namespace vx::engine {

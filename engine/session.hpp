@@ -22,7 +22,7 @@
 #include "device/cmdbuf_builder.hpp"
 #include "device/context.hpp"
 #include "device/driver.hpp"
-#include "device/result.hpp"
+#include "base/result.hpp"
 #include "engine/live.hpp"
 
 namespace vx::checkpoint {

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "device/result.hpp"
+#include "base/result.hpp"
 
 namespace vx::engine {
 

@@ -11,7 +11,7 @@
 #include "checkpoint/records.hpp"
 #include "device/config.hpp"
 #include "device/image.hpp"
-#include "device/result.hpp"
+#include "base/result.hpp"
 
 namespace vx::replay {
 

@@ -13,7 +13,7 @@
 #include <optional>
 #include <vector>
 
-#include "device/result.hpp"
+#include "base/result.hpp"
 #include "engine/session.hpp"
 #include "engine/symbols.hpp"
 

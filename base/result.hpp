@@ -1,5 +1,6 @@
-// Errors are values at every boundary: Result<T> carries either a value or an
-// Error whose message says what was wrong and where.
+// The base every layer may use (base/): errors are values at every boundary. Result<T> carries
+// either a value or an Error whose message says what was wrong and where, and whose code says what
+// kind of failure it is (the decisions taken on it read the code, never the text).
 #pragma once
 
 #include <cassert>

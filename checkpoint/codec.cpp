@@ -55,16 +55,11 @@ std::vector<uint8_t> envelope(Magic magic, Encoding enc, uint32_t raw_size, cons
 
 const char* magic_name(Magic m) {
   switch (m) {
-    case Magic::Header:
-      return "store header";
-    case Magic::Checkpoint:
-      return "checkpoint record";
-    case Magic::Page:
-      return "page";
-    case Magic::Mark:
-      return "mark";
-    case Magic::HostOp:
-      return "host operation";
+    case Magic::Header: return "store header";
+    case Magic::Checkpoint: return "checkpoint record";
+    case Magic::Page: return "page";
+    case Magic::Mark: return "mark";
+    case Magic::HostOp: return "host operation";
   }
   return "value";
 }
@@ -710,12 +705,12 @@ Result<HostOpRecord> Codec::decode_op(const uint8_t* value, size_t size) {
     op.data = BlobRef{d.getSize(), get_hash(d.getHash())};
     auto n = root.getName();
     op.name.assign(n.begin(), n.size());
-    const bool has_data = op.kind == HostOpKind::Copy || op.kind == HostOpKind::Submit || op.kind == HostOpKind::Symbols;
+    const bool has_data =
+        op.kind == HostOpKind::Copy || op.kind == HostOpKind::Submit || op.kind == HostOpKind::Symbols;
     if (has_data && (op.data.size == 0 || op.data.size != op.size))
-      return make_error(std::string(host_op_name(op.kind)) + " of " + std::to_string(op.size) + " bytes names data of " +
-                        std::to_string(op.data.size) + " bytes");
-    if (!has_data && op.data.size != 0)
-      return make_error(std::string(host_op_name(op.kind)) + " names data");
+      return make_error(std::string(host_op_name(op.kind)) + " of " + std::to_string(op.size) +
+                        " bytes names data of " + std::to_string(op.data.size) + " bytes");
+    if (!has_data && op.data.size != 0) return make_error(std::string(host_op_name(op.kind)) + " names data");
     return {};
   });
   if (!r) return r.error();

@@ -32,9 +32,12 @@ inline Error error(int rc, std::string_view op) {
   std::string m = std::string(op) + ": " + mdb_strerror(rc);
   // Running out of room shows as several errors; say which it is (a full tmpfs gives EIO when
   // LMDB writes its pages back).
-  if (rc == ENOSPC || rc == EDQUOT) m += " (the disk is full)";
-  else if (rc == EFBIG) m += " (the file-size limit is reached)";
-  else if (rc == EIO) m += " (no room left on the filesystem, as a full tmpfs reports it, or a failing disk)";
+  if (rc == ENOSPC || rc == EDQUOT)
+    m += " (the disk is full)";
+  else if (rc == EFBIG)
+    m += " (the file-size limit is reached)";
+  else if (rc == EIO)
+    m += " (no room left on the filesystem, as a full tmpfs reports it, or a failing disk)";
   return make_error(code_of(rc), m);
 }
 

@@ -307,8 +307,8 @@ Result<FileShape> check_once(int fd, uint64_t file_bytes, uint64_t* walked_txnid
   if ((current & 1) != uint64_t(newest))
     return make_error("data.mdb's meta pages disagree: meta page " + std::to_string(newest) + " holds transaction " +
                       std::to_string(current) + ", which LMDB would read from meta page " +
-                      std::to_string(current & 1) + " (transaction " +
-                      std::to_string(newest ? m0->txnid : m1->txnid) + "): the store is corrupt");
+                      std::to_string(current & 1) + " (transaction " + std::to_string(newest ? m0->txnid : m1->txnid) +
+                      "): the store is corrupt");
   // Transaction T writes meta page T & 1, so the two ids LMDB leaves differ by exactly 1 (both are 0
   // before the first commit). A larger gap is a damaged id: on the newest page it would have LMDB
   // read that page as current whatever it holds, on the older one it is the only sign that a flipped

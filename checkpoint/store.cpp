@@ -176,7 +176,7 @@ struct Store::Impl {
 
   Error past_end(const std::string& what, const MDB_val& v) const {
     return corrupt(what + " is corrupt: its size (" + std::to_string(v.mv_size) +
-               " bytes) reaches past the end of data.mdb");
+                   " bytes) reaches past the end of data.mdb");
   }
   Result<void> check_pages(lmdb::Txn& txn, const CheckpointRecord& rec, const std::string& what);
   Result<CheckpointRecord> read_record(lmdb::Txn& txn, const TimeKey& key, bool* found);
@@ -240,9 +240,10 @@ struct Store::Impl {
       return;
     }
     staged_lost += staged.size();
-    staged_error = err(std::to_string(staged.size()) +
-                           (staged.size() == 1 ? " staged checkpoint" : " staged checkpoints") + " could not be committed",
-                       e);
+    staged_error =
+        err(std::to_string(staged.size()) + (staged.size() == 1 ? " staged checkpoint" : " staged checkpoints") +
+                " could not be committed",
+            e);
     stats.records -= std::min<uint64_t>(stats.records, staged.size());
     staged.clear();
     staged_bytes = 0;
@@ -304,7 +305,8 @@ Result<void> Store::check_values() {
       MDB_dbi dbi;
       const char* what;
     };
-    for (const Db& db : {Db{I.checkpoints, "checkpoint"}, Db{I.pages, "page"}, Db{I.marks, "mark"}, Db{I.ops, "host operation"}}) {
+    for (const Db& db :
+         {Db{I.checkpoints, "checkpoint"}, Db{I.pages, "page"}, Db{I.marks, "mark"}, Db{I.ops, "host operation"}}) {
       auto cur = lmdb::Cursor::open(*txn, db.dbi);
       if (!cur) return I.err(std::string("the ") + db.what + "s database", cur.error());
       MDB_val k, v;
@@ -321,7 +323,8 @@ Result<void> Store::check_values() {
           if (auto t = codec::decode_key(bytes_of(k), k.mv_size)) name = std::string(db.what) + " " + t->to_string();
         }
         if (!I.in_file(v)) return I.past_end(name, v);
-        if (auto r = codec::Codec::check_sum(bytes_of(v), v.mv_size); !r) return I.corrupt(name + " is corrupt", r.error());
+        if (auto r = codec::Codec::check_sum(bytes_of(v), v.mv_size); !r)
+          return I.corrupt(name + " is corrupt", r.error());
       }
     }
     return {};
@@ -476,8 +479,11 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
       auto txn = lmdb::Txn::begin(raw, !create);
       if (!txn) return I.err("", txn.error());
       unsigned dflags = create ? MDB_CREATE : 0;
-      for (auto [name, dbi] : {std::pair{kMetaDb, &I.meta}, {kCheckpointDb, &I.checkpoints}, {kPageDb, &I.pages},
-                               {kMarkDb, &I.marks}, {kOpDb, &I.ops}}) {
+      for (auto [name, dbi] : {std::pair{kMetaDb, &I.meta},
+                               {kCheckpointDb, &I.checkpoints},
+                               {kPageDb, &I.pages},
+                               {kMarkDb, &I.marks},
+                               {kOpDb, &I.ops}}) {
         int rc = mdb_dbi_open(txn->get(), name, dflags, dbi);
         // A store of format 1 has no marks or ops: the header check below says so.
         if (rc == MDB_NOTFOUND && (dbi == &I.marks || dbi == &I.ops)) continue;
@@ -992,7 +998,8 @@ Result<std::vector<HostOpRecord>> Store::ops() {
       if (!more) return I.err("host operations", more.error());
       if (!*more) break;
       uint64_t index = 0;
-      if (k.mv_size != codec::kOpKeyBytes) return I.corrupt("the ops database holds a malformed key (the store is corrupt)");
+      if (k.mv_size != codec::kOpKeyBytes)
+        return I.corrupt("the ops database holds a malformed key (the store is corrupt)");
       for (size_t i = 0; i < k.mv_size; ++i) index = index << 8 | bytes_of(k)[i];
       if (index != out.size())
         return I.corrupt("host operation " + std::to_string(out.size()) + " is missing (the store is corrupt)");

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint/records.hpp"
 #include "base/result.hpp"
+#include "checkpoint/records.hpp"
 
 namespace vx::checkpoint {
 

@@ -277,17 +277,10 @@ TEST_CASE("Random records round-trip through the store exactly (rapidcheck, fixe
     for (uint32_t i = 0, n = below(8); i < n; ++i) {
       uint64_t count = 1 + below(1000);
       switch (below(4)) {
-        case 0:
-          r.threads.complete.push_back({at, count});
-          break;
-        case 1:
-          r.threads.in_progress.push_back({at, count});
-          break;
-        case 2:
-          r.threads.not_launched.push_back({at, count});
-          break;
-        default:
-          break;
+        case 0: r.threads.complete.push_back({at, count}); break;
+        case 1: r.threads.in_progress.push_back({at, count}); break;
+        case 2: r.threads.not_launched.push_back({at, count}); break;
+        default: break;
       }
       at += count + below(3);
     }
@@ -351,9 +344,9 @@ TEST_CASE("Random records round-trip through the store exactly (rapidcheck, fixe
 TEST_CASE("Checkpoints put out of time order list in time order: launch, then instret") {
   // Big-endian keys: byte order must be numeric order across byte boundaries.
   std::vector<TimeKey> keys = {
-      {0, 1},        {0, 256},      {0, 255},       {0, 1ull << 32}, {0, (1ull << 32) + 1}, {0, 1ull << 56},
-      {1, 0},        {0x100, 0},    {0x01000000, 0}, {0, ~0ull},      {2, 1000},             {2, 1001},
-      {2, 999},      {~0u, ~0ull},  {1, 0xff00},
+      {0, 1},          {0, 256},  {0, 255},   {0, 1ull << 32}, {0, (1ull << 32) + 1},
+      {0, 1ull << 56}, {1, 0},    {0x100, 0}, {0x01000000, 0}, {0, ~0ull},
+      {2, 1000},       {2, 1001}, {2, 999},   {~0u, ~0ull},    {1, 0xff00},
   };
   std::vector<TimeKey> shuffled = keys;
   std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(kSeed));

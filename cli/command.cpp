@@ -96,7 +96,9 @@ Result<CommandLine> parse_command_line(std::string_view line) {
 
 Result<size_t> resolve_info_subcommand(std::string_view word) {
   if (word.empty())
-    return make_error("\"info\" needs what to show: address, args, breakpoints, checkpoints, ctas, frame, lanes, locals, registers, session, skip, symbol, line, warps, watchpoints");
+    return make_error(
+        "\"info\" needs what to show: address, args, breakpoints, checkpoints, ctas, frame, lanes, locals, registers, "
+        "session, skip, symbol, line, warps, watchpoints");
   return resolve(word, info_table(), "info command");
 }
 
@@ -170,8 +172,10 @@ Result<MemoryFormat> parse_memory_format(std::string_view spec) {
   }
   if ((f.format == 'c' || f.format == 's') && !have_unit) f.unit = 'b';
   if (f.format == 'f' && !have_unit) f.unit = 'w';
-  if (f.format == 'f' && f.unit != 'w') return make_error(std::string("x/") + std::string(spec) + ": floats are words (w)");
-  if (f.format == 's' && f.unit != 'b') return make_error(std::string("x/") + std::string(spec) + ": strings are of bytes (b)");
+  if (f.format == 'f' && f.unit != 'w')
+    return make_error(std::string("x/") + std::string(spec) + ": floats are words (w)");
+  if (f.format == 's' && f.unit != 'b')
+    return make_error(std::string("x/") + std::string(spec) + ": strings are of bytes (b)");
   return f;
 }
 
@@ -245,8 +249,10 @@ Result<FocusSpec> parse_focus(std::string_view first_word, std::string_view args
   std::vector<std::string> toks;
   toks.emplace_back(first);
   for (const std::string& w : words) {
-    if (toks.size() > 1 && (toks.back().back() == ',' || w.front() == ',')) toks.back() += w;
-    else toks.push_back(w);
+    if (toks.size() > 1 && (toks.back().back() == ',' || w.front() == ','))
+      toks.back() += w;
+    else
+      toks.push_back(w);
   }
   for (size_t i = 0; i < toks.size(); i += 2) {
     const std::string& key = toks[i];
@@ -300,8 +306,7 @@ std::pair<std::string, std::string> split_range(std::string_view s) {
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '(') ++depth;
     if (s[i] == ')') --depth;
-    if (s[i] == ',' && depth == 0)
-      return {std::string(trim(s.substr(0, i))), std::string(trim(s.substr(i + 1)))};
+    if (s[i] == ',' && depth == 0) return {std::string(trim(s.substr(0, i))), std::string(trim(s.substr(i + 1)))};
   }
   return {std::string(trim(s)), ""};
 }

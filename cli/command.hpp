@@ -38,7 +38,8 @@ struct CommandInfo {
 // the Debugger's function pointer, or NoHandler where only the names are needed (parsing, help).
 template <class Run>
 struct CommandEntry : CommandInfo {
-  CommandEntry(const char* name, std::vector<const char*> aliases, const char* synopsis, const char* summary, Run handler)
+  CommandEntry(const char* name, std::vector<const char*> aliases, const char* synopsis, const char* summary,
+               Run handler)
       : CommandInfo{name, std::move(aliases), synopsis, summary}, run(handler) {}
   Run run;
 };

@@ -21,6 +21,8 @@ struct CommandTables {
   template <class Run>
   static std::vector<CommandEntry<Run>> commands() {
     using A = const CommandLine&;
+    // One entry per row, as it reads.
+    // clang-format off
     return {
         {"continue", {"c", "cont", "run", "r"}, "[N]",
          "start the kernel, or go on until the next stop (N: let the breakpoint that stopped here pass N - 1 more times)",
@@ -143,12 +145,15 @@ struct CommandTables {
         {"quit", {"q", "exit"}, "", "end the session",
          [](auto& d, A a) { if (d.no_args(a)) d.quit(); }},
     };
+    // clang-format on
   }
 
   // `info WHAT`: the handler takes the Debugger and the rest of the line after WHAT, trimmed.
   template <class Run>
   static std::vector<CommandEntry<Run>> info() {
     using R = const std::string&;
+    // One entry per row, as it reads.
+    // clang-format off
     return {
         {"breakpoints", {"b", "break"}, "", "breakpoints with their conditions and hit counts",
          [](auto& d, R r) { if (d.no_args("info breakpoints", r)) d.info_breakpoints(); }},
@@ -191,6 +196,7 @@ struct CommandTables {
         {"watchpoints", {}, "", "watchpoints with their conditions and hit counts",
          [](auto& d, R r) { if (d.no_args("info watchpoints", r)) d.info_watchpoints(); }},
     };
+    // clang-format on
   }
 };
 

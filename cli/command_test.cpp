@@ -265,6 +265,7 @@ TEST_CASE("every command has a description and distinct names", "[command]") {
 // arrived, with what it resolved to then (generated from that table): new commands must not
 // change any of them.
 TEST_CASE("words that resolved before the time-travel commands resolve to the same command", "[command]") {
+  // clang-format off
   const std::vector<std::pair<const char*, const char*>> commands = {
       {"b", "break"},
       {"ba", "backtrace"},
@@ -380,56 +381,56 @@ TEST_CASE("words that resolved before the time-travel commands resolve to the sa
       {"warp", "warp"},
       {"where", "backtrace"},
       {"x", "x"}};
+  // clang-format on
   for (const auto& [word, name] : commands) {
     INFO("word: " << word);
     auto cl = parse_command_line(word);
     REQUIRE(cl.ok());
     CHECK(cl->name == name);
   }
-  const std::vector<std::pair<const char*, const char*>> infos = {
-      {"b", "breakpoints"},
-      {"br", "breakpoints"},
-      {"bre", "breakpoints"},
-      {"brea", "breakpoints"},
-      {"break", "breakpoints"},
-      {"breakp", "breakpoints"},
-      {"breakpo", "breakpoints"},
-      {"breakpoi", "breakpoints"},
-      {"breakpoin", "breakpoints"},
-      {"breakpoint", "breakpoints"},
-      {"breakpoints", "breakpoints"},
-      {"ch", "checkpoints"},
-      {"che", "checkpoints"},
-      {"chec", "checkpoints"},
-      {"check", "checkpoints"},
-      {"checkp", "checkpoints"},
-      {"checkpo", "checkpoints"},
-      {"checkpoi", "checkpoints"},
-      {"checkpoin", "checkpoints"},
-      {"checkpoint", "checkpoints"},
-      {"checkpoints", "checkpoints"},
-      {"ct", "ctas"},
-      {"cta", "ctas"},
-      {"ctas", "ctas"},
-      {"l", "lanes"},
-      {"la", "lanes"},
-      {"lan", "lanes"},
-      {"lane", "lanes"},
-      {"lanes", "lanes"},
-      {"r", "registers"},
-      {"re", "registers"},
-      {"reg", "registers"},
-      {"regi", "registers"},
-      {"regis", "registers"},
-      {"regist", "registers"},
-      {"registe", "registers"},
-      {"register", "registers"},
-      {"registers", "registers"},
-      {"w", "warps"},
-      {"wa", "warps"},
-      {"war", "warps"},
-      {"warp", "warps"},
-      {"warps", "warps"}};
+  const std::vector<std::pair<const char*, const char*>> infos = {{"b", "breakpoints"},
+                                                                  {"br", "breakpoints"},
+                                                                  {"bre", "breakpoints"},
+                                                                  {"brea", "breakpoints"},
+                                                                  {"break", "breakpoints"},
+                                                                  {"breakp", "breakpoints"},
+                                                                  {"breakpo", "breakpoints"},
+                                                                  {"breakpoi", "breakpoints"},
+                                                                  {"breakpoin", "breakpoints"},
+                                                                  {"breakpoint", "breakpoints"},
+                                                                  {"breakpoints", "breakpoints"},
+                                                                  {"ch", "checkpoints"},
+                                                                  {"che", "checkpoints"},
+                                                                  {"chec", "checkpoints"},
+                                                                  {"check", "checkpoints"},
+                                                                  {"checkp", "checkpoints"},
+                                                                  {"checkpo", "checkpoints"},
+                                                                  {"checkpoi", "checkpoints"},
+                                                                  {"checkpoin", "checkpoints"},
+                                                                  {"checkpoint", "checkpoints"},
+                                                                  {"checkpoints", "checkpoints"},
+                                                                  {"ct", "ctas"},
+                                                                  {"cta", "ctas"},
+                                                                  {"ctas", "ctas"},
+                                                                  {"l", "lanes"},
+                                                                  {"la", "lanes"},
+                                                                  {"lan", "lanes"},
+                                                                  {"lane", "lanes"},
+                                                                  {"lanes", "lanes"},
+                                                                  {"r", "registers"},
+                                                                  {"re", "registers"},
+                                                                  {"reg", "registers"},
+                                                                  {"regi", "registers"},
+                                                                  {"regis", "registers"},
+                                                                  {"regist", "registers"},
+                                                                  {"registe", "registers"},
+                                                                  {"register", "registers"},
+                                                                  {"registers", "registers"},
+                                                                  {"w", "warps"},
+                                                                  {"wa", "warps"},
+                                                                  {"war", "warps"},
+                                                                  {"warp", "warps"},
+                                                                  {"warps", "warps"}};
   for (const auto& [word, name] : infos) {
     INFO("info word: " << word);
     auto sub = parse_info_subcommand(word);
@@ -439,11 +440,24 @@ TEST_CASE("words that resolved before the time-travel commands resolve to the sa
 }
 
 TEST_CASE("time-travel commands take gdb's names and aliases", "[command]") {
-  const std::vector<std::pair<const char*, const char*>> words = {
-      {"rs", "reverse-step"}, {"rn", "reverse-next"}, {"rsi", "reverse-stepi"}, {"rni", "reverse-nexti"},
-      {"rc", "reverse-continue"}, {"reverse-finish", "reverse-finish"}, {"goto", "goto"}, {"checkpoint", "checkpoint"},
-      {"when", "when"}, {"watch", "watch"}, {"rwatch", "rwatch"}, {"awatch", "awatch"}, {"wat", "watch"},
-      {"reverse-c", "reverse-continue"}, {"go", "goto"}, {"wh", "when"}, {"aw", "awatch"}, {"rw", "rwatch"}};
+  const std::vector<std::pair<const char*, const char*>> words = {{"rs", "reverse-step"},
+                                                                  {"rn", "reverse-next"},
+                                                                  {"rsi", "reverse-stepi"},
+                                                                  {"rni", "reverse-nexti"},
+                                                                  {"rc", "reverse-continue"},
+                                                                  {"reverse-finish", "reverse-finish"},
+                                                                  {"goto", "goto"},
+                                                                  {"checkpoint", "checkpoint"},
+                                                                  {"when", "when"},
+                                                                  {"watch", "watch"},
+                                                                  {"rwatch", "rwatch"},
+                                                                  {"awatch", "awatch"},
+                                                                  {"wat", "watch"},
+                                                                  {"reverse-c", "reverse-continue"},
+                                                                  {"go", "goto"},
+                                                                  {"wh", "when"},
+                                                                  {"aw", "awatch"},
+                                                                  {"rw", "rwatch"}};
   for (const auto& [word, name] : words) {
     INFO("word: " << word);
     auto cl = parse_command_line(word);

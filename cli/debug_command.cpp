@@ -5,8 +5,8 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -35,9 +35,9 @@ namespace {
 bool repeatable(const std::string& line) {
   auto cl = parse_command_line(line);
   if (!cl) return false;
-  static const char* kRepeat[] = {"continue",     "stepi",        "nexti",        "step",          "next",
-                                  "x",            "list",         "reverse-stepi", "reverse-nexti", "reverse-step",
-                                  "reverse-next", "reverse-continue"};
+  static const char* kRepeat[] = {
+      "continue", "stepi",         "nexti",         "step",         "next",         "x",
+      "list",     "reverse-stepi", "reverse-nexti", "reverse-step", "reverse-next", "reverse-continue"};
   for (const char* r : kRepeat)
     if (cl->name == r) return true;
   return false;
@@ -88,8 +88,8 @@ std::string dims(const std::array<uint32_t, 3>& d) {
 bool wants_session(const DebugArgs& a, bool interactive_terminal) {
   // Any debugging flag makes a session (which reads commands from stdin, terminal or not); a plain
   // run never reads stdin.
-  return !a.gdb.empty() || !a.breaks.empty() || !a.scripts.empty() || !a.commands.empty() || a.batch || a.json || !a.db.empty() ||
-         a.no_db || a.checkpoint_interval || a.db_map_size || interactive_terminal;
+  return !a.gdb.empty() || !a.breaks.empty() || !a.scripts.empty() || !a.commands.empty() || a.batch || a.json ||
+         !a.db.empty() || a.no_db || a.checkpoint_interval || a.db_map_size || interactive_terminal;
 }
 
 Result<std::string> pick_store_dir(const std::string& root, const std::string& kernel_path) {
@@ -292,20 +292,23 @@ int debug_command(const DebugArgs& a) {
     if (!dir) return fail(*sink, kExitUsage, "--db: " + dir.error().message);
     store_dir = *dir;
   }
-  engine::SessionOptions so = session_options(
-      a, store_dir,
-      a.run.kernel + " grid " + dims(launch->grid) + " block " + dims(launch->block) + " on " +
-          a.run.config.to_string() + " seed " + std::to_string(a.run.options.seed) +
-          (a.run.options.schedule == Schedule::Random ? ""
-                                                      : std::string(" schedule ") + schedule_name(a.run.options.schedule)) +
-          (lf ? " launch " + a.run.launch_file : ""),
-      image->hash);
+  engine::SessionOptions so =
+      session_options(a, store_dir,
+                      a.run.kernel + " grid " + dims(launch->grid) + " block " + dims(launch->block) + " on " +
+                          a.run.config.to_string() + " seed " + std::to_string(a.run.options.seed) +
+                          (a.run.options.schedule == Schedule::Random
+                               ? ""
+                               : std::string(" schedule ") + schedule_name(a.run.options.schedule)) +
+                          (lf ? " launch " + a.run.launch_file : ""),
+                      image->hash);
   if (so.mode == engine::SessionMode::Live && !engine::probe_debug_module(dev)) {
     if (!store_dir.empty()) std::filesystem::remove_all(store_dir);
     return fail(*sink, kExitUnavailable, engine::kNoDebugModule);
   }
   auto session = engine::Session::create(dev, so);
-  if (!session) return fail(*sink, exit_status_of(session.error(), kExitUsage), "--db " + store_dir + ": " + session.error().message);
+  if (!session)
+    return fail(*sink, exit_status_of(session.error(), kExitUsage),
+                "--db " + store_dir + ": " + session.error().message);
 
   // The recording keeps the image for its symbols: `vxreplay replay` needs no kernel file.
   if (image->is_elf && !store_dir.empty()) {

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "base/result.hpp"
 #include "cli/output.hpp"
 #include "cli/run_command.hpp"
-#include "base/result.hpp"
 
 namespace vx::cli {
 
@@ -25,22 +25,22 @@ struct SessionOpenAt {
 
 struct DebugArgs {
   RunArgs run;
-  std::vector<std::string> breaks;    // --break LOC, in order
-  std::vector<std::string> scripts;   // -x FILE, in order
-  std::vector<std::string> commands;  // -ex CMD, in order (after the scripts)
-  bool batch = false;                 // exit after the commands
-  bool json = false;                  // one JSON object per line on stdout
-  bool no_db = false;                 // no checkpoint store
-  std::string db;                     // checkpoint store root ("" = .vxreplay)
+  std::vector<std::string> breaks;              // --break LOC, in order
+  std::vector<std::string> scripts;             // -x FILE, in order
+  std::vector<std::string> commands;            // -ex CMD, in order (after the scripts)
+  bool batch = false;                           // exit after the commands
+  bool json = false;                            // one JSON object per line on stdout
+  bool no_db = false;                           // no checkpoint store
+  std::string db;                               // checkpoint store root ("" = .vxreplay)
   std::optional<uint64_t> checkpoint_interval;  // --checkpoint-interval (automatic checkpoints)
   uint64_t db_map_size = 0;                     // --db-map-size (0: the store's default)
   bool stop_on_store_error = false;             // --stop-on-store-error
-  std::string mode;                   // --mode relaunch|live|auto ("" = the default, relaunch; docs/live.md)
-  uint64_t attach_after = 0;          // --attach-after N (live)
-  bool reset_halt = false;            // --reset-halt (live)
-  std::string gdb;                    // --gdb [HOST:]PORT or - (docs/gdb.md); "" = the prompt
-  bool gdb_remote = false;            // --gdb-remote: listen on a host that is not a loopback address
-  bool gdb_allow_files = false;       // --gdb-allow-files: `monitor source FILE` reads files here
+  std::string mode;                             // --mode relaunch|live|auto ("" = the default, relaunch; docs/live.md)
+  uint64_t attach_after = 0;                    // --attach-after N (live)
+  bool reset_halt = false;                      // --reset-halt (live)
+  std::string gdb;                              // --gdb [HOST:]PORT or - (docs/gdb.md); "" = the prompt
+  bool gdb_remote = false;                      // --gdb-remote: listen on a host that is not a loopback address
+  bool gdb_allow_files = false;                 // --gdb-allow-files: `monitor source FILE` reads files here
   // vxreplay diff --open: the session starts at this point instead of before the launch.
   using OpenAt = SessionOpenAt;
   std::optional<OpenAt> open_at;

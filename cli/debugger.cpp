@@ -123,14 +123,17 @@ const char* wait_name(WarpWait w) {
   return "?";
 }
 
-
-
 }  // namespace
 
 // --- Construction and dispatch ----------------------------------------------------------------------
 
 Debugger::Debugger(engine::Session& session, const engine::Symbols* symbols, const GridLaunch& launch, Sink& sink)
-    : s_(session), sym_(symbols), insp_(session, symbols, nullptr, launch), bps_(session, insp_), timeline_(session, symbols), launch_(launch),
+    : s_(session),
+      sym_(symbols),
+      insp_(session, symbols, nullptr, launch),
+      bps_(session, insp_),
+      timeline_(session, symbols),
+      launch_(launch),
       sink_(sink) {
   // The runtime is not the user's code: step goes through its inline helpers (barrier, split/join,
   // CTA ids) and its functions (vx_serial, vx_printf: trampolines into the user's callees, which
@@ -216,7 +219,8 @@ bool Debugger::run_command(const std::function<bool()>& first) {
       // evaluated stays stopped there instead of going on); say whose it was and where it stopped.
       pending_.clear();
       std::string where;
-      if (const WarpState* w = focus_warp(); w && state_ == State::Stopped) where = ": stopped at " + location_text(w->pc);
+      if (const WarpState* w = focus_warp(); w && state_ == State::Stopped)
+        where = ": stopped at " + location_text(w->pc);
       const UserBreakpoint* b = bps_.find(id);
       const bool dprintf = b && b->silent() && b->commands.size() == 3 && b->commands[2] == "continue";
       err(std::string(dprintf ? "dprintf " : "the commands of breakpoint ") + std::to_string(id) + " failed at \"" +
@@ -312,8 +316,10 @@ std::string Debugger::location_text(uint32_t pc, const engine::Symbols* in) cons
   std::string fn;
   if (auto f = sym->function_at(pc)) fn = f->name;
   if (loc && !loc->function.empty()) {
-    if (fn.empty()) fn = loc->function;
-    else if (loc->function != fn) fn += ", inlined " + loc->function;
+    if (fn.empty())
+      fn = loc->function;
+    else if (loc->function != fn)
+      fn += ", inlined " + loc->function;
   }
   std::string s = fn.empty() ? describe_pc(pc, sym) : fn;
   if (loc && loc->line) s += " (" + base_name(loc->file) + ":" + std::to_string(loc->line) + ")";
@@ -431,7 +437,8 @@ StopView Debugger::make_stop_view(const StopEvent& ev, const std::vector<int>& b
     case StopReason::Exception: {
       const DeviceException& x = ev.exception;
       v.title = std::string("Device exception: ") + cause_name(x.cause);
-      if (x.cause == Cause::IllegalInstruction) v.title += " (instruction " + hex32(x.addr) + ")";
+      if (x.cause == Cause::IllegalInstruction)
+        v.title += " (instruction " + hex32(x.addr) + ")";
       else if (x.cause == Cause::LoadFault || x.cause == Cause::StoreFault || x.cause == Cause::MisalignedLoad ||
                x.cause == Cause::MisalignedStore || x.cause == Cause::FetchFault || x.cause == Cause::MisalignedFetch)
         v.title += " at address " + hex32(x.addr);
@@ -493,8 +500,10 @@ StopView Debugger::make_stop_view(const StopEvent& ev, const std::vector<int>& b
     if (sym_) {
       if (auto f = sym_->function_at(at)) v.function = f->name;
       if (auto loc = sym_->locate(at)) {
-        if (v.function.empty()) v.function = loc->function;
-        else if (!loc->function.empty() && loc->function != v.function) v.inlined = loc->function;
+        if (v.function.empty())
+          v.function = loc->function;
+        else if (!loc->function.empty() && loc->function != v.function)
+          v.inlined = loc->function;
         v.file = loc->file;
         v.line = loc->line;
         if (loc->line)
@@ -558,8 +567,8 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
     }
     // The state the stop leaves (the same as a time move's): focus, frame 0, list and x afresh.
     settle(*ev, bps);
-    bool plain_step = ev->reason == StopReason::Step && focus_warp() &&
-                      !ev->hits.empty() && ev->hits[0].warp == engine::WarpId{focus_.core, focus_.slot};
+    bool plain_step = ev->reason == StopReason::Step && focus_warp() && !ev->hits.empty() &&
+                      ev->hits[0].warp == engine::WarpId{focus_.core, focus_.slot};
     std::string note;
     if (plain_step && held) {
       const WarpState* w = focus_warp();
@@ -671,8 +680,9 @@ void Debugger::cmd_finish(Args) {
   const engine::CType* rtype = plan->return_type;
   if (!rtype) return;  // void
   auto v = insp_.return_value(at, *rtype);
-  if (!v) return out("Value returned has type: " + engine::type_name(*rtype) + ". " + v.error().message,
-                     {{"returned_type", engine::type_name(*rtype)}});
+  if (!v)
+    return out("Value returned has type: " + engine::type_name(*rtype) + ". " + v.error().message,
+               {{"returned_type", engine::type_name(*rtype)}});
   nlohmann::json j = {{"returned", *a0}, {"text", format_c(*v, 0)}, {"type", engine::type_name(*rtype)}};
   if (auto i = c_to_int(*v)) j["returned"] = uint32_t(*i);
   out("Value returned is " + format_c(*v, 0), j);
@@ -703,8 +713,8 @@ bool Debugger::add_breakpoint(const std::string& spec_text, bool temporary) {
                      b.location + ") pending: no kernel image loaded so far has it.",
                  {{"breakpoint", *id}, {"addresses", b.addresses}, {"pending", true}});
     }
-    std::string text = std::string(temporary ? "Temporary breakpoint " : "Breakpoint ") + std::to_string(*id) +
-                       " at " + hex32(b.addresses[0]);
+    std::string text = std::string(temporary ? "Temporary breakpoint " : "Breakpoint ") + std::to_string(*id) + " at " +
+                       hex32(b.addresses[0]);
     if (const engine::Symbols* sym = address_symbols(b, 0)) text += ": " + location_text(b.addresses[0], sym);
     text += ".";
     if (b.addresses.size() > 1) text += " (" + std::to_string(b.addresses.size()) + " locations)";
@@ -776,8 +786,9 @@ void Debugger::info_launches() {
     const uint32_t n = uint32_t(i + 1);
     if (const engine::Symbols* sym = launch_symbols(n))
       if (auto f = sym->function_at(l.entry_pc)) kernel = f->name;
-    text += std::string(n == current ? "* " : "  ") + pad(std::to_string(n), 8) + pad(kernel, 20) + pad(hex32(l.entry_pc), 12) +
-            pad(dims3(l.grid), 12) + pad(dims3(l.block), 12) + pad(std::to_string(l.lmem_bytes), 8) + hex32(l.arg_ptr) + "\n";
+    text += std::string(n == current ? "* " : "  ") + pad(std::to_string(n), 8) + pad(kernel, 20) +
+            pad(hex32(l.entry_pc), 12) + pad(dims3(l.grid), 12) + pad(dims3(l.block), 12) +
+            pad(std::to_string(l.lmem_bytes), 8) + hex32(l.arg_ptr) + "\n";
     list.push_back({{"launch", n},
                     {"kernel", kernel},
                     {"entry", l.entry_pc},
@@ -800,11 +811,16 @@ void Debugger::info_breakpoints() {
       continue;
     }
     std::string what = b.location;
-    if (b.addresses.size() == 1 && address_symbols(b, 0)) what = "in " + location_text(b.addresses[0], address_symbols(b, 0));
-    else if (b.addresses.size() > 1) what = b.location + " (" + std::to_string(b.addresses.size()) + " locations)";
+    if (b.addresses.size() == 1 && address_symbols(b, 0))
+      what = "in " + location_text(b.addresses[0], address_symbols(b, 0));
+    else if (b.addresses.size() > 1)
+      what = b.location + " (" + std::to_string(b.addresses.size()) + " locations)";
     text += pad(std::to_string(id), 5) + pad(b.temporary ? "tbreakpoint" : "breakpoint", 17) +
             pad(b.enabled ? "y" : "n", 5) +
-            pad(b.addresses.size() == 1 ? hex32(b.addresses[0]) : b.addresses.empty() ? "<PENDING>" : "<MULTIPLE>", 12) +
+            pad(b.addresses.size() == 1 ? hex32(b.addresses[0])
+                : b.addresses.empty()   ? "<PENDING>"
+                                        : "<MULTIPLE>",
+                12) +
             what + "\n";
     if (b.addresses.size() > 1)
       for (size_t i = 0; i < b.addresses.size(); ++i)
@@ -812,8 +828,12 @@ void Debugger::info_breakpoints() {
                 location_text(b.addresses[i], address_symbols(b, i)) + "\n";
     if (b.condition) text += "\tstop only if " + b.condition->text() + "\n";
     if (b.hits) text += "\tbreakpoint already hit " + std::to_string(b.hits) + (b.hits == 1 ? " time\n" : " times\n");
-    nlohmann::json j = {{"id", id},           {"location", b.location}, {"addresses", b.addresses},
-                        {"enabled", b.enabled}, {"temporary", b.temporary}, {"hits", b.hits},
+    nlohmann::json j = {{"id", id},
+                        {"location", b.location},
+                        {"addresses", b.addresses},
+                        {"enabled", b.enabled},
+                        {"temporary", b.temporary},
+                        {"hits", b.hits},
                         {"condition", b.condition ? nlohmann::json(b.condition->text()) : nlohmann::json(nullptr)}};
     if (b.where) {
       j["function"] = b.where->function;
@@ -842,8 +862,10 @@ void Debugger::info_ctas() {
     for (const auto& r : v) {
       n += r.count;
       ranges += (ranges.empty() ? "" : ", ") + std::to_string(r.first);
-      if (r.count > 1) ranges += "-" + std::to_string(r.first + r.count - 1);
-      else if (show_coords) ranges += " (" + cta_coords(r.first) + ")";
+      if (r.count > 1)
+        ranges += "-" + std::to_string(r.first + r.count - 1);
+      else if (show_coords)
+        ranges += " (" + cta_coords(r.first) + ")";
       jr.push_back({r.first, r.count});
     }
     text += pad(std::string(name) + ":", 14) + std::to_string(n) + (n == 1 ? " CTA" : " CTAs") +
@@ -968,9 +990,12 @@ void Debugger::info_registers(const std::string& args) {
     for (const std::string& name : words) {
       auto v = parse_register(name);
       if (!v) return usage("info registers: unknown register \"" + name + "\"");
-      if (v->kind == Variable::Kind::XReg) xline(v->index);
-      else if (v->kind == Variable::Kind::FReg) fline(v->index);
-      else pcline();
+      if (v->kind == Variable::Kind::XReg)
+        xline(v->index);
+      else if (v->kind == Variable::Kind::FReg)
+        fline(v->index);
+      else
+        pcline();
     }
   }
   out(text, {{"registers", regs}, {"core", focus_.core}, {"warp", focus_.slot}, {"lane", lane}});
@@ -1004,7 +1029,9 @@ void Debugger::cmd_print(Args a) {
     case 'd': text += std::to_string(x); break;
     // The target is 32-bit: /u and /x show the value's low 32 bits when it fits them as a signed or
     // unsigned 32-bit number (p/u -1 is 4294967295), all 64 bits otherwise.
-    case 'u': text += std::to_string(x >= INT32_MIN && x <= int64_t(UINT32_MAX) ? uint64_t(uint32_t(x)) : uint64_t(x)); break;
+    case 'u':
+      text += std::to_string(x >= INT32_MIN && x <= int64_t(UINT32_MAX) ? uint64_t(uint32_t(x)) : uint64_t(x));
+      break;
     case 'c': {
       char c = char(x & 0xff);
       text += std::to_string(x & 0xff) + " '" + (c >= 32 && c < 127 ? std::string(1, c) : std::string("?")) + "'";
@@ -1069,7 +1096,8 @@ void Debugger::cmd_x(Args a) {
         str += char((*b)[0]);
       }
       std::string shown;
-      for (char c : str) shown += c == '\n' ? "\\n" : c == '"' ? "\\\"" : (c >= 32 && c < 127) ? std::string(1, c) : "?";
+      for (char c : str)
+        shown += c == '\n' ? "\\n" : c == '"' ? "\\\"" : (c >= 32 && c < 127) ? std::string(1, c) : "?";
       text += (i ? "\n" : "") + describe_pc(at) + ":\t\"" + shown + "\"" + (len == 200 ? "..." : "");
       values.push_back(str);
       at += len + 1;
@@ -1078,7 +1106,8 @@ void Debugger::cmd_x(Args a) {
     x_format_ = f;
     return out(text, {{"address", addr}, {"format", "s"}, {"values", values}});
   }
-  if (addr % unit) return err("address " + hex32(addr) + " is not aligned to the unit size (" + std::to_string(unit) + ")");
+  if (addr % unit)
+    return err("address " + hex32(addr) + " is not aligned to the unit size (" + std::to_string(unit) + ")");
   auto bytes = read_bytes(addr, f.count * unit);
   if (!bytes) return err(bytes.error());
   const uint32_t per_line = f.format == 'c' ? 8 : unit == 4 ? 4 : 8;
@@ -1095,9 +1124,18 @@ void Debugger::cmd_x(Args a) {
     int64_t s = unit == 1 ? int64_t(int8_t(u)) : unit == 2 ? int64_t(int16_t(u)) : int64_t(int32_t(u));
     char buf[48];
     switch (f.format) {
-      case 'x': std::snprintf(buf, sizeof buf, "0x%0*x", int(unit * 2), u); values.push_back(u); break;
-      case 'd': std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(s)); values.push_back(s); break;
-      case 'u': std::snprintf(buf, sizeof buf, "%u", u); values.push_back(u); break;
+      case 'x':
+        std::snprintf(buf, sizeof buf, "0x%0*x", int(unit * 2), u);
+        values.push_back(u);
+        break;
+      case 'd':
+        std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(s));
+        values.push_back(s);
+        break;
+      case 'u':
+        std::snprintf(buf, sizeof buf, "%u", u);
+        values.push_back(u);
+        break;
       case 'f': {
         float fl;
         std::memcpy(&fl, &u, 4);
@@ -1107,8 +1145,10 @@ void Debugger::cmd_x(Args a) {
       }
       default: {
         char c = char(u & 0xff);
-        if (c >= 32 && c < 127 && c != '\'' && c != '\\') std::snprintf(buf, sizeof buf, "%u '%c'", u, c);
-        else std::snprintf(buf, sizeof buf, "%u '\\%03o'", u, u & 0xff);
+        if (c >= 32 && c < 127 && c != '\'' && c != '\\')
+          std::snprintf(buf, sizeof buf, "%u '%c'", u, c);
+        else
+          std::snprintf(buf, sizeof buf, "%u '\\%03o'", u, u & 0xff);
         values.push_back(u);
       }
     }
@@ -1207,7 +1247,8 @@ void Debugger::cmd_disassemble(Args in) {
       }
     }
     std::string label;
-    if (in_function) label = " <+" + std::to_string(at - lo) + ">";
+    if (in_function)
+      label = " <+" + std::to_string(at - lo) + ">";
     else if (sym_)
       if (auto desc = sym_->describe(at)) label = " <" + *desc + ">";
     text += std::string(have_mark && at == mark ? "=> " : "   ") + hex32(at) + label + ":\t" + d + "\n";
@@ -1237,8 +1278,10 @@ void Debugger::cmd_list(Args a) {
       first = list_next_;
     } else {
       std::optional<engine::SourceLocation> loc;
-      if (const WarpState* w = focus_warp()) loc = sym_->locate(w->pc);
-      else loc = entry_location();
+      if (const WarpState* w = focus_warp())
+        loc = sym_->locate(w->pc);
+      else
+        loc = entry_location();
       if (!loc || !loc->line) return err("No source here; give a location: list FUNC | FILE:LINE | LINE.");
       file = loc->file;
       center = loc->line;
@@ -1247,8 +1290,10 @@ void Debugger::cmd_list(Args a) {
     file = list_file_;
     if (file.empty()) {
       std::optional<engine::SourceLocation> loc;
-      if (const WarpState* w = focus_warp()) loc = sym_->locate(w->pc);
-      else loc = entry_location();
+      if (const WarpState* w = focus_warp())
+        loc = sym_->locate(w->pc);
+      else
+        loc = entry_location();
       if (loc) file = loc->file;
     }
     if (file.empty()) return err("No current source file; give FILE:LINE.");
@@ -1269,7 +1314,8 @@ void Debugger::cmd_list(Args a) {
     text += std::to_string(line) + "\t" + *t + "\n";
   }
   if (line == first)
-    return err("Line " + std::to_string(first) + " is out of range for \"" + base_name(file) + "\" (or it cannot be read).");
+    return err("Line " + std::to_string(first) + " is out of range for \"" + base_name(file) +
+               "\" (or it cannot be read).");
   list_file_ = file;
   list_next_ = line;
   out(text, {{"file", file}, {"first", first}, {"last", line - 1}});
@@ -1346,9 +1392,13 @@ void Debugger::cmd_focus(const std::string& first, Args a) {
                        location_text(w->pc) + " at " + hex32(w->pc);
     if (sym_)
       if (auto loc = sym_->locate(w->pc); loc && loc->line)
-        if (auto src = sym_->source_line(loc->file, loc->line))
-          text += "\n" + std::to_string(loc->line) + "\t" + *src;
-    out(text, {{"core", focus_.core}, {"warp", focus_.slot}, {"lane", focus_.lane}, {"cta", w->block_id}, {"thread", t}, {"pc", w->pc}});
+        if (auto src = sym_->source_line(loc->file, loc->line)) text += "\n" + std::to_string(loc->line) + "\t" + *src;
+    out(text, {{"core", focus_.core},
+               {"warp", focus_.slot},
+               {"lane", focus_.lane},
+               {"cta", w->block_id},
+               {"thread", t},
+               {"pc", w->pc}});
   };
   if (spec->empty()) return describe();
   if (spec->software()) {
@@ -1384,24 +1434,31 @@ void Debugger::cmd_focus(const std::string& first, Args a) {
         if (linear >= r.first && linear < r.first + r.count) return true;
       return false;
     };
-    std::string why = in(l.complete) ? "it has completed" : in(l.not_launched) ? "it has not been launched yet"
-                                                                               : "its warp " + std::to_string(rank) + " has finished";
+    std::string why = in(l.complete)       ? "it has completed"
+                      : in(l.not_launched) ? "it has not been launched yet"
+                                           : "its warp " + std::to_string(rank) + " has finished";
     return err("cta " + coords(cta) + " thread " + coords(thread) + " is not in progress: " + why + ".");
   }
   uint32_t core = spec->core.value_or(focus_.valid ? focus_.core : 0);
   uint32_t slot = spec->warp.value_or(focus_.valid ? focus_.slot : 0);
   if (core >= ctx.cores.size())
-    return err("core " + std::to_string(core) + " does not exist (the device has " + std::to_string(ctx.cores.size()) + ")");
+    return err("core " + std::to_string(core) + " does not exist (the device has " + std::to_string(ctx.cores.size()) +
+               ")");
   if (slot >= ctx.cores[core].warps.size())
     return err("warp " + std::to_string(slot) + " does not exist (a core has " +
                std::to_string(ctx.cores[core].warps.size()) + " warps)");
   const WarpState& w = ctx.cores[core].warps[slot];
-  if (!w.active) return err("core " + std::to_string(core) + " warp " + std::to_string(slot) + " has no work in progress");
+  if (!w.active)
+    return err("core " + std::to_string(core) + " warp " + std::to_string(slot) + " has no work in progress");
   uint32_t lane;
-  if (spec->lane) lane = *spec->lane;
-  else if (focus_.valid && core == focus_.core && slot == focus_.slot) lane = focus_.lane;
-  else lane = w.tmask ? uint32_t(std::countr_zero(w.tmask)) : 0;
-  if (lane >= nt()) return err("lane " + std::to_string(lane) + " does not exist (a warp has " + std::to_string(nt()) + ")");
+  if (spec->lane)
+    lane = *spec->lane;
+  else if (focus_.valid && core == focus_.core && slot == focus_.slot)
+    lane = focus_.lane;
+  else
+    lane = w.tmask ? uint32_t(std::countr_zero(w.tmask)) : 0;
+  if (lane >= nt())
+    return err("lane " + std::to_string(lane) + " does not exist (a warp has " + std::to_string(nt()) + ")");
   set_focus(Lane{core, slot, lane});
   frame_level_ = 0;
   list_next_ = 0;
@@ -1442,7 +1499,8 @@ void Debugger::cmd_help(Args a) {
       }
       if (cl->name == "info") {
         text += "\n  info subcommands:";
-        for (const CommandInfo& i : info_table()) text += "\n    info " + pad(std::string(i.name) + " " + i.synopsis, 26) + i.summary;
+        for (const CommandInfo& i : info_table())
+          text += "\n    info " + pad(std::string(i.name) + " " + i.synopsis, 26) + i.summary;
       }
     }
   out(text);
@@ -1529,7 +1587,7 @@ int Debugger::finish_session(const std::string& store_dir, std::optional<int> st
   if (status_override) status = *status_override;
   report_divergence();
   if (refuse_damage() || damage_reported_) status = 65;  // docs/cli.md: a damaged recording is unusable input
-  if (internal_error_) status = 70;  // docs/cli.md: an internal error, whatever else happened
+  if (internal_error_) status = 70;                      // docs/cli.md: an internal error, whatever else happened
   ExitView v;
   v.status = status;
   if (state_ == State::Exited) v.exit_code = exit_code_;

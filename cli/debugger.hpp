@@ -33,17 +33,17 @@
 namespace vx::cli {
 
 // The debugger core's vocabulary (debug/), which the prompt prints.
+using debug::c_to_int;
 using debug::CValue;
 using debug::Expr;
 using debug::ExprEnv;
 using debug::ExprOp;
+using debug::format_c;
 using debug::Lane;
+using debug::parse_register;
 using debug::TypeArena;
 using debug::ValueEnv;
 using debug::Variable;
-using debug::c_to_int;
-using debug::format_c;
-using debug::parse_register;
 
 class Debugger {
   friend struct CommandTables;  // the command table's handlers call the command functions
@@ -68,11 +68,11 @@ class Debugger {
   // events name it), followed by the breakpoint commands it ran into; the prompt's commands call
   // the same functions. Those that return bool: false when they reported an error.
   bool add_breakpoint(const std::string& spec, bool temporary = false);  // break SPEC: LOC [if COND]
-  void resume();                   // continue
-  bool goto_mark(uint32_t number);  // goto N (info checkpoints)
-  bool goto_start();               // goto start: the current launch's first point
-  bool goto_end();                 // goto end
-  void show_warps();               // info warps
+  void resume();                                                         // continue
+  bool goto_mark(uint32_t number);                                       // goto N (info checkpoints)
+  bool goto_start();                                                     // goto start: the current launch's first point
+  bool goto_end();                                                       // goto end
+  void show_warps();                                                     // info warps
 
   // The GDB server's view (cli/gdb_server.cpp): takes `ev` as the current stop and one lane as the
   // focus, so that `monitor` commands see the state gdb sees.
@@ -181,18 +181,19 @@ class Debugger {
  public:
   // Names for tab completion at the prompt.
   std::vector<std::string> completion_words() const { return completions(); }
+
  private:
   // `commands` and `define` read the following lines up to "end".
   struct Collecting {
     bool active = false;
-    std::vector<int> bps;       // commands
-    std::string define;         // define
+    std::vector<int> bps;  // commands
+    std::string define;    // define
     std::vector<std::string> lines;
   } collecting_;
   std::map<std::string, std::vector<std::string>> user_commands_;
   // Breakpoint commands to run after the current command, with the breakpoint each comes from.
   std::vector<std::pair<int, std::string>> pending_;
-  unsigned nesting_ = 0;              // user commands and source files running inside each other
+  unsigned nesting_ = 0;  // user commands and source files running inside each other
   void info_skip();
   // `skip`: files (matched by base name or path suffix) and functions that step goes through.
   using SkipRule = debug::SkipRule;
@@ -249,9 +250,9 @@ class Debugger {
   void run_and_report(const std::function<Result<RunFn>()>& make, uint32_t count, bool show_disassembly);
   // A move of the focus lane by a step plan (debug/step.hpp).
   Result<RunFn> make_move(Result<engine::StepPolicy> policy);
-  bool ensure_stopped();           // reports an error when the kernel is not stopped at a live stop
-  bool ensure_focus();             // ... or when there is no focus lane
-  bool ensure_can_run();           // reports an error after exit/kill
+  bool ensure_stopped();  // reports an error when the kernel is not stopped at a live stop
+  bool ensure_focus();    // ... or when there is no focus lane
+  bool ensure_can_run();  // reports an error after exit/kill
 
   // A breakpoint stop's breakpoints (the table's decision, or `decided`, the hit filter's): reports
   // conditions that failed to evaluate and sets the focus to the stop's lane.
@@ -268,7 +269,8 @@ class Debugger {
   Result<uint32_t> read_word(uint32_t addr) { return insp_.read_word(focus_lane(), addr); }
   // The integer language in one lane (nullopt: no lane).
   Result<int64_t> evaluate(const Expr& e, const std::optional<Lane>& l) { return insp_.evaluate(e, l); }
-  // The focus at a stop: the lane the stop is about (debug::stop_lane); hit_lane, the lane a breakpoint condition held in.
+  // The focus at a stop: the lane the stop is about (debug::stop_lane); hit_lane, the lane a breakpoint condition held
+  // in.
   void set_default_focus(const engine::StopEvent& ev, std::optional<Lane> hit_lane = std::nullopt);
   StopView make_stop_view(const engine::StopEvent& ev, const std::vector<int>& bps, bool show_disasm);
   std::string describe_pc(uint32_t pc, const engine::Symbols* in = nullptr) const;  // "0x80000104 <reduce+20>"
@@ -284,14 +286,14 @@ class Debugger {
   // Reporting.
   void out(const std::string& text, const nlohmann::json& data = nlohmann::json::object());
   void err(const std::string& message);
-  void err(const Error& e);  // an internal error (ErrorCode::Internal) makes the session exit 70
+  void err(const Error& e);                // an internal error (ErrorCode::Internal) makes the session exit 70
   void usage(const std::string& message);  // err with the hint (try "help")
 
   engine::Session& s_;
   const engine::Symbols* sym_;
   const engine::Variables* vars_ = nullptr;
   debug::Inspector insp_;
-  debug::Breakpoints bps_;  // breakpoints, watchpoints and the engine's hit filter
+  debug::Breakpoints bps_;    // breakpoints, watchpoints and the engine's hit filter
   unsigned frame_level_ = 0;  // the selected frame as backtrace numbers it (frame, up, down); 0 after every stop
   struct Display {
     int id = 0;
@@ -301,25 +303,24 @@ class Debugger {
   std::vector<Display> displays_;  // display N: expressions shown at every stop
   int next_display_ = 1;
   replay::Timeline timeline_;
-  std::vector<int> last_bps_;     // the breakpoints the last stop reported (continue N)
+  std::vector<int> last_bps_;  // the breakpoints the last stop reported (continue N)
   bool execute_one(const std::string& line);
   std::vector<StopView::Watch> last_watches_;  // the current stop's watch report
   GridLaunch launch_;
   Sink& sink_;
   ConsoleLines console_;
-  std::string command_;  // the command being run (for JSON events)
+  std::string command_;                                  // the command being run (for JSON events)
   std::chrono::steady_clock::time_point command_start_;  // when it started (stop events say how long it took)
   int errors_ = 0;
   bool internal_error_ = false;  // an "internal error: ..." was reported: the session exits 70
 
   State state_ = State::NotStarted;
-  bool device_stop_ = false;          // the last stop was an exception, assertion or watchdog
+  bool device_stop_ = false;  // the last stop was an exception, assertion or watchdog
   std::optional<uint32_t> exit_code_;
   std::string killed_message_;
   ErrorCode killed_code_ = ErrorCode::Unspecified;  // the kind of failure that killed it
   Focus focus_;
   std::optional<Lane> goto_lane_;  // while goto N reports: the lane its mark was about
-
 
   // list: where the next plain `list` continues.
   std::string list_file_;

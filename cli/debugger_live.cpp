@@ -5,8 +5,8 @@ namespace vx::cli {
 
 void Debugger::info_session() {
   const engine::SessionInfo i = s_.info();
-  std::string text = std::string("Mode: ") + (i.live ? "live" : "relaunch") + " (requested: " +
-                     engine::session_mode_name(i.requested) + "). " + i.why + ".\n";
+  std::string text = std::string("Mode: ") + (i.live ? "live" : "relaunch") +
+                     " (requested: " + engine::session_mode_name(i.requested) + "). " + i.why + ".\n";
   if (i.has_dm)
     text += "Debug Module: yes (" + std::to_string(i.platform.clusters) + " x " +
             std::to_string(i.platform.cores_per_cluster) + " x " + std::to_string(i.platform.warps) + " x " +

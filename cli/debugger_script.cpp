@@ -226,7 +226,8 @@ void Debugger::cmd_advance(const std::string& name, Args a) {
   if (a.args.empty()) {
     if (name == "advance") return usage("advance: expected a location");
     if (!ensure_can_run() || !ensure_focus()) return;
-    return run_and_report([this]() { return make_move(debug::plan_line(insp_, focus_, true, true, skips_)); }, 1, false);
+    return run_and_report([this]() { return make_move(debug::plan_line(insp_, focus_, true, true, skips_)); }, 1,
+                          false);
   }
   if (!ensure_can_run() || !ensure_focus()) return;
   if (!sym_) return err(name + ": needs the kernel's symbols");

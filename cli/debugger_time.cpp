@@ -85,8 +85,8 @@ void Debugger::settle(const StopEvent& ev, const std::vector<int>& bps) {
       break;
     default:
       state_ = State::Stopped;
-      device_stop_ = ev.reason == StopReason::Exception || ev.reason == StopReason::Assertion ||
-                     ev.reason == StopReason::Watchdog;
+      device_stop_ =
+          ev.reason == StopReason::Exception || ev.reason == StopReason::Assertion || ev.reason == StopReason::Watchdog;
       if (ev.reason != StopReason::Breakpoint || bps.empty()) set_default_focus(ev);
       if (ev.reason == StopReason::Watchpoint && !last_watches_.empty()) {
         const auto& w = last_watches_.front();
@@ -145,8 +145,8 @@ void Debugger::note_store() {
 // --- Reverse moves -------------------------------------------------------------------------------------
 
 void Debugger::cmd_reverse(const std::string& name, Args a) {
-  const bool counted = name == "reverse-stepi" || name == "reverse-nexti" || name == "reverse-step" ||
-                       name == "reverse-next";
+  const bool counted =
+      name == "reverse-stepi" || name == "reverse-nexti" || name == "reverse-step" || name == "reverse-next";
   uint32_t n = 1;
   if (counted) {
     auto c = parse_count(a.args);
@@ -177,11 +177,16 @@ void Debugger::cmd_reverse(const std::string& name, Args a) {
     if (!w) return err("No focus warp to move.");
     const engine::WarpId id{focus_.core, focus_.slot};
     const uint32_t lane = focus_.lane;
-    if (name == "reverse-stepi") ev = timeline_.reverse_stepi(id, lane);
-    else if (name == "reverse-nexti") ev = timeline_.reverse_nexti(id, lane);
-    else if (name == "reverse-step") ev = timeline_.reverse_step(id, lane);
-    else if (name == "reverse-next") ev = timeline_.reverse_next(id, lane);
-    else ev = timeline_.reverse_finish(id, lane);
+    if (name == "reverse-stepi")
+      ev = timeline_.reverse_stepi(id, lane);
+    else if (name == "reverse-nexti")
+      ev = timeline_.reverse_nexti(id, lane);
+    else if (name == "reverse-step")
+      ev = timeline_.reverse_step(id, lane);
+    else if (name == "reverse-next")
+      ev = timeline_.reverse_next(id, lane);
+    else
+      ev = timeline_.reverse_finish(id, lane);
     if (!ev) break;
     if (i + 1 < n && ev->reason == StopReason::Step) {
       // Keep the focus on the moved warp and lane for the next move.
@@ -297,7 +302,8 @@ void Debugger::cmd_when(Args a) {
 // --- Checkpoints ------------------------------------------------------------------------------------------
 
 void Debugger::info_checkpoints(bool all) {
-  if (!s_.store()) return out("No recording (the session runs with --no-db).", {{"checkpoints", nlohmann::json::array()}});
+  if (!s_.store())
+    return out("No recording (the session runs with --no-db).", {{"checkpoints", nlohmann::json::array()}});
   auto marks = s_.marks();
   if (!marks) return err("cannot list the checkpoints: " + marks.error().message);
   const engine::TimePoint now = s_.now();
@@ -311,10 +317,14 @@ void Debugger::info_checkpoints(bool all) {
     for (size_t i = 0; i < marks->size(); ++i) {
       const engine::Mark& m = (*marks)[i];
       const bool here = at_stop && m.when == now;
-      text += std::string(here ? " * " : "   ") + pad(std::to_string(m.number), 5) + pad(std::to_string(m.when.launch), 8) +
-              pad(std::to_string(m.when.instret), 14) + (m.text == "checkpoint" ? "checkpoint" : mark_text(m.reason)) + "\n";
-      list.push_back({{"number", m.number}, {"launch", m.when.launch}, {"instret", m.when.instret},
-                      {"stop", m.text == "checkpoint" ? "checkpoint" : mark_text(m.reason)}, {"current", here}});
+      text += std::string(here ? " * " : "   ") + pad(std::to_string(m.number), 5) +
+              pad(std::to_string(m.when.launch), 8) + pad(std::to_string(m.when.instret), 14) +
+              (m.text == "checkpoint" ? "checkpoint" : mark_text(m.reason)) + "\n";
+      list.push_back({{"number", m.number},
+                      {"launch", m.when.launch},
+                      {"instret", m.when.instret},
+                      {"stop", m.text == "checkpoint" ? "checkpoint" : mark_text(m.reason)},
+                      {"current", here}});
     }
   }
   nlohmann::json data = {{"checkpoints", list}};
@@ -362,8 +372,9 @@ void Debugger::cmd_watch(const std::string& name, Args a) {
   if (!id) return err(id.error());
   const UserBreakpoint& b = *bps_.find(*id);
   const uint32_t addr = b.watch.addr, len = b.watch.len;
-  std::string what = name == "watch" ? "Hardware watchpoint " : name == "rwatch" ? "Hardware read watchpoint "
-                                                                                  : "Hardware access (read/write) watchpoint ";
+  std::string what = name == "watch"    ? "Hardware watchpoint "
+                     : name == "rwatch" ? "Hardware read watchpoint "
+                                        : "Hardware access (read/write) watchpoint ";
   out(what + std::to_string(b.id) + ": " + b.location + where_text(b.watch),
       {{"watchpoint", b.id}, {"kind", name}, {"address", addr}, {"length", len}, {"local", b.watch.local}});
 }
@@ -389,8 +400,13 @@ void Debugger::describe_watchpoint(const UserBreakpoint& b, std::string* text, n
            pad(b.enabled ? "y" : "n", 5) + pad(hex32(b.watch.addr), 12) + b.location + where_text(b.watch) + "\n";
   if (b.condition) *text += "\tstop only if " + b.condition->text() + "\n";
   if (b.hits) *text += "\twatchpoint already hit " + std::to_string(b.hits) + (b.hits == 1 ? " time\n" : " times\n");
-  list->push_back({{"id", b.id}, {"type", b.watch_command}, {"location", b.location}, {"address", b.watch.addr},
-                   {"length", b.watch.len}, {"enabled", b.enabled}, {"hits", b.hits},
+  list->push_back({{"id", b.id},
+                   {"type", b.watch_command},
+                   {"location", b.location},
+                   {"address", b.watch.addr},
+                   {"length", b.watch.len},
+                   {"enabled", b.enabled},
+                   {"hits", b.hits},
                    {"condition", b.condition ? nlohmann::json(b.condition->text()) : nlohmann::json(nullptr)}});
 }
 

@@ -132,15 +132,9 @@ void Debugger::info_address(const std::string& name) {
       j["register"] = r;
       break;
     }
-    case engine::VarLocation::Kind::Value:
-      text += "a value the compiler computed";
-      break;
-    case engine::VarLocation::Kind::OptimizedOut:
-      text += "optimized out";
-      break;
-    case engine::VarLocation::Kind::Unavailable:
-      text += "not available at this PC";
-      break;
+    case engine::VarLocation::Kind::Value: text += "a value the compiler computed"; break;
+    case engine::VarLocation::Kind::OptimizedOut: text += "optimized out"; break;
+    case engine::VarLocation::Kind::Unavailable: text += "not available at this PC"; break;
   }
   out(text + ".", j);
 }
@@ -173,7 +167,8 @@ void Debugger::cmd_undisplay(Args a) {
 }
 
 void Debugger::info_display() {
-  if (displays_.empty()) return out("There are no auto-display expressions now.", {{"displays", nlohmann::json::array()}});
+  if (displays_.empty())
+    return out("There are no auto-display expressions now.", {{"displays", nlohmann::json::array()}});
   std::string text = "Auto-display expressions now in effect:\nNum Enb Expression";
   nlohmann::json list = nlohmann::json::array();
   for (const Display& d : displays_) {

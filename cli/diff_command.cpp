@@ -92,12 +92,9 @@ Where where_is(const engine::Symbols* sym, uint32_t pc) {
 
 std::string what_is_read(const ThreadObs& o) {
   switch (o.cls) {
-    case InsnClass::Csr:
-      return std::string("CSR ") + (csr_name(o.addr)[0] ? csr_name(o.addr) : hex32(o.addr));
-    case InsnClass::Warp:
-      return "the other lanes";
-    default:
-      return std::string(o.local ? "local " : "") + hex32(o.addr);
+    case InsnClass::Csr: return std::string("CSR ") + (csr_name(o.addr)[0] ? csr_name(o.addr) : hex32(o.addr));
+    case InsnClass::Warp: return "the other lanes";
+    default: return std::string(o.local ? "local " : "") + hex32(o.addr);
   }
 }
 

@@ -75,8 +75,7 @@ Request parse_vcont(std::string_view p) {
         if (!parse_addr_len(head.substr(1), &lo, &hi)) return Malformed{"vCont: bad range-step action"};
         break;
       }
-      default:
-        return Malformed{"vCont: unknown action '" + std::string(head) + "'"};
+      default: return Malformed{"vCont: unknown action '" + std::string(head) + "'"};
     }
     if (colon != std::string_view::npos) {
       auto t = parse_thread(item.substr(colon + 1));
@@ -249,10 +248,8 @@ void PacketReader::feed(std::string_view bytes, std::vector<PacketEvent>* out) {
 Request parse_request(std::string_view p) {
   if (p.empty()) return Unknown{""};
   switch (p[0]) {
-    case '?':
-      return p.size() == 1 ? Request(HaltReason{}) : Request(Malformed{"'?' takes no arguments"});
-    case 'g':
-      return p.size() == 1 ? Request(ReadRegisters{}) : Request(Malformed{"'g' takes no arguments"});
+    case '?': return p.size() == 1 ? Request(HaltReason{}) : Request(Malformed{"'?' takes no arguments"});
+    case 'g': return p.size() == 1 ? Request(ReadRegisters{}) : Request(Malformed{"'g' takes no arguments"});
     case 'G': {
       auto b = from_hex(p.substr(1));
       if (!b) return Malformed{"'G': the register data is not hex"};
@@ -304,14 +301,10 @@ Request parse_request(std::string_view p) {
       if (!t) return Malformed{"'T': bad thread id"};
       return ThreadAlive{*t};
     }
-    case 'c':
-      return Continue{};  // "c ADDR" is accepted; the address is ignored (gdb never sends one)
-    case 's':
-      return Step{};
-    case 'k':
-      return Kill{};
-    case 'D':
-      return Detach{};
+    case 'c': return Continue{};  // "c ADDR" is accepted; the address is ignored (gdb never sends one)
+    case 's': return Step{};
+    case 'k': return Kill{};
+    case 'D': return Detach{};
     case 'b':
       if (p == "bs") return ReverseStep{};
       if (p == "bc") return ReverseContinue{};
@@ -379,8 +372,7 @@ Request parse_request(std::string_view p) {
     case 'Q':
       if (p == "QStartNoAckMode") return StartNoAck{};
       return Unknown{std::string(p)};
-    default:
-      return Unknown{std::string(p)};
+    default: return Unknown{std::string(p)};
   }
 }
 

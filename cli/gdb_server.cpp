@@ -55,22 +55,16 @@ int exception_signal(Cause c) {
       return kSigIll;
     case Cause::MisalignedFetch:
     case Cause::MisalignedLoad:
-    case Cause::MisalignedStore:
-      return kSigBus;
+    case Cause::MisalignedStore: return kSigBus;
     case Cause::FetchFault:
     case Cause::LoadFault:
-    case Cause::StoreFault:
-      return kSigSegv;
-    case Cause::Breakpoint:
-      return kSigTrap;
-    case Cause::EnvironmentCall:
-      return kSigSys;
+    case Cause::StoreFault: return kSigSegv;
+    case Cause::Breakpoint: return kSigTrap;
+    case Cause::EnvironmentCall: return kSigSys;
     case Cause::Deadlock:
-    case Cause::Watchdog:
-      return kSigXcpu;
+    case Cause::Watchdog: return kSigXcpu;
     case Cause::RestoreFailed:
-    case Cause::None:
-      return kSigAbrt;
+    case Cause::None: return kSigAbrt;
   }
   return kSigAbrt;
 }
@@ -212,7 +206,8 @@ Result<GdbConnection> open_gdb_connection(const GdbEndpoint& ep, const std::stri
     return GdbConnection{STDIN_FILENO, STDOUT_FILENO, false};
   }
   if (!is_loopback_host(ep.host) && !ep.allow_remote)
-    return make_error("--gdb " + ep.host + ": not a loopback address: whoever reaches it controls the session, reads "
+    return make_error("--gdb " + ep.host +
+                      ": not a loopback address: whoever reaches it controls the session, reads "
                       "and writes device memory; add --gdb-remote to listen there anyway (docs/gdb.md, \"Trust\")");
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -395,9 +390,9 @@ std::string GdbServer::extra_info(const Lane& l) const {
                       : (w.tmask >> l.lane & 1)                                      ? "active"
                                                                                      : "inactive";
   return "cta " + std::to_string(w.block_id[0]) + "," + std::to_string(w.block_id[1]) + "," +
-         std::to_string(w.block_id[2]) + " thread " + std::to_string(t[0]) + "," +
-         std::to_string(t[1]) + "," + std::to_string(t[2]) + " core " + std::to_string(l.core) +
-         " warp " + std::to_string(l.slot) + " lane " + std::to_string(l.lane) + " " + state;
+         std::to_string(w.block_id[2]) + " thread " + std::to_string(t[0]) + "," + std::to_string(t[1]) + "," +
+         std::to_string(t[2]) + " core " + std::to_string(l.core) + " warp " + std::to_string(l.slot) + " lane " +
+         std::to_string(l.lane) + " " + state;
 }
 
 // --- Stops -----------------------------------------------------------------------------------------------
@@ -425,31 +420,17 @@ std::string GdbServer::stop_reply() const {
   int sig = kSigTrap;
   std::string why;
   switch (ev.reason) {
-    case StopReason::Breakpoint:
-      why = "swbreak:;";
-      break;
+    case StopReason::Breakpoint: why = "swbreak:;"; break;
     case StopReason::Step:
       if (stop_lane_ && breakpoints_.count(s_.context().cores.at(stop_lane_->core).warps.at(stop_lane_->slot).pc))
         why = "swbreak:;";
       break;
-    case StopReason::Exception:
-      sig = exception_signal(ev.exception.cause);
-      break;
-    case StopReason::Assertion:
-      sig = kSigAbrt;
-      break;
-    case StopReason::Watchdog:
-      sig = kSigXcpu;
-      break;
-    case StopReason::Interrupt:
-      sig = kSigInt;
-      break;
-    case StopReason::HistoryStart:
-      why = "replaylog:begin;";
-      break;
-    case StopReason::EndOfRecording:
-      why = "replaylog:end;";
-      break;
+    case StopReason::Exception: sig = exception_signal(ev.exception.cause); break;
+    case StopReason::Assertion: sig = kSigAbrt; break;
+    case StopReason::Watchdog: sig = kSigXcpu; break;
+    case StopReason::Interrupt: sig = kSigInt; break;
+    case StopReason::HistoryStart: why = "replaylog:begin;"; break;
+    case StopReason::EndOfRecording: why = "replaylog:end;"; break;
     case StopReason::Watchpoint:
       if (!ev.watches.empty()) {
         const engine::WatchEvent& we = ev.watches[0];
@@ -460,8 +441,7 @@ std::string GdbServer::stop_reply() const {
           }
       }
       break;
-    default:
-      break;
+    default: break;
   }
   std::string reply = "T" + hex2(sig) + why;
   if (stop_lane_) reply += "thread:" + hexn(uint64_t(thread_id(*stop_lane_))) + ";";
@@ -483,12 +463,8 @@ void GdbServer::run(Move m, std::optional<Lane> lane) {
     send_console();
   });
   switch (m) {
-    case Move::Continue:
-      ev = s_.resume();
-      break;
-    case Move::Step:
-      ev = s_.step(engine::WarpId{lane->core, lane->slot}, 1u << lane->lane, nullptr);
-      break;
+    case Move::Continue: ev = s_.resume(); break;
+    case Move::Step: ev = s_.step(engine::WarpId{lane->core, lane->slot}, 1u << lane->lane, nullptr); break;
     case Move::ThreadToBreakpoint: {
       // The other warps run as the engine's step lets them, and do not stop at breakpoints: gdb
       // expects a stop of this thread only.
@@ -504,12 +480,8 @@ void GdbServer::run(Move m, std::optional<Lane> lane) {
       for (int id : disabled) (void)s_.enable_breakpoint(id, true);
       break;
     }
-    case Move::ReverseStep:
-      ev = timeline_.reverse_stepi(engine::WarpId{lane->core, lane->slot}, lane->lane);
-      break;
-    case Move::ReverseContinue:
-      ev = timeline_.reverse_continue(nullptr);
-      break;
+    case Move::ReverseStep: ev = timeline_.reverse_stepi(engine::WarpId{lane->core, lane->slot}, lane->lane); break;
+    case Move::ReverseContinue: ev = timeline_.reverse_continue(nullptr); break;
   }
   s_.set_progress(nullptr);
   send_console();
@@ -602,7 +574,10 @@ int serve_gdb(engine::Session& session, const engine::Symbols* symbols, const Gr
   std::unique_ptr<Sink> capture = make_capture_sink();
   Debugger dbg(session, symbols, launch, *capture);
   // The client reads no file here unless the server was started to allow it (docs/gdb.md, "Trust").
-  dbg.set_file_access(endpoint.allow_files ? "" : "the GDB server does not read files for its client (start vxreplay with --gdb-allow-files to allow it)");
+  dbg.set_file_access(
+      endpoint.allow_files
+          ? ""
+          : "the GDB server does not read files for its client (start vxreplay with --gdb-allow-files to allow it)");
   // gdb decides about its own breakpoints (conditions included): every hit stops.
   session.set_breakpoint_filter(nullptr);
   auto conn = open_gdb_connection(endpoint, kernel);
@@ -691,9 +666,10 @@ void GdbServer::handle(const gdb::WriteRegister& p) {
   if (p.bytes.size() != 4) return send("E01");
   auto d = dwarf_of(p.reg);
   if (!d) {
-    const std::string name = p.reg == kRegPc                            ? std::string("pc")
-                             : p.reg >= kRegCsr0 && p.reg < reg_count() ? std::string(debug_csrs()[p.reg - kRegCsr0].gdb_name)
-                                                                        : "register " + std::to_string(p.reg);
+    const std::string name = p.reg == kRegPc ? std::string("pc")
+                             : p.reg >= kRegCsr0 && p.reg < reg_count()
+                                 ? std::string(debug_csrs()[p.reg - kRegCsr0].gdb_name)
+                                 : "register " + std::to_string(p.reg);
     return refuse_write(name + " cannot be written (only x1..x31 and f0..f31 can)");
   }
   if (auto r = s_.write_register(engine::WarpId{l->core, l->slot}, l->lane, *d, le_u32(p.bytes)); !r)

@@ -106,8 +106,7 @@ TEST_CASE("the server acknowledges, answers, refuses a bad checksum and runs vec
   c.write_raw(framed("qSupported:swbreak+;xmlRegisters=i386"));
   CHECK(c.read_exact(1) == "+");
   // No store: no reverse execution offered.
-  CHECK(c.read_packet() ==
-        framed("PacketSize=4000;QStartNoAckMode+;swbreak+;qXfer:features:read+;vContSupported+"));
+  CHECK(c.read_packet() == framed("PacketSize=4000;QStartNoAckMode+;swbreak+;qXfer:features:read+;vContSupported+"));
   c.write_raw("$g#00");
   CHECK(c.read_exact(1) == "-");  // a wrong checksum
   c.write_raw(framed("vMustReplyEmpty"));

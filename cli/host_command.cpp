@@ -167,8 +167,9 @@ int host_command(const HostArgs& a) {
   const engine::SessionOptions so = session_options(
       d, store_dir,
       "host " + join(a.command) + " on " + d.run.config.to_string() + " seed " + std::to_string(d.run.options.seed) +
-          (d.run.options.schedule == Schedule::Random ? ""
-                                                      : std::string(" schedule ") + schedule_name(d.run.options.schedule)));
+          (d.run.options.schedule == Schedule::Random
+               ? ""
+               : std::string(" schedule ") + schedule_name(d.run.options.schedule)));
   auto session = engine::Session::create(**opened, so);
   if (!session) return abandon("--db " + store_dir + ": " + session.error().message);
   engine::Session& s = **session;
@@ -240,8 +241,8 @@ int host_command(const HostArgs& a) {
   s.set_host_tick([&]() {
     if (!server.waiting() || server.wait_timeout_ms() >= (uint64_t(1) << 44)) return;
     if ((s.device_ns() - wait_began_ns) / 1000000 < server.wait_timeout_ms()) return;
-    const std::string why =
-        "timed out after " + std::to_string(server.wait_timeout_ms()) + " ms of device time (the kernel is still running)";
+    const std::string why = "timed out after " + std::to_string(server.wait_timeout_ms()) +
+                            " ms of device time (the kernel is still running)";
     (void)server.expire_wait(why);  // a host that is gone shows at the next read
     if (session_mode) say(*sink, "the host program's vx_ready_wait " + why);
   });
@@ -297,9 +298,8 @@ int host_command(const HostArgs& a) {
       if (ev->reason == engine::StopReason::Exception || ev->reason == engine::StopReason::Assertion ||
           ev->reason == engine::StopReason::Watchdog) {
         const bool assertion = ev->reason == engine::StopReason::Assertion;
-        stopped =
-            "launch " + std::to_string(ev->launch) + " stopped: " +
-            (assertion ? "assertion failed at pc " + hex32(ev->exception.pc) : ev->exception.to_string());
+        stopped = "launch " + std::to_string(ev->launch) + " stopped: " +
+                  (assertion ? "assertion failed at pc " + hex32(ev->exception.pc) : ev->exception.to_string());
         for (const ConsoleChunk& c : s.take_console()) std::fwrite(c.bytes.data(), 1, c.bytes.size(), stdout);
         say(*sink, stopped);
         break;

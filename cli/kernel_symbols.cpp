@@ -20,7 +20,6 @@ std::string base(const std::string& path) { return std::filesystem::path(path).f
 
 }  // namespace
 
-
 Result<KernelSymbols> find_kernel_symbols(const KernelImage& image, const std::string& symbols_file) {
   KernelSymbols ks;
   if (!symbols_file.empty()) {

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "device/image.hpp"
 #include "base/result.hpp"
+#include "device/image.hpp"
 #include "device/state.hpp"
 #include "engine/symbols.hpp"
 

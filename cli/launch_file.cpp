@@ -217,8 +217,8 @@ LaunchBuffer parse_buffer(const json& j, const std::string& path, const std::str
     auto bytes = read_file(b.compare, b.size);
     if (!bytes) fail(path + ".compare", bytes.error().message);
     if (bytes->size() != b.size)  // smaller (a larger one was refused before it was read)
-      fail(path + ".compare", b.compare + " has " + std::to_string(bytes->size()) + " bytes, the buffer " +
-                                  std::to_string(b.size));
+      fail(path + ".compare",
+           b.compare + " has " + std::to_string(bytes->size()) + " bytes, the buffer " + std::to_string(b.size));
     b.expected = std::move(bytes).value();
   }
   return b;
@@ -313,8 +313,7 @@ Result<LaunchFile> parse_launch_file(const std::string& text, const std::string&
   std::vector<Level> at;
   auto path = [&]() {
     std::string p;
-    for (const Level& l : at)
-      p += l.array ? "[" + std::to_string(l.index) + "]" : (p.empty() ? "" : ".") + l.key;
+    for (const Level& l : at) p += l.array ? "[" + std::to_string(l.index) + "]" : (p.empty() ? "" : ".") + l.key;
     return p.empty() ? std::string("(top level)") : p;
   };
   auto element_done = [&]() {
@@ -324,8 +323,7 @@ Result<LaunchFile> parse_launch_file(const std::string& text, const std::string&
     using E = json::parse_event_t;
     if (ev == E::object_start) keys.emplace_back();
     if (ev == E::object_end && !keys.empty()) keys.pop_back();
-    if (ev == E::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second &&
-        duplicate.empty())
+    if (ev == E::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second && duplicate.empty())
       duplicate = parsed.get<std::string>();
     if (ev == E::object_start || ev == E::array_start) at.push_back(Level{ev == E::array_start, "", 0});
     if (ev == E::key && !at.empty()) at.back().key = parsed.get<std::string>();

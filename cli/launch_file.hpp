@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "base/result.hpp"
 #include "device/host_runtime.hpp"
 #include "device/image.hpp"
-#include "base/result.hpp"
 #include "engine/symbols.hpp"
 
 namespace vx::cli {
@@ -41,8 +41,8 @@ struct LaunchBuffer {
 struct LaunchArg {
   enum class Kind { Buffer, Word };
   Kind kind = Kind::Word;
-  size_t buffer = 0;   // Kind::Buffer: index into LaunchFile::buffers
-  uint32_t word = 0;   // Kind::Word: the little-endian word (u32, i32 or f32 bits)
+  size_t buffer = 0;  // Kind::Buffer: index into LaunchFile::buffers
+  uint32_t word = 0;  // Kind::Word: the little-endian word (u32, i32 or f32 bits)
 };
 
 struct LaunchFile {

@@ -59,8 +59,7 @@ TEST_CASE("a full launch file parses", "[launch]") {
   CHECK(lf.lmem == 64u);
   CHECK(lf.entry == "saxpy");
   REQUIRE(lf.buffers.size() == 6);
-  CHECK(initial_contents(lf.buffers[0]) ==
-        std::vector<uint8_t>{1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0});
+  CHECK(initial_contents(lf.buffers[0]) == std::vector<uint8_t>{1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0});
   auto words = splitmix64_words(42, 2);
   auto b = initial_contents(lf.buffers[1]);
   CHECK(b[0] == uint8_t(words[0]));
@@ -99,10 +98,11 @@ TEST_CASE("an empty document and absent args keep the image's defaults", "[launc
 }
 
 TEST_CASE("launch file errors name the file and the JSON path", "[launch]") {
-  CHECK(error_of("{\n  \"grid\": [1,\n}") .rfind("launch.json:3:1: ", 0) == 0);
+  CHECK(error_of("{\n  \"grid\": [1,\n}").rfind("launch.json:3:1: ", 0) == 0);
   CHECK(error_of("[1]") == "launch.json: (top level): must be an object, not an array");
-  CHECK(error_of(R"({"gird": [1]})") == "launch.json: gird: unknown key (expected one of: grid, block, lmem, entry, "
-                                         "buffers, args)");
+  CHECK(error_of(R"({"gird": [1]})") ==
+        "launch.json: gird: unknown key (expected one of: grid, block, lmem, entry, "
+        "buffers, args)");
   CHECK(error_of(R"({"grid": [1], "grid": [2]})") == "launch.json: duplicate key \"grid\"");
   CHECK(error_of(R"({"grid": [0]})") == "launch.json: grid[0]: dimensions must be at least 1");
   CHECK(error_of(R"({"grid": [1, 2, 3, 4]})").find("grid: must be an array of 1 to 3") != std::string::npos);
@@ -113,16 +113,17 @@ TEST_CASE("launch file errors name the file and the JSON path", "[launch]") {
   CHECK(error_of(R"({"buffers": [{"size": 4}]})") == "launch.json: buffers[0]: missing \"name\"");
   CHECK(error_of(R"({"buffers": [{"name": "a"}]})") ==
         "launch.json: buffers[0]: missing \"size\" (only a buffer initialized from a file may omit it)");
-  CHECK(error_of(R"({"buffers": [{"name": "a", "size": 0}]})") == "launch.json: buffers[0].size: must be greater than 0");
+  CHECK(error_of(R"({"buffers": [{"name": "a", "size": 0}]})") ==
+        "launch.json: buffers[0].size: must be greater than 0");
   CHECK(error_of(R"({"buffers": [{"name": "a", "size": 6, "init": {"pattern": [1]}}]})") ==
         "launch.json: buffers[0].size: 6 is not a multiple of 4 (the initializer writes u32 words)");
   CHECK(error_of(R"({"buffers": [{"name": "a", "size": 8, "init": {"random": 1, "pattern": [1]}}]})") ==
         "launch.json: buffers[0].init: must be \"zeros\" or an object with exactly one of pattern, random, file");
   CHECK(error_of(R"({"buffers": [{"name": "a", "size": 8, "init": {"patern": [1]}}]})") ==
         "launch.json: buffers[0].init.patern: unknown key (expected one of: pattern, random, file)");
-  CHECK(error_of(R"({"buffers": [{"name": "a", "size": 8, "init": "zero"}]})").find("buffers[0].init: unknown "
-                                                                                   "initializer \"zero\"") !=
-        std::string::npos);
+  CHECK(error_of(R"({"buffers": [{"name": "a", "size": 8, "init": "zero"}]})")
+            .find("buffers[0].init: unknown "
+                  "initializer \"zero\"") != std::string::npos);
   CHECK(error_of(R"({"buffers": [{"name": "a", "size": 8, "init": {"pattern": []}}]})") ==
         "launch.json: buffers[0].init.pattern: must be a non-empty array of u32 words");
   CHECK(error_of(R"({"buffers": [{"name": "a", "size": 8, "init": {"pattern": [1, "x"]}}]})") ==
@@ -137,7 +138,8 @@ TEST_CASE("launch file errors name the file and the JSON path", "[launch]") {
         "launch.json: args[0]: must be an object with exactly one of buffer, u32, i32, f32 (e.g. {\"u32\": 1024})");
   CHECK(error_of(R"({"args": [{"u64": 1}]})") ==
         "launch.json: args[0].u64: unknown key (expected one of: buffer, u32, i32, f32)");
-  CHECK(error_of(R"({"args": [{"i32": 2147483648}]})") == "launch.json: args[0].i32: 2147483648 does not fit in 32 bits");
+  CHECK(error_of(R"({"args": [{"i32": 2147483648}]})") ==
+        "launch.json: args[0].i32: 2147483648 does not fit in 32 bits");
   CHECK(error_of(R"({"args": [{"f32": "x"}]})") == "launch.json: args[0].f32: must be a number, not a string");
   CHECK(error_of(R"({"args": {}})") == "launch.json: args: must be an array, not an object");
 }
@@ -154,7 +156,8 @@ TEST_CASE("launch file file errors", "[launch]") {
         "launch.json: buffers[0].init.file: cannot read " + (dir.path / "big.bin").string() +
             ": is 12 bytes, more than the 8 this input may have");
   CHECK(error_of(R"({"buffers": [{"name": "d", "init": {"file": "empty.bin"}}]})", base) ==
-        "launch.json: buffers[0].init.file: " + (dir.path / "empty.bin").string() + " is empty: give the buffer a size");
+        "launch.json: buffers[0].init.file: " + (dir.path / "empty.bin").string() +
+            " is empty: give the buffer a size");
   CHECK(error_of(R"({"buffers": [{"name": "d", "size": 8, "compare": "big.bin"}]})", base) ==
         "launch.json: buffers[0].compare: cannot read " + (dir.path / "big.bin").string() +
             ": is 12 bytes, more than the 8 this input may have");
@@ -168,15 +171,16 @@ TEST_CASE("launch file file errors", "[launch]") {
     INFO(json);
     CHECK_THAT(error_of(json, base), Catch::Matchers::Contains("is 536870912 bytes, more than the 8 "));
   }
-  CHECK(error_of(R"({"buffers": [{"name": "d", "size": 8, "compare": "nope.bin"}]})", base).find(
-            "buffers[0].compare: cannot read") != std::string::npos);
+  CHECK(error_of(R"({"buffers": [{"name": "d", "size": 8, "compare": "nope.bin"}]})", base)
+            .find("buffers[0].compare: cannot read") != std::string::npos);
 }
 
 TEST_CASE("finish_launch dumps and reports the first differing byte", "[launch]") {
   TempDir dir;
   dir.write("expected.bin", {1, 2, 3, 4});
-  auto r = parse_launch_file(R"({"buffers": [{"name": "out", "size": 4, "dump": "out.bin", "compare": "expected.bin"}]})",
-                             "launch.json", dir.path.string());
+  auto r =
+      parse_launch_file(R"({"buffers": [{"name": "out", "size": 4, "dump": "out.bin", "compare": "expected.bin"}]})",
+                        "launch.json", dir.path.string());
   REQUIRE(r);
   PlacedLaunch placed;
   placed.buffer_addrs = {0x1000};
@@ -189,8 +193,8 @@ TEST_CASE("finish_launch dumps and reports the first differing byte", "[launch]"
   auto differ = [](uint32_t, uint32_t) -> Result<std::vector<uint8_t>> { return std::vector<uint8_t>{1, 2, 9, 4}; };
   CHECK(finish_launch(*r, placed, differ, report) == LaunchCheck::Mismatch);
   REQUIRE(messages.size() == 1);
-  CHECK(messages[0] == "launch.json: buffers[0] (\"out\"): compare: differs from " + (dir.path / "expected.bin").string() +
-                           " at byte offset 2 (0x2): got 0x09, expected 0x03");
+  CHECK(messages[0] == "launch.json: buffers[0] (\"out\"): compare: differs from " +
+                           (dir.path / "expected.bin").string() + " at byte offset 2 (0x2): got 0x09, expected 0x03");
 }
 
 TEST_CASE("a buffer with an address is reserved there, before the others are allocated", "[launch]") {

@@ -150,7 +150,8 @@ int main(int argc, char** argv) {
       host_command.assign(arg_store.begin() + std::ptrdiff_t(i) + 1, arg_store.end());
       arg_store.resize(i);
       if (host_command.empty()) {
-        std::fprintf(stderr, "vxreplay: nothing after \"--\": give the host program to run (run [flags] -- PROGRAM ARGS...)\n");
+        std::fprintf(stderr,
+                     "vxreplay: nothing after \"--\": give the host program to run (run [flags] -- PROGRAM ARGS...)\n");
         return vx::cli::kExitHostFailed;
       }
       break;
@@ -172,18 +173,21 @@ int main(int argc, char** argv) {
   vx::cli::DebugArgs dbg;
   vx::cli::RunArgs& run = dbg.run;
   auto* run_cmd = app.add_subcommand("run", "Run a kernel image (ELF or .vxbin) to completion on the Vortex model");
-  run_cmd->footer("Host programs: vxreplay run [flags] -- PROGRAM ARGS... runs a program written against vortex.h "
-                  "under the debugger, each vx_start a launch (docs/host.md); its exit status is the program's, 125 "
-                  "vxreplay's own failure, 126 cannot execute, 127 not found.");
-  auto* kernel_opt = run_cmd->add_option("kernel", run.kernel, "Kernel image: an ELF built for riscv32, or a .vxbin "
-                                                               "(or, after --, a host program and its arguments)");
+  run_cmd->footer(
+      "Host programs: vxreplay run [flags] -- PROGRAM ARGS... runs a program written against vortex.h "
+      "under the debugger, each vx_start a launch (docs/host.md); its exit status is the program's, 125 "
+      "vxreplay's own failure, 126 cannot execute, 127 not found.");
+  auto* kernel_opt = run_cmd->add_option("kernel", run.kernel,
+                                         "Kernel image: an ELF built for riscv32, or a .vxbin "
+                                         "(or, after --, a host program and its arguments)");
   RunFlags run_flags;
   add_run_flags(run_cmd, run_flags, run, true);
   std::string interval_text, at_text;
   bool live = false;
-  run_cmd->add_option("--mode", dbg.mode,
-                      "Debug method: relaunch (default: save, kill, re-launch at every stop), live (halt in place "
-                      "through the Debug Module), auto (live when the device has one); docs/live.md")
+  run_cmd
+      ->add_option("--mode", dbg.mode,
+                   "Debug method: relaunch (default: save, kill, re-launch at every stop), live (halt in place "
+                   "through the Debug Module), auto (live when the device has one); docs/live.md")
       ->check(CLI::IsMember({"relaunch", "live", "auto"}));
   run_cmd->add_flag("--live", live, "Short for --mode live");
   bool no_dm = false;
@@ -212,7 +216,9 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--json", dbg.json, "Debug: one JSON object per line for every event on stdout");
   // An empty directory name is a mistake (an unset shell variable), not the default.
   const CLI::Validator non_empty_dir(
-      [](std::string& s) { return s.empty() ? std::string("an empty directory name (give a directory, or --no-db)") : std::string(); },
+      [](std::string& s) {
+        return s.empty() ? std::string("an empty directory name (give a directory, or --no-db)") : std::string();
+      },
       "DIR");
   auto* db_opt = run_cmd->add_option("--db", dbg.db, "Debug: checkpoint store directory (default .vxreplay)")
                      ->check(non_empty_dir);
@@ -236,17 +242,24 @@ int main(int argc, char** argv) {
                                           "Let the gdb client's `monitor source FILE` read files on this machine");
 
   vx::cli::ReplayArgs rp;
-  auto* replay_cmd = app.add_subcommand("replay", "Reopen a recording (default: the latest under .vxreplay) and debug it "
-                                                  "without the kernel file or the host program");
+  auto* replay_cmd = app.add_subcommand("replay",
+                                        "Reopen a recording (default: the latest under .vxreplay) and debug it "
+                                        "without the kernel file or the host program");
   replay_cmd->add_option("dir", rp.dir, "The recording's directory");
   auto* at_opt =
       replay_cmd->add_option("--at", at_text, "Open at checkpoint N (info checkpoints) instead of the first stop");
   replay_cmd->add_option("--break", rp.breaks, "Set a breakpoint at FUNC, FILE:LINE or *ADDR (repeatable)")
-      ->take_all()->expected(1)->allow_extra_args(false);
+      ->take_all()
+      ->expected(1)
+      ->allow_extra_args(false);
   replay_cmd->add_option("-x", rp.scripts, "Run the commands in SCRIPT (repeatable)")
-      ->take_all()->expected(1)->allow_extra_args(false);
+      ->take_all()
+      ->expected(1)
+      ->allow_extra_args(false);
   replay_cmd->add_option("--ex,--eval-command", rp.commands, "Run CMD, after the scripts (repeatable; also -ex)")
-      ->take_all()->expected(1)->allow_extra_args(false);
+      ->take_all()
+      ->expected(1)
+      ->allow_extra_args(false);
   replay_cmd->add_flag("--batch", rp.batch, "Exit after the commands instead of reading more");
   replay_cmd->add_flag("--json", rp.json, "One JSON object per line for every event on stdout");
   replay_cmd->add_option("--mode", rp.mode, "Debug method: relaunch (default), live or auto (docs/live.md)")
@@ -254,10 +267,10 @@ int main(int argc, char** argv) {
   replay_cmd->add_flag("--no-debug-module", rp.no_debug_module, "Model a device without the Debug Module");
   auto* replay_gdb_opt = replay_cmd->add_option(
       "--gdb", rp.gdb, "Serve the recording to gdb: [HOST:]PORT or - for stdin/stdout (docs/gdb.md)");
-  auto* replay_gdb_remote = replay_cmd->add_flag("--gdb-remote", rp.gdb_remote,
-                                                 "Let --gdb listen on an address that is not loopback");
-  auto* replay_gdb_files = replay_cmd->add_flag("--gdb-allow-files", rp.gdb_allow_files,
-                                                "Let the gdb client's `monitor source FILE` read files on this machine");
+  auto* replay_gdb_remote =
+      replay_cmd->add_flag("--gdb-remote", rp.gdb_remote, "Let --gdb listen on an address that is not loopback");
+  auto* replay_gdb_files = replay_cmd->add_flag(
+      "--gdb-allow-files", rp.gdb_allow_files, "Let the gdb client's `monitor source FILE` read files on this machine");
 
   vx::cli::DiffArgs diff;
   RunFlags diff_flags;
@@ -312,7 +325,8 @@ int main(int argc, char** argv) {
     return vx::cli::kExitHostFailed;
   }
   if (run_cmd->parsed() && hosted && kernel_opt->count()) {
-    std::fprintf(stderr, "vxreplay: run takes a kernel or \"-- PROGRAM\", not both (the host program uploads its kernels)\n");
+    std::fprintf(stderr,
+                 "vxreplay: run takes a kernel or \"-- PROGRAM\", not both (the host program uploads its kernels)\n");
     return vx::cli::kExitHostFailed;
   }
   if (run_cmd->parsed() && !hosted && !kernel_opt->count()) {
@@ -325,8 +339,12 @@ int main(int argc, char** argv) {
   auto gdb_conflict = [](const std::string& gdb, bool has_breaks, bool has_scripts, bool has_commands, bool batch,
                          bool json) {
     if (gdb.empty()) return false;
-    const char* flag = json ? "--json" : has_scripts ? "-x" : has_commands ? "-ex" : batch ? "--batch"
-                       : has_breaks ? "--break" : nullptr;
+    const char* flag = json           ? "--json"
+                       : has_scripts  ? "-x"
+                       : has_commands ? "-ex"
+                       : batch        ? "--batch"
+                       : has_breaks   ? "--break"
+                                      : nullptr;
     if (!flag) {
       if (auto ep = vx::cli::parse_gdb_endpoint(gdb); !ep) {
         std::fprintf(stderr, "vxreplay: %s\n", ep.error().message.c_str());
@@ -334,8 +352,10 @@ int main(int argc, char** argv) {
       }
       return false;
     }
-    std::fprintf(stderr, "vxreplay: --gdb %s: %s does not apply: gdb drives the session (set breakpoints and run "
-                         "commands in gdb; `monitor CMD` runs a vxreplay command)\n", gdb.c_str(), flag);
+    std::fprintf(stderr,
+                 "vxreplay: --gdb %s: %s does not apply: gdb drives the session (set breakpoints and run "
+                 "commands in gdb; `monitor CMD` runs a vxreplay command)\n",
+                 gdb.c_str(), flag);
     return true;
   };
   // The trust flags widen what a gdb client may do: they mean nothing without --gdb.

@@ -51,7 +51,8 @@ std::string HumanSink::format_stop(const StopView& v, bool color) {
     return s;
   }
   if (v.reason == "killed") {
-    s += std::string(color ? kBold : "") + "[The kernel cannot go on: " + v.message + "]" + (color ? kReset : "") + "\n";
+    s +=
+        std::string(color ? kBold : "") + "[The kernel cannot go on: " + v.message + "]" + (color ? kReset : "") + "\n";
     return s;
   }
   s += color ? kBold : "";
@@ -82,11 +83,16 @@ std::string HumanSink::format_stop(const StopView& v, bool color) {
     if (!also.empty()) s += "  also here: " + also + "\n";
   }
   for (const auto& w : v.watches) {
-    s += "  " + std::string(w.kind == "rwatch" ? "read watchpoint " : w.kind == "awatch" ? "access watchpoint " : "watchpoint ") +
+    s += "  " +
+         std::string(w.kind == "rwatch"   ? "read watchpoint "
+                     : w.kind == "awatch" ? "access watchpoint "
+                                          : "watchpoint ") +
          std::to_string(w.number) + ": " + w.expression + ", by core " + std::to_string(w.core) + " warp " +
          std::to_string(w.warp) + " lanes " + format_lanes(w.lanes) + " at pc " + hex32(w.pc) + "\n";
-    if (w.old_value) s += "  Old value = " + *w.old_value + "\n  New value = " + w.new_value + "\n";
-    else s += "  Value = " + w.new_value + "\n";
+    if (w.old_value)
+      s += "  Old value = " + *w.old_value + "\n  New value = " + w.new_value + "\n";
+    else
+      s += "  Value = " + w.new_value + "\n";
   }
   if (!v.message.empty()) s += "  " + v.message + "\n";
   if (v.has_focus) {
@@ -137,9 +143,9 @@ void HumanSink::exit(const ExitView& v) {
   if (v.exit_code) s += "exit code: " + std::to_string(*v.exit_code) + "\n";
   s += std::string(color_ ? kGreen : "") + "session: " + v.state + "; " + std::to_string(v.instructions) + " warp, " +
        std::to_string(v.lane_instructions) + " lane instructions over " + std::to_string(v.passes) +
-       (v.passes == 1 ? " pass" : " passes") + " (re-execution ratio " + ratio + ", " + std::to_string(v.restore_instructions) +
-       " restore instructions); " + std::to_string(v.checkpoints) + " checkpoints, " +
-       std::to_string(v.bytes_stored) + " bytes stored" + (v.store.empty() ? "" : " in " + v.store) +
+       (v.passes == 1 ? " pass" : " passes") + " (re-execution ratio " + ratio + ", " +
+       std::to_string(v.restore_instructions) + " restore instructions); " + std::to_string(v.checkpoints) +
+       " checkpoints, " + std::to_string(v.bytes_stored) + " bytes stored" + (v.store.empty() ? "" : " in " + v.store) +
        (color_ ? kReset : "") + "\n";
   std::cout << s << std::flush;
 }
@@ -191,9 +197,16 @@ nlohmann::ordered_json JsonSink::stop_json(const StopView& v) {
   if (!v.watches.empty()) {
     J ws = J::array();
     for (const auto& w : v.watches)
-      ws.push_back({{"watchpoint", w.number}, {"kind", w.kind}, {"expression", w.expression}, {"address", w.address},
-                    {"core", w.core}, {"warp", w.warp}, {"pc", w.pc}, {"lanes", w.lanes},
-                    {"old", w.old_value ? J(*w.old_value) : J(nullptr)}, {"new", w.new_value}});
+      ws.push_back({{"watchpoint", w.number},
+                    {"kind", w.kind},
+                    {"expression", w.expression},
+                    {"address", w.address},
+                    {"core", w.core},
+                    {"warp", w.warp},
+                    {"pc", w.pc},
+                    {"lanes", w.lanes},
+                    {"old", w.old_value ? J(*w.old_value) : J(nullptr)},
+                    {"new", w.new_value}});
     j["watchpoints"] = ws;
   }
   if (v.has_focus) {

@@ -17,11 +17,11 @@ namespace vx::cli {
 
 // A stop as the front end describes it.
 struct StopView {
-  std::string reason;         // engine::stop_reason_name: breakpoint, step, exception, ...
-  std::string title;          // human: "Breakpoint 1", "Device exception: store to unmapped memory at 0x00000028"
+  std::string reason;            // engine::stop_reason_name: breakpoint, step, exception, ...
+  std::string title;             // human: "Breakpoint 1", "Device exception: store to unmapped memory at 0x00000028"
   std::vector<int> breakpoints;  // the user's breakpoint numbers that stopped
   uint32_t launch = 0, pass = 0;
-  std::string launch_label;   // "launch 2 (sgemm)" when the workload has several launches or a host program
+  std::string launch_label;  // "launch 2 (sgemm)" when the workload has several launches or a host program
   uint64_t instructions = 0;
   // Where the focus is (absent after the kernel exited or was killed, or when no warp is in progress).
   bool has_focus = false;
@@ -32,20 +32,20 @@ struct StopView {
   std::string function, file;  // function: the out-of-line function holding pc; "" when unknown
   std::string inlined;         // the innermost inlined function at pc, when it is not `function`
   uint32_t line = 0;
-  std::string source;          // the source line's text ("" when unavailable)
-  std::string disassembly;     // the instruction at pc (shown when there is no source line, and after stepi)
+  std::string source;       // the source line's text ("" when unavailable)
+  std::string disassembly;  // the instruction at pc (shown when there is no source line, and after stepi)
   bool show_disassembly = false;
   struct Hit {
     uint32_t core = 0, warp = 0, pc = 0;
     std::vector<uint32_t> lanes;
     std::string where;  // its own location ("reduce (reduce.c:79)"), when it is not the focus warp's
   };
-  std::vector<Hit> hits;       // every warp concerned (breakpoints hit in the same pass, the stepped warp, ...)
+  std::vector<Hit> hits;  // every warp concerned (breakpoints hit in the same pass, the stepped warp, ...)
   // Exception, assertion, watchdog.
   bool has_exception = false;
   std::string cause;
   uint32_t exception_pc = 0, exception_address = 0, exception_core = 0, exception_warp = 0, exception_lane = 0;
-  std::string message;         // killed: why; also notes such as "the focus warp finished"
+  std::string message;                // killed: why; also notes such as "the focus warp finished"
   std::optional<uint32_t> exit_code;  // exited
   // Watchpoint stops: each watched access (the access has happened; pc is the accessing instruction).
   using Watch = debug::WatchReport;
@@ -61,7 +61,7 @@ struct ExitView {
   uint64_t instructions = 0, lane_instructions = 0, restore_instructions = 0, checkpoints = 0, bytes_stored = 0;
   uint32_t passes = 0;
   double reexecution_ratio = 1.0;
-  std::string store;                  // the store directory, "" without one
+  std::string store;  // the store directory, "" without one
 };
 
 struct StartView {
@@ -70,8 +70,8 @@ struct StartView {
   uint32_t lmem = 0;
   uint64_t seed = 0;
   bool symbols = false;
-  bool replay = false;  // a recording reopened (vxreplay replay): store is the recording
-  std::string host;     // the host program's command line (vxreplay run -- PROGRAM), "" for a kernel alone
+  bool replay = false;            // a recording reopened (vxreplay replay): store is the recording
+  std::string host;               // the host program's command line (vxreplay run -- PROGRAM), "" for a kernel alone
   std::string mode = "relaunch";  // the session's method: "live" or "relaunch" (docs/live.md)
   std::string mode_why;           // why that method
   std::string requested = "relaunch";  // the method asked for (--mode): relaunch, live or auto

@@ -1,10 +1,10 @@
 #include "cli/replay_command.hpp"
 
 #include <chrono>
-#include <deque>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 
@@ -16,9 +16,9 @@
 #include "cli/gdb_server.hpp"
 #include "cli/session_options.hpp"
 #include "cli/temp_file.hpp"
+#include "debug/images.hpp"
 #include "device/host_runtime.hpp"
 #include "device/image.hpp"
-#include "debug/images.hpp"
 #include "engine/session.hpp"
 #include "engine/symbols.hpp"
 #include "engine/variables.hpp"
@@ -113,7 +113,8 @@ int replay_command(const ReplayArgs& a) {
   }
   if (!session) return fail(*sink, kExitBadInput, "cannot open the recording: " + session.error().message);
   engine::Session& s = **session;
-  if (auto r = s.load_recording(); !r) return fail(*sink, kExitBadInput, "the recording " + dir + ": " + r.error().message);
+  if (auto r = s.load_recording(); !r)
+    return fail(*sink, kExitBadInput, "the recording " + dir + ": " + r.error().message);
 
   // Symbols: the image the recording kept, checked against the hash in its header.
   std::optional<engine::Symbols> symbols;
@@ -153,8 +154,8 @@ int replay_command(const ReplayArgs& a) {
     // gdb reads the symbols from a file: the recorded image's temporary copy.
     if (info->image && image_file.empty())
       return fail(*sink, kExitInternal, "cannot write the recorded kernel image to a temporary file for gdb");
-    return serve_gdb(s, symbols ? &*symbols : nullptr, launch, *ep, image_file.empty() ? std::string("KERNEL.elf") : image_file,
-                     dir, GdbStart{true, launch.entry_pc});
+    return serve_gdb(s, symbols ? &*symbols : nullptr, launch, *ep,
+                     image_file.empty() ? std::string("KERNEL.elf") : image_file, dir, GdbStart{true, launch.entry_pc});
   }
   Debugger dbg(s, symbols ? &*symbols : nullptr, launch, *sink);
   if (variables) dbg.set_variables(&*variables);
@@ -174,7 +175,8 @@ int replay_command(const ReplayArgs& a) {
     const auto args = s.launch_args();
     const auto kept_before = s.launch_images_recorded();
     for (size_t l = 0; l < args.size() && l < kept_before.size(); ++l)
-      if (auto i = replay::image_of_launch(*info, kept_before[l], args[l].entry_pc)) images.set_launch(uint32_t(l + 1), *i);
+      if (auto i = replay::image_of_launch(*info, kept_before[l], args[l].entry_pc))
+        images.set_launch(uint32_t(l + 1), *i);
     dbg.set_images(&images);
   }
   StartView sv;
@@ -206,8 +208,12 @@ int replay_command(const ReplayArgs& a) {
     if (!dbg.goto_mark(*a.at)) return dbg.finish_session(dir, kExitUsage);
   } else if (info->writer_killed && !marks->empty()) {
     // The recording's process did not end cleanly: where it was when it died is where to look.
-    if (sink->json()) sink->error("", "the recording's session did not end cleanly (killed?): opening at its last committed stop");
-    else std::fprintf(stderr, "vxreplay: the recording's session did not end cleanly (killed?): opening at its last committed stop\n");
+    if (sink->json())
+      sink->error("", "the recording's session did not end cleanly (killed?): opening at its last committed stop");
+    else
+      std::fprintf(
+          stderr,
+          "vxreplay: the recording's session did not end cleanly (killed?): opening at its last committed stop\n");
     dbg.goto_mark(uint32_t(marks->size()));
   } else if (!marks->empty()) {
     dbg.goto_mark(1);
@@ -238,16 +244,23 @@ int ls_command(const std::string& root, bool json) {
     const fs::file_status link = fs::symlink_status(data, e1);
     const fs::file_status target = fs::status(data, e1);
     std::string why;
-    if (!fs::exists(link)) why = "no data.mdb in it";
-    else if (fs::is_symlink(link) && !fs::exists(target)) why = "data.mdb is a dangling symbolic link";
-    else if (fs::is_directory(target)) why = "data.mdb is a directory";
+    if (!fs::exists(link))
+      why = "no data.mdb in it";
+    else if (fs::is_symlink(link) && !fs::exists(target))
+      why = "data.mdb is a dangling symbolic link";
+    else if (fs::is_directory(target))
+      why = "data.mdb is a directory";
     else if (!fs::is_regular_file(target))
       why = std::string("data.mdb is not a regular file (") +
-            (fs::is_fifo(target) ? "a FIFO" : fs::is_character_file(target) || fs::is_block_file(target) ? "a device"
-                                             : fs::is_socket(target) ? "a socket" : "not a file") +
+            (fs::is_fifo(target)                                          ? "a FIFO"
+             : fs::is_character_file(target) || fs::is_block_file(target) ? "a device"
+             : fs::is_socket(target)                                      ? "a socket"
+                                                                          : "not a file") +
             (fs::is_symlink(link) ? ", through a symbolic link)" : ")");
-    if (why.empty()) dirs.push_back(e.path());
-    else skipped.emplace_back(e.path(), why);
+    if (why.empty())
+      dirs.push_back(e.path());
+    else
+      skipped.emplace_back(e.path(), why);
   }
   std::sort(skipped.begin(), skipped.end());
   std::sort(dirs.begin(), dirs.end(), [](const fs::path& x, const fs::path& y) {
@@ -255,23 +268,31 @@ int ls_command(const std::string& root, bool json) {
     return fs::last_write_time(x / "data.mdb", e1) < fs::last_write_time(y / "data.mdb", e2);
   });
   nlohmann::json list = nlohmann::json::array();
-  if (!json) std::printf("%-28s %-19s %6s %12s %10s  %s\n", "RECORDING", "DATE", "STOPS", "CHECKPOINTS", "SIZE", "WORKLOAD");
+  if (!json)
+    std::printf("%-28s %-19s %6s %12s %10s  %s\n", "RECORDING", "DATE", "STOPS", "CHECKPOINTS", "SIZE", "WORKLOAD");
   for (const fs::path& d : dirs) {
     auto st = checkpoint::Store::open_existing(d.string(), checkpoint::OpenMode::ReadOnly);
     const std::string date = when_text(d / "data.mdb");
     const uint64_t bytes = dir_bytes(d);
     if (!st) {
-      if (json) list.push_back({{"recording", d.string()}, {"date", date}, {"size", bytes}, {"error", st.error().message}});
-      else std::printf("%-28s %-19s %6s %12s %10llu  (unreadable: %s)\n", d.string().c_str(), date.c_str(), "-", "-",
-                       static_cast<unsigned long long>(bytes), st.error().message.c_str());
+      if (json)
+        list.push_back({{"recording", d.string()}, {"date", date}, {"size", bytes}, {"error", st.error().message}});
+      else
+        std::printf("%-28s %-19s %6s %12s %10llu  (unreadable: %s)\n", d.string().c_str(), date.c_str(), "-", "-",
+                    static_cast<unsigned long long>(bytes), st.error().message.c_str());
       continue;
     }
     auto marks = st->marks();
     const uint64_t stops = marks ? marks->size() : 0;
     const uint64_t checkpoints = st->stats().records;
     if (json) {
-      list.push_back({{"recording", d.string()}, {"date", date}, {"stops", stops}, {"checkpoints", checkpoints},
-                      {"size", bytes}, {"workload", st->header().workload}, {"config", st->header().config.to_string()},
+      list.push_back({{"recording", d.string()},
+                      {"date", date},
+                      {"stops", stops},
+                      {"checkpoints", checkpoints},
+                      {"size", bytes},
+                      {"workload", st->header().workload},
+                      {"config", st->header().config.to_string()},
                       {"seed", st->header().seed}});
     } else {
       std::printf("%-28s %-19s %6llu %12llu %10llu  %s\n", d.string().c_str(), date.c_str(),
@@ -281,11 +302,15 @@ int ls_command(const std::string& root, bool json) {
   }
   nlohmann::json skipped_list = nlohmann::json::array();
   for (const auto& [d, why] : skipped) {
-    if (json) skipped_list.push_back({{"directory", d.string()}, {"reason", why}});
-    else std::printf("%-28s (skipped: %s)\n", d.string().c_str(), why.c_str());
+    if (json)
+      skipped_list.push_back({{"directory", d.string()}, {"reason", why}});
+    else
+      std::printf("%-28s (skipped: %s)\n", d.string().c_str(), why.c_str());
   }
-  if (json) std::printf("%s\n", nlohmann::json({{"recordings", list}, {"skipped", skipped_list}}).dump().c_str());
-  else if (dirs.empty()) std::printf("(no recordings in %s)\n", root.c_str());
+  if (json)
+    std::printf("%s\n", nlohmann::json({{"recordings", list}, {"skipped", skipped_list}}).dump().c_str());
+  else if (dirs.empty())
+    std::printf("(no recordings in %s)\n", root.c_str());
   return kExitOk;
 }
 

@@ -11,16 +11,16 @@
 namespace vx::cli {
 
 struct ReplayArgs {
-  std::string dir;                    // the recording; "" = the latest under root
-  std::string root = ".vxreplay";     // where `ls` and the default look
-  std::optional<uint32_t> at;         // --at N: open at checkpoint N
+  std::string dir;                 // the recording; "" = the latest under root
+  std::string root = ".vxreplay";  // where `ls` and the default look
+  std::optional<uint32_t> at;      // --at N: open at checkpoint N
   std::vector<std::string> breaks;
   std::vector<std::string> scripts;
   std::vector<std::string> commands;
   bool batch = false;
   bool json = false;
   bool quiet = false;
-  std::string mode;            // --mode relaunch|live|auto (docs/live.md); "" = relaunch
+  std::string mode;              // --mode relaunch|live|auto (docs/live.md); "" = relaunch
   bool no_debug_module = false;  // --no-debug-module
   std::string gdb;               // --gdb [HOST:]PORT or - (docs/gdb.md); "" = the prompt
   bool gdb_remote = false;       // --gdb-remote

@@ -31,10 +31,9 @@ int exit_status_of(const Error& e, int fallback) {
   return fallback;
 }
 
-
 namespace {
 
-constexpr uint64_t kSlice = 1u << 20;           // instructions between console drains on the host side
+constexpr uint64_t kSlice = 1u << 20;  // instructions between console drains on the host side
 
 void print_exception(Driver& d, const DeviceException& e) {
   uint32_t words[2] = {0, 0};
@@ -150,9 +149,7 @@ WorkloadRun run_workload(const RunArgs& args, DeviceObserver* observer, std::ost
   w.exit_code = dev.exit_code();
   w.stats = dev.stats();
   switch (ev.kind) {
-    case EventKind::Completed:
-      w.status = w.exit_code == 0 ? kExitOk : int(std::min<uint32_t>(w.exit_code, 63));
-      break;
+    case EventKind::Completed: w.status = w.exit_code == 0 ? kExitOk : int(std::min<uint32_t>(w.exit_code, 63)); break;
     case EventKind::Exception:
       w.exception = ev.exception;
       w.error = "device exception: " + ev.exception.to_string();
@@ -214,9 +211,7 @@ int run_command(const RunArgs& args) {
   int status = kExitOk;
   uint32_t code = dev.exit_code();
   switch (ev.kind) {
-    case EventKind::Completed:
-      status = code == 0 ? kExitOk : int(std::min<uint32_t>(code, 63));
-      break;
+    case EventKind::Completed: status = code == 0 ? kExitOk : int(std::min<uint32_t>(code, 63)); break;
     case EventKind::Exception:
       print_exception(dev, ev.exception);
       if (ev.exception.cause == Cause::DivergentBranch) {
@@ -282,7 +277,8 @@ int run_command(const RunArgs& args) {
     }
     std::printf("instructions: %llu warp, %llu lane; warps dispatched: %llu; CTAs: %llu; divergent branches: %llu\n",
                 static_cast<unsigned long long>(s.instructions), static_cast<unsigned long long>(s.lane_instructions),
-                static_cast<unsigned long long>(s.warps_dispatched), static_cast<unsigned long long>(s.units_dispatched),
+                static_cast<unsigned long long>(s.warps_dispatched),
+                static_cast<unsigned long long>(s.units_dispatched),
                 static_cast<unsigned long long>(s.divergent_branches));
     std::printf("wall time: %.3f ms (%.1f M lane-instructions/s) on %s, seed %llu%s\n", secs * 1e3,
                 secs > 0 ? double(s.lane_instructions) / secs / 1e6 : 0.0, args.config.to_string().c_str(),

@@ -41,8 +41,8 @@ struct RunArgs {
   std::string launch_file;  // --launch FILE.json ("" = none; docs/cli.md, "Launch files")
   std::string entry;        // --entry NAME: the kernel function, or a .vxbin footer's entry ("" = the image's)
   std::string symbols;      // --symbols FILE: the ELF of a .vxbin ("" = one beside it, if it matches)
-  bool quiet = false;  // no summary
-  bool races = false;  // --races: report data races (docs/nondeterminism.md); exit 67 when there is one
+  bool quiet = false;       // no summary
+  bool races = false;       // --races: report data races (docs/nondeterminism.md); exit 67 when there is one
 };
 
 int run_command(const RunArgs& args);

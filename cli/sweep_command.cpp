@@ -68,7 +68,8 @@ json to_json(const SeedResult& r, const std::string& workload) {
 }
 
 Result<SeedResult> from_json(const json& j, const std::string& workload, const std::string& where) {
-  if (!j.is_object() || !j.contains("format") || !j["format"].is_string() || j["format"].get<std::string>() != kResultFormat)
+  if (!j.is_object() || !j.contains("format") || !j["format"].is_string() ||
+      j["format"].get<std::string>() != kResultFormat)
     return make_error(where + ": not a vxreplay sweep result");
   // One field by its key: missing, or of another type, is an error naming the key (docs/cli.md).
   std::string bad;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/run_command.hpp"
 #include "base/result.hpp"
+#include "cli/run_command.hpp"
 
 namespace vx::cli {
 

@@ -48,14 +48,14 @@ struct Breakpoint {
 
 // What a breakpoint hit stops for.
 struct BreakDecision {
-  std::vector<int> ids;               // the breakpoints it stops for, in number order (empty: none)
-  std::optional<Lane> lane;           // the lane a condition held in (the stop is about it)
-  std::vector<std::string> errors;    // conditions that could not be evaluated: they stop, as in gdb
+  std::vector<int> ids;             // the breakpoints it stops for, in number order (empty: none)
+  std::optional<Lane> lane;         // the lane a condition held in (the stop is about it)
+  std::vector<std::string> errors;  // conditions that could not be evaluated: they stop, as in gdb
 };
 
 // The engine's watchpoints watch memory; a watchpoint request as the user made it.
 struct WatchRequest {
-  std::string command;    // "watch", "rwatch", "awatch"
+  std::string command;  // "watch", "rwatch", "awatch"
   std::string expression;
   std::string condition;  // "" none
 };

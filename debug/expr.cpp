@@ -173,7 +173,7 @@ class Parser {
   Result<void> lex() {
     size_t i = 0;
     static const char* kPuncts[] = {"==", "!=", "<=", ">=", "&&", "||", "<<", ">>", "->", "<", ">", "!", "~", "-",
-                                    "+",  "*",  "/",  "%",  "&",  "|",  "^",  "(",  ")",  "[",  "]", ".", "@"};
+                                    "+",  "*",  "/",  "%",  "&",  "|",  "^",  "(",  ")",  "[", "]", ".", "@"};
     while (i < s_.size()) {
       char c = s_[i];
       if (std::isspace(static_cast<unsigned char>(c))) {
@@ -186,9 +186,9 @@ class Parser {
         size_t j = i;
         const bool hex_lit = s_.size() > i + 1 && c == '0' && (s_[i + 1] == 'x' || s_[i + 1] == 'X');
         bool is_float = false;
-        while (j < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[j])) || s_[j] == '_' ||
-                                 (!hex_lit && s_[j] == '.') ||
-                                 (!hex_lit && (s_[j] == '+' || s_[j] == '-') && (s_[j - 1] == 'e' || s_[j - 1] == 'E')))) {
+        while (j < s_.size() &&
+               (std::isalnum(static_cast<unsigned char>(s_[j])) || s_[j] == '_' || (!hex_lit && s_[j] == '.') ||
+                (!hex_lit && (s_[j] == '+' || s_[j] == '-') && (s_[j - 1] == 'e' || s_[j - 1] == 'E')))) {
           if (!hex_lit && (s_[j] == '.' || s_[j] == 'e' || s_[j] == 'E')) is_float = true;
           ++j;
         }
@@ -206,7 +206,8 @@ class Parser {
           }
           char* end = nullptr;
           t.fnumber = std::strtod(body.c_str(), &end);
-          if (body.empty() || end != body.c_str() + body.size()) return fail("bad number '" + std::string(lit) + "'", i);
+          if (body.empty() || end != body.c_str() + body.size())
+            return fail("bad number '" + std::string(lit) + "'", i);
           toks_.push_back(t);
           i = j;
           continue;
@@ -255,7 +256,8 @@ class Parser {
             if (!n) return fail("bad escape in character literal", i);
           } else if (e >= '0' && e <= '7') {
             v = e - '0';
-            for (size_t n = 1; j < s_.size() && s_[j] >= '0' && s_[j] <= '7' && n < 3; ++j, ++n) v = v * 8 + (s_[j] - '0');
+            for (size_t n = 1; j < s_.size() && s_[j] >= '0' && s_[j] <= '7' && n < 3; ++j, ++n)
+              v = v * 8 + (s_[j] - '0');
           } else {
             return fail(std::string("bad escape '\\") + e + "' in character literal", i);
           }
@@ -350,10 +352,14 @@ class Parser {
 
   Result<NodePtr> parse_unary() {
     std::optional<Op> op;
-    if (is_punct("!")) op = Op::Not;
-    else if (is_punct("~")) op = Op::BitNot;
-    else if (is_punct("-")) op = Op::Neg;
-    else if (is_punct("*")) op = Op::Deref;
+    if (is_punct("!"))
+      op = Op::Not;
+    else if (is_punct("~"))
+      op = Op::BitNot;
+    else if (is_punct("-"))
+      op = Op::Neg;
+    else if (is_punct("*"))
+      op = Op::Deref;
     if (op) {
       Nest nest(*this);
       if (nest_ > kMaxDepth) return too_deep(peek().pos);
@@ -435,9 +441,8 @@ class Parser {
   // name in parentheses is left to the evaluator (a variable, else a type).
   std::optional<std::pair<std::string, size_t>> cast_type(bool after_sizeof = false) const {
     if (!is_punct("(")) return std::nullopt;
-    static const char* kKeywords[] = {"unsigned", "signed", "int",   "char",   "short", "long",     "float",
-                                      "double",   "void",   "_Bool", "struct", "union", "enum",     "const",
-                                      "volatile"};
+    static const char* kKeywords[] = {"unsigned", "signed", "int",    "char",  "short", "long",  "float",   "double",
+                                      "void",     "_Bool",  "struct", "union", "enum",  "const", "volatile"};
     size_t i = pos_ + 1;
     std::string text;
     bool keyword = false;
@@ -524,7 +529,8 @@ class Parser {
       auto e = parse_binary(0);
       if (!e) return e;
       if (!is_punct(")")) {
-        if (peek().kind == Tok::End) return fail("missing ')' for the '(' at column " + std::to_string(open + 1), peek().pos);
+        if (peek().kind == Tok::End)
+          return fail("missing ')' for the '(' at column " + std::to_string(open + 1), peek().pos);
         return fail("expected ')' before '" + peek().text + "'", peek().pos);
       }
       ++pos_;
@@ -559,21 +565,26 @@ class Parser {
     Variable v;
     if (name[0] == '$' && name.find('.') != std::string::npos) name = name.substr(1);  // $blockIdx.x
     if (name[0] == '$') {
-      if (name == "$lmem") v.kind = Variable::Kind::LocalMem;
+      if (name == "$lmem")
+        v.kind = Variable::Kind::LocalMem;
       else if (name == "$blockIdx" || name == "$threadIdx") {
         // The whole coordinate: shown as {x = .., y = .., z = ..} by print.
         v.kind = Variable::Kind::Source;
         v.name = name;
-      } else if (name == "$lane") v.kind = Variable::Kind::Lane;
+      } else if (name == "$lane")
+        v.kind = Variable::Kind::Lane;
       else if (const DebugCsr* csr = find_debug_csr(name)) {
         v.kind = Variable::Kind::Csr;
         v.index = csr->number;
         v.name = csr->prompt_name;
-      }
-      else if (name == "$warp") v.kind = Variable::Kind::Warp;
-      else if (name == "$core") v.kind = Variable::Kind::Core;
-      else if (auto r = parse_register(name)) v = *r;
-      else return make_error("unknown register '" + name + "'");
+      } else if (name == "$warp")
+        v.kind = Variable::Kind::Warp;
+      else if (name == "$core")
+        v.kind = Variable::Kind::Core;
+      else if (auto r = parse_register(name))
+        v = *r;
+      else
+        return make_error("unknown register '" + name + "'");
       return v;
     }
     static const std::pair<const char*, Variable::Kind> kBuiltins[] = {
@@ -715,8 +726,6 @@ Result<Expr> Expr::parse(std::string_view text) {
   e.text_ = b == std::string_view::npos ? "" : std::string(text.substr(b, end - b + 1));
   return e;
 }
-
-
 
 Result<int64_t> Expr::eval(const ExprEnv& env) const {
   if (!root_) return make_error("empty expression");

@@ -45,8 +45,8 @@ namespace vx::debug {
 // A name an expression refers to; the environment supplies its value.
 struct Variable {
   enum class Kind : uint8_t {
-    XReg,       // index 0..31
-    FReg,       // index 0..31: the raw bits
+    XReg,  // index 0..31
+    FReg,  // index 0..31: the raw bits
     Pc,
     BlockIdx,   // index: axis 0..2
     ThreadIdx,  // index: axis 0..2
@@ -62,7 +62,7 @@ struct Variable {
   };
   Kind kind = Kind::XReg;
   unsigned index = 0;
-  std::string name;  // Symbol
+  std::string name;               // Symbol
   std::string to_string() const;  // as written in canonical form: "$a0", "threadIdx.x", "&total"
 };
 
@@ -83,11 +83,37 @@ class ExprEnv {
 
 // The expression tree (read by evaluators that know C types, debug/values.hpp).
 enum class ExprOp : uint8_t {
-  Literal, Var,
-  Not, BitNot, Neg, Deref,
-  Mul, Div, Mod, Add, Sub, Shl, Shr, Lt, Le, Gt, Ge, Eq, Ne, BitAnd, BitXor, BitOr, And, Or,
+  Literal,
+  Var,
+  Not,
+  BitNot,
+  Neg,
+  Deref,
+  Mul,
+  Div,
+  Mod,
+  Add,
+  Sub,
+  Shl,
+  Shr,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Eq,
+  Ne,
+  BitAnd,
+  BitXor,
+  BitOr,
+  And,
+  Or,
   // C over source names: name is the member or the cast's type text.
-  Member, Arrow, Index, Cast, AddrOf, At,
+  Member,
+  Arrow,
+  Index,
+  Cast,
+  AddrOf,
+  At,
   SizeOf,  // of the operand a, or (no a) of the type named by name; sizeof (NAME) may be either
 
 };
@@ -111,9 +137,9 @@ class Expr {
     ExprOp op = ExprOp::Literal;
     int64_t value = 0;
     Variable var;
-    std::string name;  // Member/Arrow: the field; Cast, SizeOf: the type
-    char suffix = 0;   // Literal: 'u' (unsigned), 'f' (float), 'd' (double); 0 a plain integer
-    double fvalue = 0; // Literal 'f'/'d': the value
+    std::string name;   // Member/Arrow: the field; Cast, SizeOf: the type
+    char suffix = 0;    // Literal: 'u' (unsigned), 'f' (float), 'd' (double); 0 a plain integer
+    double fvalue = 0;  // Literal 'f'/'d': the value
     std::shared_ptr<const Node> a, b;
     uint32_t depth = 1;  // of the tree below it: evaluation, printing and destruction recurse this deep
   };

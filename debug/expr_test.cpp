@@ -81,7 +81,7 @@ TEST_CASE("expressions: comparisons and logic give 0 or 1", "[expr]") {
   CHECK(eval("0 || 5") == 1);
   CHECK(eval("!0") == 1);
   CHECK(eval("!7") == 0);
-  CHECK(eval("1 + 1 == 2") == 1);  // == binds looser than +
+  CHECK(eval("1 + 1 == 2") == 1);                  // == binds looser than +
   CHECK(eval("1 == 1 && 2 == 3 || 4 == 4") == 1);  // && binds tighter than ||
 }
 

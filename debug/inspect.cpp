@@ -54,7 +54,8 @@ std::optional<uint32_t> Inspector::csr(const Lane& l, uint32_t number) const {
 Result<std::vector<uint8_t>> Inspector::read(const Lane& l, uint32_t addr, uint32_t size) {
   const uint64_t end = uint64_t(addr) + size;
   if (end > (1ull << 32))
-    return make_error("cannot read " + std::to_string(size) + " bytes at " + hex8(addr) + ": past the end of the address space");
+    return make_error("cannot read " + std::to_string(size) + " bytes at " + hex8(addr) +
+                      ": past the end of the address space");
   if (end > memmap::kLocalMemBase) {
     if (addr < memmap::kLocalMemBase)
       return make_error("cannot read across the start of local memory at " + hex8(memmap::kLocalMemBase));
@@ -223,9 +224,7 @@ Result<CValue> Inspector::value_at(const Lane& l, const engine::SourceVariable& 
       out.bytes.resize(size);
       out.missing_parts = loc.missing_parts;
       return out;
-    default:
-      out.missing = loc.describe();
-      return out;
+    default: out.missing = loc.describe(); return out;
   }
 }
 
@@ -313,8 +312,7 @@ class Inspector::LaneEnv final : public ExprEnv {
       case K::Lane: return int64_t(l.lane);
       case K::Warp: return int64_t(l.slot);
       case K::Core: return int64_t(l.core);
-      case K::LocalMem:
-        return int64_t(memmap::kLocalMemBase + w_->cta_slot * i_.s_.context().launch.lmem_stride);
+      case K::LocalMem: return int64_t(memmap::kLocalMemBase + w_->cta_slot * i_.s_.context().launch.lmem_stride);
       case K::Source: return make_error("'" + v.name + "' is a C name: it needs the kernel's debug information");
       case K::Csr: {
         if (auto c = i_.csr(l, v.index)) return int64_t(*c);
@@ -463,14 +461,16 @@ Result<CValue> Inspector::return_value(const Lane& l, const engine::CType& type)
       return ft.kind == K::Float && ft.size == 4;
     };
     const size_t floats = std::count_if(fields.begin(), fields.end(), is_float);
-    if (fields.size() <= 2 && floats >= 1 && std::all_of(fields.begin(), fields.end(), [](auto* f) { return f->type && f->bit_size == 0; })) {
+    if (fields.size() <= 2 && floats >= 1 &&
+        std::all_of(fields.begin(), fields.end(), [](auto* f) { return f->type && f->bit_size == 0; })) {
       v.bytes.assign(t.size, 0);
       unsigned next_f = 32 + 10, next_x = 10;
       for (const auto* f : fields) {
         const engine::CType& ft = engine::strip_typedefs(*f->type);
         if (ft.size > 4) return make_error("Cannot determine contents");
         const uint32_t word = is_float(f) ? x(next_f++) : x(next_x++);
-        for (uint32_t i = 0; i < ft.size && f->offset + i < t.size; ++i) v.bytes[f->offset + i] = uint8_t(word >> (8 * i));
+        for (uint32_t i = 0; i < ft.size && f->offset + i < t.size; ++i)
+          v.bytes[f->offset + i] = uint8_t(word >> (8 * i));
       }
       return v;
     }

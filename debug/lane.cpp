@@ -59,8 +59,7 @@ std::optional<Lane> stop_lane(const engine::StopEvent& ev, const DeviceContext& 
     case R::Assertion:
     case R::Watchdog:
     case R::Watchpoint:
-    case R::Breakpoint:
-      break;
+    case R::Breakpoint: break;
     default:
       // A step, or a stop that names a warp (a move in time to a mark): that warp.
       if (!ev.hits.empty() && active(ctx, ev.hits[0].warp.core, ev.hits[0].warp.slot)) {
@@ -74,7 +73,8 @@ std::optional<Lane> stop_lane(const engine::StopEvent& ev, const DeviceContext& 
     case R::Assertion:
     case R::Watchdog:
       if (active(ctx, ev.exception.core, ev.exception.warp))
-        l = Lane{ev.exception.core, ev.exception.warp, pick(ctx, ev.exception.core, ev.exception.warp, ev.exception.lane)};
+        l = Lane{ev.exception.core, ev.exception.warp,
+                 pick(ctx, ev.exception.core, ev.exception.warp, ev.exception.lane)};
       break;
     case R::Watchpoint:
       if (!ev.watches.empty() && active(ctx, ev.watches[0].warp.core, ev.watches[0].warp.slot)) {
@@ -92,7 +92,8 @@ std::optional<Lane> stop_lane(const engine::StopEvent& ev, const DeviceContext& 
       if (!l)
         for (const engine::WarpHit& h : ev.hits)
           if (active(ctx, h.warp.core, h.warp.slot)) {
-            l = Lane{h.warp.core, h.warp.slot, h.lanes ? uint32_t(std::countr_zero(h.lanes)) : pick(ctx, h.warp.core, h.warp.slot, 0)};
+            l = Lane{h.warp.core, h.warp.slot,
+                     h.lanes ? uint32_t(std::countr_zero(h.lanes)) : pick(ctx, h.warp.core, h.warp.slot, 0)};
             break;
           }
       break;

@@ -107,12 +107,12 @@ TEST_CASE("CSR values come from the state by the device's rules") {
 }
 
 TEST_CASE("calls and returns, millicode's t0 included") {
-  CHECK(vx::is_call(0x008000ef));        // jal ra, +8
-  CHECK(vx::is_call(0x008002ef));        // jal t0, +8 (millicode)
-  CHECK(vx::is_call(0x000300e7));        // jalr ra, 0(t1)
-  CHECK_FALSE(vx::is_call(0x0080006f));  // j +8
-  CHECK(vx::is_return(0x00008067));      // ret
-  CHECK(vx::is_return(0x00028067));      // jr t0 (millicode return)
+  CHECK(vx::is_call(0x008000ef));          // jal ra, +8
+  CHECK(vx::is_call(0x008002ef));          // jal t0, +8 (millicode)
+  CHECK(vx::is_call(0x000300e7));          // jalr ra, 0(t1)
+  CHECK_FALSE(vx::is_call(0x0080006f));    // j +8
+  CHECK(vx::is_return(0x00008067));        // ret
+  CHECK(vx::is_return(0x00028067));        // jr t0 (millicode return)
   CHECK_FALSE(vx::is_return(0x00030067));  // jr t1: a jump through a table, not a return
   CHECK_FALSE(vx::is_return(0x000080e7));  // jalr ra, 0(ra): a call
 }

@@ -153,10 +153,9 @@ engine::StepPolicy line_plan(const engine::Symbols& symbols, const LineStep& fro
       return std::nullopt;
     }
     if (!loc || loc->line == 0) return line_or_insn(pc);
-    if (loc->file == loc0->file && loc->line == loc0->line && loc->function == loc0->function)
-      return line_or_insn(pc);
+    if (loc->file == loc0->file && loc->line == loc0->line && loc->function == loc0->function) return line_or_insn(pc);
     if (over_calls && loc->function != loc0->function && fn0 && loc->function != fn0->name && !started_skipped)
-      return line_or_insn(pc);  // inside an inlined call: step over it
+      return line_or_insn(pc);                  // inside an inlined call: step over it
     if (skipped(loc)) return line_or_insn(pc);  // inlined code of a skipped file or function
     // gdb's rule for line tables: stop only where a statement of another line begins. A row that
     // is not a statement goes on (the line being stepped stays the current one, so coming back to
@@ -185,8 +184,8 @@ engine::StepPolicy location_plan(const engine::Symbols* sym, std::vector<uint32_
   };
 }
 
-engine::StepPolicy finish_plan(const engine::Symbols& symbols, uint32_t cfa, std::optional<engine::Symbols::Function> fn,
-                               uint32_t ret) {
+engine::StepPolicy finish_plan(const engine::Symbols& symbols, uint32_t cfa,
+                               std::optional<engine::Symbols::Function> fn, uint32_t ret) {
   const engine::Symbols* sym = &symbols;
   return [sym, cfa, fn, ret](uint32_t pc, uint32_t sp) -> std::optional<Range> {
     const bool in_fn = fn && pc >= fn->lo && pc < fn->hi;
@@ -208,7 +207,7 @@ engine::StepPolicy finish_inline_plan(const engine::Symbols& symbols, const engi
     const bool in_fn = fn && pc >= fn->lo && pc < fn->hi;
     if (!in_fn) {
       if (sp >= cfa) return std::nullopt;  // the physical function returned with it
-      return fn_range(sym, pc);           // a callee: run it through
+      return fn_range(sym, pc);            // a callee: run it through
     }
     if (vars->frames(pc).size() <= levels) return std::nullopt;
     return Range{pc, pc + 4};
@@ -256,7 +255,8 @@ Result<engine::StepPolicy> plan_line(Inspector& insp, const Lane& l, bool over_c
   auto w = stepping_warp(insp, l);
   if (!w) return w.error();
   const engine::Symbols* sym = insp.symbols();
-  if (!sym || !sym->has_debug_info()) return make_error("The kernel has no line information; use \"stepi\" and \"nexti\".");
+  if (!sym || !sym->has_debug_info())
+    return make_error("The kernel has no line information; use \"stepi\" and \"nexti\".");
   LineStep from;
   from.pc = (*w)->pc;
   from.sp = insp.reg(l, kRegSp).value_or(0);
@@ -295,7 +295,9 @@ Result<FinishPlan> plan_finish(Inspector& insp, const Lane& l, unsigned level) {
     // gdb's finish out of an inlined call: on in the same physical frame until the pc has left the
     // inlined instance (fewer function levels there than the instance's caller has).
     if (k != 0)
-      return make_error("\"finish\" out of an inlined call in a caller's frame is not supported yet (select frame 0 or a physical frame)");
+      return make_error(
+          "\"finish\" out of an inlined call in a caller's frame is not supported yet (select frame 0 or a physical "
+          "frame)");
     if (!vars) return make_error("\"finish\" out of an inlined call needs the kernel's debug information");
     size_t levels_here = 0;
     for (const FrameLevel& f : levels) levels_here += f.phys == 0;

@@ -83,8 +83,8 @@ Result<engine::StepPolicy> plan_location(Inspector& insp, const Lane& l, std::ve
 // finish out of frame `level` (as backtrace numbers it), with what the stop then reports.
 struct FinishPlan {
   engine::StepPolicy policy;
-  FrameLevel frame;                          // the frame being finished
-  bool known_type = false;                   // DWARF gave the function's return type
+  FrameLevel frame;                            // the frame being finished
+  bool known_type = false;                     // DWARF gave the function's return type
   const engine::CType* return_type = nullptr;  // nullptr with known_type: void; an inlined call: no value
 };
 Result<FinishPlan> plan_finish(Inspector& insp, const Lane& l, unsigned level);

@@ -69,7 +69,8 @@ CValue part_of(const CValue& v, const engine::CType* type, uint32_t off, uint32_
   m.bytes.assign(v.bytes.begin() + off, v.bytes.begin() + off + size);
   for (const engine::MissingBytes& b : v.missing_parts)
     if (b.lo < off + size && b.hi > off)
-      m.missing_parts.push_back(engine::MissingBytes{std::max(b.lo, off) - off, std::min(b.hi, off + size) - off, b.unavailable});
+      m.missing_parts.push_back(
+          engine::MissingBytes{std::max(b.lo, off) - off, std::min(b.hi, off + size) - off, b.unavailable});
   return m;
 }
 
@@ -116,8 +117,10 @@ std::string format_string(const std::vector<uint8_t>& s, bool more) {
     size_t j = i;
     while (j < len && s[j] == s[i]) ++j;
     if (j - i > kRepeatThreshold) {
-      out += std::string(quoted ? "\", " : out.empty() ? "" : ", ") + "'" + char_text(s[i], '\'') + "' <repeats " +
-             std::to_string(j - i) + " times>";
+      out += std::string(quoted        ? "\", "
+                         : out.empty() ? ""
+                                       : ", ") +
+             "'" + char_text(s[i], '\'') + "' <repeats " + std::to_string(j - i) + " times>";
       quoted = false;
     } else {
       if (!quoted) out += out.empty() ? "\"" : ", \"";
@@ -403,28 +406,17 @@ struct Evaluator {
       const CType* ft =
           (a.kind == K::Float && a.size == 8) || (b.kind == K::Float && b.size == 8) ? t("double") : t("float");
       switch (op) {
-        case ExprOp::Add:
-          return make_double(l + r, ft);
-        case ExprOp::Sub:
-          return make_double(l - r, ft);
-        case ExprOp::Mul:
-          return make_double(l * r, ft);
-        case ExprOp::Div:
-          return make_double(l / r, ft);
-        case ExprOp::Lt:
-          return make_int(l < r, t("int"));
-        case ExprOp::Le:
-          return make_int(l <= r, t("int"));
-        case ExprOp::Gt:
-          return make_int(l > r, t("int"));
-        case ExprOp::Ge:
-          return make_int(l >= r, t("int"));
-        case ExprOp::Eq:
-          return make_int(l == r, t("int"));
-        case ExprOp::Ne:
-          return make_int(l != r, t("int"));
-        default:
-          return make_error("integer operator on a floating-point value");
+        case ExprOp::Add: return make_double(l + r, ft);
+        case ExprOp::Sub: return make_double(l - r, ft);
+        case ExprOp::Mul: return make_double(l * r, ft);
+        case ExprOp::Div: return make_double(l / r, ft);
+        case ExprOp::Lt: return make_int(l < r, t("int"));
+        case ExprOp::Le: return make_int(l <= r, t("int"));
+        case ExprOp::Gt: return make_int(l > r, t("int"));
+        case ExprOp::Ge: return make_int(l >= r, t("int"));
+        case ExprOp::Eq: return make_int(l == r, t("int"));
+        case ExprOp::Ne: return make_int(l != r, t("int"));
+        default: return make_error("integer operator on a floating-point value");
       }
     }
     const CType* ct =
@@ -436,12 +428,9 @@ struct Evaluator {
     const int64_t sy = ct->size == 8 ? int64_t(uy) : int64_t(int32_t(uint32_t(uy)));
     auto res = [&](uint64_t r) { return make_int(int64_t(r & mask), ct); };
     switch (op) {
-      case ExprOp::Add:
-        return res(ux + uy);
-      case ExprOp::Sub:
-        return res(ux - uy);
-      case ExprOp::Mul:
-        return res(ux * uy);
+      case ExprOp::Add: return res(ux + uy);
+      case ExprOp::Sub: return res(ux - uy);
+      case ExprOp::Mul: return res(ux * uy);
       case ExprOp::Div:
       case ExprOp::Mod:
         if (uy == 0) return make_error("division by zero");
@@ -463,26 +452,16 @@ struct Evaluator {
         }
         return make_int(int64_t(lx >> sy), lt);
       }
-      case ExprOp::Lt:
-        return make_int(u ? ux < uy : sx < sy, t("int"));
-      case ExprOp::Le:
-        return make_int(u ? ux <= uy : sx <= sy, t("int"));
-      case ExprOp::Gt:
-        return make_int(u ? ux > uy : sx > sy, t("int"));
-      case ExprOp::Ge:
-        return make_int(u ? ux >= uy : sx >= sy, t("int"));
-      case ExprOp::Eq:
-        return make_int(ux == uy, t("int"));
-      case ExprOp::Ne:
-        return make_int(ux != uy, t("int"));
-      case ExprOp::BitAnd:
-        return res(ux & uy);
-      case ExprOp::BitXor:
-        return res(ux ^ uy);
-      case ExprOp::BitOr:
-        return res(ux | uy);
-      default:
-        return make_error(ErrorCode::Internal, "internal error: bad operator");
+      case ExprOp::Lt: return make_int(u ? ux < uy : sx < sy, t("int"));
+      case ExprOp::Le: return make_int(u ? ux <= uy : sx <= sy, t("int"));
+      case ExprOp::Gt: return make_int(u ? ux > uy : sx > sy, t("int"));
+      case ExprOp::Ge: return make_int(u ? ux >= uy : sx >= sy, t("int"));
+      case ExprOp::Eq: return make_int(ux == uy, t("int"));
+      case ExprOp::Ne: return make_int(ux != uy, t("int"));
+      case ExprOp::BitAnd: return res(ux & uy);
+      case ExprOp::BitXor: return res(ux ^ uy);
+      case ExprOp::BitOr: return res(ux | uy);
+      default: return make_error(ErrorCode::Internal, "internal error: bad operator");
     }
   }
 
@@ -616,25 +595,20 @@ struct Evaluator {
           return make_int(n.value, n.value <= int64_t(UINT32_MAX) ? t("unsigned int") : t("unsigned long long"));
         if (n.suffix == 'c') return make_int(n.value, t("char"));  // gdb types 'G' as char
         return make_int(n.value, n.value <= INT32_MAX ? t("int") : t("long long"));
-      case ExprOp::Var:
-        return var(n.var);
-      case ExprOp::SizeOf:
-        return size_of(n);
-      default:
-        break;
+      case ExprOp::Var: return var(n.var);
+      case ExprOp::SizeOf: return size_of(n);
+      default: break;
     }
     auto a = eval(*n.a);
     if (!a) return a;
     switch (n.op) {
-      case ExprOp::Member:
-        return member(*a, n.name);
+      case ExprOp::Member: return member(*a, n.name);
       case ExprOp::Arrow: {
         auto d = deref(*a);
         if (!d) return d;
         return member(*d, n.name);
       }
-      case ExprOp::Deref:
-        return deref(*a);
+      case ExprOp::Deref: return deref(*a);
       case ExprOp::AddrOf: {
         if (!a->address) return make_error("cannot take the address of a value that is not in memory");
         CValue p = make_int(*a->address, t("unsigned int"));
@@ -684,8 +658,7 @@ struct Evaluator {
         const CType* ct = common(at, at);
         return make_int(n.op == ExprOp::Neg ? int64_t(0 - uint64_t(int_of(*a))) : ~int_of(*a), ct);
       }
-      default:
-        break;
+      default: break;
     }
     // Short-circuit as C does.
     if (n.op == ExprOp::And || n.op == ExprOp::Or) {
@@ -717,14 +690,12 @@ std::string format_int(const CValue& v, const CType& t, char fmt) {
   const uint32_t size = std::min<uint32_t>(t.size ? t.size : 4, 8);
   const uint64_t u = size == 8 ? uint64_t(s) : uint64_t(s) & ((uint64_t(1) << (8 * size)) - 1);
   switch (fmt) {
-    case 'x':
-      return hexs(u);
+    case 'x': return hexs(u);
     case 'd': {
       const int64_t sd = size == 8 ? s : (int64_t(u << (64 - 8 * size)) >> (64 - 8 * size));
       return std::to_string(sd);
     }
-    case 'u':
-      return std::to_string(u);
+    case 'u': return std::to_string(u);
     case 't': {
       if (u == 0) return "0";
       std::string b;
@@ -737,8 +708,7 @@ std::string format_int(const CValue& v, const CType& t, char fmt) {
       return buf;
     }
     case 'c':
-    default:
-      break;
+    default: break;
   }
   if (t.is_char || fmt == 'c') {
     const uint8_t c = uint8_t(u);
@@ -794,8 +764,7 @@ std::string format_at(const CValue& v, char fmt, bool top, unsigned depth, const
   if (!v.type) return "?";
   const CType& t = engine::strip_typedefs(*v.type);
   switch (t.kind) {
-    case K::Int:
-      return format_int(v, t, fmt);
+    case K::Int: return format_int(v, t, fmt);
     case K::Bool:
       if (fmt) return format_int(v, t, fmt);
       return raw(v) & 0xff ? "true" : "false";
@@ -843,8 +812,7 @@ std::string format_at(const CValue& v, char fmt, bool top, unsigned depth, const
       if (it == strings.end()) return out;
       if (!it->second.symbol.empty()) out += " <" + it->second.symbol + ">";
       if (!text) return out;
-      if (!it->second.bytes.empty() || !it->second.error)
-        out += " " + format_string(it->second.bytes, it->second.more);
+      if (!it->second.bytes.empty() || !it->second.error) out += " " + format_string(it->second.bytes, it->second.more);
       if (it->second.error)
         out += " <error: Cannot access memory at address " + hexs(p + uint32_t(it->second.bytes.size())) + ">";
       return out;
@@ -894,10 +862,8 @@ std::string format_at(const CValue& v, char fmt, bool top, unsigned depth, const
       }
       return out + "}";
     }
-    case K::Function:
-      return "{" + engine::type_name(*v.type) + "}";
-    default:
-      return "void";
+    case K::Function: return "{" + engine::type_name(*v.type) + "}";
+    default: return "void";
   }
 }
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "debug/expr.hpp"
 #include "base/result.hpp"
+#include "debug/expr.hpp"
 #include "engine/variables.hpp"
 
 namespace vx::debug {

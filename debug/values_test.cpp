@@ -62,7 +62,9 @@ CValue make(const CType* t, std::vector<uint8_t> bytes) {
   return v;
 }
 
-CValue word(const CType* t, uint32_t x) { return make(t, {uint8_t(x), uint8_t(x >> 8), uint8_t(x >> 16), uint8_t(x >> 24)}); }
+CValue word(const CType* t, uint32_t x) {
+  return make(t, {uint8_t(x), uint8_t(x >> 8), uint8_t(x >> 16), uint8_t(x >> 24)});
+}
 
 std::string chars(const CType* t, const std::string& s) { return format_c(make(t, {s.begin(), s.end()}), 0); }
 

@@ -36,16 +36,11 @@ size_t fixed_payload(CmdOp op) {
     case CmdOp::WriteReg64:
     case CmdOp::LoadReg64:
     case CmdOp::StoreReg64:
-    case CmdOp::StoreImm64:
-      return 1;
-    case CmdOp::CopyMem64:
-      return 3;
-    case CmdOp::RunKernelSlice:
-      return 2;
-    case CmdOp::LaunchGrid:
-      return kCmpLaunchGridPayload;
-    default:
-      return 0;
+    case CmdOp::StoreImm64: return 1;
+    case CmdOp::CopyMem64: return 3;
+    case CmdOp::RunKernelSlice: return 2;
+    case CmdOp::LaunchGrid: return kCmpLaunchGridPayload;
+    default: return 0;
   }
 }
 
@@ -86,8 +81,7 @@ std::string check_inline_and_count(CmdOp op, uint32_t inl, size_t payload) {
       if (inl & ~(kCmpSyncDCache | kCmpSyncICache))
         return name + " FLAGS " + hex(inl) + " has unknown bits (bit 0: DCACHE, bit 1: ICACHE)";
       break;
-    default:
-      break;
+    default: break;
   }
   size_t want = fixed_payload(op);
   if (payload != want)
@@ -119,8 +113,7 @@ std::string check_payload(const Command& c) {
                  hex(c.payload[i]) + " does not fit 32 bits (arguments are 32-bit registers)";
       break;
     }
-    default:
-      break;
+    default: break;
   }
   return {};
 }
@@ -204,8 +197,7 @@ std::string check_against_device(const Command& c, const Memory& mem, const Devi
     case CmdOp::StoreReg64:
       if (!(e = check_address("STORE_REG64 DST_ADDR", c.payload[0])).empty()) return e;
       return check_mapped("STORE_REG64 writes", c.payload[0], 8, mem);
-    case CmdOp::StoreImm64:
-      return check_mapped("STORE_IMM64 writes", c.inline_value, 8, mem);
+    case CmdOp::StoreImm64: return check_mapped("STORE_IMM64 writes", c.inline_value, 8, mem);
     case CmdOp::CopyMem64: {
       const uint64_t bytes = uint64_t(c.inline_value) * 8, unit = c.payload[2];
       if (!(e = check_address("COPY_MEM64 SRC_ADDR", c.payload[0])).empty()) return e;
@@ -223,12 +215,9 @@ std::string check_against_device(const Command& c, const Memory& mem, const Devi
       return check_mapped("COPY_MEM64 writes", c.payload[1], bytes, mem);
     }
     case CmdOp::RunKernelSlice:
-    case CmdOp::RunInstances:
-      return check_max_harts(name, c.inline_value & 0xff, cfg);
-    case CmdOp::LaunchGrid:
-      return check_grid_shape(grid_launch(c), cfg);
-    default:
-      return {};
+    case CmdOp::RunInstances: return check_max_harts(name, c.inline_value & 0xff, cfg);
+    case CmdOp::LaunchGrid: return check_grid_shape(grid_launch(c), cfg);
+    default: return {};
   }
 }
 
@@ -236,26 +225,16 @@ std::string check_against_device(const Command& c, const Memory& mem, const Devi
 
 std::string cmd_op_name(CmdOp op) {
   switch (op) {
-    case CmdOp::Finish:
-      return "FINISH";
-    case CmdOp::WriteReg64:
-      return "WRITE_REG64";
-    case CmdOp::LoadReg64:
-      return "LOAD_REG64";
-    case CmdOp::StoreReg64:
-      return "STORE_REG64";
-    case CmdOp::StoreImm64:
-      return "STORE_IMM64";
-    case CmdOp::CopyMem64:
-      return "COPY_MEM64";
-    case CmdOp::RunKernelSlice:
-      return "RUN_KERNEL_SLICE";
-    case CmdOp::RunInstances:
-      return "RUN_INSTANCES";
-    case CmdOp::SyncCache:
-      return "SYNC_CACHE";
-    case CmdOp::LaunchGrid:
-      return "LAUNCH_GRID";
+    case CmdOp::Finish: return "FINISH";
+    case CmdOp::WriteReg64: return "WRITE_REG64";
+    case CmdOp::LoadReg64: return "LOAD_REG64";
+    case CmdOp::StoreReg64: return "STORE_REG64";
+    case CmdOp::StoreImm64: return "STORE_IMM64";
+    case CmdOp::CopyMem64: return "COPY_MEM64";
+    case CmdOp::RunKernelSlice: return "RUN_KERNEL_SLICE";
+    case CmdOp::RunInstances: return "RUN_INSTANCES";
+    case CmdOp::SyncCache: return "SYNC_CACHE";
+    case CmdOp::LaunchGrid: return "LAUNCH_GRID";
   }
   return "opcode " + std::to_string(unsigned(op));
 }
@@ -289,8 +268,7 @@ std::string check_cmp_register_value(uint32_t reg, uint64_t v) {
     case kCmpReturnAddr:
       if (v >> 32) return what + "does not fit the 32-bit device address space";
       return {};
-    default:
-      break;
+    default: break;
   }
   if (reg < kCmpWindowTarget0 + kCmpNumWindows) {
     if (reg >= kCmpWindowBase0 && (v >> 32)) return what + "does not fit the 32-bit device address space";
@@ -388,18 +366,10 @@ void CommandProcessor::write_register(uint32_t reg, uint64_t value) {
   if (reg < kCmpWindowBase0) return;
   MemWindow& w = m_.windows()[reg % kCmpNumWindows];
   switch ((reg - kCmpWindowBase0) / kCmpNumWindows) {
-    case 0:
-      w.base = value;
-      break;
-    case 1:
-      w.target = value;
-      break;
-    case 2:
-      w.mode_reg = value;
-      break;
-    default:
-      w.scale_reg = value;
-      break;
+    case 0: w.base = value; break;
+    case 1: w.target = value; break;
+    case 2: w.mode_reg = value; break;
+    default: w.scale_reg = value; break;
   }
   m_.windows_changed();
 }
@@ -433,9 +403,7 @@ std::string CommandProcessor::execute(const Command& c, bool* launched) {
     case CmdOp::SyncCache:
       // The model has no caches: every access is coherent, so synchronizing is a no-op.
       return {};
-    case CmdOp::WriteReg64:
-      write_register(c.inline_value, c.payload[0]);
-      return {};
+    case CmdOp::WriteReg64: write_register(c.inline_value, c.payload[0]); return {};
     case CmdOp::LoadReg64: {
       uint64_t v = 0;
       if (!mem.read(uint32_t(c.payload[0]), &v, 8)) return "LOAD_REG64 cannot read 8 bytes at " + hex(c.payload[0]);
@@ -454,8 +422,7 @@ std::string CommandProcessor::execute(const Command& c, bool* launched) {
       if (!mem.write(c.inline_value, &v, 8)) return "STORE_IMM64 cannot write 8 bytes at " + hex(c.inline_value);
       return {};
     }
-    case CmdOp::CopyMem64:
-      return copy_mem64(c);
+    case CmdOp::CopyMem64: return copy_mem64(c);
     case CmdOp::RunKernelSlice:
     case CmdOp::RunInstances:
     case CmdOp::LaunchGrid: {

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "base/result.hpp"
 #include "device/config.hpp"
 #include "device/memory.hpp"
-#include "base/result.hpp"
 
 namespace vx {
 

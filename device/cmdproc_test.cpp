@@ -115,22 +115,14 @@ uint64_t header(uint32_t opcode, uint32_t count, uint32_t inline_value, uint32_t
 // A valid value for every register, different for each.
 uint64_t sample_value(uint32_t reg) {
   switch (reg) {
-    case kCmpScratch:
-      return 0xdeadbeefcafef00dull;
-    case kCmpEntryPtFn:
-      return kCode + 0x40;
-    case kCmpKubDesc:
-      return cmp_kub_desc(kData, 4);
-    case kCmpKargsInfo:
-      return cmp_kub_range(0x10, 0x20);
-    case kCmpTsdInfo:
-      return cmp_kub_range(0x40, 0x18);
-    case kCmpStackTop:
-      return 0xfffe0000;
-    case kCmpReturnAddr:
-      return kCode + 0x100;
-    default:
-      break;
+    case kCmpScratch: return 0xdeadbeefcafef00dull;
+    case kCmpEntryPtFn: return kCode + 0x40;
+    case kCmpKubDesc: return cmp_kub_desc(kData, 4);
+    case kCmpKargsInfo: return cmp_kub_range(0x10, 0x20);
+    case kCmpTsdInfo: return cmp_kub_range(0x40, 0x18);
+    case kCmpStackTop: return 0xfffe0000;
+    case kCmpReturnAddr: return kCode + 0x100;
+    default: break;
   }
   const uint32_t n = reg % kCmpNumWindows;
   if (reg < kCmpWindowTarget0) return 0x40000000 + n * 0x10000;
@@ -1001,9 +993,7 @@ TEST_CASE("2000 mutated buffers never crash; those that decode re-encode to the 
         case 1:
           if (!buf.empty()) buf[pick(buf.size())] = uint8_t(rng());
           break;
-        case 2:
-          buf.resize(pick(buf.size() + 1));
-          break;
+        case 2: buf.resize(pick(buf.size() + 1)); break;
         case 3: {  // a random chunk at a chunk boundary
           size_t at = 8 * pick(chunks + 1);
           uint64_t v = rng();

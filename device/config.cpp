@@ -10,8 +10,7 @@ std::optional<std::string> DeviceConfig::validate() const {
   if (clusters < 1 || clusters > 128) return "clusters must be in 1..128 (got " + std::to_string(clusters) + ")";
   if (cores_per_cluster < 1 || cores_per_cluster > 512)
     return "cores per cluster must be in 1..512 (got " + std::to_string(cores_per_cluster) + ")";
-  if (warps < 1 || warps > 32)
-    return "warps per core must be in 1..32 (got " + std::to_string(warps) + ")";
+  if (warps < 1 || warps > 32) return "warps per core must be in 1..32 (got " + std::to_string(warps) + ")";
   if (!pow2(threads) || threads > 32)
     return "threads per warp must be a power of two in 1..32 (got " + std::to_string(threads) + ")";
   if (uint64_t(total_harts()) * memmap::kStackPerHart > 256u * 1024 * 1024)
@@ -23,8 +22,8 @@ std::optional<std::string> DeviceConfig::validate() const {
 }
 
 std::string DeviceConfig::to_string() const {
-  return std::to_string(clusters) + "x" + std::to_string(cores_per_cluster) + "x" + std::to_string(warps) +
-         "x" + std::to_string(threads);
+  return std::to_string(clusters) + "x" + std::to_string(cores_per_cluster) + "x" + std::to_string(warps) + "x" +
+         std::to_string(threads);
 }
 
 std::optional<DeviceConfig> DeviceConfig::parse(const std::string& text, std::string* error) {
@@ -36,7 +35,8 @@ std::optional<DeviceConfig> DeviceConfig::parse(const std::string& text, std::st
     uint32_t v = 0;
     auto [p, ec] = std::from_chars(text.data() + pos, text.data() + end, v);
     if (ec != std::errc() || p != text.data() + end || end == pos) {
-      if (error) *error = "bad device configuration '" + text + "': expected CLUSTERSxCORESxWARPSxTHREADS, e.g. 1x1x4x4";
+      if (error)
+        *error = "bad device configuration '" + text + "': expected CLUSTERSxCORESxWARPSxTHREADS, e.g. 1x1x4x4";
       return std::nullopt;
     }
     parts.push_back(v);

@@ -10,8 +10,8 @@ namespace vx {
 struct DeviceConfig {
   uint32_t clusters = 1;
   uint32_t cores_per_cluster = 1;
-  uint32_t warps = 4;    // NW: warp slots per core
-  uint32_t threads = 4;  // NT: lanes per warp (power of two, 1..32)
+  uint32_t warps = 4;                    // NW: warp slots per core
+  uint32_t threads = 4;                  // NT: lanes per warp (power of two, 1..32)
   uint32_t local_mem_bytes = 16 * 1024;  // per core
 
   uint32_t total_cores() const { return clusters * cores_per_cluster; }
@@ -72,10 +72,10 @@ struct RunOptions {
 namespace memmap {
 constexpr uint32_t kIoBase = 0x40;
 constexpr uint32_t kIoEnd = 0x10000;
-constexpr uint32_t kConsoleWrIdx = 0x40;    // u32[64]
-constexpr uint32_t kConsoleRdIdx = 0x140;   // u32[64]
-constexpr uint32_t kConsoleData = 0x240;    // u8[64][512]
-constexpr uint32_t kConsoleLost = 0x8240;   // u32[64]
+constexpr uint32_t kConsoleWrIdx = 0x40;   // u32[64]
+constexpr uint32_t kConsoleRdIdx = 0x140;  // u32[64]
+constexpr uint32_t kConsoleData = 0x240;   // u8[64][512]
+constexpr uint32_t kConsoleLost = 0x8240;  // u32[64]
 constexpr uint32_t kConsoleSlots = 64;
 constexpr uint32_t kConsoleRingBytes = 512;
 constexpr uint32_t kExitCode = 0x8348;

@@ -95,12 +95,12 @@ enum : uint8_t { kWatchRead = 1, kWatchWrite = 2 };
 // writes), LR.W a read, a successful SC.W a write; a failed SC.W accesses no memory (it neither
 // reads nor writes: the reservation it checks is the warp's, not memory's) and matches nothing.
 struct WatchRange {
-  uint32_t id = 0;    // the caller's; reported in each hit
-  uint32_t addr = 0;  // local: an address in the local-memory range (memmap::kLocalMemBase + offset)
-  uint32_t len = 4;   // 1..4096 bytes
+  uint32_t id = 0;             // the caller's; reported in each hit
+  uint32_t addr = 0;           // local: an address in the local-memory range (memmap::kLocalMemBase + offset)
+  uint32_t len = 4;            // 1..4096 bytes
   uint8_t kind = kWatchWrite;  // kWatchRead, kWatchWrite or both
-  bool local = false;  // local memory (each core has its own); false: global memory (after the windows)
-  int32_t core = -1;   // only accesses from this core; -1: any core
+  bool local = false;          // local memory (each core has its own); false: global memory (after the windows)
+  int32_t core = -1;           // only accesses from this core; -1: any core
   bool operator==(const WatchRange&) const = default;
 };
 
@@ -108,10 +108,10 @@ struct WatchRange {
 struct WatchHit {
   uint32_t id = 0;  // WatchRange::id
   uint32_t core = 0, slot = 0;
-  uint32_t pc = 0;     // the instruction's
-  uint32_t lanes = 0;  // every lane whose access overlapped the range (and matched its kind)
-  uint8_t kind = 0;    // what those accesses did: kWatchRead, kWatchWrite, both for an AMO
-  uint32_t addr = 0;   // the lowest start address of those accesses (translated; local addresses as such)
+  uint32_t pc = 0;                 // the instruction's
+  uint32_t lanes = 0;              // every lane whose access overlapped the range (and matched its kind)
+  uint8_t kind = 0;                // what those accesses did: kWatchRead, kWatchWrite, both for an AMO
+  uint32_t addr = 0;               // the lowest start address of those accesses (translated; local addresses as such)
   std::vector<uint8_t> old_bytes;  // the whole range as it was before the instruction
   bool operator==(const WatchHit&) const = default;
 };

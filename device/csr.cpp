@@ -13,7 +13,12 @@ namespace {
 // performance counters).
 bool is_zero_csr(uint32_t csr) {
   switch (csr) {
-    case 0x302: case 0x303: case 0x304: case 0x3A0: case 0x3B0: case 0x180: return true;
+    case 0x302:
+    case 0x303:
+    case 0x304:
+    case 0x3A0:
+    case 0x3B0:
+    case 0x180: return true;
     default: break;
   }
   return (csr >= 0xB03 && csr <= 0xB1F) || (csr >= 0xB83 && csr <= 0xB9F);
@@ -24,14 +29,38 @@ bool is_zero_csr(uint32_t csr) {
 bool Machine::csr_exists(uint32_t csr) const {
   if (is_zero_csr(csr)) return true;
   switch (csr) {
-    case 0x001: case 0x002: case 0x003:
-    case 0x300: case 0x301: case 0x305: case 0x340: case 0x341: case 0x342: case 0x343:
-    case 0xB00: case 0xB02: case 0xB80: case 0xB82:
-    case 0xF11: case 0xF12: case 0xF13: case 0xF14:
-    case 0xCC0: case 0xCC1: case 0xCC2: case 0xCC3: case 0xCC4:
-    case 0xFC0: case 0xFC1: case 0xFC2: case 0xFC3: case 0xFC4:
-    case 0x7B2: case 0x7B3: case 0x7B4: case 0x7B5:
-      return true;
+    case 0x001:
+    case 0x002:
+    case 0x003:
+    case 0x300:
+    case 0x301:
+    case 0x305:
+    case 0x340:
+    case 0x341:
+    case 0x342:
+    case 0x343:
+    case 0xB00:
+    case 0xB02:
+    case 0xB80:
+    case 0xB82:
+    case 0xF11:
+    case 0xF12:
+    case 0xF13:
+    case 0xF14:
+    case 0xCC0:
+    case 0xCC1:
+    case 0xCC2:
+    case 0xCC3:
+    case 0xCC4:
+    case 0xFC0:
+    case 0xFC1:
+    case 0xFC2:
+    case 0xFC3:
+    case 0xFC4:
+    case 0x7B2:
+    case 0x7B3:
+    case 0x7B4:
+    case 0x7B5: return true;
     default: break;
   }
   return csr >= 0xCD0 && csr <= 0xCE1;
@@ -71,7 +100,10 @@ bool Machine::csr_write(ExecCtx& c, uint32_t lane, uint32_t csr, uint32_t v) {
     case 0x341: w.mepc = v & ~3u; return true;
     case 0x342: w.mcause = v; return true;
     case 0x343: w.mtval = v; return true;
-    case 0x7B2: case 0x7B3: case 0x7B4: case 0x7B5:
+    case 0x7B2:
+    case 0x7B3:
+    case 0x7B4:
+    case 0x7B5:
       if (w.dscratch.empty()) w.dscratch.assign(size_t(cfg_.threads) * 4, 0);
       w.dscratch[size_t(lane) * 4 + (csr - 0x7B2)] = v;
       return true;

@@ -147,7 +147,9 @@ Result<void> DebugModule::write(uint32_t addr, uint32_t value) {
       if (selected_warp(&core, &warp) && m_.core(core).warps[warp].halted) m_.core(core).warps[warp].pc = value;
       break;
     case dm::kInject: s_.inject = value; break;
-    case dm::kPlatform: case dm::kWactive: case dm::kWstatus: break;  // read-only
+    case dm::kPlatform:
+    case dm::kWactive:
+    case dm::kWstatus: break;  // read-only
     default: {
       if (!selected_lane(&core, &warp, &lane)) break;
       std::vector<uint32_t>& scratch = m_.core(core).warps[warp].dscratch;

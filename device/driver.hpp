@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "base/result.hpp"
 #include "device/config.hpp"
 #include "device/context.hpp"
 #include "device/isa.hpp"
-#include "base/result.hpp"
 #include "device/state.hpp"
 
 namespace vx {

@@ -88,9 +88,9 @@ void require_completed(Driver& d, uint64_t submission) {
 // void k(uint32_t id, uint32_t out, uint32_t mul): goes through its stack, then out[id] = id * mul.
 std::vector<uint32_t> scaled_id_kernel() {
   return {
-      rv::addi(sp, sp, -16), rv::sw(a0, sp, 12), rv::lw(t0, sp, 12), rv::addi(sp, sp, 16),
-      mul(t1, t0, a2),       slli(t2, t0, 2),    rv::add(t2, t2, a1), rv::sw(t1, t2, 0),
-      rv::ret(),
+      rv::addi(sp, sp, -16), rv::sw(a0, sp, 12), rv::lw(t0, sp, 12),
+      rv::addi(sp, sp, 16),  mul(t1, t0, a2),    slli(t2, t0, 2),
+      rv::add(t2, t2, a1),   rv::sw(t1, t2, 0),  rv::ret(),
   };
 }
 
@@ -493,9 +493,9 @@ TEST_CASE("RUN_KERNEL_SLICE passes instance id, slice id, packed args and a fres
   //   w = ktb[0]; ktb[0] = w + 1 (the next instance must see a fresh copy);
   //   out[id] = arg + w + slice * 1000 + id; ktb_out[id] = ktb.
   std::vector<uint32_t> code{
-      rv::lw(t0, a2, 0),   rv::lw(t1, a2, 4),     rv::lw(t2, a3, 0),    rv::addi(t6, t2, 1), rv::sw(t6, a3, 0),
-      rv::add(t0, t0, t2), rv::li(t3, 1000),      mul(t3, t3, a1),      rv::add(t0, t0, t3), rv::add(t0, t0, a0),
-      slli(t4, a0, 2),     rv::add(t5, t4, t1),   rv::sw(t0, t5, 0),    rv::lw(t6, a2, 8),   rv::add(t5, t4, t6),
+      rv::lw(t0, a2, 0),   rv::lw(t1, a2, 4),   rv::lw(t2, a3, 0), rv::addi(t6, t2, 1), rv::sw(t6, a3, 0),
+      rv::add(t0, t0, t2), rv::li(t3, 1000),    mul(t3, t3, a1),   rv::add(t0, t0, t3), rv::add(t0, t0, a0),
+      slli(t4, a0, 2),     rv::add(t5, t4, t1), rv::sw(t0, t5, 0), rv::lw(t6, a2, 8),   rv::add(t5, t4, t6),
       rv::sw(a3, t5, 0),   rv::ret(),
   };
   const uint32_t tmc_index = uint32_t(code.size());
@@ -729,8 +729,7 @@ TEST_CASE("code the host rewrites between launches runs in its new form", "[driv
   uint32_t out = alloc_array(*d, 4);
   // k(id, out, value): out[id] = value, then k'(id, out, value): out[id] = value + id.
   std::vector<uint32_t> first{slli(t0, a0, 2), rv::add(t0, t0, a1), rv::sw(a2, t0, 0), rv::ret()};
-  std::vector<uint32_t> second{slli(t0, a0, 2), rv::add(t0, t0, a1), rv::add(t1, a2, a0), rv::sw(t1, t0, 0),
-                               rv::ret()};
+  std::vector<uint32_t> second{slli(t0, a0, 2), rv::add(t0, t0, a1), rv::add(t1, a2, a0), rv::sw(t1, t0, 0), rv::ret()};
   uint32_t code = place_code(*d, first);
   auto a = rt.launch_instances(InstancesLaunch{code, 4, {out, 50}, 0});
   REQUIRE(a.ok());
@@ -760,9 +759,9 @@ TEST_CASE("bytes written into hart 0's console ring come back from read_console"
   auto d = open_device();
   HostRuntime rt(*d);
   // data[0][0..2] = "ok\n" at 0x240, then write index[0] = 3 at 0x40.
-  uint32_t code = place_code(*d, {rv::li(t0, 'o'), sb(t0, zero, 0x240), rv::li(t0, 'k'), sb(t0, zero, 0x241),
-                                  rv::li(t0, '\n'), sb(t0, zero, 0x242), rv::li(t0, 3), rv::sw(t0, zero, 0x40),
-                                  rv::ret()});
+  uint32_t code =
+      place_code(*d, {rv::li(t0, 'o'), sb(t0, zero, 0x240), rv::li(t0, 'k'), sb(t0, zero, 0x241), rv::li(t0, '\n'),
+                      sb(t0, zero, 0x242), rv::li(t0, 3), rv::sw(t0, zero, 0x40), rv::ret()});
   auto id = rt.launch_instances(InstancesLaunch{code, 1, {}, 1});
   REQUIRE(id.ok());
   require_completed(*d, *id);

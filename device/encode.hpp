@@ -78,8 +78,38 @@ constexpr uint32_t shfl(uint32_t kind, uint32_t rd, uint32_t rs1, uint32_t rs2) 
 
 // ABI register numbers.
 enum Reg : uint32_t {
-  zero = 0, ra, sp, gp, tp, t0, t1, t2, s0, s1, a0, a1, a2, a3, a4, a5, a6, a7,
-  s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, t3, t4, t5, t6
+  zero = 0,
+  ra,
+  sp,
+  gp,
+  tp,
+  t0,
+  t1,
+  t2,
+  s0,
+  s1,
+  a0,
+  a1,
+  a2,
+  a3,
+  a4,
+  a5,
+  a6,
+  a7,
+  s2,
+  s3,
+  s4,
+  s5,
+  s6,
+  s7,
+  s8,
+  s9,
+  s10,
+  s11,
+  t3,
+  t4,
+  t5,
+  t6
 };
 
 // The five-instruction dispatch window of the Vortex 3.0 startup convention

@@ -192,31 +192,41 @@ struct Add {
   static constexpr FpOp kOp = FpOp::Add;
   static constexpr int kArity = 2;
   template <class T>
-  static T apply(T a, T b) { return a + b; }
+  static T apply(T a, T b) {
+    return a + b;
+  }
 };
 struct Sub {
   static constexpr FpOp kOp = FpOp::Sub;
   static constexpr int kArity = 2;
   template <class T>
-  static T apply(T a, T b) { return a - b; }
+  static T apply(T a, T b) {
+    return a - b;
+  }
 };
 struct Mul {
   static constexpr FpOp kOp = FpOp::Mul;
   static constexpr int kArity = 2;
   template <class T>
-  static T apply(T a, T b) { return a * b; }
+  static T apply(T a, T b) {
+    return a * b;
+  }
 };
 struct Div {
   static constexpr FpOp kOp = FpOp::Div;
   static constexpr int kArity = 2;
   template <class T>
-  static T apply(T a, T b) { return a / b; }
+  static T apply(T a, T b) {
+    return a / b;
+  }
 };
 struct Sqrt {
   static constexpr FpOp kOp = FpOp::Sqrt;
   static constexpr int kArity = 1;
   template <class T>
-  static T apply(T a) { return std::sqrt(a); }
+  static T apply(T a) {
+    return std::sqrt(a);
+  }
 };
 // Fused: one rounding of (+-a*b) +- c. The operands are negated, not the result,
 // so the sign of an exact zero follows the rounding mode (FNMSUB = -(a*b)+c,
@@ -224,7 +234,8 @@ struct Sqrt {
 template <bool NegProduct, bool NegAddend>
 struct MulAdd {
   static constexpr int kArity = 3;
-  static constexpr FpOp kOp = NegProduct ? (NegAddend ? FpOp::NMAdd : FpOp::NMSub) : (NegAddend ? FpOp::MSub : FpOp::MAdd);
+  static constexpr FpOp kOp =
+      NegProduct ? (NegAddend ? FpOp::NMAdd : FpOp::NMSub) : (NegAddend ? FpOp::MSub : FpOp::MAdd);
   static float apply(float a, float b, float c) { return std::fmaf(NegProduct ? -a : a, b, NegAddend ? -c : c); }
   // The product of two binary32 values is exact in double (48 bits), so the sum
   // is the only rounding.
@@ -601,9 +612,15 @@ const InsnRow kRows[] = {
 
 // The fixed-width copies of the executors the table names, for specialize() (isa.hpp).
 const SpecializedExec kSpecialized[] = {
-    VX_WIDTHS0(exec_flw),           VX_WIDTHS0(exec_fsw),           VX_WIDTHS(exec_fcvt_from_int, false),
-    VX_WIDTHS(exec_fcvt_from_int, true), VX_WIDTHS(exec_fsgnj, 0),  VX_WIDTHS(exec_fsgnj, 1),
-    VX_WIDTHS(exec_fsgnj, 2),       VX_WIDTHS0(exec_fmv_x_w),       VX_WIDTHS0(exec_fmv_w_x),
+    VX_WIDTHS0(exec_flw),
+    VX_WIDTHS0(exec_fsw),
+    VX_WIDTHS(exec_fcvt_from_int, false),
+    VX_WIDTHS(exec_fcvt_from_int, true),
+    VX_WIDTHS(exec_fsgnj, 0),
+    VX_WIDTHS(exec_fsgnj, 1),
+    VX_WIDTHS(exec_fsgnj, 2),
+    VX_WIDTHS0(exec_fmv_x_w),
+    VX_WIDTHS0(exec_fmv_w_x),
 };
 
 }  // namespace

@@ -217,7 +217,10 @@ TEST_CASE("fused multiply-add rounds once") {
 TEST_CASE("fadd rounds a result exactly halfway between two floats in every rounding mode") {
   auto fadd = [](uint32_t rm) { return fpi::add(fa0, fa1, fa2, rm); };
   SECTION("1 + 2^-24: the lower neighbour is even") {
-    for (RoundCase k : {RoundCase{kRne, 0x3f800000}, {kRtz, 0x3f800000}, {kRdn, 0x3f800000}, {kRup, 0x3f800001},
+    for (RoundCase k : {RoundCase{kRne, 0x3f800000},
+                        {kRtz, 0x3f800000},
+                        {kRdn, 0x3f800000},
+                        {kRup, 0x3f800001},
                         {kRmm, 0x3f800001}}) {
       INFO(rm_name(k.rm));
       Run r = run_rm(fadd, k.rm, 0x3f800000, 0x33800000);
@@ -226,14 +229,20 @@ TEST_CASE("fadd rounds a result exactly halfway between two floats in every roun
     }
   }
   SECTION("1 + 3 * 2^-24: the upper neighbour is even") {
-    for (RoundCase k : {RoundCase{kRne, 0x3f800002}, {kRtz, 0x3f800001}, {kRdn, 0x3f800001}, {kRup, 0x3f800002},
+    for (RoundCase k : {RoundCase{kRne, 0x3f800002},
+                        {kRtz, 0x3f800001},
+                        {kRdn, 0x3f800001},
+                        {kRup, 0x3f800002},
                         {kRmm, 0x3f800002}}) {
       INFO(rm_name(k.rm));
       CHECK(run_rm(fadd, k.rm, 0x3f800001, 0x33800000).f == k.expected);
     }
   }
   SECTION("-1 - 2^-24") {
-    for (RoundCase k : {RoundCase{kRne, 0xbf800000}, {kRtz, 0xbf800000}, {kRdn, 0xbf800001}, {kRup, 0xbf800000},
+    for (RoundCase k : {RoundCase{kRne, 0xbf800000},
+                        {kRtz, 0xbf800000},
+                        {kRdn, 0xbf800001},
+                        {kRup, 0xbf800000},
                         {kRmm, 0xbf800001}}) {
       INFO(rm_name(k.rm));
       Run r = run_rm(fadd, k.rm, 0xbf800000, 0xb3800000);
@@ -246,7 +255,10 @@ TEST_CASE("fadd rounds a result exactly halfway between two floats in every roun
 TEST_CASE("fadd rounds an inexact result that is not halfway in every rounding mode") {
   auto fadd = [](uint32_t rm) { return fpi::add(fa0, fa1, fa2, rm); };
   SECTION("1 + 0.75 ulp") {
-    for (RoundCase k : {RoundCase{kRne, 0x3f800001}, {kRtz, 0x3f800000}, {kRdn, 0x3f800000}, {kRup, 0x3f800001},
+    for (RoundCase k : {RoundCase{kRne, 0x3f800001},
+                        {kRtz, 0x3f800000},
+                        {kRdn, 0x3f800000},
+                        {kRup, 0x3f800001},
                         {kRmm, 0x3f800001}}) {
       INFO(rm_name(k.rm));
       Run r = run_rm(fadd, k.rm, 0x3f800000, 0x33c00000);
@@ -255,14 +267,20 @@ TEST_CASE("fadd rounds an inexact result that is not halfway in every rounding m
     }
   }
   SECTION("1 + 0.25 ulp") {
-    for (RoundCase k : {RoundCase{kRne, 0x3f800000}, {kRtz, 0x3f800000}, {kRdn, 0x3f800000}, {kRup, 0x3f800001},
+    for (RoundCase k : {RoundCase{kRne, 0x3f800000},
+                        {kRtz, 0x3f800000},
+                        {kRdn, 0x3f800000},
+                        {kRup, 0x3f800001},
                         {kRmm, 0x3f800000}}) {
       INFO(rm_name(k.rm));
       CHECK(run_rm(fadd, k.rm, 0x3f800000, 0x33000000).f == k.expected);
     }
   }
   SECTION("-1 - 0.75 ulp") {
-    for (RoundCase k : {RoundCase{kRne, 0xbf800001}, {kRtz, 0xbf800000}, {kRdn, 0xbf800001}, {kRup, 0xbf800000},
+    for (RoundCase k : {RoundCase{kRne, 0xbf800001},
+                        {kRtz, 0xbf800000},
+                        {kRdn, 0xbf800001},
+                        {kRup, 0xbf800000},
                         {kRmm, 0xbf800001}}) {
       INFO(rm_name(k.rm));
       CHECK(run_rm(fadd, k.rm, 0xbf800000, 0xb3c00000).f == k.expected);
@@ -290,14 +308,15 @@ TEST_CASE("fcvt.w.s rounds halfway and other fractions in every rounding mode") 
 TEST_CASE("fmul rounds an exact tie away from zero under RMM and to even under RNE") {
   auto fmul = [](uint32_t rm) { return fpi::mul(fa0, fa1, fa2, rm); };
   // (1 + 3 * 2^-23) * 1.5 = 1.5 + 4.5 * 2^-23: halfway between 0x3fc00004 and 0x3fc00005.
-  for (RoundCase k : {RoundCase{kRne, 0x3fc00004}, {kRtz, 0x3fc00004}, {kRdn, 0x3fc00004}, {kRup, 0x3fc00005},
-                      {kRmm, 0x3fc00005}}) {
+  for (RoundCase k :
+       {RoundCase{kRne, 0x3fc00004}, {kRtz, 0x3fc00004}, {kRdn, 0x3fc00004}, {kRup, 0x3fc00005}, {kRmm, 0x3fc00005}}) {
     INFO(rm_name(k.rm));
     Run r = run_rm(fmul, k.rm, 0x3f800003, bits(1.5f));
     CHECK(r.f == k.expected);
     CHECK(r.fflags == kNX);
-    CHECK(run_rm(fmul, k.rm, 0xbf800003, bits(1.5f)).f ==
-          (k.rm == kRdn ? 0xbfc00005 : k.rm == kRup ? 0xbfc00004 : (k.expected | 0x80000000)));
+    CHECK(run_rm(fmul, k.rm, 0xbf800003, bits(1.5f)).f == (k.rm == kRdn   ? 0xbfc00005
+                                                           : k.rm == kRup ? 0xbfc00004
+                                                                          : (k.expected | 0x80000000)));
   }
   // 0x3eaaaaab * 3 = 1 + 2^-25, a quarter ulp above 1: RMM rounds to nearest like RNE.
   CHECK(run_rm(fmul, kRmm, 0x3eaaaaab, bits(3.0f)).f == 0x3f800000);
@@ -357,10 +376,10 @@ TEST_CASE("a DYN rounding mode takes frm from fcsr, and a static rm overrides fr
 }
 
 TEST_CASE("a reserved rounding mode traps as an illegal instruction and changes nothing") {
-  const uint32_t ops[] = {fpi::add(fa0, fa1, fa2), fpi::sub(fa0, fa1, fa2), fpi::mul(fa0, fa1, fa2),
-                          fpi::div(fa0, fa1, fa2), fpi::sqrt(fa0, fa1),     fpi::madd(fa0, fa1, fa2, fa3),
-                          fpi::nmadd(fa0, fa1, fa2, fa3), fpi::cvt_w_s(a0, fa1), fpi::cvt_wu_s(a0, fa1),
-                          fpi::cvt_s_w(fa0, a1), fpi::cvt_s_wu(fa0, a1)};
+  const uint32_t ops[] = {fpi::add(fa0, fa1, fa2),        fpi::sub(fa0, fa1, fa2), fpi::mul(fa0, fa1, fa2),
+                          fpi::div(fa0, fa1, fa2),        fpi::sqrt(fa0, fa1),     fpi::madd(fa0, fa1, fa2, fa3),
+                          fpi::nmadd(fa0, fa1, fa2, fa3), fpi::cvt_w_s(a0, fa1),   fpi::cvt_wu_s(a0, fa1),
+                          fpi::cvt_s_w(fa0, a1),          fpi::cvt_s_wu(fa0, a1)};
   for (uint32_t dyn_insn : ops) {
     const uint32_t rm_field = 7u << 12;
     struct Variant {
@@ -368,8 +387,11 @@ TEST_CASE("a reserved rounding mode traps as an illegal instruction and changes 
       uint32_t fcsr;
     };
     // Static rm 5 and 6, and DYN with frm 5, 6 and 7. fflags start as OF to show they stay.
-    for (Variant v : {Variant{(dyn_insn & ~rm_field) | (5u << 12), kOF}, {(dyn_insn & ~rm_field) | (6u << 12), kOF},
-                      {dyn_insn, frm(5) | kOF}, {dyn_insn, frm(6) | kOF}, {dyn_insn, frm(7) | kOF}}) {
+    for (Variant v : {Variant{(dyn_insn & ~rm_field) | (5u << 12), kOF},
+                      {(dyn_insn & ~rm_field) | (6u << 12), kOF},
+                      {dyn_insn, frm(5) | kOF},
+                      {dyn_insn, frm(6) | kOF},
+                      {dyn_insn, frm(7) | kOF}}) {
       INFO(disassemble(v.insn, 0) << " fcsr=" << v.fcsr);
       Run r = run_one(v.insn, bits(1.0f), bits(3.0f), bits(1.0f), v.fcsr);
       CHECK(r.exc.cause == Cause::IllegalInstruction);
@@ -431,8 +453,11 @@ TEST_CASE("underflow is detected after rounding") {
   struct Case {
     uint32_t rm, result, flags;
   };
-  for (Case k : {Case{kRne, 0x00800000, kNX}, {kRmm, 0x00800000, kNX}, {kRup, 0x00800000, kNX},
-                 {kRtz, 0x007fffff, kUF | kNX}, {kRdn, 0x007fffff, kUF | kNX}}) {
+  for (Case k : {Case{kRne, 0x00800000, kNX},
+                 {kRmm, 0x00800000, kNX},
+                 {kRup, 0x00800000, kNX},
+                 {kRtz, 0x007fffff, kUF | kNX},
+                 {kRdn, 0x007fffff, kUF | kNX}}) {
     INFO(rm_name(k.rm));
     Run r = run_rm(fmul, k.rm, a, b);
     CHECK(r.f == k.result);
@@ -569,10 +594,17 @@ TEST_CASE("fcvt.w.s saturates NaN, infinities and out-of-range values with NV") 
   struct Case {
     uint32_t in, out, flags;
   };
-  for (Case k : {Case{bits(3e9f), 0x7fffffff, kNV}, {bits(-3e9f), 0x80000000, kNV}, {kCanonicalNan, 0x7fffffff, kNV},
-                 {0xffc00000, 0x7fffffff, kNV}, {kSNan, 0x7fffffff, kNV}, {kPlusInf, 0x7fffffff, kNV},
-                 {kMinusInf, 0x80000000, kNV}, {bits(2147483648.0f), 0x7fffffff, kNV},
-                 {bits(-2147483648.0f), 0x80000000, 0}, {0x4effffff, 0x7fffff80, 0}, {kMinusZero, 0, 0},
+  for (Case k : {Case{bits(3e9f), 0x7fffffff, kNV},
+                 {bits(-3e9f), 0x80000000, kNV},
+                 {kCanonicalNan, 0x7fffffff, kNV},
+                 {0xffc00000, 0x7fffffff, kNV},
+                 {kSNan, 0x7fffffff, kNV},
+                 {kPlusInf, 0x7fffffff, kNV},
+                 {kMinusInf, 0x80000000, kNV},
+                 {bits(2147483648.0f), 0x7fffffff, kNV},
+                 {bits(-2147483648.0f), 0x80000000, 0},
+                 {0x4effffff, 0x7fffff80, 0},
+                 {kMinusZero, 0, 0},
                  {bits(-7.0f), uint32_t(-7), 0}}) {
     INFO(std::hex << k.in);
     Run r = run_one(fpi::cvt_w_s(a0, fa1, kRtz), k.in);
@@ -585,12 +617,22 @@ TEST_CASE("fcvt.wu.s saturates with NV, while a negative value rounding to zero 
   struct Case {
     uint32_t in, rm, out, flags;
   };
-  for (Case k : {Case{bits(-1.0f), kRtz, 0, kNV}, {bits(-0.4f), kRtz, 0, kNX}, {bits(-0.4f), kRne, 0, kNX},
-                 {bits(-0.4f), kRup, 0, kNX}, {bits(-0.4f), kRdn, 0, kNV}, {bits(-0.5f), kRmm, 0, kNV},
-                 {bits(5e9f), kRtz, 0xffffffff, kNV}, {kCanonicalNan, kRtz, 0xffffffff, kNV},
-                 {0xffc00000, kRne, 0xffffffff, kNV}, {kPlusInf, kRtz, 0xffffffff, kNV}, {kMinusInf, kRtz, 0, kNV},
-                 {bits(4294967296.0f), kRtz, 0xffffffff, kNV}, {0x4f7fffff, kRtz, 0xffffff00, 0},
-                 {bits(3e9f), kRne, 3000000000u, 0}, {kMinusZero, kRne, 0, 0}, {bits(2.5f), kRmm, 3, kNX}}) {
+  for (Case k : {Case{bits(-1.0f), kRtz, 0, kNV},
+                 {bits(-0.4f), kRtz, 0, kNX},
+                 {bits(-0.4f), kRne, 0, kNX},
+                 {bits(-0.4f), kRup, 0, kNX},
+                 {bits(-0.4f), kRdn, 0, kNV},
+                 {bits(-0.5f), kRmm, 0, kNV},
+                 {bits(5e9f), kRtz, 0xffffffff, kNV},
+                 {kCanonicalNan, kRtz, 0xffffffff, kNV},
+                 {0xffc00000, kRne, 0xffffffff, kNV},
+                 {kPlusInf, kRtz, 0xffffffff, kNV},
+                 {kMinusInf, kRtz, 0, kNV},
+                 {bits(4294967296.0f), kRtz, 0xffffffff, kNV},
+                 {0x4f7fffff, kRtz, 0xffffff00, 0},
+                 {bits(3e9f), kRne, 3000000000u, 0},
+                 {kMinusZero, kRne, 0, 0},
+                 {bits(2.5f), kRmm, 3, kNX}}) {
     INFO(std::hex << k.in << " " << rm_name(k.rm));
     Run r = run_one(fpi::cvt_wu_s(a0, fa1, k.rm), k.in);
     CHECK(r.x == k.out);
@@ -610,9 +652,18 @@ TEST_CASE("fclass.s reports each of the ten classes") {
   struct Case {
     uint32_t in, mask;
   };
-  for (Case k : {Case{kMinusInf, 1u << 0}, {bits(-1.0f), 1u << 1}, {0x80000001, 1u << 2}, {kMinusZero, 1u << 3},
-                 {0, 1u << 4}, {0x007fffff, 1u << 5}, {bits(1.0f), 1u << 6}, {kPlusInf, 1u << 7},
-                 {kSNan, 1u << 8}, {0xffa00000, 1u << 8}, {kCanonicalNan, 1u << 9}, {0xffc00001, 1u << 9}}) {
+  for (Case k : {Case{kMinusInf, 1u << 0},
+                 {bits(-1.0f), 1u << 1},
+                 {0x80000001, 1u << 2},
+                 {kMinusZero, 1u << 3},
+                 {0, 1u << 4},
+                 {0x007fffff, 1u << 5},
+                 {bits(1.0f), 1u << 6},
+                 {kPlusInf, 1u << 7},
+                 {kSNan, 1u << 8},
+                 {0xffa00000, 1u << 8},
+                 {kCanonicalNan, 1u << 9},
+                 {0xffc00001, 1u << 9}}) {
     INFO(std::hex << k.in);
     Run r = run_one(fpi::fclass(a0, fa1), k.in);
     CHECK(r.x == k.mask);
@@ -883,20 +934,26 @@ TEST_CASE("lazily read FP flags reach only the warp that raised them, whatever i
   for (uint64_t seed : {1u, 2u, 3u}) {
     Bench b(DeviceConfig{}, RunOptions{seed, 1'000'000});
     const std::vector<uint32_t> kernel = {
-        rv::lui(t3, 0x20),                         // t3 = kData
-        rv::csrr(t0, kBidX),                       // t0 = blockIdx.x
-        rv::li(t1, 1), fpi::cvt_s_w(fa1, t1),      // fa1 = 1.0
-        rv::li(t1, 3), fpi::cvt_s_w(fa2, t1),      // fa2 = 3.0
-        rv::li(t2, 40),                            // 40 iterations
-        andi(t1, t0, 1),                           // odd CTA?
-        rv::beq(t1, zero, 20),                     // even: to the exact loop
-        fpi::div(fa0, fa1, fa2, kRne),             // odd loop: 1/3 is inexact
-        rv::addi(t2, t2, -1), rv::bne(t2, zero, -8),
+        rv::lui(t3, 0x20),    // t3 = kData
+        rv::csrr(t0, kBidX),  // t0 = blockIdx.x
+        rv::li(t1, 1),
+        fpi::cvt_s_w(fa1, t1),  // fa1 = 1.0
+        rv::li(t1, 3),
+        fpi::cvt_s_w(fa2, t1),          // fa2 = 3.0
+        rv::li(t2, 40),                 // 40 iterations
+        andi(t1, t0, 1),                // odd CTA?
+        rv::beq(t1, zero, 20),          // even: to the exact loop
+        fpi::div(fa0, fa1, fa2, kRne),  // odd loop: 1/3 is inexact
+        rv::addi(t2, t2, -1),
+        rv::bne(t2, zero, -8),
         rv::jal(zero, 16),
-        fpi::add(fa0, fa1, fa1, kRne),             // even loop: 1 + 1 is exact
-        rv::addi(t2, t2, -1), rv::bne(t2, zero, -8),
-        rv::csrr(t1, 0x001),                       // fflags, read mid-run
-        slli(t6, t0, 2), rv::add(t6, t6, t3), rv::sw(t1, t6, 0),
+        fpi::add(fa0, fa1, fa1, kRne),  // even loop: 1 + 1 is exact
+        rv::addi(t2, t2, -1),
+        rv::bne(t2, zero, -8),
+        rv::csrr(t1, 0x001),  // fflags, read mid-run
+        slli(t6, t0, 2),
+        rv::add(t6, t6, t3),
+        rv::sw(t1, t6, 0),
         rv::ret(),
     };
     b.load_kernel(kernel);
@@ -931,19 +988,24 @@ TEST_CASE("fflags are settled into the warp state when step() returns") {
 // which a one-lane mask takes. Operands mix ordinary values with every special class.
 TEST_CASE("full warps in round-to-nearest compute what the lane-by-lane path computes, flags included") {
   std::mt19937 rng(977);
-  const uint32_t specials[] = {0,          kMinusZero, kPlusInf, kMinusInf, kCanonicalNan, kQNanPayload, kSNan,
-                               kFltMax,    0x00000001, 0x807fffff, 0x00800000, bits(1.0f),  bits(-3.0f), bits(0.1f)};
+  const uint32_t specials[] = {0,       kMinusZero, kPlusInf,   kMinusInf,  kCanonicalNan, kQNanPayload, kSNan,
+                               kFltMax, 0x00000001, 0x807fffff, 0x00800000, bits(1.0f),    bits(-3.0f),  bits(0.1f)};
   auto operand = [&]() {
     const uint32_t r = rng() % 4;
     if (r == 0) return specials[rng() % std::size(specials)];
     if (r == 1) return uint32_t(rng());  // anything, subnormals and NaN payloads too
     return random_operand(rng);
   };
-  const uint32_t insns[] = {fpi::add(fa0, fa1, fa2, kRne),        fpi::sub(fa0, fa1, fa2, kRne),
-                            fpi::mul(fa0, fa1, fa2, kRne),        fpi::div(fa0, fa1, fa2, kRne),
-                            fpi::sqrt(fa0, fa1, kRne),            fpi::madd(fa0, fa1, fa2, fa3, kRne),
-                            fpi::msub(fa0, fa1, fa2, fa3, kRne),  fpi::nmsub(fa0, fa1, fa2, fa3, kRne),
-                            fpi::nmadd(fa0, fa1, fa2, fa3, kRne), fpi::add(fa1, fa1, fa1, kRne)};  // rd == rs1 == rs2
+  const uint32_t insns[] = {fpi::add(fa0, fa1, fa2, kRne),
+                            fpi::sub(fa0, fa1, fa2, kRne),
+                            fpi::mul(fa0, fa1, fa2, kRne),
+                            fpi::div(fa0, fa1, fa2, kRne),
+                            fpi::sqrt(fa0, fa1, kRne),
+                            fpi::madd(fa0, fa1, fa2, fa3, kRne),
+                            fpi::msub(fa0, fa1, fa2, fa3, kRne),
+                            fpi::nmsub(fa0, fa1, fa2, fa3, kRne),
+                            fpi::nmadd(fa0, fa1, fa2, fa3, kRne),
+                            fpi::add(fa1, fa1, fa1, kRne)};  // rd == rs1 == rs2
   Bench one(DeviceConfig{1, 1, 4, 4});
   for (uint32_t n : {1u, 4u, 32u}) {
     Bench full(DeviceConfig{1, 1, 4, n});
@@ -981,10 +1043,11 @@ TEST_CASE("full warps in round-to-nearest compute what the lane-by-lane path com
 // instructions: the baseline copy, which other hosts run, must give the same bits and host flags.
 TEST_CASE("the baseline and the AVX2+FMA round-to-nearest lane loops agree bit for bit, flags included") {
   std::mt19937 rng(31337);
-  const uint32_t specials[] = {0, kMinusZero, kPlusInf, kMinusInf, kCanonicalNan, kSNan, kFltMax, 0x00000001, 0x00800000};
+  const uint32_t specials[] = {0,     kMinusZero, kPlusInf,   kMinusInf, kCanonicalNan,
+                               kSNan, kFltMax,    0x00000001, 0x00800000};
   auto operand = [&]() { return rng() % 3 == 0 ? specials[rng() % std::size(specials)] : uint32_t(rng()); };
-  for (FpOp op : {FpOp::Add, FpOp::Sub, FpOp::Mul, FpOp::Div, FpOp::Sqrt, FpOp::MAdd, FpOp::MSub, FpOp::NMSub,
-                  FpOp::NMAdd}) {
+  for (FpOp op :
+       {FpOp::Add, FpOp::Sub, FpOp::Mul, FpOp::Div, FpOp::Sqrt, FpOp::MAdd, FpOp::MSub, FpOp::NMSub, FpOp::NMAdd}) {
     for (unsigned nt : {1u, 2u, 4u, 8u, 16u, 32u}) {
       for (int round = 0; round < 100; ++round) {
         uint32_t a[32], b[32], c[32], out1[32], out2[32];

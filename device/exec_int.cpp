@@ -31,9 +31,26 @@ Outcome illegal(ExecCtx& c, const Decoded& d) {
 // --- ALU ----------------------------------------------------------------------
 
 enum class Op : uint8_t {
-  Add, Sub, Sll, Slt, Sltu, Xor, Srl, Sra, Or, And,
-  Mul, Mulh, Mulhsu, Mulhu, Div, Divu, Rem, Remu,
-  CzeroEqz, CzeroNez,
+  Add,
+  Sub,
+  Sll,
+  Slt,
+  Sltu,
+  Xor,
+  Srl,
+  Sra,
+  Or,
+  And,
+  Mul,
+  Mulh,
+  Mulhsu,
+  Mulhu,
+  Div,
+  Divu,
+  Rem,
+  Remu,
+  CzeroEqz,
+  CzeroNez,
 };
 
 constexpr int32_t kIntMin = int32_t(0x80000000u);
@@ -80,10 +97,10 @@ inline uint32_t alu(uint32_t a, uint32_t b) {
 // The operations with a vector form are computed on whole registers (LaneVec); multiply-high,
 // division and remainder lane by lane, through a local array.
 template <Op op>
-constexpr bool kVectorOp = op == Op::Add || op == Op::Sub || op == Op::Sll || op == Op::Slt || op == Op::Sltu ||
-                           op == Op::Xor || op == Op::Srl || op == Op::Sra || op == Op::Or || op == Op::And ||
-                           op == Op::Mul || op == Op::Mulh || op == Op::Mulhsu || op == Op::Mulhu ||
-                           op == Op::CzeroEqz || op == Op::CzeroNez;
+constexpr bool kVectorOp =
+    op == Op::Add || op == Op::Sub || op == Op::Sll || op == Op::Slt || op == Op::Sltu || op == Op::Xor ||
+    op == Op::Srl || op == Op::Sra || op == Op::Or || op == Op::And || op == Op::Mul || op == Op::Mulh ||
+    op == Op::Mulhsu || op == Op::Mulhu || op == Op::CzeroEqz || op == Op::CzeroNez;
 
 template <Op op, unsigned N>
 inline void alu_vec(LaneVec<N>& r, const LaneVec<N>& a, const LaneVec<N>& b) {
@@ -149,26 +166,13 @@ inline bool alu_full_width(const ExecCtx& c, uint32_t* out, const uint32_t* a, c
     return true;
   }
   switch (c.nt) {
-    case 1:
-      alu_full<op, 1, kImm>(out, a, b, imm);
-      return true;
-    case 2:
-      alu_full<op, 2, kImm>(out, a, b, imm);
-      return true;
-    case 4:
-      alu_full<op, 4, kImm>(out, a, b, imm);
-      return true;
-    case 8:
-      alu_full<op, 8, kImm>(out, a, b, imm);
-      return true;
-    case 16:
-      alu_full<op, 16, kImm>(out, a, b, imm);
-      return true;
-    case 32:
-      alu_full<op, 32, kImm>(out, a, b, imm);
-      return true;
-    default:
-      return false;
+    case 1: alu_full<op, 1, kImm>(out, a, b, imm); return true;
+    case 2: alu_full<op, 2, kImm>(out, a, b, imm); return true;
+    case 4: alu_full<op, 4, kImm>(out, a, b, imm); return true;
+    case 8: alu_full<op, 8, kImm>(out, a, b, imm); return true;
+    case 16: alu_full<op, 16, kImm>(out, a, b, imm); return true;
+    case 32: alu_full<op, 32, kImm>(out, a, b, imm); return true;
+    default: return false;
   }
 }
 
@@ -491,8 +495,8 @@ constexpr uint32_t kMaskAmo = 0xf800707f;   // funct5 | funct3 | opcode: aq/rl a
 constexpr uint32_t kMaskLr = 0xf9f0707f;    // LR.W also needs rs2 = 0
 constexpr uint32_t kMaskExact = 0xffffffff;
 
-constexpr uint32_t kLoad = 0x03, kMiscMem = 0x0f, kOpImm = 0x13, kAuipc = 0x17, kStore = 0x23, kAmo = 0x2f,
-                   kOp = 0x33, kLui = 0x37, kBranch = 0x63, kJalr = 0x67, kJal = 0x6f, kSystem = 0x73;
+constexpr uint32_t kLoad = 0x03, kMiscMem = 0x0f, kOpImm = 0x13, kAuipc = 0x17, kStore = 0x23, kAmo = 0x2f, kOp = 0x33,
+                   kLui = 0x37, kBranch = 0x63, kJalr = 0x67, kJal = 0x6f, kSystem = 0x73;
 
 constexpr uint32_t f3(uint32_t opc, uint32_t funct3) { return (funct3 << 12) | opc; }
 constexpr uint32_t f7(uint32_t opc, uint32_t funct7, uint32_t funct3) { return (funct7 << 25) | (funct3 << 12) | opc; }
@@ -577,22 +581,53 @@ const InsnRow kRows[] = {
 
 // The fixed-width copies of the executors the table names, for specialize() (isa.hpp).
 const SpecializedExec kSpecialized[] = {
-    VX_WIDTHS0(exec_lui), VX_WIDTHS0(exec_auipc), VX_WIDTHS0(exec_jal), VX_WIDTHS0(exec_jalr),
-    VX_WIDTHS(exec_branch, Cond::Eq), VX_WIDTHS(exec_branch, Cond::Ne), VX_WIDTHS(exec_branch, Cond::Lt),
-    VX_WIDTHS(exec_branch, Cond::Ge), VX_WIDTHS(exec_branch, Cond::Ltu), VX_WIDTHS(exec_branch, Cond::Geu),
-    VX_WIDTHS(exec_load, int8_t), VX_WIDTHS(exec_load, int16_t), VX_WIDTHS(exec_load, uint32_t),
-    VX_WIDTHS(exec_load, uint8_t), VX_WIDTHS(exec_load, uint16_t),
-    VX_WIDTHS(exec_store, uint8_t), VX_WIDTHS(exec_store, uint16_t), VX_WIDTHS(exec_store, uint32_t),
-    VX_WIDTHS(exec_imm, Op::Add), VX_WIDTHS(exec_imm, Op::Slt), VX_WIDTHS(exec_imm, Op::Sltu),
-    VX_WIDTHS(exec_imm, Op::Xor), VX_WIDTHS(exec_imm, Op::Or), VX_WIDTHS(exec_imm, Op::And),
-    VX_WIDTHS(exec_imm, Op::Sll), VX_WIDTHS(exec_imm, Op::Srl), VX_WIDTHS(exec_imm, Op::Sra),
-    VX_WIDTHS(exec_reg, Op::Add), VX_WIDTHS(exec_reg, Op::Sub), VX_WIDTHS(exec_reg, Op::Sll),
-    VX_WIDTHS(exec_reg, Op::Slt), VX_WIDTHS(exec_reg, Op::Sltu), VX_WIDTHS(exec_reg, Op::Xor),
-    VX_WIDTHS(exec_reg, Op::Srl), VX_WIDTHS(exec_reg, Op::Sra), VX_WIDTHS(exec_reg, Op::Or),
-    VX_WIDTHS(exec_reg, Op::And), VX_WIDTHS(exec_reg, Op::Mul), VX_WIDTHS(exec_reg, Op::Mulh),
-    VX_WIDTHS(exec_reg, Op::Mulhsu), VX_WIDTHS(exec_reg, Op::Mulhu), VX_WIDTHS(exec_reg, Op::Div),
-    VX_WIDTHS(exec_reg, Op::Divu), VX_WIDTHS(exec_reg, Op::Rem), VX_WIDTHS(exec_reg, Op::Remu),
-    VX_WIDTHS(exec_reg, Op::CzeroEqz), VX_WIDTHS(exec_reg, Op::CzeroNez),
+    VX_WIDTHS0(exec_lui),
+    VX_WIDTHS0(exec_auipc),
+    VX_WIDTHS0(exec_jal),
+    VX_WIDTHS0(exec_jalr),
+    VX_WIDTHS(exec_branch, Cond::Eq),
+    VX_WIDTHS(exec_branch, Cond::Ne),
+    VX_WIDTHS(exec_branch, Cond::Lt),
+    VX_WIDTHS(exec_branch, Cond::Ge),
+    VX_WIDTHS(exec_branch, Cond::Ltu),
+    VX_WIDTHS(exec_branch, Cond::Geu),
+    VX_WIDTHS(exec_load, int8_t),
+    VX_WIDTHS(exec_load, int16_t),
+    VX_WIDTHS(exec_load, uint32_t),
+    VX_WIDTHS(exec_load, uint8_t),
+    VX_WIDTHS(exec_load, uint16_t),
+    VX_WIDTHS(exec_store, uint8_t),
+    VX_WIDTHS(exec_store, uint16_t),
+    VX_WIDTHS(exec_store, uint32_t),
+    VX_WIDTHS(exec_imm, Op::Add),
+    VX_WIDTHS(exec_imm, Op::Slt),
+    VX_WIDTHS(exec_imm, Op::Sltu),
+    VX_WIDTHS(exec_imm, Op::Xor),
+    VX_WIDTHS(exec_imm, Op::Or),
+    VX_WIDTHS(exec_imm, Op::And),
+    VX_WIDTHS(exec_imm, Op::Sll),
+    VX_WIDTHS(exec_imm, Op::Srl),
+    VX_WIDTHS(exec_imm, Op::Sra),
+    VX_WIDTHS(exec_reg, Op::Add),
+    VX_WIDTHS(exec_reg, Op::Sub),
+    VX_WIDTHS(exec_reg, Op::Sll),
+    VX_WIDTHS(exec_reg, Op::Slt),
+    VX_WIDTHS(exec_reg, Op::Sltu),
+    VX_WIDTHS(exec_reg, Op::Xor),
+    VX_WIDTHS(exec_reg, Op::Srl),
+    VX_WIDTHS(exec_reg, Op::Sra),
+    VX_WIDTHS(exec_reg, Op::Or),
+    VX_WIDTHS(exec_reg, Op::And),
+    VX_WIDTHS(exec_reg, Op::Mul),
+    VX_WIDTHS(exec_reg, Op::Mulh),
+    VX_WIDTHS(exec_reg, Op::Mulhsu),
+    VX_WIDTHS(exec_reg, Op::Mulhu),
+    VX_WIDTHS(exec_reg, Op::Div),
+    VX_WIDTHS(exec_reg, Op::Divu),
+    VX_WIDTHS(exec_reg, Op::Rem),
+    VX_WIDTHS(exec_reg, Op::Remu),
+    VX_WIDTHS(exec_reg, Op::CzeroEqz),
+    VX_WIDTHS(exec_reg, Op::CzeroNez),
 };
 
 }  // namespace

@@ -40,15 +40,26 @@ constexpr uint32_t mret() { return 0x30200073; }
 // funct3 / funct5 values.
 enum : uint32_t { kLb = 0, kLh = 1, kLw = 2, kLbu = 4, kLhu = 5 };
 enum : uint32_t { kBeq = 0, kBne = 1, kBlt = 4, kBge = 5, kBltu = 6, kBgeu = 7 };
-enum : uint32_t { kAmoAdd = 0x00, kAmoSwap = 0x01, kLr = 0x02, kSc = 0x03, kAmoXor = 0x04, kAmoOr = 0x08,
-                  kAmoAnd = 0x0c, kAmoMin = 0x10, kAmoMax = 0x14, kAmoMinu = 0x18, kAmoMaxu = 0x1c };
+enum : uint32_t {
+  kAmoAdd = 0x00,
+  kAmoSwap = 0x01,
+  kLr = 0x02,
+  kSc = 0x03,
+  kAmoXor = 0x04,
+  kAmoOr = 0x08,
+  kAmoAnd = 0x0c,
+  kAmoMin = 0x10,
+  kAmoMax = 0x14,
+  kAmoMinu = 0x18,
+  kAmoMaxu = 0x1c
+};
 enum : uint32_t { kCsrrw = 1, kCsrrs = 2, kCsrrc = 3, kCsrrwi = 5, kCsrrsi = 6, kCsrrci = 7 };
 
 constexpr uint32_t kThreadId = 0xCC0, kWarpId = 0xCC1, kNumThreads = 0xFC0, kMhartid = 0xF14, kMscratch = 0x340,
                    kMtvec = 0x305, kMepc = 0x341, kMcause = 0x342;
 
-constexpr uint32_t kAll = 0xf;                     // every lane of the default 4-lane warp
-constexpr uint32_t kUnmapped = 0x10000000;         // neither the bench nor the machine maps it
+constexpr uint32_t kAll = 0xf;              // every lane of the default 4-lane warp
+constexpr uint32_t kUnmapped = 0x10000000;  // neither the bench nor the machine maps it
 constexpr uint32_t kIntMin = 0x80000000u;
 
 // Sets `reg` in lanes 0..3 to the given values.
@@ -56,9 +67,7 @@ void set_lanes(Bench& b, uint32_t reg, std::array<uint32_t, 4> v) {
   for (uint32_t l = 0; l < 4; ++l) b.x(reg, l) = v[l];
 }
 
-std::array<uint32_t, 4> lanes(Bench& b, uint32_t reg) {
-  return {b.x(reg, 0), b.x(reg, 1), b.x(reg, 2), b.x(reg, 3)};
-}
+std::array<uint32_t, 4> lanes(Bench& b, uint32_t reg) { return {b.x(reg, 0), b.x(reg, 1), b.x(reg, 2), b.x(reg, 3)}; }
 
 using Lanes = std::array<uint32_t, 4>;
 
@@ -190,9 +199,9 @@ TEST_CASE("DIV and REM by zero give all ones and the dividend, INT_MIN / -1 give
   set_lanes(b, a2, {0, uint32_t(-1), 2, uint32_t(-2)});
   run_ok(b);
   CHECK(lanes(b, a0) == Lanes{0xffffffff, kIntMin, uint32_t(-3), uint32_t(-3)});  // div rounds toward zero
-  CHECK(lanes(b, a3) == Lanes{0xffffffff, 0, 0x7ffffffc, 0});                      // divu
-  CHECK(lanes(b, a4) == Lanes{7, 0, uint32_t(-1), 1});                              // rem has the dividend's sign
-  CHECK(lanes(b, a5) == Lanes{7, kIntMin, 1, 7});                                   // remu
+  CHECK(lanes(b, a3) == Lanes{0xffffffff, 0, 0x7ffffffc, 0});                     // divu
+  CHECK(lanes(b, a4) == Lanes{7, 0, uint32_t(-1), 1});                            // rem has the dividend's sign
+  CHECK(lanes(b, a5) == Lanes{7, kIntMin, 1, 7});                                 // remu
 }
 
 TEST_CASE("MUL keeps the low word and MULH, MULHSU, MULHU give the high word with their signedness") {
@@ -202,8 +211,8 @@ TEST_CASE("MUL keeps the low word and MULH, MULHSU, MULHU give the high word wit
   set_lanes(b, a2, {3, uint32_t(-2), kIntMin, 0xffffffff});
   run_ok(b);
   CHECK(lanes(b, a0) == Lanes{uint32_t(-6), uint32_t(-6), 0, 1});
-  CHECK(lanes(b, a3) == Lanes{0xffffffff, 0xffffffff, 0x40000000, 0});           // (-1) * (-1) = 1
-  CHECK(lanes(b, a4) == Lanes{0xffffffff, 2, 0xc0000000, 0xffffffff});           // rs1 signed, rs2 unsigned
+  CHECK(lanes(b, a3) == Lanes{0xffffffff, 0xffffffff, 0x40000000, 0});  // (-1) * (-1) = 1
+  CHECK(lanes(b, a4) == Lanes{0xffffffff, 2, 0xc0000000, 0xffffffff});  // rs1 signed, rs2 unsigned
   CHECK(lanes(b, a5) == Lanes{2, 2, 0x40000000, 0xfffffffe});
 }
 
@@ -248,10 +257,9 @@ TEST_CASE("JALR jumps to the highest active lane's rs1 + imm with bit 0 cleared 
 
 TEST_CASE("conditional branches are taken or not per their comparison") {
   Bench b;
-  b.load({branch(kBeq, a1, a2, 8), rv::li(t0, 1), branch(kBne, a1, a2, 8), rv::li(t1, 1),
-          branch(kBlt, a1, a2, 8), rv::li(t2, 1), branch(kBge, a1, a2, 8), rv::li(s0, 1),
-          branch(kBltu, a1, a2, 8), rv::li(s1, 1), branch(kBgeu, a1, a2, 8), rv::li(a3, 1),
-          branch(kBeq, a1, a1, 8), rv::li(a4, 1), vxi::tmc(zero)});
+  b.load({branch(kBeq, a1, a2, 8), rv::li(t0, 1), branch(kBne, a1, a2, 8), rv::li(t1, 1), branch(kBlt, a1, a2, 8),
+          rv::li(t2, 1), branch(kBge, a1, a2, 8), rv::li(s0, 1), branch(kBltu, a1, a2, 8), rv::li(s1, 1),
+          branch(kBgeu, a1, a2, 8), rv::li(a3, 1), branch(kBeq, a1, a1, 8), rv::li(a4, 1), vxi::tmc(zero)});
   set_lanes(b, a1, {uint32_t(-1), uint32_t(-1), uint32_t(-1), uint32_t(-1)});
   set_lanes(b, a2, {1, 1, 1, 1});
   run_ok(b);
@@ -508,7 +516,7 @@ TEST_CASE("a CSR write takes the operand and old value of the highest active lan
   set_lanes(b, a5, {7, 8, 9, 10});
   run_ok(b, 0b0111);  // lane 2 is the highest active lane
   CHECK(lanes(b, a0) == Lanes{0x300, 0x300, 0x300, 0});
-  CHECK(lanes(b, a3) == Lanes{0x304, 0x304, 0x304, 0});  // CSRRC then clears lane 2's 0x200
+  CHECK(lanes(b, a3) == Lanes{0x304, 0x304, 0x304, 0});   // CSRRC then clears lane 2's 0x200
   CHECK(lanes(b, a5) == Lanes{0x104, 0x104, 0x104, 10});  // CSRRW reads before writing, even into rs1
   CHECK(b.warp().mscratch == 9);
 }
@@ -621,8 +629,12 @@ TEST_CASE("ECALL and EBREAK with mtvec set enter the handler with mepc and mcaus
   for (auto [word, code] : {std::pair{rv::ecall(), 11u}, std::pair{rv::ebreak(), 3u}}) {
     Bench b;
     constexpr uint32_t kHandler = Bench::kCode + 0x40;
-    std::vector<uint32_t> code_words = {rv::lui(t0, Bench::kCode >> 12), rv::addi(t0, t0, 0x40), rv::csrw(kMtvec, t0),
-                                        word, rv::li(a1, 7), vxi::tmc(zero)};
+    std::vector<uint32_t> code_words = {rv::lui(t0, Bench::kCode >> 12),
+                                        rv::addi(t0, t0, 0x40),
+                                        rv::csrw(kMtvec, t0),
+                                        word,
+                                        rv::li(a1, 7),
+                                        vxi::tmc(zero)};
     code_words.resize(0x40 / 4, 0);
     for (uint32_t w : {rv::csrr(a0, kMcause), rv::csrr(a2, kMepc), rv::addi(a3, a2, 4), rv::csrw(kMepc, a3), mret()})
       code_words.push_back(w);
@@ -688,12 +700,12 @@ TEST_CASE("the disassembler prints integer instructions from the table") {
 }
 
 TEST_CASE("reserved integer encodings are not decoded") {
-  CHECK(find_row(shifti(0x01, 1, a0, a0, 3)) == nullptr);       // slli with shamt[5] set (RV64 only)
-  CHECK(find_row(amo(kLr, a0, a2, a1)) == nullptr);             // lr.w with rs2 != 0
-  CHECK(find_row(op(7, 6, a0, a1, a2)) == nullptr);             // funct7 = 7, funct3 = 6: not Zicond
-  CHECK(find_row(0x0000200f) == nullptr);                       // MISC-MEM funct3 = 2
-  CHECK(find_row(0x10500073) == nullptr);                       // wfi is not modelled
-  CHECK(find_row(i_type(0, a1, 3, a0, kLoad)) == nullptr);      // ld (RV64)
+  CHECK(find_row(shifti(0x01, 1, a0, a0, 3)) == nullptr);   // slli with shamt[5] set (RV64 only)
+  CHECK(find_row(amo(kLr, a0, a2, a1)) == nullptr);         // lr.w with rs2 != 0
+  CHECK(find_row(op(7, 6, a0, a1, a2)) == nullptr);         // funct7 = 7, funct3 = 6: not Zicond
+  CHECK(find_row(0x0000200f) == nullptr);                   // MISC-MEM funct3 = 2
+  CHECK(find_row(0x10500073) == nullptr);                   // wfi is not modelled
+  CHECK(find_row(i_type(0, a1, 3, a0, kLoad)) == nullptr);  // ld (RV64)
 }
 
 TEST_CASE("every integer row decodes its own match value to itself") {

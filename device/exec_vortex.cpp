@@ -62,8 +62,7 @@ Outcome exec_join(ExecCtx& c, const Decoded& d) {
   uint32_t token = c.X(d.rs1, c.last_lane());
   auto& stack = c.w.ipdom;
   if (token == stack.size()) return Outcome::retire();  // the split was uniform
-  if (stack.empty() || token != stack.size() - 1)
-    return Outcome::fault(Cause::IpdomUnderflow, c.last_lane(), token);
+  if (stack.empty() || token != stack.size() - 1) return Outcome::fault(Cause::IpdomUnderflow, c.last_lane(), token);
   IpdomEntry& top = stack.back();
   if (!top.fallthrough) {
     // Run the other side from the instruction after the SPLIT.
@@ -117,10 +116,10 @@ template <int Kind>
 Outcome exec_vote(ExecCtx& c, const Decoded& d) {
   uint32_t pred = predicate_mask(c, d.rs1);
   uint32_t v = 0;
-  if constexpr (Kind == 0) v = pred == c.tmask;                      // ALL
-  if constexpr (Kind == 1) v = pred != 0;                            // ANY
-  if constexpr (Kind == 2) v = pred == 0 || pred == c.tmask;         // UNI
-  if constexpr (Kind == 3) v = pred;                                 // BALLOT
+  if constexpr (Kind == 0) v = pred == c.tmask;               // ALL
+  if constexpr (Kind == 1) v = pred != 0;                     // ANY
+  if constexpr (Kind == 2) v = pred == 0 || pred == c.tmask;  // UNI
+  if constexpr (Kind == 3) v = pred;                          // BALLOT
   write_all(c, d.rd, v);
   return Outcome::retire();
 }
@@ -135,9 +134,9 @@ Outcome exec_shfl(ExecCtx& c, const Decoded& d) {
     uint32_t lo = t & mask, hi = lo | (cc & ~mask);
     int64_t src = -1;
     if constexpr (Kind == 0) src = int64_t(t) - int64_t(b) >= int64_t(lo) ? int64_t(t) - b : -1;  // UP
-    if constexpr (Kind == 1) src = t + b <= hi ? int64_t(t + b) : -1;                                // DOWN
-    if constexpr (Kind == 2) src = (t ^ b) <= hi ? int64_t(t ^ b) : -1;                              // BFLY
-    if constexpr (Kind == 3) src = (lo | (b & ~mask)) <= hi ? int64_t(lo | (b & ~mask)) : -1;        // IDX
+    if constexpr (Kind == 1) src = t + b <= hi ? int64_t(t + b) : -1;                             // DOWN
+    if constexpr (Kind == 2) src = (t ^ b) <= hi ? int64_t(t ^ b) : -1;                           // BFLY
+    if constexpr (Kind == 3) src = (lo | (b & ~mask)) <= hi ? int64_t(lo | (b & ~mask)) : -1;     // IDX
     if (src < 0 || src >= int64_t(nt)) src = t;  // out of range: keep own value
     out[t] = c.X(d.rs1, uint32_t(src));          // the source lane may be inactive
   });

@@ -116,13 +116,30 @@ TEST_CASE("no instruction the model implements is classified as an extension") {
     }
   // And representative core words, the Vortex ones in particular.
   const uint32_t core[] = {
-      vxi::tmc(a0),          vxi::wspawn(a0, a1),     vxi::split(a0, a1),    vxi::split_n(a0, a1),
-      vxi::join(a0),         vxi::bar(a0, a1),        vxi::pred(a0, a1),     vxi::pred_n(a0, a1),
-      vxi::bar_arrive(a2, a0, a1), vxi::bar_wait(a0, a1), vxi::wsync(),     vxi::vote(0, a0, a1),
-      vxi::vote(3, a0, a1),  vxi::shfl(0, a0, a1, a2), vxi::shfl(3, a0, a1, a2),
+      vxi::tmc(a0),
+      vxi::wspawn(a0, a1),
+      vxi::split(a0, a1),
+      vxi::split_n(a0, a1),
+      vxi::join(a0),
+      vxi::bar(a0, a1),
+      vxi::pred(a0, a1),
+      vxi::pred_n(a0, a1),
+      vxi::bar_arrive(a2, a0, a1),
+      vxi::bar_wait(a0, a1),
+      vxi::wsync(),
+      vxi::vote(0, a0, a1),
+      vxi::vote(3, a0, a1),
+      vxi::shfl(0, a0, a1, a2),
+      vxi::shfl(3, a0, a1, a2),
       0x0000007bu,  // VXR.RESUME (CUSTOM3)
-      rv::addi(a0, a0, 1),  rv::lw(a0, sp, 4),      rv::sw(a0, sp, 4),    rv::csrr(a0, 0xCC0),
-      rv::ecall(),          rv::ebreak(),           rv::jal(ra, 8),       0x0000000fu,  // fence
+      rv::addi(a0, a0, 1),
+      rv::lw(a0, sp, 4),
+      rv::sw(a0, sp, 4),
+      rv::csrr(a0, 0xCC0),
+      rv::ecall(),
+      rv::ebreak(),
+      rv::jal(ra, 8),
+      0x0000000fu,  // fence
   };
   for (uint32_t w : core) {
     INFO("word 0x" << std::hex << w);

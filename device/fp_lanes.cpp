@@ -115,15 +115,15 @@ inline bool cvt_by_width(unsigned nt, uint32_t* out, const uint32_t* in, uint32_
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-[[gnu::target("avx2,fma"), gnu::flatten]] bool cvt_avx2(bool is_unsigned, unsigned nt, uint32_t* out, const uint32_t* in,
-                                         uint32_t* flags) {
+[[gnu::target("avx2,fma"), gnu::flatten]] bool cvt_avx2(bool is_unsigned, unsigned nt, uint32_t* out,
+                                                        const uint32_t* in, uint32_t* flags) {
   return is_unsigned ? cvt_by_width<true>(nt, out, in, flags) : cvt_by_width<false>(nt, out, in, flags);
 }
 #endif
 
 #if defined(__x86_64__) && defined(__GNUC__)
 [[gnu::target("avx2,fma"), gnu::flatten]] bool dispatch_fma(FpOp op, unsigned nt, uint32_t* out, const uint32_t* a,
-                                             const uint32_t* b, const uint32_t* c, uint32_t* flags) {
+                                                            const uint32_t* b, const uint32_t* c, uint32_t* flags) {
   return dispatch<true>(op, nt, out, a, b, c, flags);
 }
 #endif

@@ -8,7 +8,7 @@ namespace vx {
 
 namespace {
 
-constexpr uint32_t kTmcX0 = 0x0000000b;         // TMC x0: retires the warp
+constexpr uint32_t kTmcX0 = 0x0000000b;              // TMC x0: retires the warp
 constexpr uint32_t kInstanceStackBase = 0xE0000000;  // virtual stack window for instances
 constexpr uint32_t kInstanceStackBytes = 8 * 1024;
 
@@ -63,8 +63,8 @@ Result<GridLaunch> resolve_grid_launch(const KernelImage& image, const DeviceCon
   static const char* const kAxis[3] = {"x", "y", "z"};
   for (int i = 0; i < 3; ++i)
     if (l.cluster[i] == 0 || l.grid[i] % l.cluster[i] != 0)
-      return make_error("cluster " + dims(l.cluster) + ": grid " + dims(l.grid) + " is not a whole number of clusters in " +
-                        kAxis[i]);
+      return make_error("cluster " + dims(l.cluster) + ": grid " + dims(l.grid) +
+                        " is not a whole number of clusters in " + kAxis[i]);
   uint64_t threads = uint64_t(l.block[0]) * l.block[1] * l.block[2];
   uint64_t warps = (threads + cfg.threads - 1) / cfg.threads;
   if (threads == 0 || warps > cfg.warps)
@@ -162,8 +162,8 @@ Result<uint64_t> HostRuntime::launch_instances(const InstancesLaunch& l) {
   b.write_reg64(kCmpWindowBase0, kInstanceStackBase);
   b.write_reg64(kCmpWindowTarget0, stacks_);
   b.write_reg64(kCmpWindowScale0, cmp_window_scale(13, 1));  // 8 KiB per hart
-  b.write_reg64(kCmpWindowMode0, cmp_window_mode(true, WindowMode::PerHart, kWindowRead | kWindowWrite,
-                                                 kInstanceStackBytes));
+  b.write_reg64(kCmpWindowMode0,
+                cmp_window_mode(true, WindowMode::PerHart, kWindowRead | kWindowWrite, kInstanceStackBytes));
   b.write_reg64(kCmpEntryPtFn, l.entry);
   b.write_reg64(kCmpStackTop, kInstanceStackBase + kInstanceStackBytes);
   b.write_reg64(kCmpReturnAddr, trampoline_);

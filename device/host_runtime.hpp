@@ -54,7 +54,7 @@ constexpr uint32_t kBlockDimX = 0x016;  // Y, Z follow
 constexpr uint32_t kGridDimX = 0x019;   // Y, Z follow
 constexpr uint32_t kLmemSize = 0x01C;
 constexpr uint32_t kBlockSize = 0x01D;
-constexpr uint32_t kWarpStepX = 0x01E;  // Y, Z follow
+constexpr uint32_t kWarpStepX = 0x01E;    // Y, Z follow
 constexpr uint32_t kClusterDimX = 0x021;  // Y, Z follow
 constexpr uint32_t kKmuEnd = 0x024;
 // The base DCRs before the KMU's (startup address and argument of Vortex 2, the MPM class).
@@ -108,8 +108,8 @@ class HostRuntime {
  private:
   Result<void> ensure_instance_support();
   Driver& d_;
-  uint32_t trampoline_ = 0;   // TMC x0 for instances to return to
-  uint32_t stacks_ = 0;       // per-hart stacks for instances
+  uint32_t trampoline_ = 0;  // TMC x0 for instances to return to
+  uint32_t stacks_ = 0;      // per-hart stacks for instances
   DcrFile dcrs_;
 };
 

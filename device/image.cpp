@@ -81,7 +81,8 @@ Result<KernelImage> parse_elf(std::span<const uint8_t> bytes, const std::string&
   uint64_t lo = UINT64_MAX, hi = 0;
   for (size_t i = 0; i < phnum; ++i) {
     GElf_Phdr ph;
-    if (!gelf_getphdr(e, int(i), &ph)) return make_error(name + ": program header " + std::to_string(i) + " unreadable");
+    if (!gelf_getphdr(e, int(i), &ph))
+      return make_error(name + ": program header " + std::to_string(i) + " unreadable");
     if (ph.p_type == PT_TLS) {
       if (ph.p_memsz > 0x10000000)
         return make_error(name + ": program header " + std::to_string(i) + ": the thread-local storage segment of " +
@@ -90,8 +91,8 @@ Result<KernelImage> parse_elf(std::span<const uint8_t> bytes, const std::string&
       continue;
     }
     if (ph.p_type != PT_LOAD || ph.p_memsz == 0) continue;
-    std::string where = name + ": program header " + std::to_string(i) + ": segment " + hex(ph.p_vaddr) + "+" +
-                        hex(ph.p_memsz);
+    std::string where =
+        name + ": program header " + std::to_string(i) + ": segment " + hex(ph.p_vaddr) + "+" + hex(ph.p_memsz);
     if (ph.p_filesz > ph.p_memsz) return make_error(where + " has more file bytes than memory bytes");
     if (ph.p_offset + ph.p_filesz > bytes.size() || ph.p_offset + ph.p_filesz < ph.p_offset)
       return make_error(where + " runs past the end of the file");
@@ -127,7 +128,8 @@ Result<KernelImage> parse_elf(std::span<const uint8_t> bytes, const std::string&
       if (!gelf_getsym(data, int(k), &sym)) continue;
       const char* sname = elf_strptr(e, sh.sh_link, sym.st_name);
       if (!sname) continue;
-      if (std::strcmp(sname, "main") == 0 && GELF_ST_TYPE(sym.st_info) == STT_FUNC) img.main_addr = uint32_t(sym.st_value);
+      if (std::strcmp(sname, "main") == 0 && GELF_ST_TYPE(sym.st_info) == STT_FUNC)
+        img.main_addr = uint32_t(sym.st_value);
       if (std::strcmp(sname, "__vx_launch") == 0) desc_addr = uint32_t(sym.st_value);
       if (std::strcmp(sname, "__tbss_size") == 0) img.tls_stride = uint32_t(sym.st_value);
       if (std::strcmp(sname, "_end") == 0) img.end_symbol = uint32_t(sym.st_value);
@@ -241,7 +243,10 @@ Result<KernelImage> parse_vxbin(std::span<const uint8_t> bytes, const std::strin
 }  // namespace
 
 Result<KernelImage> parse_kernel_image(std::span<const uint8_t> bytes, const std::string& name) {
-  Result<KernelImage> r = (bytes.size() >= 4 && std::memcmp(bytes.data(), "\x7f" "ELF", 4) == 0)
+  Result<KernelImage> r = (bytes.size() >= 4 && std::memcmp(bytes.data(),
+                                                            "\x7f"
+                                                            "ELF",
+                                                            4) == 0)
                               ? parse_elf(bytes, name)
                               : parse_vxbin(bytes, name);
   if (r) r->hash = fnv1a(bytes);

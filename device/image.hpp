@@ -23,7 +23,7 @@ struct ImageSegment {
 // Launch defaults carried by an image (examples/runtime/vx_runtime.h).
 struct LaunchDescriptor {
   static constexpr uint32_t kMagic = 0x4e4c5856;  // "VXLN"
-  uint32_t entry = 0;  // CTA_ENTRY; 0 = legacy main() launch
+  uint32_t entry = 0;                             // CTA_ENTRY; 0 = legacy main() launch
   uint32_t arg = 0;
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint32_t, 3> block{1, 1, 1};
@@ -42,7 +42,7 @@ struct KernelImage {
   bool is_elf = false;
   uint32_t start_pc = 0;  // ELF e_entry, or the .vxbin base
   uint32_t min_vma = 0;
-  uint32_t max_vma = 0;   // exclusive
+  uint32_t max_vma = 0;  // exclusive
   std::vector<ImageSegment> segments;
   std::optional<LaunchDescriptor> launch;
   std::optional<uint32_t> main_addr;  // the symbol main, for legacy launches

@@ -22,8 +22,8 @@ Result<std::vector<uint8_t>> read_input_file(const std::string& path, uint64_t m
   if (S_ISDIR(st.st_mode)) return make_error(path + ": is a directory, not a file");
   if (!S_ISREG(st.st_mode)) return make_error(path + ": is not a regular file (a device, a FIFO or a socket)");
   if (uint64_t(st.st_size) > max_bytes)
-    return make_error(path + ": is " + std::to_string(st.st_size) + " bytes, more than the " + std::to_string(max_bytes) +
-                      " this input may have");
+    return make_error(path + ": is " + std::to_string(st.st_size) + " bytes, more than the " +
+                      std::to_string(max_bytes) + " this input may have");
   std::vector<uint8_t> bytes(size_t(st.st_size));
   size_t done = 0;
   while (done < bytes.size()) {

@@ -99,7 +99,7 @@ struct Decoded {
   uint32_t raw = 0;
   int32_t imm = 0;  // sign-extended per ImmKind; Csr: the CSR number
   uint8_t rd = 0, rs1 = 0, rs2 = 0, rs3 = 0;
-  uint8_t rm = 0;   // funct3 (rounding mode for FP)
+  uint8_t rm = 0;  // funct3 (rounding mode for FP)
   InsnClass cls = InsnClass::Other;
   bool fp_rd = false;  // rd names a float register (FLW)
   // The fast loop (Machine::run_fast) runs this with the full per-instruction bookkeeping: it may read
@@ -137,16 +137,21 @@ template <ExecFn F>
 #endif
 
 // The table rows for an executor template whose last parameter is the lane count.
-#define VX_WIDTHS(F, ...)                                                                                     \
-  {&F<__VA_ARGS__, 0>,                                                                                        \
-   {&F<__VA_ARGS__, 1>, &F<__VA_ARGS__, 2>, &F<__VA_ARGS__, 4>, &F<__VA_ARGS__, 8>, &F<__VA_ARGS__, 16>,      \
-    &F<__VA_ARGS__, 32>},                                                                                     \
-   {VX_WIDE((&F<__VA_ARGS__, 1>)), VX_WIDE((&F<__VA_ARGS__, 2>)), VX_WIDE((&F<__VA_ARGS__, 4>)),              \
-    VX_WIDE((&F<__VA_ARGS__, 8>)), VX_WIDE((&F<__VA_ARGS__, 16>)), VX_WIDE((&F<__VA_ARGS__, 32>))}}
-#define VX_WIDTHS0(F)                                                                          \
-  {&F<0>,                                                                                      \
-   {&F<1>, &F<2>, &F<4>, &F<8>, &F<16>, &F<32>},                                               \
-   {VX_WIDE(&F<1>), VX_WIDE(&F<2>), VX_WIDE(&F<4>), VX_WIDE(&F<8>), VX_WIDE(&F<16>), VX_WIDE(&F<32>)}}
+#define VX_WIDTHS(F, ...)                                                                               \
+  {                                                                                                     \
+    &F<__VA_ARGS__, 0>, {&F<__VA_ARGS__, 1>, &F<__VA_ARGS__, 2>,  &F<__VA_ARGS__, 4>,                   \
+                         &F<__VA_ARGS__, 8>, &F<__VA_ARGS__, 16>, &F<__VA_ARGS__, 32>},                 \
+    {                                                                                                   \
+      VX_WIDE((&F<__VA_ARGS__, 1>)), VX_WIDE((&F<__VA_ARGS__, 2>)), VX_WIDE((&F<__VA_ARGS__, 4>)),      \
+          VX_WIDE((&F<__VA_ARGS__, 8>)), VX_WIDE((&F<__VA_ARGS__, 16>)), VX_WIDE((&F<__VA_ARGS__, 32>)) \
+    }                                                                                                   \
+  }
+#define VX_WIDTHS0(F)                                                                                  \
+  {                                                                                                    \
+    &F<0>, {&F<1>, &F<2>, &F<4>, &F<8>, &F<16>, &F<32>}, {                                             \
+      VX_WIDE(&F<1>), VX_WIDE(&F<2>), VX_WIDE(&F<4>), VX_WIDE(&F<8>), VX_WIDE(&F<16>), VX_WIDE(&F<32>) \
+    }                                                                                                  \
+  }
 // The copy of `generic` for warps of `nt` lanes, or `generic` itself when it has none. The machine
 // puts these in its decode cache (never in the reference mode, which keeps the table's executors).
 ExecFn specialize(ExecFn generic, uint32_t nt);
@@ -179,11 +184,11 @@ struct ExecCtx {
   uint32_t warp_id;
   CoreState& core;
   WarpState& w;
-  uint32_t nt;       // lanes per warp
-  uint32_t* x;       // w.x.data(): x[reg * nt + lane]
-  uint32_t* f;       // w.f.data()
+  uint32_t nt;  // lanes per warp
+  uint32_t* x;  // w.x.data(): x[reg * nt + lane]
+  uint32_t* f;  // w.f.data()
   uint32_t pc;
-  uint32_t tmask;    // active lanes (never 0 while executing)
+  uint32_t tmask;  // active lanes (never 0 while executing)
   uint32_t next_pc;
   uint32_t next_tmask;
 

@@ -11,7 +11,8 @@ TEST_CASE("no two rows of the instruction table match the same encoding") {
   std::vector<std::string> overlaps;
   for (size_t i = 0; i < rows.size(); ++i)
     for (size_t j = i + 1; j < rows.size(); ++j)
-      if (rows_overlap(*rows[i], *rows[j])) overlaps.push_back(std::string(rows[i]->mnemonic) + " / " + rows[j]->mnemonic);
+      if (rows_overlap(*rows[i], *rows[j]))
+        overlaps.push_back(std::string(rows[i]->mnemonic) + " / " + rows[j]->mnemonic);
   INFO("overlapping rows: " << overlaps.size());
   for (auto& o : overlaps) UNSCOPED_INFO(o);
   CHECK(overlaps.empty());
@@ -45,7 +46,7 @@ TEST_CASE("unknown encodings decode as illegal and disassemble as unknown") {
 }
 
 TEST_CASE("the disassembler prints Vortex instructions from the table") {
-  CHECK(disassemble(0x0005000b, 0) == "vx_tmc a0");           // tmc a0
-  CHECK(disassemble(0x0005a58b, 0) == "vx_split a1, a1");     // split a1, a1
+  CHECK(disassemble(0x0005000b, 0) == "vx_tmc a0");        // tmc a0
+  CHECK(disassemble(0x0005a58b, 0) == "vx_split a1, a1");  // split a1, a1
   CHECK(disassemble(0x0015a58b, 0) == "vx_split.n a1, a1");
 }

@@ -36,9 +36,9 @@ std::vector<uint32_t> concat(std::initializer_list<std::vector<uint32_t>> parts)
 TEST_CASE("a CTA of 16 threads on 4-thread warps becomes 4 warps with ranks 0..3 and threadIdx 0..15") {
   Bench b;
   b.load_kernel(concat({{load_data_base(), rv::csrr(t0, kTidX), rv::csrr(t1, kRank)},
-                 store_indexed(t0, t0, 0),
-                 store_indexed(t1, t0, 0x100),
-                 {rv::ret()}}));
+                        store_indexed(t0, t0, 0),
+                        store_indexed(t1, t0, 0x100),
+                        {rv::ret()}}));
   RunResult r = b.run_grid({1, 1, 1}, {16, 1, 1});
   REQUIRE(r.stop == RunStop::LaunchDone);
   for (uint32_t t = 0; t < 16; ++t) {
@@ -50,9 +50,8 @@ TEST_CASE("a CTA of 16 threads on 4-thread warps becomes 4 warps with ranks 0..3
 
 TEST_CASE("the last warp of a CTA gets a partial mask covering only the remaining threads") {
   Bench b;
-  b.load_kernel(concat({{load_data_base(), rv::csrr(t0, kTidX), rv::addi(t1, zero, 1)},
-                 store_indexed(t1, t0, 0),
-                 {rv::ret()}}));
+  b.load_kernel(
+      concat({{load_data_base(), rv::csrr(t0, kTidX), rv::addi(t1, zero, 1)}, store_indexed(t1, t0, 0), {rv::ret()}}));
   REQUIRE(b.run_grid({1, 1, 1}, {6, 1, 1}).stop == RunStop::LaunchDone);
   for (uint32_t t = 0; t < 8; ++t) CHECK(b.read32(Bench::kData + 4 * t) == (t < 6 ? 1u : 0u));
   CHECK(b.m.stats().warps_dispatched == 2);
@@ -62,9 +61,9 @@ TEST_CASE("the last warp of a CTA gets a partial mask covering only the remainin
 TEST_CASE("more CTAs than the core holds run in waves until the whole grid is done") {
   Bench b;  // 4 warp slots, 2 warps per CTA: 2 CTAs at a time
   b.load_kernel(concat({{load_data_base(), rv::csrr(t0, kTidX), rv::csrr(t1, kBidX), rv::csrr(t2, kBlockDimX),
-                  mul(t1, t1, t2), rv::add(t0, t0, t1), rv::addi(t2, zero, 1)},
-                 store_indexed(t2, t0, 0),
-                 {rv::ret()}}));
+                         mul(t1, t1, t2), rv::add(t0, t0, t1), rv::addi(t2, zero, 1)},
+                        store_indexed(t2, t0, 0),
+                        {rv::ret()}}));
   REQUIRE(b.run_grid({10, 1, 1}, {8, 1, 1}).stop == RunStop::LaunchDone);
   for (uint32_t g = 0; g < 80; ++g) CHECK(b.read32(Bench::kData + 4 * g) == 1);
   CHECK(b.m.stats().units_dispatched == 10);
@@ -74,16 +73,16 @@ TEST_CASE("more CTAs than the core holds run in waves until the whole grid is do
 TEST_CASE("two-dimensional grids and blocks give each lane its threadIdx and blockIdx") {
   Bench b;
   // index = ((bid.y * 2 + bid.x) * 4 + tid.y * 2 + tid.x); value = bid.y<<12 | bid.x<<8 | tid.y<<4 | tid.x
-  b.load_kernel(concat({{load_data_base(), rv::csrr(t0, kTidX), rv::csrr(t1, kTidY), rv::csrr(t2, kBidX),
-                  rv::csrr(a4, kBidY),
-                  // value
-                  slli(a5, a4, 12), slli(a6, t2, 8), rv::add(a5, a5, a6), slli(a6, t1, 4), rv::add(a5, a5, a6),
-                  rv::add(a5, a5, t0),
-                  // index
-                  slli(a6, a4, 1), rv::add(a6, a6, t2), slli(a6, a6, 2), slli(a7, t1, 1), rv::add(a6, a6, a7),
-                  rv::add(a6, a6, t0)},
-                 store_indexed(a5, a6, 0),
-                 {rv::ret()}}));
+  b.load_kernel(
+      concat({{load_data_base(), rv::csrr(t0, kTidX), rv::csrr(t1, kTidY), rv::csrr(t2, kBidX), rv::csrr(a4, kBidY),
+               // value
+               slli(a5, a4, 12), slli(a6, t2, 8), rv::add(a5, a5, a6), slli(a6, t1, 4), rv::add(a5, a5, a6),
+               rv::add(a5, a5, t0),
+               // index
+               slli(a6, a4, 1), rv::add(a6, a6, t2), slli(a6, a6, 2), slli(a7, t1, 1), rv::add(a6, a6, a7),
+               rv::add(a6, a6, t0)},
+              store_indexed(a5, a6, 0),
+              {rv::ret()}}));
   REQUIRE(b.run_grid({2, 3, 1}, {2, 2, 1}).stop == RunStop::LaunchDone);
   for (uint32_t by = 0; by < 3; ++by)
     for (uint32_t bx = 0; bx < 2; ++bx)
@@ -97,9 +96,9 @@ TEST_CASE("two-dimensional grids and blocks give each lane its threadIdx and blo
 TEST_CASE("local memory slots follow the 64-byte stride and min(NW, 16 KiB / stride) rule") {
   Bench b;
   b.load_kernel(concat({{load_data_base(), rv::csrr(t0, kBidX), rv::csrr(t1, kCtaId), rv::csrr(t2, kCtaLmem)},
-                 store_indexed(t1, t0, 0),
-                 store_indexed(t2, t0, 0x100),
-                 {rv::ret()}}));
+                        store_indexed(t1, t0, 0),
+                        store_indexed(t2, t0, 0x100),
+                        {rv::ret()}}));
   REQUIRE(b.run_grid({6, 1, 1}, {1, 1, 1}, 5000).stop == RunStop::LaunchDone);
   std::set<uint32_t> slots;
   for (uint32_t c = 0; c < 6; ++c) {
@@ -131,11 +130,11 @@ TEST_CASE("a reused warp slot restarts at the dispatch window and skips the prol
 
 TEST_CASE("a local barrier holds every warp of the CTA until all have arrived") {
   auto program = [](bool with_barrier) {
-    return concat({{load_data_base(), rv::addi(t4, zero, 1), amoadd(zero, t4, t3), nop(), nop(), nop(),
-                    rv::csrr(t0, kCtaId), rv::addi(t1, zero, 4),
-                    with_barrier ? vxi::bar(t0, t1) : nop(), rv::lw(t5, t3, 0), rv::csrr(t0, kTidX)},
-                   store_indexed(t5, t0, 0x100),
-                   {rv::ret()}});
+    return concat(
+        {{load_data_base(), rv::addi(t4, zero, 1), amoadd(zero, t4, t3), nop(), nop(), nop(), rv::csrr(t0, kCtaId),
+          rv::addi(t1, zero, 4), with_barrier ? vxi::bar(t0, t1) : nop(), rv::lw(t5, t3, 0), rv::csrr(t0, kTidX)},
+         store_indexed(t5, t0, 0x100),
+         {rv::ret()}});
   };
   bool saw_early_read = false;
   for (uint64_t seed = 1; seed <= 8; ++seed) {
@@ -163,8 +162,8 @@ TEST_CASE("a barrier with a warp count of 0 and a barrier number beyond 7 are de
     CHECK(r.exception.pc == Bench::kKernel + 4);
   }
   SECTION("number 8") {
-    b.load_kernel({rv::addi(t0, zero, 0x7ff), rv::addi(t0, t0, 0x101), rv::addi(t1, zero, 1), vxi::bar(t0, t1),
-                   rv::ret()});
+    b.load_kernel(
+        {rv::addi(t0, zero, 0x7ff), rv::addi(t0, t0, 0x101), rv::addi(t1, zero, 1), vxi::bar(t0, t1), rv::ret()});
     RunResult r = b.run_grid({1, 1, 1}, {4, 1, 1});
     REQUIRE(r.stop == RunStop::Exception);
     CHECK(r.exception.cause == Cause::BadBarrier);
@@ -186,22 +185,22 @@ TEST_CASE("a global barrier releases the warps of every core once the named numb
   cfg.cores_per_cluster = 2;
   Bench b(cfg);
   b.load_kernel(concat({{load_data_base(), rv::addi(t4, zero, 1), amoadd(zero, t4, t3), rv::lui(t0, 0x80000),
-                  rv::addi(t1, zero, 2), vxi::bar(t0, t1), rv::lw(t5, t3, 0), rv::csrr(t0, kBidX), slli(t0, t0, 2),
-                  rv::csrr(t2, kTidX), rv::add(t0, t0, t2)},
-                 store_indexed(t5, t0, 0x100),
-                 {rv::ret()}}));
+                         rv::addi(t1, zero, 2), vxi::bar(t0, t1), rv::lw(t5, t3, 0), rv::csrr(t0, kBidX),
+                         slli(t0, t0, 2), rv::csrr(t2, kTidX), rv::add(t0, t0, t2)},
+                        store_indexed(t5, t0, 0x100),
+                        {rv::ret()}}));
   REQUIRE(b.run_grid({2, 1, 1}, {4, 1, 1}).stop == RunStop::LaunchDone);
   for (uint32_t t = 0; t < 8; ++t) CHECK(b.read32(Bench::kData + 0x100 + 4 * t) == 8);
 }
 
 TEST_CASE("BAR.ARRIVE returns the phase parity and BAR.WAIT holds until the phase moves on") {
   Bench b;
-  b.load_kernel(concat({{load_data_base(), rv::csrr(t0, kCtaId), rv::addi(t1, zero, 2), vxi::bar_arrive(t2, t0, t1),
-                  rv::addi(t4, zero, 1), amoadd(zero, t4, t3), vxi::bar_wait(t0, t2), rv::lw(t5, t3, 0),
-                  rv::csrr(a6, kTidX)},
-                 store_indexed(t5, a6, 0x100),
-                 store_indexed(t2, a6, 0x200),
-                 {rv::ret()}}));
+  b.load_kernel(concat(
+      {{load_data_base(), rv::csrr(t0, kCtaId), rv::addi(t1, zero, 2), vxi::bar_arrive(t2, t0, t1),
+        rv::addi(t4, zero, 1), amoadd(zero, t4, t3), vxi::bar_wait(t0, t2), rv::lw(t5, t3, 0), rv::csrr(a6, kTidX)},
+       store_indexed(t5, a6, 0x100),
+       store_indexed(t2, a6, 0x200),
+       {rv::ret()}}));
   REQUIRE(b.run_grid({1, 1, 1}, {8, 1, 1}).stop == RunStop::LaunchDone);
   for (uint32_t t = 0; t < 8; ++t) {
     CHECK(b.read32(Bench::kData + 0x200 + 4 * t) == 0);  // phase 0 parity
@@ -213,10 +212,10 @@ TEST_CASE("BAR.ARRIVE returns the phase parity and BAR.WAIT holds until the phas
 }
 
 TEST_CASE("the same seed gives a bit-identical run however the run is split into budgets") {
-  auto program = concat({{load_data_base(), rv::lw(t5, t3, 0), rv::addi(t5, t5, 1), nop(), rv::sw(t5, t3, 0),
-                          rv::csrr(t0, kTidX)},
-                         store_indexed(t5, t0, 0x100),
-                         {rv::ret()}});
+  auto program =
+      concat({{load_data_base(), rv::lw(t5, t3, 0), rv::addi(t5, t5, 1), nop(), rv::sw(t5, t3, 0), rv::csrr(t0, kTidX)},
+              store_indexed(t5, t0, 0x100),
+              {rv::ret()}});
   auto run = [&](uint64_t seed, uint64_t slice) {
     auto b = std::make_unique<Bench>(DeviceConfig{}, RunOptions{seed, 1'000'000});
     b->load_kernel(program);

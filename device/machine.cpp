@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
 #include <cassert>
+#include <cstring>
 #include <string_view>
 
 namespace vx {
@@ -47,8 +47,8 @@ std::string DeviceException::to_string() const {
   const char* what = cause == Cause::IllegalInstruction ? "instruction"
                      : cause == Cause::DivergentBranch  ? "lanes taken"
                                                         : "address";
-  snprintf(buf, sizeof buf, "%s at pc 0x%08x (core %u, warp %u, lane %u, %s 0x%08x)", cause_name(cause), pc, core,
-           warp, lane, what, addr);
+  snprintf(buf, sizeof buf, "%s at pc 0x%08x (core %u, warp %u, lane %u, %s 0x%08x)", cause_name(cause), pc, core, warp,
+           lane, what, addr);
   std::string out = buf;
   // An instruction of an upstream extension unit the model does not have: say which unit.
   if (cause == Cause::IllegalInstruction) {
@@ -233,8 +233,7 @@ Outcome Machine::step_inner(uint32_t c, uint32_t w, DeviceException* exc) {
     }
   if (!d) d = fetch(ws.pc, &fetch_cause);
   if (!d) {
-    *exc = DeviceException{fetch_cause, ws.pc, c, w, ws.tmask ? 31u - unsigned(std::countl_zero(ws.tmask)) : 0u,
-                           ws.pc};
+    *exc = DeviceException{fetch_cause, ws.pc, c, w, ws.tmask ? 31u - unsigned(std::countl_zero(ws.tmask)) : 0u, ws.pc};
     return Outcome::fault(fetch_cause, exc->lane, ws.pc);
   }
   ExecCtx ctx{*this, c, w, core, ws, cfg_.threads, ws.x.data(), ws.f.data(), ws.pc, ws.tmask, ws.pc + 4, ws.tmask};
@@ -493,7 +492,6 @@ void Machine::wake_spawn_waiters(uint32_t c) {
 
 // --- The run loop ------------------------------------------------------------
 
-
 // PCT (probabilistic concurrency testing): every warp has a random priority, drawn from the seed,
 // its slot, its CTA and the current priority epoch; the highest ready one runs. The epoch moves at
 // a few change points early in the launch (where the interleavings that matter begin), then every
@@ -558,8 +556,7 @@ RunStop Machine::pending_stop(uint32_t c, uint32_t w) {
   if (before_armed_ && trigger_) {
     const WarpTrigger& t = *trigger_;
     const WarpState& tw = cores_[t.core].warps[t.slot];
-    if (!tw.active || tw.instret + 1 < t.min_instret ||
-        (t.cta_linear != UINT32_MAX && tw.cta_linear != t.cta_linear)) {
+    if (!tw.active || tw.instret + 1 < t.min_instret || (t.cta_linear != UINT32_MAX && tw.cta_linear != t.cta_linear)) {
       // Not due before the slot's warp retires an instruction or a new warp is dispatched into it,
       // both of which arm the check again.
       before_armed_ = false;
@@ -605,17 +602,19 @@ Result<void> Machine::set_watchpoints(const std::vector<WatchRange>& ranges) {
     if (r.len == 0 || r.len > 4096)
       return make_error(which + ": length " + std::to_string(r.len) + " is not between 1 and 4096 bytes");
     if (uint64_t(r.addr) + r.len > (1ull << 32))
-      return make_error(which + ": 0x" + [&] {
-        char b[16];
-        snprintf(b, sizeof b, "%08x", r.addr);
-        return std::string(b);
-      }() + " + " + std::to_string(r.len) + " runs past the 4 GiB address space");
+      return make_error(which + ": 0x" +
+                        [&] {
+                          char b[16];
+                          snprintf(b, sizeof b, "%08x", r.addr);
+                          return std::string(b);
+                        }() +
+                        " + " + std::to_string(r.len) + " runs past the 4 GiB address space");
     if (r.kind == 0 || (r.kind & ~(kWatchRead | kWatchWrite)))
       return make_error(which + ": kind " + std::to_string(r.kind) + " is not kWatchRead, kWatchWrite or both");
     if (r.core < -1 || (r.core >= 0 && uint32_t(r.core) >= num_cores()))
       return make_error(which + ": core " + std::to_string(r.core) + " does not exist (-1 means any core)");
-    if (r.local && (r.addr < memmap::kLocalMemBase ||
-                    uint64_t(r.addr - memmap::kLocalMemBase) + r.len > cfg_.local_mem_bytes))
+    if (r.local &&
+        (r.addr < memmap::kLocalMemBase || uint64_t(r.addr - memmap::kLocalMemBase) + r.len > cfg_.local_mem_bytes))
       return make_error(which + ": a local range must lie in the local memory, 0xffff0000 + " +
                         std::to_string(cfg_.local_mem_bytes) + " bytes");
   }
@@ -826,9 +825,8 @@ RunResult Machine::run_inner(uint64_t max_instructions) {
         if (stats_.instructions >= budget_end) return {RunStop::Budget, {}};
         if (stats_.instructions >= watchdog_end) {
           const WarpState& ws = cores_[c].warps[uint32_t(cur)];
-          return {RunStop::Exception,
-                  DeviceException{Cause::Watchdog, ws.pc, c, uint32_t(cur),
-                                  ws.tmask ? 31u - unsigned(std::countl_zero(ws.tmask)) : 0u, 0}};
+          return {RunStop::Exception, DeviceException{Cause::Watchdog, ws.pc, c, uint32_t(cur),
+                                                      ws.tmask ? 31u - unsigned(std::countl_zero(ws.tmask)) : 0u, 0}};
         }
         DeviceException exc;
         if (fast) {
@@ -1042,8 +1040,7 @@ Result<void> Machine::start_resume(const ResumeRequest& req) {
       return make_error("resume: placement core " + std::to_string(p.core) + " slot " + std::to_string(p.slot) +
                         " does not exist");
     if (placed[p.core * nw + p.slot]++)
-      return make_error("resume: two placements in core " + std::to_string(p.core) + " slot " +
-                        std::to_string(p.slot));
+      return make_error("resume: two placements in core " + std::to_string(p.core) + " slot " + std::to_string(p.slot));
     if (p.restores_warp != ctx.cores[p.core].warps[p.slot].active)
       return make_error("resume: core " + std::to_string(p.core) + " slot " + std::to_string(p.slot) +
                         (p.restores_warp ? " holds no warp to restore" : " holds a warp that needs restoring"));
@@ -1096,7 +1093,8 @@ Result<void> Machine::start_resume(const ResumeRequest& req) {
 Outcome Machine::resume_request(ExecCtx& c) {
   const bool ok = restore_phase_ && restore_next_ < resume_.placements.size() &&
                   resume_.placements[restore_next_].core == c.core_id &&
-                  resume_.placements[restore_next_].slot == c.warp_id && resume_.placements[restore_next_].restores_warp;
+                  resume_.placements[restore_next_].slot == c.warp_id &&
+                  resume_.placements[restore_next_].restores_warp;
   if (!ok) return Outcome::fault(Cause::IllegalInstruction, c.last_lane(), 0x0000007b);
   resume_requested_ = true;
   return Outcome::retire();
@@ -1114,7 +1112,8 @@ RunResult Machine::run_restore_phase() {
     settle();
     const WarpState& ws = cores_[p.core].warps[p.slot];
     RunResult r{RunStop::Exception, DeviceException{Cause::RestoreFailed, ws.pc, p.core, p.slot, 0, 0}, {}};
-    r.message = "thread-entry routine in core " + std::to_string(p.core) + " slot " + std::to_string(p.slot) + ": " + why;
+    r.message =
+        "thread-entry routine in core " + std::to_string(p.core) + " slot " + std::to_string(p.slot) + ": " + why;
     return r;
   };
   while (restore_next_ < resume_.placements.size()) {
@@ -1125,7 +1124,8 @@ RunResult Machine::run_restore_phase() {
         if (p.restores_warp) return failed(p, "ended without VXR.RESUME");
         break;
       }
-      if (n >= kRestoreLimit) return failed(p, "did not finish within " + std::to_string(kRestoreLimit) + " instructions");
+      if (n >= kRestoreLimit)
+        return failed(p, "did not finish within " + std::to_string(kRestoreLimit) + " instructions");
       DeviceException exc;
       Outcome o = step(p.core, p.slot, &exc);
       if (o.step == Step::Exception) return failed(p, exc.to_string());

@@ -14,12 +14,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/result.hpp"
 #include "device/config.hpp"
 #include "device/context.hpp"
 #include "device/driver.hpp"
 #include "device/isa.hpp"
 #include "device/memory.hpp"
-#include "base/result.hpp"
 #include "device/state.hpp"
 
 namespace vx {
@@ -378,8 +378,8 @@ class Machine {
   uint64_t watchdog_base_ = 0;
   uint64_t next_drain_ = 0;
   std::vector<ConsoleChunk> console_;
-  LaunchState initial_launch_;  // the launch as start_launch accepted it: what ndmreset restarts
-  bool ebreak_halt_ = false;    // mirrors DCONFIG.ebreakh
+  LaunchState initial_launch_;     // the launch as start_launch accepted it: what ndmreset restarts
+  bool ebreak_halt_ = false;       // mirrors DCONFIG.ebreakh
   uint64_t launch_base_ = 0;       // stats_.instructions when the launch (virtually) began
   uint64_t launch_lane_base_ = 0;  // stats_.lane_instructions likewise
 
@@ -387,7 +387,7 @@ class Machine {
   // saved state is installed and the launch goes on.
   bool restore_phase_ = false;
   ResumeRequest resume_;
-  size_t restore_next_ = 0;       // placement whose routine runs next
+  size_t restore_next_ = 0;        // placement whose routine runs next
   bool resume_requested_ = false;  // VXR.RESUME executed by the warp being restored
   bool dispatch_new_units_ = true;
   std::vector<FetchOverride> overrides_;
@@ -406,8 +406,8 @@ class Machine {
   };
   std::vector<WatchRange> watches_;
   bool watch_active_ = false;
-  bool watch_fired_ = false;                    // accesses or hits wait for the next stop check
-  std::vector<WatchAccess> watch_accesses_;     // the current instruction's accesses to watched ranges
+  bool watch_fired_ = false;                 // accesses or hits wait for the next stop check
+  std::vector<WatchAccess> watch_accesses_;  // the current instruction's accesses to watched ranges
   std::vector<std::pair<uint32_t, std::vector<uint8_t>>> watch_old_;  // range index, bytes before it
   uint32_t watch_core_ = 0, watch_slot_ = 0, watch_pc_ = 0;
   std::vector<WatchHit> watch_pending_;  // hits of retired instructions, not yet reported
@@ -429,8 +429,8 @@ class Machine {
 
   // Derived, never persisted.
   std::vector<uint64_t> pct_change_points_;  // launch clock values where PCT's priorities change
-  std::vector<uint32_t> ready_;        // per core: warps that are active, not waiting and not halted
-  std::vector<uint32_t> active_;       // per core: active warps
+  std::vector<uint32_t> ready_;              // per core: warps that are active, not waiting and not halted
+  std::vector<uint32_t> active_;             // per core: active warps
   // Per core: bit 32 set and active_ in the low bits when dispatch_cta last found no room there. The
   // room (free warp slots, free local-memory slots) only changes when active_ does, so until then
   // the answer is known. Dropped when a launch starts or the state is replaced.

@@ -140,7 +140,7 @@ void Memory::note_code_write(uint32_t addr, uint32_t len) {
 uint8_t* Memory::materialize(uint32_t page) {
   std::unique_ptr<uint8_t[]>& slot = region(page).pages[page & (kRegionPages - 1)];
   slot = std::make_unique<uint8_t[]>(kPageSize);  // value-initialized: zeros
-  forget(page);  // a read entry may point at the zero page
+  forget(page);                                   // a read entry may point at the zero page
   return slot.get();
 }
 

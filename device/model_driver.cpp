@@ -51,8 +51,8 @@ class ModelDevice final : public Driver {
     uint64_t candidate = memmap::kAllocBase;
     for (const auto& [addr, len] : regions_) {
       if (candidate + bytes <= addr) break;
-      candidate = std::max<uint64_t>(candidate, (uint64_t(addr) + len + Memory::kPageSize - 1) &
-                                                    ~uint64_t(Memory::kPageSize - 1));
+      candidate = std::max<uint64_t>(candidate,
+                                     (uint64_t(addr) + len + Memory::kPageSize - 1) & ~uint64_t(Memory::kPageSize - 1));
     }
     if (candidate + bytes > memmap::kStartupAddr)
       return make_error("mem_alloc: no room for " + std::to_string(size) + " bytes below the kernel image base");
@@ -97,15 +97,15 @@ class ModelDevice final : public Driver {
 
   Result<void> copy_to_device(uint32_t addr, std::span<const uint8_t> bytes) override {
     if (!m_.memory().write(addr, bytes.data(), bytes.size()))
-      return make_error(ErrorCode::Unmapped, "copy to device: " + hex(addr) + ".." + hex(uint64_t(addr) + bytes.size()) +
-                        " is not mapped device memory");
+      return make_error(ErrorCode::Unmapped, "copy to device: " + hex(addr) + ".." +
+                                                 hex(uint64_t(addr) + bytes.size()) + " is not mapped device memory");
     return {};
   }
 
   Result<void> copy_from_device(uint32_t addr, std::span<uint8_t> bytes) override {
     if (!m_.memory().read(addr, bytes.data(), bytes.size()))
-      return make_error(ErrorCode::Unmapped, "copy from device: " + hex(addr) + ".." + hex(uint64_t(addr) + bytes.size()) +
-                        " is not mapped device memory");
+      return make_error(ErrorCode::Unmapped, "copy from device: " + hex(addr) + ".." +
+                                                 hex(uint64_t(addr) + bytes.size()) + " is not mapped device memory");
     return {};
   }
 
@@ -203,14 +203,12 @@ class ModelDevice final : public Driver {
       return make_error(
           "continue_past_breakpoint: the last event was not a breakpoint exception (EBREAK); it is only valid "
           "right after wait() returned one, before abort() or another submit");
-    if (!m_.launch_active())
-      return make_error("continue_past_breakpoint: no launch is in flight");
+    if (!m_.launch_active()) return make_error("continue_past_breakpoint: no launch is in flight");
     for (const FetchOverride& o : overrides) {
       if (o.core >= m_.num_cores() || o.slot >= m_.config().warps || !m_.core(o.core).warps[o.slot].active)
         return make_error("continue_past_breakpoint: an override names core " + std::to_string(o.core) + " slot " +
                           std::to_string(o.slot) + ", which holds no warp");
-      if (o.pc & 3)
-        return make_error("continue_past_breakpoint: override pc " + hex(o.pc) + " is not word aligned");
+      if (o.pc & 3) return make_error("continue_past_breakpoint: override pc " + hex(o.pc) + " is not word aligned");
     }
     // The workload only latched the stop (halted_): the faulting EBREAK did not execute and nothing of the
     // launch or the scheduler moved, so clearing the latch goes on exactly where it stopped.

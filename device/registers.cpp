@@ -78,8 +78,15 @@ std::optional<uint32_t> csr_state_value(const DeviceConfig& cfg, const LaunchSta
     case 0x341: return w.mepc;
     case 0x342: return w.mcause;
     case 0x343: return w.mtval;
-    case 0x302: case 0x303: case 0x304: case 0x3A0: case 0x3B0: case 0x180: return 0u;
-    case 0xF11: case 0xF12: case 0xF13: return 0u;
+    case 0x302:
+    case 0x303:
+    case 0x304:
+    case 0x3A0:
+    case 0x3B0:
+    case 0x180: return 0u;
+    case 0xF11:
+    case 0xF12:
+    case 0xF13: return 0u;
     case 0xF14: return (core * cfg.warps + slot) * cfg.threads + lane;
     case 0xCC0: return lane;
     case 0xCC1: return slot;
@@ -109,7 +116,10 @@ std::optional<uint32_t> csr_state_value(const DeviceConfig& cfg, const LaunchSta
     case 0xCDF: return grid_value(memmap::kLocalMemBase + w.cta_slot * l.lmem_stride);
     case 0xCE0: return grid_value(l.cluster[0] * l.cluster[1] * l.cluster[2]);
     case 0xCE1: return grid_value(l.entry_pc);
-    case 0x7B2: case 0x7B3: case 0x7B4: case 0x7B5: {
+    case 0x7B2:
+    case 0x7B3:
+    case 0x7B4:
+    case 0x7B5: {
       const size_t i = size_t(lane) * 4 + (csr - 0x7B2);
       return i < w.dscratch.size() ? w.dscratch[i] : 0u;
     }

@@ -37,8 +37,8 @@ TEST_CASE("SPLIT runs the smaller side first and JOIN re-runs the code after the
   CHECK(b.warp().tmask == 0b0001);
   CHECK(b.warp().ipdom.size() == 1);
   for (uint32_t l = 0; l < 4; ++l) CHECK(b.x(a1, l) == 0);  // the token is the depth before the push
-  step(b);                                                   // ballot on the then side
-  step(b);                                                   // join: switch sides
+  step(b);                                                  // ballot on the then side
+  step(b);                                                  // join: switch sides
   CHECK(b.warp().tmask == 0b1110);
   CHECK(b.warp().pc == Bench::kCode + 4);
   step(b);  // ballot on the else side
@@ -240,12 +240,10 @@ TEST_CASE("SHFL variants pick their source lane by the spec's lo/hi rule") {
   CHECK(shfl(1, 1, 1, 0) == std::vector<uint32_t>{11, 11, 12, 13});  // DOWN clamped at hi = 1
   CHECK(shfl(2, 1, 3, 0) == std::vector<uint32_t>{11, 10, 13, 12});  // BFLY
   CHECK(shfl(2, 2, 3, 0) == std::vector<uint32_t>{12, 13, 10, 11});
-  CHECK(shfl(3, 2, 3, 0) == std::vector<uint32_t>{12, 12, 12, 12});  // IDX broadcast
+  CHECK(shfl(3, 2, 3, 0) == std::vector<uint32_t>{12, 12, 12, 12});   // IDX broadcast
   CHECK(shfl(3, 1, 1, 62) == std::vector<uint32_t>{11, 11, 13, 13});  // IDX within segments of 2
   CHECK(shfl(1, 5, 63, 0) == std::vector<uint32_t>{10, 11, 12, 13});  // source beyond NT: keep own
-  SECTION("the source lane may be inactive") {
-    CHECK(shfl(2, 2, 3, 0, 0b0011) == std::vector<uint32_t>{12, 13, 0, 0});
-  }
+  SECTION("the source lane may be inactive") { CHECK(shfl(2, 2, 3, 0, 0b0011) == std::vector<uint32_t>{12, 13, 0, 0}); }
 }
 
 TEST_CASE("WSPAWN starts warps 1..count-1 with lane 0 active and the caller's mscratch") {

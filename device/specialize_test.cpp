@@ -27,7 +27,7 @@ struct ExecResult {
 
 // One execution of `fn` on a fresh bench holding the given registers and data.
 ExecResult execute(ExecFn fn, const Decoded& d, uint32_t nt, uint32_t tmask, const std::vector<uint32_t>& x,
-               const std::vector<uint32_t>& f, const std::vector<uint8_t>& data) {
+                   const std::vector<uint32_t>& f, const std::vector<uint8_t>& data) {
   Bench b(DeviceConfig{1, 1, 4, nt});
   (void)b.m.memory().write(Bench::kData, data.data(), data.size());
   b.m.activate_warp(0, 0, Bench::kCode, tmask);
@@ -76,11 +76,13 @@ TEST_CASE("every executor compiled for one warp width does what the generic exec
           Decoded d = decode(raw);
           std::vector<uint32_t> x(32 * nt), f(32 * nt);
           for (uint32_t& v : x) v = uint32_t(rng());
-          for (uint32_t& v : f) v = uint32_t(rng()) % 3 == 0 ? uint32_t(rng()) : std::bit_cast<uint32_t>(float(int(rng() % 64) - 32));
+          for (uint32_t& v : f)
+            v = uint32_t(rng()) % 3 == 0 ? uint32_t(rng()) : std::bit_cast<uint32_t>(float(int(rng() % 64) - 32));
           // Base registers point into the data window most of the time, sometimes misaligned or unmapped.
           for (uint32_t l = 0; l < nt; ++l) {
             const uint32_t r = rng() % 8;
-            if (r < 6) x[d.rs1 * nt + l] = Bench::kData + 0x400 + (rng() % 256) * 4 + (r == 5 ? 1 : 0) - uint32_t(d.imm);
+            if (r < 6)
+              x[d.rs1 * nt + l] = Bench::kData + 0x400 + (rng() % 256) * 4 + (r == 5 ? 1 : 0) - uint32_t(d.imm);
             if (r == 6) x[d.rs1 * nt + l] = 0x10 - uint32_t(d.imm);
           }
           for (uint32_t l = 0; l < nt; ++l) x[l] = 0;  // x0
@@ -105,11 +107,12 @@ TEST_CASE("every executor compiled for one warp width does what the generic exec
 // lane loop): lane l's result may depend on lane l's operands only, and fflags is the lanes' OR.
 TEST_CASE("full-warp ALU results equal the lane-by-lane results of the same instruction") {
   std::mt19937 rng(777);
-  const char* const names[] = {"add",  "sub",  "sll",    "slt",   "sltu",  "xor",  "srl",       "sra",
-                               "or",   "and",  "mul",    "mulh",  "mulhsu", "mulhu", "div",     "divu",
-                               "rem",  "remu", "czero.eqz", "czero.nez", "addi", "slti", "sltiu", "xori",
-                               "ori",  "andi", "slli",   "srli",  "srai",  "lui",  "auipc",     "fsgnj.s",
-                               "fsgnjn.s", "fsgnjx.s", "fmv.x.w", "fmv.w.x", "fcvt.s.w", "fcvt.s.wu"};
+  const char* const names[] = {"add",     "sub",      "sll",      "slt",     "sltu",      "xor",       "srl",
+                               "sra",     "or",       "and",      "mul",     "mulh",      "mulhsu",    "mulhu",
+                               "div",     "divu",     "rem",      "remu",    "czero.eqz", "czero.nez", "addi",
+                               "slti",    "sltiu",    "xori",     "ori",     "andi",      "slli",      "srli",
+                               "srai",    "lui",      "auipc",    "fsgnj.s", "fsgnjn.s",  "fsgnjx.s",  "fmv.x.w",
+                               "fmv.w.x", "fcvt.s.w", "fcvt.s.wu"};
   for (const char* name : names) {
     const InsnRow* row = nullptr;
     for (const InsnRow* r : all_rows())

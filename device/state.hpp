@@ -15,23 +15,23 @@ namespace vx {
 // Why the device stopped on its own. Never a host crash.
 enum class Cause : uint8_t {
   None = 0,
-  IllegalInstruction,   // unknown encoding, unknown CSR, unmodelled Vortex unit, bad rounding mode
+  IllegalInstruction,  // unknown encoding, unknown CSR, unmodelled Vortex unit, bad rounding mode
   MisalignedFetch,
   MisalignedLoad,
   MisalignedStore,
-  FetchFault,           // instruction fetch from an unmapped address
-  LoadFault,            // load from an unmapped address or through a window without read permission
-  StoreFault,           // store to an unmapped address or through a window without write permission
-  Breakpoint,           // EBREAK with no trap handler (mtvec == 0)
-  EnvironmentCall,      // ECALL with no trap handler (mtvec == 0)
-  IpdomOverflow,        // SPLIT pushing onto a full IPDOM stack
-  IpdomUnderflow,       // JOIN with a token that does not match the stack
-  BarrierZeroCount,     // BAR with a warp count of 0
-  BadBarrier,           // BAR naming a CTA slot or barrier number that does not exist
-  Deadlock,             // every remaining warp waits on a barrier that can never complete
-  Watchdog,             // the pass exceeded its instruction budget
-  RestoreFailed,        // the thread-entry routine of a re-launch failed (docs/relaunch.md); a debugger bug
-  DivergentBranch,      // RunOptions::strict_branches: a plain branch whose active lanes disagree
+  FetchFault,        // instruction fetch from an unmapped address
+  LoadFault,         // load from an unmapped address or through a window without read permission
+  StoreFault,        // store to an unmapped address or through a window without write permission
+  Breakpoint,        // EBREAK with no trap handler (mtvec == 0)
+  EnvironmentCall,   // ECALL with no trap handler (mtvec == 0)
+  IpdomOverflow,     // SPLIT pushing onto a full IPDOM stack
+  IpdomUnderflow,    // JOIN with a token that does not match the stack
+  BarrierZeroCount,  // BAR with a warp count of 0
+  BadBarrier,        // BAR naming a CTA slot or barrier number that does not exist
+  Deadlock,          // every remaining warp waits on a barrier that can never complete
+  Watchdog,          // the pass exceeded its instruction budget
+  RestoreFailed,     // the thread-entry routine of a re-launch failed (docs/relaunch.md); a debugger bug
+  DivergentBranch,   // RunOptions::strict_branches: a plain branch whose active lanes disagree
 };
 const char* cause_name(Cause c);
 
@@ -54,7 +54,7 @@ struct DivergentBranch {
   uint32_t not_taken = 0;  // active lanes whose condition did not hold, the first time
   uint32_t core = 0;
   uint32_t warp = 0;
-  uint64_t count = 0;      // times it diverged since the device was opened
+  uint64_t count = 0;  // times it diverged since the device was opened
   bool operator==(const DivergentBranch&) const = default;
 };
 
@@ -66,11 +66,11 @@ struct ConsoleChunk {
 };
 
 struct MachineStats {
-  uint64_t instructions = 0;        // warp instructions retired
-  uint64_t lane_instructions = 0;   // sum of active lanes over retired instructions
+  uint64_t instructions = 0;       // warp instructions retired
+  uint64_t lane_instructions = 0;  // sum of active lanes over retired instructions
   uint64_t warps_dispatched = 0;
-  uint64_t units_dispatched = 0;    // CTAs or instances
-  uint64_t divergent_branches = 0;  // plain branches whose lanes disagreed (last-lane rule applied)
+  uint64_t units_dispatched = 0;      // CTAs or instances
+  uint64_t divergent_branches = 0;    // plain branches whose lanes disagreed (last-lane rule applied)
   uint64_t restore_instructions = 0;  // warp instructions of thread-entry routines (not in `instructions`)
 };
 
@@ -145,8 +145,8 @@ struct BarrierState {
 struct CoreState {
   std::vector<WarpState> warps;
   std::vector<uint8_t> local_mem;
-  std::vector<BarrierState> barriers;   // NW CTA slots x 8
-  std::vector<uint32_t> slot_warps;     // per local-memory slot: warps of its CTA still active
+  std::vector<BarrierState> barriers;  // NW CTA slots x 8
+  std::vector<uint32_t> slot_warps;    // per local-memory slot: warps of its CTA still active
   uint32_t lmem_next_slot = 0;
   uint64_t instret = 0;
   std::vector<uint32_t> global_arrived;  // per global barrier number: warps of this core arrived
@@ -195,9 +195,9 @@ struct GlobalBarrierState {
 // The warp scheduler is a small plain value: the same state gives the same future.
 struct SchedulerState {
   uint64_t rng = 0;
-  uint32_t core_cursor = 0;               // next core to run within the current round
-  std::vector<int32_t> current_warp;      // per core: warp running its quantum, -1 if none
-  std::vector<uint32_t> quantum_left;     // per core
+  uint32_t core_cursor = 0;            // next core to run within the current round
+  std::vector<int32_t> current_warp;   // per core: warp running its quantum, -1 if none
+  std::vector<uint32_t> quantum_left;  // per core
   bool operator==(const SchedulerState&) const = default;
 };
 
@@ -208,7 +208,7 @@ struct MemWindow {
   uint64_t mode_reg = 0;   // raw CMP_REG_WINDOW_MODE
   uint64_t scale_reg = 0;  // raw CMP_REG_WINDOW_SCALE
   bool active() const { return mode_reg & 1; }
-  uint32_t mode() const { return uint32_t(mode_reg >> 1) & 3; }  // 0 SHARED, 1 PER_HART, 2 PER_CORE
+  uint32_t mode() const { return uint32_t(mode_reg >> 1) & 3; }   // 0 SHARED, 1 PER_HART, 2 PER_CORE
   uint32_t perms() const { return uint32_t(mode_reg >> 4) & 7; }  // bit0 R, bit1 W, bit2 X
   uint64_t size() const {
     uint64_t s = mode_reg >> 32;

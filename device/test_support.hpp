@@ -15,7 +15,7 @@ namespace vx::test {
 class Bench {
  public:
   static constexpr uint32_t kCode = 0x80000000;
-  static constexpr uint32_t kData = 0x20000;  // 64 KiB of mapped data memory
+  static constexpr uint32_t kData = 0x20000;          // 64 KiB of mapped data memory
   static constexpr uint32_t kKernel = kCode + 0x100;  // where load_kernel puts a grid kernel
 
   explicit Bench(DeviceConfig cfg = {}, RunOptions opts = RunOptions{1, 1'000'000}) : m(cfg, opts) {
@@ -23,9 +23,7 @@ class Bench {
     m.memory().map(kData, 0x10000);
   }
   void load(std::initializer_list<uint32_t> code) { load(std::vector<uint32_t>(code)); }
-  void load(const std::vector<uint32_t>& code) {
-    (void)m.memory().write(kCode, code.data(), code.size() * 4);
-  }
+  void load(const std::vector<uint32_t>& code) { (void)m.memory().write(kCode, code.data(), code.size() * 4); }
   // Runs warp `warp` of core 0 alone from kCode until it retires (TMC 0), an
   // exception, or max_steps instructions. Returns the exception (cause None when it retired).
   DeviceException run_warp(uint32_t tmask, uint32_t warp = 0, uint32_t max_steps = 100000) {
@@ -60,8 +58,8 @@ class Bench {
     return l;
   }
   // Launches grid_launch(...) and runs it to the end.
-  RunResult run_grid(std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block, uint32_t lmem = 0,
-                     uint32_t arg = 0, uint64_t max = 10'000'000) {
+  RunResult run_grid(std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block, uint32_t lmem = 0, uint32_t arg = 0,
+                     uint64_t max = 10'000'000) {
     auto r = m.start_launch(grid_launch(grid, block, lmem, arg));
     if (!r) return RunResult{RunStop::Exception, {}};
     return m.run(max);

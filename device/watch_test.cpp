@@ -33,8 +33,8 @@ constexpr uint32_t sc(uint32_t rd, uint32_t rs2, uint32_t rs1) { return r_type(0
 
 // t0 = the global thread index (blockIdx.x * blockDim.x + threadIdx.x); t1 = &out[t0] (a0 + kOut + 4 * t0).
 std::vector<uint32_t> prologue() {
-  return {rv::csrr(t0, 0xCD6), rv::csrr(t1, 0xCD9), rv::csrr(t2, 0xCD3), mul(t0, t0, t1),  rv::add(t0, t0, t2),
-          slli(t1, t0, 2),     rv::add(t1, t1, a0), rv::addi(t1, t1, int32_t(kOut))};
+  return {rv::csrr(t0, 0xCD6), rv::csrr(t1, 0xCD9), rv::csrr(t2, 0xCD3), mul(t0, t0, t1),
+          rv::add(t0, t0, t2), slli(t1, t0, 2),     rv::add(t1, t1, a0), rv::addi(t1, t1, int32_t(kOut))};
 }
 
 std::vector<uint32_t> with_prologue(std::vector<uint32_t> body) {
@@ -47,14 +47,14 @@ std::vector<uint32_t> with_prologue(std::vector<uint32_t> body) {
 constexpr uint32_t kLoopBody = 9;  // index of the loop's first instruction (the lw) in loop_kernel()
 std::vector<uint32_t> loop_kernel() {
   return with_prologue({
-      rv::li(t3, 10),       // 8
-      rv::lw(t4, t1, 0),    // 9: loop
-      rv::add(t4, t4, t0),  //
-      rv::addi(t4, t4, 1),  //
-      rv::sw(t4, t1, 0),    //
-      rv::li(t5, 1),        //
-      amoadd(zero, t5, a0), //
-      rv::addi(t3, t3, -1), //
+      rv::li(t3, 10),        // 8
+      rv::lw(t4, t1, 0),     // 9: loop
+      rv::add(t4, t4, t0),   //
+      rv::addi(t4, t4, 1),   //
+      rv::sw(t4, t1, 0),     //
+      rv::li(t5, 1),         //
+      amoadd(zero, t5, a0),  //
+      rv::addi(t3, t3, -1),  //
       rv::bne(t3, zero, -28),
       rv::ret(),
   });
@@ -425,9 +425,9 @@ TEST_CASE("a write watch on global words reports a multi-lane store once, with e
   for (uint32_t i = 0; i < fill.size(); ++i) fill[i] = uint8_t(0xa0 + i);
   REQUIRE(r.d->copy_to_device(r.buf + kOut, fill).ok());
   REQUIRE(r.d->set_watchpoints({
-                                   WatchRange{1, r.buf + kOut + 16, 16},    // out[4..7]: one warp's lanes
-                                   WatchRange{2, r.buf + kOut + 20, 2},     // half of out[5]: lane 1 only
-                                   WatchRange{3, r.buf, 4},                 // the shared word
+                                   WatchRange{1, r.buf + kOut + 16, 16},              // out[4..7]: one warp's lanes
+                                   WatchRange{2, r.buf + kOut + 20, 2},               // half of out[5]: lane 1 only
+                                   WatchRange{3, r.buf, 4},                           // the shared word
                                    WatchRange{4, r.buf + kOut + 16, 16, kWatchRead},  // read-only: never
                                })
               .ok());
@@ -543,7 +543,7 @@ TEST_CASE("a failed SC.W is no access: a write watch does not see it", "[watch]"
   REQUIRE(r.d->set_watchpoints({WatchRange{1, r.buf + kOut, 16, kWatchRead | kWatchWrite}}).ok());
   auto hits = collect_hits(r);
   REQUIRE(hits.size() == 1);
-  CHECK(hits[0].pc == kKernel + 4 * 9);  // the sw, not the sc
+  CHECK(hits[0].pc == kKernel + 4 * 9);              // the sw, not the sc
   CHECK(word_at(read_buf(*r.d, r.buf), kOut) == 1);  // sc.w failed: rd = 1
 }
 

@@ -19,28 +19,20 @@ using std::to_string;
 
 ck::WaitKind wait_to_record(WarpWait w) {
   switch (w) {
-    case WarpWait::None:
-      return ck::WaitKind::None;
-    case WarpWait::Barrier:
-      return ck::WaitKind::Barrier;
-    case WarpWait::BarrierWait:
-      return ck::WaitKind::BarrierWait;
-    case WarpWait::Spawn:
-      return ck::WaitKind::Spawn;
+    case WarpWait::None: return ck::WaitKind::None;
+    case WarpWait::Barrier: return ck::WaitKind::Barrier;
+    case WarpWait::BarrierWait: return ck::WaitKind::BarrierWait;
+    case WarpWait::Spawn: return ck::WaitKind::Spawn;
   }
   return ck::WaitKind(uint8_t(w));
 }
 
 std::optional<WarpWait> wait_from_record(ck::WaitKind w) {
   switch (w) {
-    case ck::WaitKind::None:
-      return WarpWait::None;
-    case ck::WaitKind::Barrier:
-      return WarpWait::Barrier;
-    case ck::WaitKind::BarrierWait:
-      return WarpWait::BarrierWait;
-    case ck::WaitKind::Spawn:
-      return WarpWait::Spawn;
+    case ck::WaitKind::None: return WarpWait::None;
+    case ck::WaitKind::Barrier: return WarpWait::Barrier;
+    case ck::WaitKind::BarrierWait: return WarpWait::BarrierWait;
+    case ck::WaitKind::Spawn: return WarpWait::Spawn;
   }
   return std::nullopt;
 }
@@ -48,61 +40,42 @@ std::optional<WarpWait> wait_from_record(ck::WaitKind w) {
 // The record keeps DCTRL.hacause's number.
 uint8_t halt_to_record(HaltCause h) {
   switch (h) {
-    case HaltCause::None:
-      return 0;
-    case HaltCause::Ebreak:
-      return 1;
-    case HaltCause::HaltReq:
-      return 2;
-    case HaltCause::Step:
-      return 3;
-    case HaltCause::ResetHaltReq:
-      return 4;
+    case HaltCause::None: return 0;
+    case HaltCause::Ebreak: return 1;
+    case HaltCause::HaltReq: return 2;
+    case HaltCause::Step: return 3;
+    case HaltCause::ResetHaltReq: return 4;
   }
   return uint8_t(h);
 }
 
 std::optional<HaltCause> halt_from_record(uint8_t h) {
   switch (h) {
-    case 0:
-      return HaltCause::None;
-    case 1:
-      return HaltCause::Ebreak;
-    case 2:
-      return HaltCause::HaltReq;
-    case 3:
-      return HaltCause::Step;
-    case 4:
-      return HaltCause::ResetHaltReq;
-    default:
-      return std::nullopt;
+    case 0: return HaltCause::None;
+    case 1: return HaltCause::Ebreak;
+    case 2: return HaltCause::HaltReq;
+    case 3: return HaltCause::Step;
+    case 4: return HaltCause::ResetHaltReq;
+    default: return std::nullopt;
   }
 }
 
 ck::LaunchKind launch_kind_to_record(LaunchKind k) {
   switch (k) {
-    case LaunchKind::None:
-      return ck::LaunchKind::None;
-    case LaunchKind::Grid:
-      return ck::LaunchKind::Grid;
-    case LaunchKind::Instances:
-      return ck::LaunchKind::Instances;
-    case LaunchKind::Slice:
-      return ck::LaunchKind::Slice;
+    case LaunchKind::None: return ck::LaunchKind::None;
+    case LaunchKind::Grid: return ck::LaunchKind::Grid;
+    case LaunchKind::Instances: return ck::LaunchKind::Instances;
+    case LaunchKind::Slice: return ck::LaunchKind::Slice;
   }
   return ck::LaunchKind(uint8_t(k));
 }
 
 std::optional<LaunchKind> launch_kind_from_record(ck::LaunchKind k) {
   switch (k) {
-    case ck::LaunchKind::None:
-      return LaunchKind::None;
-    case ck::LaunchKind::Grid:
-      return LaunchKind::Grid;
-    case ck::LaunchKind::Instances:
-      return LaunchKind::Instances;
-    case ck::LaunchKind::Slice:
-      return LaunchKind::Slice;
+    case ck::LaunchKind::None: return LaunchKind::None;
+    case ck::LaunchKind::Grid: return LaunchKind::Grid;
+    case ck::LaunchKind::Instances: return LaunchKind::Instances;
+    case ck::LaunchKind::Slice: return LaunchKind::Slice;
   }
   return std::nullopt;
 }

@@ -10,10 +10,10 @@
 #include <functional>
 #include <vector>
 
+#include "base/result.hpp"
 #include "checkpoint/records.hpp"
 #include "device/config.hpp"
 #include "device/context.hpp"
-#include "base/result.hpp"
 
 namespace vx::engine {
 

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "device/driver.hpp"
+#include "device/encode.hpp"
 #include "device/host_runtime.hpp"
 #include "device/image.hpp"
-#include "device/encode.hpp"
 #include "engine/dm_client.hpp"
 
 using namespace vx;
@@ -43,9 +43,10 @@ int main(int argc, char** argv) {
   HostRuntime rt(dev);
 
   // A long loop: acc += i * tid, facc += tid, 1000 iterations.
-  const std::vector<uint32_t> kernel = {rv::csrr(s1, 0xCD3), fcvt_s_w(1, s1), rv::li(s2, 0), rv::li(s3, 0),
-                                       rv::li(s4, 1000),    mul(t3, s3, s1), rv::add(s2, s2, t3), fadd_s(2, 2, 1),
-                                       rv::addi(s3, s3, 1), rv::bne(s3, s4, -16), rv::ret()};
+  const std::vector<uint32_t> kernel = {rv::csrr(s1, 0xCD3),  fcvt_s_w(1, s1),  rv::li(s2, 0),
+                                        rv::li(s3, 0),        rv::li(s4, 1000), mul(t3, s3, s1),
+                                        rv::add(s2, s2, t3),  fadd_s(2, 2, 1),  rv::addi(s3, s3, 1),
+                                        rv::bne(s3, s4, -16), rv::ret()};
   auto bin = make_vxbin_image(kCode, kCode + 0x1000, windowed_image(kernel, kEntry - kCode));
   auto img = parse_kernel_image(bin, "bench.vxbin");
   if (!img) return fail(img.error().message);
@@ -78,22 +79,26 @@ int main(int argc, char** argv) {
     }
   };
   const double per_gpr = measure([&] {
-    for (uint32_t r = 1; r < 32; ++r) check(dm.read_gpr(0, 0, r));
-  }) / 31;
+                           for (uint32_t r = 1; r < 32; ++r) check(dm.read_gpr(0, 0, r));
+                         }) /
+                         31;
   const double per_fpr = measure([&] {
-    for (uint32_t r = 0; r < 32; ++r) check(dm.read_fpr(0, 0, r));
-  }) / 32;
+                           for (uint32_t r = 0; r < 32; ++r) check(dm.read_fpr(0, 0, r));
+                         }) /
+                         32;
   const double mem1 = measure([&] { check(dm.read_memory(0, 0, *buf, 1)); });
   const double mem64 = measure([&] { check(dm.read_memory(0, 0, *buf, 64)); }) / 64;
   const double step = measure([&] {
-    for (int i = 0; i < 100; ++i) check(dm.step(0));
-  }) / 100;
+                        for (int i = 0; i < 100; ++i) check(dm.step(0));
+                      }) /
+                      100;
   const double step_pc = measure([&] {
-    for (int i = 0; i < 100; ++i) {
-      check(dm.step(0));
-      check(dm.read_pc(0));
-    }
-  }) / 100;
+                           for (int i = 0; i < 100; ++i) {
+                             check(dm.step(0));
+                             check(dm.read_pc(0));
+                           }
+                         }) /
+                         100;
   const double warp = measure([&] { check(dm.read_warp(0)); });
 
   std::vector<double> us(reps);
@@ -115,7 +120,7 @@ int main(int argc, char** argv) {
   std::printf("  accesses per single step           %6.2f\n", step);
   std::printf("  accesses per step + DPC read       %6.2f\n", step_pc);
   std::printf("  accesses per read_warp (32 threads)%6.0f\n", warp);
-  std::printf("  read_warp wall time over %d runs: median %.1f us, min %.1f us, mean %.1f us (%.1f ns/access)\n",
-              reps, us[us.size() / 2], us.front(), sum / reps, 1000.0 * us[us.size() / 2] / warp);
+  std::printf("  read_warp wall time over %d runs: median %.1f us, min %.1f us, mean %.1f us (%.1f ns/access)\n", reps,
+              us[us.size() / 2], us.front(), sum / reps, 1000.0 * us[us.size() / 2] / warp);
   return 0;
 }

@@ -193,8 +193,8 @@ Result<Platform> DmClient::connect() {
   auto p = rd(kPlatform);
   if (!p) return p.error();
   if ((*p >> 28) != kPlatformId)
-    return make_error("connect: PLATFORM " + hex(*p) + " has platform id " + std::to_string(*p >> 28) +
-                      ", expected " + std::to_string(kPlatformId) + " (Vortex)");
+    return make_error("connect: PLATFORM " + hex(*p) + " has platform id " + std::to_string(*p >> 28) + ", expected " +
+                      std::to_string(kPlatformId) + " (Vortex)");
   platform_.threads = 1u << (*p & 7);
   platform_.warps = ((*p >> 3) & 0x1ff) + 1;
   platform_.cores_per_cluster = ((*p >> 12) & 0x1ff) + 1;

@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "device/driver.hpp"
 #include "base/result.hpp"
+#include "device/driver.hpp"
 
 namespace vx::engine {
 
@@ -45,8 +45,8 @@ struct ThreadRegs {
 
 struct WarpSnapshot {
   uint32_t pc = 0;
-  uint32_t tmask = 0;                // CSR 0xCC4
-  std::vector<ThreadRegs> threads;   // every thread of the warp, active or not
+  uint32_t tmask = 0;               // CSR 0xCC4
+  std::vector<ThreadRegs> threads;  // every thread of the warp, active or not
   bool operator==(const WarpSnapshot&) const = default;
 };
 

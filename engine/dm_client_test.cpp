@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "device/driver.hpp"
+#include "device/encode.hpp"
 #include "device/host_runtime.hpp"
 #include "device/image.hpp"
-#include "device/encode.hpp"
 #include "device/model_view.hpp"  // test-only: the model's own state to compare with
 
 using namespace vx;
@@ -53,11 +53,28 @@ std::string hex8(uint32_t v) {
 constexpr uint32_t kLoopIndex = 10, kIterations = 20;
 std::vector<uint32_t> accumulate_kernel() {
   return {
-      rv::csrr(t0, 0xCD6), rv::csrr(t1, 0xCD9), rv::csrr(t2, 0xCD3), mul(t0, t0, t1), rv::add(s1, t0, t2),
-      fcvt_s_w(1, s1),     rv::li(s2, 0),       rv::li(s3, 0),       rv::li(s4, kIterations), fmv_w_x(2, zero),
+      rv::csrr(t0, 0xCD6),
+      rv::csrr(t1, 0xCD9),
+      rv::csrr(t2, 0xCD3),
+      mul(t0, t0, t1),
+      rv::add(s1, t0, t2),
+      fcvt_s_w(1, s1),
+      rv::li(s2, 0),
+      rv::li(s3, 0),
+      rv::li(s4, kIterations),
+      fmv_w_x(2, zero),
       // loop (index 10)
-      mul(t3, s3, s1), rv::add(s2, s2, t3), fadd_s(2, 2, 1), rv::addi(s3, s3, 1), rv::bne(s3, s4, -16),
-      slli(t4, s1, 3), rv::add(t4, t4, a0), rv::sw(s2, t4, 0), fsw(2, t4, 4), rv::lui(t5, 0x8), rv::sw(s2, t5, 0x348),
+      mul(t3, s3, s1),
+      rv::add(s2, s2, t3),
+      fadd_s(2, 2, 1),
+      rv::addi(s3, s3, 1),
+      rv::bne(s3, s4, -16),
+      slli(t4, s1, 3),
+      rv::add(t4, t4, a0),
+      rv::sw(s2, t4, 0),
+      fsw(2, t4, 4),
+      rv::lui(t5, 0x8),
+      rv::sw(s2, t5, 0x348),
       rv::ret(),
   };
 }
@@ -81,10 +98,10 @@ std::vector<uint32_t> accumulate_trace() {
 constexpr uint32_t kThenPc = kEntry + 5 * 4, kElsePc = kEntry + 8 * 4;
 std::vector<uint32_t> diverge_kernel() {
   return {
-      rv::csrr(t0, 0xCD3), rv::addi(t1, t0, -3), sltiu(t1, t1, 1), vxi::split(t2, t1), rv::beq(t1, zero, 16),
+      rv::csrr(t0, 0xCD3), rv::addi(t1, t0, -3), sltiu(t1, t1, 1),    vxi::split(t2, t1), rv::beq(t1, zero, 16),
       rv::li(t3, 100),     rv::addi(t3, t3, 11), rv::jal(zero, 12),  // then
       rv::li(t3, 200),     rv::addi(t3, t3, 22),                     // else
-      vxi::join(t2),       slli(t4, t0, 2),      rv::add(t4, t4, a0), rv::sw(t3, t4, 0), rv::ret(),
+      vxi::join(t2),       slli(t4, t0, 2),      rv::add(t4, t4, a0), rv::sw(t3, t4, 0),  rv::ret(),
   };
 }
 
@@ -92,8 +109,8 @@ std::vector<uint32_t> diverge_kernel() {
 // in the CTA's local memory and one in global memory, both planted by the debugger.
 std::vector<uint32_t> planted_kernel() {
   return {
-      rv::csrr(t0, 0xCDF), rv::lw(t1, t0, 0), rv::lw(t5, a0, 64), rv::csrr(t2, 0xCD6), rv::csrr(t3, 0xCD3),
-      rv::add(t1, t1, t5), rv::add(t1, t1, t3), slli(t4, t2, 2),  rv::add(t4, t4, t3), slli(t4, t4, 2),
+      rv::csrr(t0, 0xCDF), rv::lw(t1, t0, 0),   rv::lw(t5, a0, 64), rv::csrr(t2, 0xCD6), rv::csrr(t3, 0xCD3),
+      rv::add(t1, t1, t5), rv::add(t1, t1, t3), slli(t4, t2, 2),    rv::add(t4, t4, t3), slli(t4, t4, 2),
       rv::add(t4, t4, a0), rv::sw(t1, t4, 0),   rv::ret(),
   };
 }
@@ -347,8 +364,7 @@ TEST_CASE("ndmreset with resethaltreq halts every warp on the image's first inst
 
 // --- 4. Breakpoints in a divergent region --------------------------------------------------
 
-TEST_CASE("a breakpoint between SPLIT and JOIN halts with the side's thread mask and the kernel completes",
-          "[dm]") {
+TEST_CASE("a breakpoint between SPLIT and JOIN halts with the side's thread mask and the kernel completes", "[dm]") {
   Session s(kOneCore, 9);
   s.load(diverge_kernel());
   uint32_t out = s.alloc(4);
@@ -638,11 +654,11 @@ TEST_CASE("DM access counts of the batched operations are exact", "[dm]") {
     op();
     return s.dm->accesses() - before;
   };
-  need(s.dm->read_gpr(0, 0, 5));  // the first select
-  CHECK(cost([&] { need(s.dm->read_gpr(0, 0, 6)); }) == 3);   // INJECT, DCTRL, DSCRATCH0
-  CHECK(cost([&] { need(s.dm->read_gpr(0, 0, 6)); }) == 2);   // INJECT unchanged
-  CHECK(cost([&] { need(s.dm->read_gpr(0, 1, 6)); }) == 3);   // DSELECT, DCTRL, DSCRATCH0
-  CHECK(cost([&] { need(s.dm->read_gpr(0, 1, 0)); }) == 0);   // x0
+  need(s.dm->read_gpr(0, 0, 5));                             // the first select
+  CHECK(cost([&] { need(s.dm->read_gpr(0, 0, 6)); }) == 3);  // INJECT, DCTRL, DSCRATCH0
+  CHECK(cost([&] { need(s.dm->read_gpr(0, 0, 6)); }) == 2);  // INJECT unchanged
+  CHECK(cost([&] { need(s.dm->read_gpr(0, 1, 6)); }) == 3);  // DSELECT, DCTRL, DSCRATCH0
+  CHECK(cost([&] { need(s.dm->read_gpr(0, 1, 0)); }) == 0);  // x0
   CHECK(cost([&] { need(s.dm->write_gpr(0, 1, 7, 5)); }) == 3);
   CHECK(cost([&] { need(s.dm->read_pc(0)); }) == 1);
   CHECK(cost([&] { need(s.dm->read_memory(0, 1, out, 1)); }) == 9);
@@ -656,8 +672,8 @@ TEST_CASE("DM access counts of the batched operations are exact", "[dm]") {
   CHECK(cost([&] { need(s.dm->read_fpr(0, 1, 3)); }) == 7);
   CHECK(cost([&] { need(s.dm->read_csr(0, 1, 0xCC0)); }) == 8);
   CHECK(cost([&] { need(s.dm->read_csr(0, 1, 0x7b3)); }) == 1);
-  CHECK(cost([&] { need(s.dm->step(0)); }) == 2);             // DCTRL write, DCTRL read
-  need(s.dm->read_gpr(0, 0, 5));  // thread 0 selected, as read_warp starts with it
+  CHECK(cost([&] { need(s.dm->step(0)); }) == 2);  // DCTRL write, DCTRL read
+  need(s.dm->read_gpr(0, 0, 5));                   // thread 0 selected, as read_warp starts with it
   CHECK(cost([&] { need(s.dm->read_warp(0)); }) == 6 + 255 * 4);
   // The 300-word transfers cross the 256-word base move correctly.
   std::vector<uint32_t> pattern(300);

@@ -25,6 +25,7 @@ std::string op_name(unsigned atom) {
   if (atom >= DW_OP_lit0 && atom <= DW_OP_lit31) return "DW_OP_lit" + std::to_string(atom - DW_OP_lit0);
   if (atom >= DW_OP_reg0 && atom <= DW_OP_reg31) return "DW_OP_reg" + std::to_string(atom - DW_OP_reg0);
   if (atom >= DW_OP_breg0 && atom <= DW_OP_breg31) return "DW_OP_breg" + std::to_string(atom - DW_OP_breg0);
+  // clang-format off
   switch (atom) {
 #define VX_OP(name) \
   case DW_OP_##name: \
@@ -42,6 +43,7 @@ std::string op_name(unsigned atom) {
     VX_OP(GNU_entry_value) VX_OP(GNU_parameter_ref) VX_OP(GNU_variable_value)
 #undef VX_OP
   }
+  // clang-format on
   char b[24];
   std::snprintf(b, sizeof b, "DW_OP_0x%x", atom);
   return b;

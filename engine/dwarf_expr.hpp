@@ -36,9 +36,9 @@ struct Piece {
   // Memory, Register, Value, Implicit; OptimizedOut (an empty piece); Unavailable (a register the
   // frame does not have).
   Kind kind = Kind::Memory;
-  uint32_t size = 0;         // bytes
-  uint32_t address = 0;      // Memory
-  unsigned reg = 0;          // Register
+  uint32_t size = 0;     // bytes
+  uint32_t address = 0;  // Memory
+  unsigned reg = 0;      // Register
   std::vector<uint8_t> bytes;
 };
 

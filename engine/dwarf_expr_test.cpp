@@ -221,10 +221,10 @@ TEST_CASE("dwarf_expr: pieces", "[dwarf_expr]") {
   Machine m;
   Env e = m.env();
   e.implicit_value = [](const Dwarf_Op&) -> Result<std::vector<uint8_t>> { return std::vector<uint8_t>{1, 2, 3, 4}; };
-  auto l = eval({op(DW_OP_reg10), op(DW_OP_piece, 4),                                   // a register
-                 op(DW_OP_const2u, kMem + 0x10), op(DW_OP_piece, 2),                     // memory
-                 op(DW_OP_lit7), op(DW_OP_stack_value), op(DW_OP_piece, 2),              // a value
-                 op(DW_OP_implicit_value, 4), op(DW_OP_piece, 2),                        // cut to its size
+  auto l = eval({op(DW_OP_reg10), op(DW_OP_piece, 4),                        // a register
+                 op(DW_OP_const2u, kMem + 0x10), op(DW_OP_piece, 2),         // memory
+                 op(DW_OP_lit7), op(DW_OP_stack_value), op(DW_OP_piece, 2),  // a value
+                 op(DW_OP_implicit_value, 4), op(DW_OP_piece, 2),            // cut to its size
                  op(DW_OP_reg11), op(DW_OP_piece, 1)},
                 e);
   REQUIRE(l);
@@ -269,8 +269,7 @@ TEST_CASE("dwarf_expr: pieces", "[dwarf_expr]") {
   CHECK(l->pieces[0].kind == Kind::Unavailable);
   CHECK(l->pieces[1].kind == Kind::Register);
 
-  CHECK(error_of({op(DW_OP_lit8), op(DW_OP_piece, 4)}, m.env()) ==
-        "DW_OP_piece: Cannot access memory at address 0x8");
+  CHECK(error_of({op(DW_OP_lit8), op(DW_OP_piece, 4)}, m.env()) == "DW_OP_piece: Cannot access memory at address 0x8");
 }
 
 TEST_CASE("dwarf_expr: fbreg adds to the frame base", "[dwarf_expr]") {
@@ -338,9 +337,9 @@ TEST_CASE("dwarf_expr: entry values are optimized out, other operations unsuppor
 
 TEST_CASE("dwarf_expr: the reads do not depend on the values read", "[dwarf_expr]") {
   // debug/inspect.cpp probes locations with registers and memory that read as zeros.
-  const std::vector<Dwarf_Op> ops = {op(DW_OP_breg2, 0x10), op(DW_OP_lit0), op(DW_OP_plus), op(DW_OP_deref),
-                                     op(DW_OP_lit3), op(DW_OP_shl), op(DW_OP_piece, 4), op(DW_OP_reg9),
-                                     op(DW_OP_piece, 4), op(DW_OP_breg10, 0), op(DW_OP_stack_value)};
+  const std::vector<Dwarf_Op> ops = {op(DW_OP_breg2, 0x10), op(DW_OP_lit0),      op(DW_OP_plus),       op(DW_OP_deref),
+                                     op(DW_OP_lit3),        op(DW_OP_shl),       op(DW_OP_piece, 4),   op(DW_OP_reg9),
+                                     op(DW_OP_piece, 4),    op(DW_OP_breg10, 0), op(DW_OP_stack_value)};
   auto reads = [&](uint32_t fill) {
     std::vector<std::string> seen;
     Env e;

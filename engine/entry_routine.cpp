@@ -10,8 +10,8 @@ namespace {
 
 using namespace vx::test;
 
-constexpr uint32_t kCsrFcsr = 0x003, kCsrMstatus = 0x300, kCsrMtvec = 0x305, kCsrMscratch = 0x340,
-                   kCsrMepc = 0x341, kCsrMcause = 0x342, kCsrMtval = 0x343;
+constexpr uint32_t kCsrFcsr = 0x003, kCsrMstatus = 0x300, kCsrMtvec = 0x305, kCsrMscratch = 0x340, kCsrMepc = 0x341,
+                   kCsrMcause = 0x342, kCsrMtval = 0x343;
 constexpr uint32_t kCsrThreadId = 0xCC0, kCsrNumThreads = 0xFC0, kCsrLocalMemBase = 0xFC3;
 
 constexpr uint32_t andi(uint32_t rd, uint32_t rs1, int32_t imm) { return i_type(imm, rs1, 7, rd, 0x13); }
@@ -84,7 +84,8 @@ std::vector<uint8_t> entry_routine_record(const WarpState* warp, uint32_t thread
   put(kLmemSrc, lmem_src);
   put(kLmemRounds, copy_lmem ? lmem_bytes / 4 / threads : 0);
   if (!warp) return r;
-  const uint32_t csrs[] = {warp->fcsr, warp->mstatus, warp->mtvec, warp->mepc, warp->mcause, warp->mtval, warp->mscratch};
+  const uint32_t csrs[] = {warp->fcsr,   warp->mstatus, warp->mtvec,   warp->mepc,
+                           warp->mcause, warp->mtval,   warp->mscratch};
   for (uint32_t i = 0; i < 7; ++i) put(kCsrs + 4 * i, csrs[i]);
   for (uint32_t lane = 0; lane < threads; ++lane) {
     const uint32_t base = kLanes + lane * kLaneBytes;

@@ -147,13 +147,27 @@ Result<std::optional<std::vector<uint32_t>>> LiveDevice::range_stops(uint32_t th
     const uint32_t w = (*words)[i];
     if ((w & 3) != 3) return Out{};  // a compressed instruction: no 4-byte EBREAK fits its slot
     switch (w & 0x7f) {
-      case 0x03: case 0x07: case 0x13: case 0x17: case 0x23: case 0x27: case 0x2f:  // loads, stores, ALU, AMO
-      case 0x33: case 0x37: case 0x43: case 0x47: case 0x4b: case 0x4f: case 0x53:  // OP, LUI, FP
+      case 0x03:
+      case 0x07:
+      case 0x13:
+      case 0x17:
+      case 0x23:
+      case 0x27:
+      case 0x2f:  // loads, stores, ALU, AMO
+      case 0x33:
+      case 0x37:
+      case 0x43:
+      case 0x47:
+      case 0x4b:
+      case 0x4f:
+      case 0x53:  // OP, LUI, FP
         if (outside(a + 4)) stops.insert(a + 4);
         break;
       case 0x63: {  // branches: both ways
-        const int32_t imm = int32_t(((w >> 31) & 1) << 12 | ((w >> 7) & 1) << 11 | ((w >> 25) & 0x3f) << 5 |
-                                    ((w >> 8) & 0xf) << 1) << 19 >> 19;
+        const int32_t imm =
+            int32_t(((w >> 31) & 1) << 12 | ((w >> 7) & 1) << 11 | ((w >> 25) & 0x3f) << 5 | ((w >> 8) & 0xf) << 1)
+                << 19 >>
+            19;
         const uint32_t t = a + uint32_t(imm);
         if (t & 3) return Out{};
         if (outside(t)) stops.insert(t);
@@ -161,8 +175,10 @@ Result<std::optional<std::vector<uint32_t>>> LiveDevice::range_stops(uint32_t th
         break;
       }
       case 0x6f: {  // jal
-        const int32_t imm = int32_t(((w >> 31) & 1) << 20 | ((w >> 12) & 0xff) << 12 | ((w >> 20) & 1) << 11 |
-                                    ((w >> 21) & 0x3ff) << 1) << 11 >> 11;
+        const int32_t imm =
+            int32_t(((w >> 31) & 1) << 20 | ((w >> 12) & 0xff) << 12 | ((w >> 20) & 1) << 11 | ((w >> 21) & 0x3ff) << 1)
+                << 11 >>
+            11;
         const uint32_t t = a + uint32_t(imm);
         if (t & 3) return Out{};
         if (outside(t)) stops.insert(t);

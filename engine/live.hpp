@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "base/result.hpp"
 #include "device/context.hpp"
 #include "device/driver.hpp"
-#include "base/result.hpp"
 #include "engine/dm_client.hpp"
 
 namespace vx::engine {
@@ -31,12 +31,12 @@ std::optional<SessionMode> parse_session_mode(const std::string& text);
 // What the session is doing (info session, the start event).
 struct SessionInfo {
   SessionMode requested = SessionMode::Relaunch;
-  bool live = false;        // run control goes through the Debug Module now
-  bool has_dm = false;      // the device answered PLATFORM with a Vortex Debug Module
-  bool held = false;        // a launch is halted on the device (live: the device is not free)
-  std::string why;          // why this mode (one sentence)
-  Platform platform;        // has_dm: what PLATFORM said
-  uint64_t dm_accesses = 0; // DM register accesses so far
+  bool live = false;         // run control goes through the Debug Module now
+  bool has_dm = false;       // the device answered PLATFORM with a Vortex Debug Module
+  bool held = false;         // a launch is halted on the device (live: the device is not free)
+  std::string why;           // why this mode (one sentence)
+  Platform platform;         // has_dm: what PLATFORM said
+  uint64_t dm_accesses = 0;  // DM register accesses so far
 };
 
 // The message of --mode live on a device without a Debug Module (exit status 69).
@@ -48,7 +48,7 @@ bool probe_debug_module(Driver& d);
 // One step of a warp through the DM.
 struct LiveStep {
   enum Kind { Retired, Waiting, Exited, Fault } kind = Retired;
-  uint32_t pc = 0;       // the warp's PC after the step (Retired, Waiting, Fault)
+  uint32_t pc = 0;            // the warp's PC after the step (Retired, Waiting, Fault)
   Cause cause = Cause::None;  // Fault: the device exception the instruction raised
 };
 

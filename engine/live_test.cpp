@@ -240,7 +240,7 @@ TEST_CASE("DM access counts: halt after reset, stepping from the first instructi
   auto ev = l.s->resume();
   REQUIRE(ev);
   REQUIRE(ev->reason == StopReason::Step);
-  CHECK(ev->instructions == 0);  // every warp on its first instruction
+  CHECK(ev->instructions == 0);   // every warp on its first instruction
   CHECK(dm(l) - before == 4341);  // as the first stop of engine operations: reset-halt, read 4 warps
   const WarpId w = ev->hits[0].warp;
   const uint32_t pc0 = ev->hits[0].pc;

@@ -142,8 +142,8 @@ int main(int argc, char** argv) {
     double ms = ms_since(t);
     SessionStats ss = st.s->stats();
     std::printf("%-58s %8.2f ms (%.2fx the undisturbed run; re-execution ratio %.3f, routine %llu instr)\n",
-                with_store ? "session of 50 stops (store, fsync)" : "session of 50 stops (no store)", ms,
-                ms / base_ms, ss.reexecution_ratio(), static_cast<unsigned long long>(ss.restore_instructions));
+                with_store ? "session of 50 stops (store, fsync)" : "session of 50 stops (no store)", ms, ms / base_ms,
+                ss.reexecution_ratio(), static_cast<unsigned long long>(ss.restore_instructions));
   }
   std::filesystem::remove_all(tmp);
   return 0;

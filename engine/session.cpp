@@ -20,7 +20,6 @@ const char* stop_reason_name(StopReason r) {
   return "unknown";
 }
 
-
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() {
   if (!impl_) return;
@@ -36,10 +35,8 @@ Result<std::unique_ptr<Session>> Session::create(Driver& device, const SessionOp
     oo.sync = options.store_sync;
     if (options.store_map_size) oo.map_size = options.store_map_size;
     if (options.replay) {
-      auto s = checkpoint::Store::open_existing(options.store_dir,
-                                                options.read_only ? checkpoint::OpenMode::ReadOnly
-                                                                  : checkpoint::OpenMode::ReadWrite,
-                                                oo);
+      auto s = checkpoint::Store::open_existing(
+          options.store_dir, options.read_only ? checkpoint::OpenMode::ReadOnly : checkpoint::OpenMode::ReadWrite, oo);
       if (!s) return s.error();
       if (s->header().config != to_config_record(device.config()))
         return make_error("the recording " + options.store_dir + " was made on a " + s->header().config.to_string() +
@@ -228,9 +225,12 @@ Result<void> Session::write_register(WarpId warp, uint32_t lane, unsigned dwarf_
   WarpState& w = impl_->ctx.cores[warp.core].warps[warp.slot];
   if (!w.active) return make_error("the warp is not active");
   if (dwarf_reg == 0) return make_error("x0 is always zero");
-  if (dwarf_reg < 32) w.x[size_t(dwarf_reg) * nt + lane] = value;
-  else if (dwarf_reg < 64) w.f[size_t(dwarf_reg - 32) * nt + lane] = value;
-  else return make_error("no register " + std::to_string(dwarf_reg));
+  if (dwarf_reg < 32)
+    w.x[size_t(dwarf_reg) * nt + lane] = value;
+  else if (dwarf_reg < 64)
+    w.f[size_t(dwarf_reg - 32) * nt + lane] = value;
+  else
+    return make_error("no register " + std::to_string(dwarf_reg));
   return {};
 }
 
@@ -277,7 +277,8 @@ TimePoint Session::now() const {
   return TimePoint{I.launch, I.finished_instructions};
 }
 
-Result<StopEvent> Session::seek(TimePoint t, StopReason as, std::optional<WarpId> focus, std::vector<WatchEvent> watches) {
+Result<StopEvent> Session::seek(TimePoint t, StopReason as, std::optional<WarpId> focus,
+                                std::vector<WatchEvent> watches) {
   return impl_->seek(t, as, focus, std::move(watches));
 }
 

@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
+#include "base/result.hpp"
 #include "device/cmdbuf_builder.hpp"
 #include "device/context.hpp"
 #include "device/driver.hpp"
-#include "base/result.hpp"
 #include "engine/live.hpp"
 
 namespace vx::checkpoint {
@@ -73,27 +73,27 @@ struct TimePoint {
 
 // A watched access at a Watchpoint stop (device/context.hpp WatchHit, with the engine's id).
 struct WatchEvent {
-  int watchpoint = 0;       // Session watchpoint id
+  int watchpoint = 0;  // Session watchpoint id
   WarpId warp;
-  uint32_t pc = 0;          // the accessing instruction
-  uint32_t lanes = 0;       // lanes whose access overlapped the watched range
-  uint8_t kind = 0;         // kWatchRead | kWatchWrite: what the instruction did
-  uint32_t addr = 0;        // the lowest overlapping access address
+  uint32_t pc = 0;                 // the accessing instruction
+  uint32_t lanes = 0;              // lanes whose access overlapped the watched range
+  uint8_t kind = 0;                // kWatchRead | kWatchWrite: what the instruction did
+  uint32_t addr = 0;               // the lowest overlapping access address
   std::vector<uint8_t> old_bytes;  // the watched range before the instruction
 };
 
 struct StopEvent {
   StopReason reason = StopReason::Exited;
-  uint32_t launch = 0;        // 1-based launch index within the workload
-  uint32_t pass = 0;          // 1-based pass of that launch; 0: a stop reached by a move in time (seek)
-  uint64_t instructions = 0;  // warp instructions the launch had retired at the stop (Exited: at its end)
+  uint32_t launch = 0;           // 1-based launch index within the workload
+  uint32_t pass = 0;             // 1-based pass of that launch; 0: a stop reached by a move in time (seek)
+  uint64_t instructions = 0;     // warp instructions the launch had retired at the stop (Exited: at its end)
   std::vector<int> breakpoints;  // Breakpoint: ids of the breakpoints at the hit warps' PCs
   std::vector<WarpHit> hits;     // Breakpoint/Step/Exception/Assertion: the warps concerned, first the one that stopped
   DeviceException exception;     // Exception, Assertion, Watchdog
   std::string message;           // Killed: why; Exception with a command error
   ErrorCode error = ErrorCode::Unspecified;  // Killed: the kind of failure (Input: the workload's own commands)
-  uint32_t exit_code = 0;        // Exited: the exit-code word
-  std::vector<WatchEvent> watches;  // Watchpoint
+  uint32_t exit_code = 0;                    // Exited: the exit-code word
+  std::vector<WatchEvent> watches;           // Watchpoint
   // The stop was written to the recording as a mark (goto N reaches it): false with no store, a
   // read-only recording, a store that could not be written, or a point reached by a move in time.
   bool recorded = false;
@@ -110,19 +110,19 @@ struct ThreadLists {
 };
 
 struct SessionOptions {
-  std::string store_dir;    // "" = no checkpoint store
-  bool store_sync = true;   // fsync each checkpoint
-  uint64_t store_map_size = 0;  // LMDB's map size (0: the store's default); a small one makes the store fill up
-  uint64_t kernel_hash = 0; // recorded in the store header
-  std::string workload;     // recorded in the store header (e.g. the kernel path and launch)
+  std::string store_dir;          // "" = no checkpoint store
+  bool store_sync = true;         // fsync each checkpoint
+  uint64_t store_map_size = 0;    // LMDB's map size (0: the store's default); a small one makes the store fill up
+  uint64_t kernel_hash = 0;       // recorded in the store header
+  std::string workload;           // recorded in the store header (e.g. the kernel path and launch)
   bool in_progress_only = false;  // the patent's variant: a re-launch first runs only the warps in progress
   uint64_t slice = 1u << 20;      // instructions per wait(): how often an interrupt is noticed
   // Automatic checkpoints (docs/time-travel.md): one at every launch's start and every N warp
   // instructions of a launch, taken without a re-launch, so a backward move replays at most N. 0: none.
   uint64_t checkpoint_interval = 1u << 18;
-  uint64_t seed = 0;               // recorded in the store header (RunOptions::seed)
-  uint8_t schedule = 0;            // recorded in the store header (RunOptions::schedule)
-  uint64_t watchdog = 0;           // recorded in the store header
+  uint64_t seed = 0;      // recorded in the store header (RunOptions::seed)
+  uint8_t schedule = 0;   // recorded in the store header (RunOptions::schedule)
+  uint64_t watchdog = 0;  // recorded in the store header
   // Replay a recording: store_dir is an existing store, and its host operations drive the session
   // (load_recording) instead of a host program. read_only: write nothing to it.
   bool replay = false;
@@ -150,9 +150,9 @@ struct TraceEntry {
 };
 
 struct ScanRequest {
-  uint64_t until = 0;          // run to this count of the launch (or its end)
-  bool breakpoints = false;    // report breakpoint hits (enabled breakpoints)
-  bool watchpoints = false;    // report watchpoint hits
+  uint64_t until = 0;        // run to this count of the launch (or its end)
+  bool breakpoints = false;  // report breakpoint hits (enabled breakpoints)
+  bool watchpoints = false;  // report watchpoint hits
   // Accepts or drops a hit; context() holds the state at the hit while it runs. Empty: all count.
   std::function<bool(const StopEvent&)> accept;
   // Trace warp (core, slot) while it holds CTA trace_cta: every retirement in [from, until).
@@ -163,10 +163,10 @@ struct ScanRequest {
 };
 
 struct ScanResult {
-  std::vector<StopEvent> hits;     // in time order (breakpoint: instructions = before the EBREAK; watch: after)
-  std::vector<TraceEntry> trace;   // in time order
-  uint64_t reached = 0;            // the count the scan ended at
-  bool launch_ended = false;       // the launch completed before `until`
+  std::vector<StopEvent> hits;    // in time order (breakpoint: instructions = before the EBREAK; watch: after)
+  std::vector<TraceEntry> trace;  // in time order
+  uint64_t reached = 0;           // the count the scan ended at
+  bool launch_ended = false;      // the launch completed before `until`
 };
 
 // A mark: a stop the user saw, or marked with `checkpoint` (listed by info checkpoints, goto N).
@@ -174,8 +174,8 @@ struct Mark {
   TimePoint when;
   StopReason reason = StopReason::InstructionCount;
   std::string text;
-  WarpId warp;  // the warp that stopped (or faulted) there
-  uint32_t lane = 0;  // the lane the stop was about (Session::set_stop_lane; a fault's lane)
+  WarpId warp;          // the warp that stopped (or faulted) there
+  uint32_t lane = 0;    // the lane the stop was about (Session::set_stop_lane; a fault's lane)
   uint32_t number = 0;  // stable: given when the mark was made (goto N)
 };
 
@@ -188,18 +188,18 @@ struct WatchSpec {
 };
 
 struct SessionStats {
-  uint64_t instructions = 0;           // kernel warp instructions executed over every pass
+  uint64_t instructions = 0;  // kernel warp instructions executed over every pass
   uint64_t lane_instructions = 0;
-  uint64_t restore_instructions = 0;   // warp instructions of the thread-entry routine
-  uint64_t launch_instructions = 0;    // instructions the launches have retired (their own count)
-  uint32_t passes = 0;                 // every launch's first pass included
+  uint64_t restore_instructions = 0;  // warp instructions of the thread-entry routine
+  uint64_t launch_instructions = 0;   // instructions the launches have retired (their own count)
+  uint32_t passes = 0;                // every launch's first pass included
   uint32_t stops = 0;
-  uint64_t filtered_hits = 0;          // breakpoint and watchpoint hits a filter dropped without stopping
-  uint64_t store_failures = 0;         // checkpoints the store could not write (the session went on)
-  uint64_t unsaved_stops = 0;          // of those, stops the user saw
-  uint64_t unrecorded_ops = 0;         // host operations the last flush() could not record (kept, retried)
+  uint64_t filtered_hits = 0;   // breakpoint and watchpoint hits a filter dropped without stopping
+  uint64_t store_failures = 0;  // checkpoints the store could not write (the session went on)
+  uint64_t unsaved_stops = 0;   // of those, stops the user saw
+  uint64_t unrecorded_ops = 0;  // host operations the last flush() could not record (kept, retried)
   uint64_t checkpoints = 0;
-  uint64_t bytes_stored = 0;           // bytes written to the store (pages and records, compressed)
+  uint64_t bytes_stored = 0;  // bytes written to the store (pages and records, compressed)
   // instructions / launch_instructions: 1.0 when nothing ran twice.
   double reexecution_ratio() const {
     return launch_instructions == 0 ? 1.0 : double(instructions) / double(launch_instructions);
@@ -262,8 +262,8 @@ class Session {
   const std::string& store_error() const;
 
   // --- State at the current stop ------------------------------------------------------------
-  bool stopped() const;                // a launch is stopped (its state is readable)
-  SessionInfo info() const;            // the mode, the Debug Module, whether the device is held
+  bool stopped() const;      // a launch is stopped (its state is readable)
+  SessionInfo info() const;  // the mode, the Debug Module, whether the device is held
   const StopEvent& last_stop() const;
   const DeviceContext& context() const;  // valid while stopped()
   ThreadLists lists() const;

@@ -10,8 +10,8 @@
 #pragma once
 
 #include <algorithm>
-#include <chrono>
 #include <bit>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -22,8 +22,8 @@
 #include "engine/context_record.hpp"
 #include "engine/entry_routine.hpp"
 
-#include "engine/session.hpp"
 #include "engine/live.hpp"
+#include "engine/session.hpp"
 
 namespace vx::engine {
 
@@ -219,14 +219,14 @@ struct Session::Impl {
   // The workload.
   std::map<uint32_t, uint64_t> regions;  // memory the host allocated or reserved
   std::vector<PlanEntry> plan;
-  size_t cursor = 0;   // the next entry to apply
-  size_t applied = 0;  // entries [0, applied) were applied once: their allocations stand
-  std::vector<size_t> launch_entry;                          // launch L -> its plan entry (index L - 1)
-  std::vector<std::map<uint32_t, uint64_t>> launch_regs;     // WRITE_REG64 values when launch L began
-  std::vector<LaunchGridArgs> launch_grid;                   // launch L -> its LAUNCH_GRID fields
-  std::vector<size_t> launch_symbols;  // a replay's launch L -> the recorded images (Symbols) before it
-  std::function<Result<bool>()> host_source;                 // a live host program (set_host_source)
-  std::function<void()> host_tick;                           // Session::set_host_tick
+  size_t cursor = 0;                 // the next entry to apply
+  size_t applied = 0;                // entries [0, applied) were applied once: their allocations stand
+  std::vector<size_t> launch_entry;  // launch L -> its plan entry (index L - 1)
+  std::vector<std::map<uint32_t, uint64_t>> launch_regs;  // WRITE_REG64 values when launch L began
+  std::vector<LaunchGridArgs> launch_grid;                // launch L -> its LAUNCH_GRID fields
+  std::vector<size_t> launch_symbols;         // a replay's launch L -> the recorded images (Symbols) before it
+  std::function<Result<bool>()> host_source;  // a live host program (set_host_source)
+  std::function<void()> host_tick;            // Session::set_host_tick
   // Device time (Session::device_ns): wall time of the runs the user asked for, not of seeks and
   // scans, and not the time stopped at the prompt.
   uint64_t run_ns = 0;
@@ -244,21 +244,21 @@ struct Session::Impl {
   uint32_t launch = 0, pass = 0;
   DeviceContext ctx;
   StopEvent last;
-  uint64_t progress_at_pass_start = 0;  // the launch's own count when the pass began
-  uint64_t dev_at_pass_start = 0;       // the device's count when the pass began
-  uint64_t finished_instructions = 0;   // the last completed launch's own count
-  std::vector<uint8_t> io_snapshot;     // the I/O region (console rings, exit code) at the stop
+  uint64_t progress_at_pass_start = 0;   // the launch's own count when the pass began
+  uint64_t dev_at_pass_start = 0;        // the device's count when the pass began
+  uint64_t finished_instructions = 0;    // the last completed launch's own count
+  std::vector<uint8_t> io_snapshot;      // the I/O region (console rings, exit code) at the stop
   std::map<uint32_t, uint64_t> reached;  // launch -> the furthest count it reached
   // launch -> the lowest count this session ran it from: a replay opening at a checkpoint restores the
   // instructions before it instead of executing them, so they are not in the re-execution ratio's base.
   std::map<uint32_t, uint64_t> ran_from;
-  std::set<uint32_t> completed;          // launches that ran to their end
-  bool quiet = false;                    // a seek or scan is running: no marks, no hit counts, no console
+  std::set<uint32_t> completed;  // launches that ran to their end
+  bool quiet = false;            // a seek or scan is running: no marks, no hit counts, no console
 
   // Breakpoints and watchpoints.
   std::map<int, Breakpoint> bps;
   int next_bp = 1;
-  std::map<uint32_t, uint32_t> planted;  // address -> original word
+  std::map<uint32_t, uint32_t> planted;               // address -> original word
   std::map<int, std::pair<WatchSpec, bool>> watches;  // id -> (spec, enabled)
   int next_watch = 1;
 
@@ -266,19 +266,19 @@ struct Session::Impl {
   uint32_t routine_addr = 0, records_addr = 0, lmem_addr = 0;
 
   // Checkpoints.
-  std::map<uint32_t, checkpoint::PageHash> pages;  // the workload's memory image as last checkpointed
-  std::set<checkpoint::PageHash> stored_pages;     // pages known to be in the store (committed)
+  std::map<uint32_t, checkpoint::PageHash> pages;                 // the workload's memory image as last checkpointed
+  std::set<checkpoint::PageHash> stored_pages;                    // pages known to be in the store (committed)
   std::map<checkpoint::PageHash, checkpoint::PageData> unstored;  // pages a failed checkpoint could not write
-  std::string store_error;                          // the last write failure ("" none)
+  std::string store_error;                                        // the last write failure ("" none)
   // The store's staged_lost() when store_error was set: staged checkpoints given up since are newer.
   uint64_t store_error_lost = 0;
-  std::string console_log;                          // this launch's console output
+  std::string console_log;  // this launch's console output
   std::vector<ConsoleChunk> console_out;
   checkpoint::TimeKey last_key;
   uint64_t next_auto = 0;  // the launch count of the next automatic checkpoint
 
   SessionStats st;
-  LiveState lv;  // live mode (engine/session_live.hpp)
+  LiveState lv;                    // live mode (engine/session_live.hpp)
   std::unique_ptr<Runner> runner;  // re-launch or live (Session::create; leave_live)
 
   // Device memory for checkpoints: through the Debug Module while a live launch is held (at a stop,
@@ -538,7 +538,7 @@ class Runner {
   // Memory while the launch is held on the device (read through it); nullopt: not held, the
   // device's memory or the stop's saved state is read as usual. `core`: its local memory.
   virtual std::optional<Result<std::vector<uint8_t>>> read_held(uint32_t addr, uint32_t size,
-                                                                 std::optional<uint32_t> core) = 0;
+                                                                std::optional<uint32_t> core) = 0;
   // Whether a breakpoint's EBREAK goes into device memory when it is set (else the runner writes it
   // when it next runs the warps).
   virtual bool plants_in_memory() const = 0;
@@ -556,6 +556,5 @@ class Runner {
 };
 std::unique_ptr<Runner> make_relaunch_runner(Session::Impl& s);
 std::unique_ptr<Runner> make_live_runner(Session::Impl& s);
-
 
 }  // namespace vx::engine

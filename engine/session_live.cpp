@@ -96,7 +96,8 @@ bool is_assertion(Session::Impl& s, uint32_t through, uint32_t pc) {
   return s.lv.dev->read_bytes(through, pc + 4, {reinterpret_cast<uint8_t*>(&next), 4}).ok() && next == kAssertMarker;
 }
 
-Result<StopEvent> halted_hit(Session::Impl& s, StopReason reason, const DeviceException& exc, std::vector<WatchEvent> watches) {
+Result<StopEvent> halted_hit(Session::Impl& s, StopReason reason, const DeviceException& exc,
+                             std::vector<WatchEvent> watches) {
   if (auto r = s.lv.dev->halt_all(); !r) return r.error();
   s.lv.info.held = true;
   if (auto r = capture(s); !r) return r.error();
@@ -177,11 +178,10 @@ Result<std::optional<StopEvent>> start_launch(Session::Impl& s) {
   return std::optional<StopEvent>{};
 }
 
-Result<uint32_t> read_tmask(Session::Impl& s, uint32_t g) {
-  return s.lv.dev->dm().read_csr(g, 0, 0xCC4);
-}
+Result<uint32_t> read_tmask(Session::Impl& s, uint32_t g) { return s.lv.dev->dm().read_csr(g, 0, 0xCC4); }
 
-Result<std::optional<StopEvent>> run_others(Session::Impl& s, uint32_t g, LiveStep* out, const std::set<uint32_t>& held) {
+Result<std::optional<StopEvent>> run_others(Session::Impl& s, uint32_t g, LiveStep* out,
+                                            const std::set<uint32_t>& held) {
   const uint32_t total = s.lv.dev->dm().platform().total_warps();
   std::vector<uint32_t> others;
   for (uint32_t o = 0; o < total; ++o)
@@ -194,9 +194,8 @@ Result<std::optional<StopEvent>> run_others(Session::Impl& s, uint32_t g, LiveSt
     s.drain_console();
     if (e.kind == EventKind::Exception) {
       s.fatal = true;
-      return some(stop(s, e.exception.cause == Cause::Watchdog ? StopReason::Watchdog
-                                                                                  : StopReason::Exception,
-                                           e.exception));
+      return some(
+          stop(s, e.exception.cause == Cause::Watchdog ? StopReason::Watchdog : StopReason::Exception, e.exception));
     }
     if (e.kind == EventKind::Halted) {
       auto h = on_halted(s);
@@ -220,8 +219,9 @@ std::optional<DeviceException> watchdog_due(const Session::Impl& s, WarpId w, ui
   return DeviceException{Cause::Watchdog, pc, w.core, w.slot, tmask ? 31u - unsigned(std::countl_zero(tmask)) : 0u, 0};
 }
 
-Result<RangeRun> range_run(Session::Impl& s, uint32_t g, WarpId w, std::pair<uint32_t, uint32_t> range, uint32_t pc,
-                           std::optional<std::pair<std::pair<uint32_t, uint32_t>, std::optional<std::vector<uint32_t>>>>& cache) {
+Result<RangeRun> range_run(
+    Session::Impl& s, uint32_t g, WarpId w, std::pair<uint32_t, uint32_t> range, uint32_t pc,
+    std::optional<std::pair<std::pair<uint32_t, uint32_t>, std::optional<std::vector<uint32_t>>>>& cache) {
   LiveDevice& ld = *s.lv.dev;
   if (!cache || cache->first != range) {
     auto stops = ld.range_stops(g, range.first, range.second);
@@ -278,8 +278,8 @@ Result<RangeRun> range_run(Session::Impl& s, uint32_t g, WarpId w, std::pair<uin
       case EventKind::Exception: {
         if (auto r = halted(); !r) return r.error();
         s.fatal = true;
-        auto ev = stop(s, e.exception.cause == Cause::Watchdog ? StopReason::Watchdog : StopReason::Exception,
-                       e.exception);
+        auto ev =
+            stop(s, e.exception.cause == Cause::Watchdog ? StopReason::Watchdog : StopReason::Exception, e.exception);
         if (!ev) return ev.error();
         return RangeRun{std::move(ev).value()};
       }
@@ -297,7 +297,7 @@ Result<RangeRun> range_run(Session::Impl& s, uint32_t g, WarpId w, std::pair<uin
       default:
         (void)halted();
         return make_error(ErrorCode::Internal, "internal error: a range run of warp " + std::to_string(w.core) + "." +
-                          std::to_string(w.slot) + " ended without a halt");
+                                                   std::to_string(w.slot) + " ended without a halt");
     }
   }
 }
@@ -455,8 +455,8 @@ Result<StopEvent> run(Session::Impl& s, const Session::Impl::Mode& mode) {
                         " and cannot go on; the stop stays inspectable (reverse commands go back in time).");
     if (mode.kind == Mode::Step) return step(s, mode);
     if (mode.kind == Mode::RunTo && s.ctx.kernel_instructions >= mode.target)
-      return make_error(ErrorCode::Internal, "internal error: a run to instruction " + std::to_string(mode.target) + " from " +
-                        std::to_string(s.ctx.kernel_instructions));
+      return make_error(ErrorCode::Internal, "internal error: a run to instruction " + std::to_string(mode.target) +
+                                                 " from " + std::to_string(s.ctx.kernel_instructions));
     auto gone = leave_stop(s);
     if (!gone) return gone.error();
     if (*gone) return **gone;
@@ -561,8 +561,9 @@ Result<void> setup(Session::Impl& s, Driver& device, const SessionOptions& optio
       lv.info.platform = *p;
       (void)device.dm_write(dm::kDctrl, 0);  // dmactive = 0, as it was
     }
-    lv.info.why = "re-launch, the default: every stop saves, kills and re-launches, so the device is never held "
-                  "and the schedule is the undisturbed one (--mode live halts in place; docs/live.md)";
+    lv.info.why =
+        "re-launch, the default: every stop saves, kills and re-launches, so the device is never held "
+        "and the schedule is the undisturbed one (--mode live halts in place; docs/live.md)";
     return {};
   }
   lv.dev = std::make_unique<LiveDevice>(device);
@@ -622,7 +623,7 @@ class LiveRunner final : public Runner {
   bool live() const override { return true; }
   Result<StopEvent> run(const Session::Impl::Mode& mode) override { return live::run(s_, mode); }
   std::optional<Result<std::vector<uint8_t>>> read_held(uint32_t addr, uint32_t size,
-                                                         std::optional<uint32_t> core) override {
+                                                        std::optional<uint32_t> core) override {
     if (!s_.lv.info.held) return std::nullopt;
     // A load through a halted warp would see its core's local memory there; device memory has
     // nothing from kLocalMemBase up, as a re-launch stop reads it (a local read names its core).

@@ -20,8 +20,6 @@
 
 namespace vx::engine {
 
-
-
 namespace live {
 
 // Where a range run ended: a stop, or the focus warp halted at `pc` (moved), or nothing ran (the
@@ -45,7 +43,8 @@ Result<void> sync_breakpoints(Session::Impl& s);
 // checkpoint holds the kernel as if nobody had halted it, so a re-launch that reaches the same
 // point finds the same state.
 Result<void> capture(Session::Impl& s);
-Result<StopEvent> stop(Session::Impl& s, StopReason reason, const DeviceException& exc, std::vector<WatchEvent> watch = {});
+Result<StopEvent> stop(Session::Impl& s, StopReason reason, const DeviceException& exc,
+                       std::vector<WatchEvent> watch = {});
 // A checkpoint while the launch runs (every N instructions): halt, read, write, resume.
 Result<void> auto_checkpoint(Session::Impl& s, bool resume);
 bool is_assertion(Session::Impl& s, uint32_t through, uint32_t pc);
@@ -55,7 +54,8 @@ bool is_assertion(Session::Impl& s, uint32_t through, uint32_t pc);
 // there), then the hit warps go on past their breakpoints as a continue does (a departure, with
 // its checkpoint). nullopt: the hit was dropped and every warp runs again.
 // A hit as the front end's filter sees it: every warp halted and read through the DM.
-Result<StopEvent> halted_hit(Session::Impl& s, StopReason reason, const DeviceException& exc, std::vector<WatchEvent> watches = {});
+Result<StopEvent> halted_hit(Session::Impl& s, StopReason reason, const DeviceException& exc,
+                             std::vector<WatchEvent> watches = {});
 Result<std::optional<StopEvent>> filter_breakpoint_hit(Session::Impl& s, const DeviceException& exc);
 // After a Halted event: a breakpoint or the kernel's own EBREAK stops; warps that a reset-halt
 // caught in a slot dispatched later are resumed (nullopt: go on). filter: a breakpoint hit goes to
@@ -67,7 +67,8 @@ Result<std::optional<StopEvent>> start_launch(Session::Impl& s);
 Result<uint32_t> read_tmask(Session::Impl& s, uint32_t g);
 // The focus warp waits (barrier, spawn): the other warps run, in slices, until it can step.
 // `held`: warps that stay halted too (others waiting on a planted breakpoint's address).
-Result<std::optional<StopEvent>> run_others(Session::Impl& s, uint32_t g, LiveStep* out, const std::set<uint32_t>& held = {});
+Result<std::optional<StopEvent>> run_others(Session::Impl& s, uint32_t g, LiveStep* out,
+                                            const std::set<uint32_t>& held = {});
 // DM steps count like normal execution, and so against the watchdog: the launch's instruction
 // budget (SessionOptions::watchdog) ends a step that never leaves a spin loop, as it ends a run.
 std::optional<DeviceException> watchdog_due(const Session::Impl& s, WarpId w, uint32_t pc, uint32_t tmask);
@@ -79,8 +80,9 @@ std::optional<DeviceException> watchdog_due(const Session::Impl& s, WarpId w, ui
 // watchdog ends it at the launch's budget exactly as it ends a run or a re-launch step (the same
 // Watchdog stop, at the same count); Ctrl-C is noticed at every return from the device
 // (SessionOptions::slice instructions at most), as in a run.
-Result<RangeRun> range_run(Session::Impl& s, uint32_t g, WarpId w, std::pair<uint32_t, uint32_t> range, uint32_t pc,
-                           std::optional<std::pair<std::pair<uint32_t, uint32_t>, std::optional<std::vector<uint32_t>>>>& cache);
+Result<RangeRun> range_run(
+    Session::Impl& s, uint32_t g, WarpId w, std::pair<uint32_t, uint32_t> range, uint32_t pc,
+    std::optional<std::pair<std::pair<uint32_t, uint32_t>, std::optional<std::vector<uint32_t>>>>& cache);
 // stepi / step / next / finish: DM steps of the focus warp, every other warp halted.
 Result<StopEvent> step(Session::Impl& s, const Session::Impl::Mode& mode);
 // A watch hit the front end does not want (a false condition, a `watch` whose value did not
@@ -104,7 +106,8 @@ Result<void> setup(Session::Impl& s, Driver& device, const SessionOptions& optio
 // Time travel re-launches from checkpoints: the session leaves live mode for good (docs/live.md).
 void leave(Session::Impl& s, const std::string& why);
 // Memory through a halted warp's view (on `core` when given: its local memory).
-Result<std::vector<uint8_t>> read_memory(Session::Impl& s, uint32_t addr, uint32_t size, std::optional<uint32_t> core = {});
+Result<std::vector<uint8_t>> read_memory(Session::Impl& s, uint32_t addr, uint32_t size,
+                                         std::optional<uint32_t> core = {});
 
 }  // namespace live
 }  // namespace vx::engine

@@ -23,8 +23,9 @@ Result<void> Session::Impl::read_page(uint32_t page, std::span<uint8_t> bytes) {
 // The host may change the device only at the end of the recorded history (not after a move back).
 Result<void> Session::Impl::at_frontier(const char* what) const {
   if (cursor < applied)
-    return make_error(std::string(what) + ": the session is back in time; the host cannot change the device until it "
-                                          "is at the end of its history again");
+    return make_error(std::string(what) +
+                      ": the session is back in time; the host cannot change the device until it "
+                      "is at the end of its history again");
   return {};
 }
 
@@ -47,7 +48,8 @@ void Session::Impl::drop(PlanEntry& e) {
 // Brings a recorded entry's data back from the store (a move back in time applies it again).
 Result<void> Session::Impl::make_resident(PlanEntry& e) {
   if (e.resident) return {};
-  if (!store || e.blobs.empty()) return make_error(ErrorCode::Internal, "internal error: a host operation's data is neither kept nor recorded");
+  if (!store || e.blobs.empty())
+    return make_error(ErrorCode::Internal, "internal error: a host operation's data is neither kept nor recorded");
   std::vector<uint8_t> bytes;
   for (const checkpoint::PageHash& h : e.blobs) {
     // Not written yet (it goes with the next checkpoint), or in the store.
@@ -132,8 +134,8 @@ Result<std::vector<Segment>> Session::Impl::split(std::span<const uint8_t> bytes
   for (const Command& c : list->commands) {
     if (c.op == CmdOp::Finish) break;
     if (c.op == CmdOp::RunInstances || c.op == CmdOp::RunKernelSlice)
-      return make_error("vxreplay debugs grid launches (LAUNCH_GRID); " + cmd_op_name(c.op) +
-                        " at byte offset " + std::to_string(c.offset) + " is not supported under the debugger yet");
+      return make_error("vxreplay debugs grid launches (LAUNCH_GRID); " + cmd_op_name(c.op) + " at byte offset " +
+                        std::to_string(c.offset) + " is not supported under the debugger yet");
     seg.commands.push_back(c);
     if (c.op == CmdOp::LaunchGrid) {
       seg.launches = true;
@@ -198,7 +200,8 @@ Result<void> Session::Impl::load_recording() {
         if (!bytes) return make_error(what + ": " + bytes.error().message);
         auto pieces = split(*bytes);
         if (!pieces) return make_error(what + " is not a command buffer this build accepts: " + pieces.error().message);
-        if (pieces->size() != 1) return make_error(what + " holds " + std::to_string(pieces->size()) + " pieces, not one");
+        if (pieces->size() != 1)
+          return make_error(what + " holds " + std::to_string(pieces->size()) + " pieces, not one");
         e.seg = std::move(pieces->front());
         e.blobs = {op.data.hash};
         break;
@@ -245,8 +248,9 @@ Result<void> Session::Impl::apply_memory_entry(PlanEntry& e, bool first) {
     case K::Alloc:
       if (first) {
         auto r = dev.mem_alloc(e.size);
-        if (!r) return make_error("replaying the recording: alloc of " + std::to_string(e.size) + " bytes failed: " +
-                                  r.error().message);
+        if (!r)
+          return make_error("replaying the recording: alloc of " + std::to_string(e.size) +
+                            " bytes failed: " + r.error().message);
         if (*r != e.addr)
           return make_error("replaying the recording: alloc of " + std::to_string(e.size) + " bytes gave " + hex(*r) +
                             ", the recording has " + hex(e.addr) + " (the recording does not match this device)");
@@ -269,11 +273,13 @@ Result<void> Session::Impl::apply_memory_entry(PlanEntry& e, bool first) {
     case K::Copy:
       if (auto r = dev.copy_to_device(e.addr, e.data); !r) {
         // A region freed later in the history than this point: map it again.
-        if (auto m = dev.mem_reserve(e.addr & ~(kPageSize - 1), ((e.addr & (kPageSize - 1)) + e.data.size() +
-                                                                  kPageSize - 1) & ~uint64_t(kPageSize - 1));
+        if (auto m = dev.mem_reserve(
+                e.addr & ~(kPageSize - 1),
+                ((e.addr & (kPageSize - 1)) + e.data.size() + kPageSize - 1) & ~uint64_t(kPageSize - 1));
             !m)
           return make_error("replaying the recording: " + r.error().message);
-        if (auto r2 = dev.copy_to_device(e.addr, e.data); !r2) return make_error("replaying the recording: " + r2.error().message);
+        if (auto r2 = dev.copy_to_device(e.addr, e.data); !r2)
+          return make_error("replaying the recording: " + r2.error().message);
       }
       replant(e.addr, e.data.size());
       return {};

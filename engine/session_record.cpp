@@ -3,7 +3,8 @@
 namespace vx::engine {
 
 // --- Recording ------------------------------------------------------------------------------
-checkpoint::PageHash Session::Impl::add_blob_op(checkpoint::HostOpKind kind, uint64_t addr, std::span<const uint8_t> data,                                    std::string name) {
+checkpoint::PageHash Session::Impl::add_blob_op(checkpoint::HostOpKind kind, uint64_t addr,
+                                                std::span<const uint8_t> data, std::string name) {
   checkpoint::PageData pd = checkpoint::make_page(std::vector<uint8_t>(data.begin(), data.end()));
   checkpoint::HostOpRecord op;
   op.kind = kind;
@@ -133,11 +134,11 @@ Result<void> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
     if (!stored_pages.count(pd.hash)) new_pages.push_back(std::move(pd));
   }
   checkpoint::StopRecord stop_rec;
-  stop_rec.kind = ev.reason == StopReason::InstructionCount && !mark ? checkpoint::StopKind::Automatic
-                                                                      : stop_kind(ev.reason);
+  stop_rec.kind =
+      ev.reason == StopReason::InstructionCount && !mark ? checkpoint::StopKind::Automatic : stop_kind(ev.reason);
   stop_rec.text = stop_reason_name(ev.reason);
-  stop_rec.exception = checkpoint::ExceptionRecord{uint8_t(ev.exception.cause), ev.exception.pc, ev.exception.core,
-                                                   ev.exception.warp, ev.exception.lane, ev.exception.addr};
+  stop_rec.exception = checkpoint::ExceptionRecord{uint8_t(ev.exception.cause), ev.exception.pc,   ev.exception.core,
+                                                   ev.exception.warp,           ev.exception.lane, ev.exception.addr};
   if ((ev.exception.cause == Cause::None || ev.reason == StopReason::Breakpoint) && !ev.hits.empty()) {
     // The warp that stopped (a breakpoint, step or watchpoint) and the lane the front end said the
     // stop is about (else its lowest): goto N shows it again.
@@ -158,20 +159,22 @@ Result<void> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
     // Same point, same state: compare what the store holds with what the device reached.
     auto rec = store->get(key);
     if (!rec) return make_error("could not read the checkpoint " + key.to_string() + ": " + rec.error().message);
-    auto stored = record_to_context(*rec, dev.config(), [&](const checkpoint::PageHash& h) { return store->read_page(h); });
+    auto stored =
+        record_to_context(*rec, dev.config(), [&](const checkpoint::PageHash& h) { return store->read_page(h); });
     if (!stored) return make_error("could not read the checkpoint " + key.to_string() + ": " + stored.error().message);
     // A live history's checkpoint (docs/live.md): a forward run back in it that ran through a
     // stepped interval without stopping (its breakpoints deleted) re-executed it, and may reach a
     // later live key in another state. The recording keeps the live state; this one is not written.
     if (rec->live && !runner->holds_device() && !(*stored == ctx)) return {};
     if (!(*stored == ctx))
-      return make_error(ErrorCode::Internal, "internal error: the state reached at " + key.to_string() +
-                        " differs from the checkpoint stored there (the model is not deterministic here)");
+      return make_error(ErrorCode::Internal,
+                        "internal error: the state reached at " + key.to_string() +
+                            " differs from the checkpoint stored there (the model is not deterministic here)");
     std::map<uint32_t, checkpoint::PageHash> mem;
     for (const auto& r : rec->memory) mem[r.number] = r.hash;
     if (mem != pages)
       return make_error(ErrorCode::Internal, "internal error: the memory reached at " + key.to_string() +
-                        " differs from the checkpoint stored there");
+                                                 " differs from the checkpoint stored there");
     last_key = key;
     if (mark) {
       stop_rec.kind = stop_kind(ev.reason);
@@ -196,9 +199,9 @@ Result<void> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
   for (const auto& [page, hash] : pages) rec.memory.push_back(checkpoint::PageRef{page, hash});
   // Pages handed to put must be named by the record: drop duplicates of one hash.
   std::sort(new_pages.begin(), new_pages.end(), [](const auto& a, const auto& b) { return a.hash < b.hash; });
-  new_pages.erase(std::unique(new_pages.begin(), new_pages.end(),
-                              [](const auto& a, const auto& b) { return a.hash == b.hash; }),
-                  new_pages.end());
+  new_pages.erase(
+      std::unique(new_pages.begin(), new_pages.end(), [](const auto& a, const auto& b) { return a.hash == b.hash; }),
+      new_pages.end());
   std::set<checkpoint::PageHash> named;
   for (const auto& r : rec.memory) named.insert(r.hash);
   for (const auto& c : rec.cores)
@@ -207,9 +210,9 @@ Result<void> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
   // Pages of a checkpoint that could not be written are given again while the record names them.
   for (const auto& h : named)
     if (!stored_pages.count(h))
-      if (auto u = unstored.find(h); u != unstored.end() &&
-                                     std::none_of(new_pages.begin(), new_pages.end(),
-                                                  [&](const checkpoint::PageData& p) { return p.hash == h; }))
+      if (auto u = unstored.find(h);
+          u != unstored.end() &&
+          std::none_of(new_pages.begin(), new_pages.end(), [&](const checkpoint::PageData& p) { return p.hash == h; }))
         new_pages.push_back(u->second);
   // A stop the user saw is committed durably (with the automatic checkpoints staged before it); an
   // automatic or quiet checkpoint is staged: it can be derived again, so it costs no fsync.

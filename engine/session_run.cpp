@@ -22,8 +22,8 @@ void Session::Impl::begin_pass(uint64_t progress) {
   if (!fresh) from->second = std::min(from->second, progress);
   ++pass;
   ++st.passes;
-  next_auto = opts.checkpoint_interval ? (progress / opts.checkpoint_interval + 1) * opts.checkpoint_interval
-                                       : UINT64_MAX;
+  next_auto =
+      opts.checkpoint_interval ? (progress / opts.checkpoint_interval + 1) * opts.checkpoint_interval : UINT64_MAX;
 }
 
 // Re-launches the stopped launch from ctx (the patent's re-launch with the thread-entry routine).
@@ -193,7 +193,8 @@ Result<StopEvent> Session::Impl::run_pass(const Mode& mode) {
 // warp's trigger armed. A stop event when the run ends before it starts (following a recording).
 Result<std::optional<StopEvent>> Session::Impl::leave_stop(const Mode& mode, bool& step_armed) {
   if (auto r = follow_recording(mode); !r || *r)
-    return r ? Result<std::optional<StopEvent>>(std::optional<StopEvent>(**r)) : Result<std::optional<StopEvent>>(r.error());
+    return r ? Result<std::optional<StopEvent>>(std::optional<StopEvent>(**r))
+             : Result<std::optional<StopEvent>>(r.error());
   if (fatal) {
     // The stop stays as it is: inspectable, and a point time travel can leave and reach again.
     if (mode.quiet()) return make_error("the launch cannot go on past this point (it stopped on a fault)");
@@ -211,8 +212,8 @@ Result<std::optional<StopEvent>> Session::Impl::leave_stop(const Mode& mode, boo
   }
   if ((mode.kind == Mode::RunTo || mode.kind == Mode::Seek || mode.kind == Mode::Scan) &&
       ctx.kernel_instructions >= mode.target)
-    return make_error(ErrorCode::Internal, "internal error: a run to instruction " + std::to_string(mode.target) + " from " +
-                      std::to_string(ctx.kernel_instructions));
+    return make_error(ErrorCode::Internal, "internal error: a run to instruction " + std::to_string(mode.target) +
+                                               " from " + std::to_string(ctx.kernel_instructions));
   if (auto r = relaunch(!opts.in_progress_only); !r) {
     dev.abort();
     phase = Phase::Dead;
@@ -235,8 +236,8 @@ Result<std::optional<StopEvent>> Session::Impl::leave_stop(const Mode& mode, boo
   return std::optional<StopEvent>{};
 }
 
-// Between launches: the next piece of the plan (next_piece), then the launch's first checkpoint, before its first instruction, so that
-// every point of the launch has a checkpoint at or before it.
+// Between launches: the next piece of the plan (next_piece), then the launch's first checkpoint, before its first
+// instruction, so that every point of the launch has a checkpoint at or before it.
 Result<std::optional<StopEvent>> Session::Impl::begin_piece(const Mode& mode) {
   auto next = next_piece(mode);
   if (!next || *next) return next;
@@ -447,7 +448,8 @@ Result<std::optional<StopEvent>> Session::Impl::on_device_exception(const Device
     if (!breakpoint_filter(*hit)) {
       std::vector<FetchOverride> ov;
       for (const WarpHit& h : hit->hits)
-        if (auto p = planted.find(h.pc); p != planted.end()) ov.push_back(FetchOverride{h.warp.core, h.warp.slot, h.pc, p->second});
+        if (auto p = planted.find(h.pc); p != planted.end())
+          ov.push_back(FetchOverride{h.warp.core, h.warp.slot, h.pc, p->second});
       if (auto r = dev.continue_past_breakpoint(ov); !r) return r.error();
       ++st.filtered_hits;
       return std::optional<StopEvent>{};

@@ -23,9 +23,9 @@ namespace {
 
 // What the stops of a session caught warps doing (the hard cases must actually be exercised).
 struct Seen {
-  bool divergent = false;       // a warp with a non-empty IPDOM stack
-  bool at_barrier = false;      // a warp waiting at a barrier
-  bool several_warps = false;   // a CTA of several warps in progress
+  bool divergent = false;      // a warp with a non-empty IPDOM stack
+  bool at_barrier = false;     // a warp waiting at a barrier
+  bool several_warps = false;  // a CTA of several warps in progress
 };
 
 // Stops at `stops` evenly spaced instruction counts; checks each stop and the end.
@@ -190,9 +190,9 @@ TEST_CASE("the device is free between passes: another workload runs while the se
   Driver& dev = *d.dev;
   auto buf = dev.mem_alloc(4096);
   REQUIRE(buf);
-  std::vector<uint32_t> kernel_words = {rv::lui(a1, *buf >> 12), rv::csrr(t1, 0xF14), rv::addi(t2, zero, 7),
+  std::vector<uint32_t> kernel_words = {rv::lui(a1, *buf >> 12),    rv::csrr(t1, 0xF14), rv::addi(t2, zero, 7),
                                         i_type(2, t1, 1, t1, 0x13),  // slli t1, t1, 2
-                                        rv::add(a1, a1, t1), rv::sw(t2, a1, 0), rv::ret()};
+                                        rv::add(a1, a1, t1),        rv::sw(t2, a1, 0),   rv::ret()};
   auto words = windowed_image(kernel_words);
   auto code = dev.mem_alloc(words.size() * 4);
   REQUIRE(code);
@@ -364,7 +364,8 @@ TEST_CASE("the patent's variant re-launches only the warps in progress first and
     INFO(k);
     Undisturbed u = undisturbed(k1x1x4x4, 4, k);
     Debugged d(k1x1x4x4, 4, k, so);
-    for (int i = 1; i <= 3; ++i) REQUIRE(d.go(d.s->run_to(u.instructions * i / 4)).reason == StopReason::InstructionCount);
+    for (int i = 1; i <= 3; ++i)
+      REQUIRE(d.go(d.s->run_to(u.instructions * i / 4)).reason == StopReason::InstructionCount);
     StopEvent end = d.go(d.s->resume());
     REQUIRE(end.reason == StopReason::Exited);
     // Not the same schedule, so only a kernel's own check says the result is right.
@@ -377,49 +378,50 @@ TEST_CASE("property: stopping never changes the result", "[session][property]") 
   const std::vector<DeviceConfig> configs = {k1x1x4x4, k1x2x8x8, DeviceConfig{2, 1, 4, 4, 16 * 1024}};
   const uint64_t kSeed = 20261122;
   auto property = [&] {
-        const std::string kernel = *rc::gen::elementOf(kernels);
-        const DeviceConfig dc = *rc::gen::elementOf(configs);
-        const uint64_t seed = *rc::gen::inRange<uint64_t>(0, 1000);
-        const Undisturbed u = undisturbed(dc, seed, kernel);
-        const auto fractions = *rc::gen::container<std::vector<uint32_t>>(rc::gen::inRange<uint32_t>(1, 1000));
-        const int steps = *rc::gen::inRange(0, 4);
-        Debugged d(dc, seed, kernel);
-        Reference ref(dc, seed, kernel);
-        std::vector<uint64_t> points;
-        for (uint32_t f : fractions) points.push_back(u.instructions * f / 1000);
-        std::sort(points.begin(), points.end());
-        points.erase(std::unique(points.begin(), points.end()), points.end());
-        uint64_t now = 0;
-        for (uint64_t p : points) {
-          if (p <= now) continue;
-          StopEvent ev = d.go(d.s->run_to(p));
-          RC_ASSERT(ev.reason == StopReason::InstructionCount);
-          now = ev.instructions;
-          RC_ASSERT(d.s->context() == ref.state_at(now));
-          for (int i = 0; i < steps; ++i) {
-            std::optional<WarpId> focus;
-            for (uint32_t c = 0; c < dc.total_cores() && !focus; ++c)
-              for (uint32_t w = 0; w < dc.warps && !focus; ++w)
-                if (d.s->context().cores[c].warps[w].active) focus = WarpId{c, w};
-            if (!focus) break;
-            ev = d.go(d.s->step(*focus, 0));
-            if (ev.reason != StopReason::Step) break;
-            now = ev.instructions;
-            RC_ASSERT(d.s->context() == ref.state_at(now));
-          }
-          if (ev.reason == StopReason::Exited) break;
-        }
-        StopEvent end = d.s->stopped() || now == 0 ? d.go(d.s->resume()) : d.s->last_stop();
-        RC_ASSERT(end.reason == StopReason::Exited);
-        RC_ASSERT(end.exit_code == u.exit_code);
-        RC_ASSERT(d.memory(false) == u.memory);
-        RC_ASSERT(d.console == u.console);
-        RC_ASSERT(d.s->stats().instructions == u.instructions);
+    const std::string kernel = *rc::gen::elementOf(kernels);
+    const DeviceConfig dc = *rc::gen::elementOf(configs);
+    const uint64_t seed = *rc::gen::inRange<uint64_t>(0, 1000);
+    const Undisturbed u = undisturbed(dc, seed, kernel);
+    const auto fractions = *rc::gen::container<std::vector<uint32_t>>(rc::gen::inRange<uint32_t>(1, 1000));
+    const int steps = *rc::gen::inRange(0, 4);
+    Debugged d(dc, seed, kernel);
+    Reference ref(dc, seed, kernel);
+    std::vector<uint64_t> points;
+    for (uint32_t f : fractions) points.push_back(u.instructions * f / 1000);
+    std::sort(points.begin(), points.end());
+    points.erase(std::unique(points.begin(), points.end()), points.end());
+    uint64_t now = 0;
+    for (uint64_t p : points) {
+      if (p <= now) continue;
+      StopEvent ev = d.go(d.s->run_to(p));
+      RC_ASSERT(ev.reason == StopReason::InstructionCount);
+      now = ev.instructions;
+      RC_ASSERT(d.s->context() == ref.state_at(now));
+      for (int i = 0; i < steps; ++i) {
+        std::optional<WarpId> focus;
+        for (uint32_t c = 0; c < dc.total_cores() && !focus; ++c)
+          for (uint32_t w = 0; w < dc.warps && !focus; ++w)
+            if (d.s->context().cores[c].warps[w].active) focus = WarpId{c, w};
+        if (!focus) break;
+        ev = d.go(d.s->step(*focus, 0));
+        if (ev.reason != StopReason::Step) break;
+        now = ev.instructions;
+        RC_ASSERT(d.s->context() == ref.state_at(now));
+      }
+      if (ev.reason == StopReason::Exited) break;
+    }
+    StopEvent end = d.s->stopped() || now == 0 ? d.go(d.s->resume()) : d.s->last_stop();
+    RC_ASSERT(end.reason == StopReason::Exited);
+    RC_ASSERT(end.exit_code == u.exit_code);
+    RC_ASSERT(d.memory(false) == u.memory);
+    RC_ASSERT(d.console == u.console);
+    RC_ASSERT(d.s->stats().instructions == u.instructions);
   };
   vx::test::check_property("stopping never changes the result", kSeed, 12, 40, property);
 }
 
-TEST_CASE("time travel across launches: the host's operations between them are applied again", "[session][timetravel]") {
+TEST_CASE("time travel across launches: the host's operations between them are applied again",
+          "[session][timetravel]") {
   // A workload of two launches of sgemm with a host copy between them, as a host program runs it.
   auto dir = std::filesystem::temp_directory_path() / ("vx-session-tt-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);

@@ -52,9 +52,8 @@ Result<std::optional<StopEvent>> Session::Impl::follow_recording(const Mode& mod
         if (h.instructions > from && (!first || h.instructions < first->instructions)) first = h;
       if (first) {
         const bool watch = first->reason == StopReason::Watchpoint;
-        auto ev =
-            seek(TimePoint{launch, first->instructions}, watch ? StopReason::Watchpoint : StopReason::Breakpoint,
-                 std::nullopt, watch ? first->watches : std::vector<WatchEvent>{});
+        auto ev = seek(TimePoint{launch, first->instructions}, watch ? StopReason::Watchpoint : StopReason::Breakpoint,
+                       std::nullopt, watch ? first->watches : std::vector<WatchEvent>{});
         if (!ev) return ev.error();
         return Out(std::move(*ev));
       }
@@ -181,9 +180,9 @@ Result<void> Session::Impl::restore(const checkpoint::TimeKey& key) {
   console_log.assign(rec->console.begin(), rec->console.end());
   (void)dev.read_console();
   console_out.clear();
-  fatal = rec->stop.kind == checkpoint::StopKind::Watchdog ||
-          (rec->stop.kind == checkpoint::StopKind::DeviceException &&
-           rec->stop.exception.cause != uint8_t(Cause::Breakpoint));
+  fatal =
+      rec->stop.kind == checkpoint::StopKind::Watchdog || (rec->stop.kind == checkpoint::StopKind::DeviceException &&
+                                                           rec->stop.exception.cause != uint8_t(Cause::Breakpoint));
   launch = key.launch;
   cursor = launch_entry[key.launch - 1] + 1;
   cmp_registers = launch_regs[key.launch - 1];
@@ -193,8 +192,9 @@ Result<void> Session::Impl::restore(const checkpoint::TimeKey& key) {
   last.reason = reason_of(rec->stop);
   last.launch = launch;
   last.instructions = ctx.kernel_instructions;
-  last.exception = DeviceException{Cause(rec->stop.exception.cause), rec->stop.exception.pc, rec->stop.exception.core,
-                                   rec->stop.exception.warp, rec->stop.exception.lane, rec->stop.exception.addr};
+  last.exception =
+      DeviceException{Cause(rec->stop.exception.cause), rec->stop.exception.pc,   rec->stop.exception.core,
+                      rec->stop.exception.warp,         rec->stop.exception.lane, rec->stop.exception.addr};
   return {};
 }
 
@@ -215,7 +215,8 @@ Result<StopEvent> Session::Impl::quiet_run(const Mode& mode, bool keep_breakpoin
   return ev;
 }
 
-Result<StopEvent> Session::Impl::seek(TimePoint t, StopReason as, std::optional<WarpId> focus, std::vector<WatchEvent> watch) {
+Result<StopEvent> Session::Impl::seek(TimePoint t, StopReason as, std::optional<WarpId> focus,
+                                      std::vector<WatchEvent> watch) {
   if (auto r = need_store(); !r) return r.error();
   if (t.launch == 0 || t.launch > launch_entry.size())
     return make_error("launch " + std::to_string(t.launch) + " has not run in this session");
@@ -439,7 +440,7 @@ Result<ScanResult> Session::Impl::scan_pass(const ScanRequest& req, uint64_t unt
         return out;
       default:
         return make_error(ErrorCode::Internal, std::string("internal error: unexpected device event during a scan: ") +
-                          event_kind_name(e.kind));
+                                                   event_kind_name(e.kind));
     }
   }
   // Reached `until`: stand there.
@@ -502,7 +503,8 @@ Result<bool> Session::Impl::scan_exception(const ScanRequest& req, const DeviceE
     if (keep && !ev.breakpoints.empty()) out.hits.push_back(ev);
     std::vector<FetchOverride> ov;
     for (const WarpHit& h : ev.hits)
-      if (auto p = planted.find(h.pc); p != planted.end()) ov.push_back(FetchOverride{h.warp.core, h.warp.slot, h.pc, p->second});
+      if (auto p = planted.find(h.pc); p != planted.end())
+        ov.push_back(FetchOverride{h.warp.core, h.warp.slot, h.pc, p->second});
     if (auto r = dev.continue_past_breakpoint(ov); !r) return r.error();
     return false;
   }
@@ -513,8 +515,9 @@ Result<bool> Session::Impl::scan_exception(const ScanRequest& req, const DeviceE
   out.reached = ctx.kernel_instructions;
   fatal = x.cause != Cause::Breakpoint;
   last = StopEvent{};
-  last.reason = x.cause == Cause::Breakpoint ? (is_assertion(x.pc) ? StopReason::Assertion : StopReason::Exception)
-                                             : (x.cause == Cause::Watchdog ? StopReason::Watchdog : StopReason::Exception);
+  last.reason = x.cause == Cause::Breakpoint
+                    ? (is_assertion(x.pc) ? StopReason::Assertion : StopReason::Exception)
+                    : (x.cause == Cause::Watchdog ? StopReason::Watchdog : StopReason::Exception);
   last.launch = launch;
   last.instructions = ctx.kernel_instructions;
   last.exception = x;

@@ -55,8 +55,7 @@ void Session::Impl::unplant_view(uint32_t addr, std::span<uint8_t> bytes) const 
 Session::Impl::Suspended Session::Impl::suspend_breakpoints() {
   Suspended s;
   s.words = planted;
-  for (const auto& [addr, word] : planted)
-    (void)dev.copy_to_device(addr, {reinterpret_cast<const uint8_t*>(&word), 4});
+  for (const auto& [addr, word] : planted) (void)dev.copy_to_device(addr, {reinterpret_cast<const uint8_t*>(&word), 4});
   planted.clear();
   return s;
 }
@@ -75,7 +74,8 @@ Result<void> Session::Impl::sync_watchpoints(bool on) {
   if (on)
     for (const auto& [id, w] : watches)
       if (w.second)
-        ranges.push_back(WatchRange{uint32_t(id), w.first.addr, w.first.len, w.first.kind, w.first.local, w.first.core});
+        ranges.push_back(
+            WatchRange{uint32_t(id), w.first.addr, w.first.len, w.first.kind, w.first.local, w.first.core});
   return dev.set_watchpoints(ranges);
 }
 

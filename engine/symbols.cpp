@@ -68,18 +68,12 @@ std::optional<uint32_t> parse_u32(std::string_view s, int base) {
 
 std::string machine_name(unsigned machine) {
   switch (machine) {
-    case EM_386:
-      return "x86";
-    case EM_X86_64:
-      return "x86-64";
-    case EM_ARM:
-      return "ARM";
-    case EM_AARCH64:
-      return "AArch64";
-    case EM_RISCV:
-      return "RISC-V";
-    default:
-      return "machine " + std::to_string(machine);
+    case EM_386: return "x86";
+    case EM_X86_64: return "x86-64";
+    case EM_ARM: return "ARM";
+    case EM_AARCH64: return "AArch64";
+    case EM_RISCV: return "RISC-V";
+    default: return "machine " + std::to_string(machine);
   }
 }
 
@@ -156,15 +150,12 @@ std::optional<Evaluated> evaluate(const Dwarf_Op* ops, size_t n, const RegReader
   const auto l = dwarf::evaluate(ops, n, env);
   if (!l) return std::nullopt;
   switch (l->kind) {
-    case dwarf::Kind::Memory:
-      return Evaluated{l->address, false};
-    case dwarf::Kind::Value:
-      return Evaluated{uint32_t(l->value), true};
+    case dwarf::Kind::Memory: return Evaluated{l->address, false};
+    case dwarf::Kind::Value: return Evaluated{uint32_t(l->value), true};
     case dwarf::Kind::Register:
       if (const auto v = reg(l->reg)) return Evaluated{*v, true};
       return std::nullopt;
-    default:
-      return std::nullopt;
+    default: return std::nullopt;
   }
 }
 
@@ -177,7 +168,7 @@ const char* die_name(Dwarf_Die* die) {
 
 struct Symbols::Impl {
   std::string path;
-  std::string name;  // the file's base name, for messages
+  std::string name;            // the file's base name, for messages
   std::vector<uint8_t> image;  // the whole file (libelf reads it in place)
   Elf* elf = nullptr;
   Dwarf* dwarf = nullptr;

@@ -47,16 +47,11 @@ using dwarf::reg_name;
 
 std::string VarLocation::describe() const {
   switch (kind) {
-    case Kind::Memory:
-      return "memory at " + hex(address);
-    case Kind::Register:
-      return "register " + reg_name(reg);
-    case Kind::Value:
-      return "a value computed by the compiler";
-    case Kind::OptimizedOut:
-      return "optimized out";
-    case Kind::Unavailable:
-      return "optimized out";  // gdb's word for a location list that does not cover the pc
+    case Kind::Memory: return "memory at " + hex(address);
+    case Kind::Register: return "register " + reg_name(reg);
+    case Kind::Value: return "a value computed by the compiler";
+    case Kind::OptimizedOut: return "optimized out";
+    case Kind::Unavailable: return "optimized out";  // gdb's word for a location list that does not cover the pc
   }
   return "?";
 }
@@ -103,18 +98,10 @@ void declarator(const CType& t, std::string& base, std::string& inner, unsigned 
       else
         base = "void";
       return;
-    case CType::Kind::Struct:
-      base = qualifiers(t) + "struct " + (t.name.empty() ? "{...}" : t.name);
-      return;
-    case CType::Kind::Union:
-      base = qualifiers(t) + "union " + (t.name.empty() ? "{...}" : t.name);
-      return;
-    case CType::Kind::Enum:
-      base = qualifiers(t) + "enum " + (t.name.empty() ? "{...}" : t.name);
-      return;
-    default:
-      base = qualifiers(t) + (t.name.empty() ? "void" : t.name);
-      return;
+    case CType::Kind::Struct: base = qualifiers(t) + "struct " + (t.name.empty() ? "{...}" : t.name); return;
+    case CType::Kind::Union: base = qualifiers(t) + "union " + (t.name.empty() ? "{...}" : t.name); return;
+    case CType::Kind::Enum: base = qualifiers(t) + "enum " + (t.name.empty() ? "{...}" : t.name); return;
+    default: base = qualifiers(t) + (t.name.empty() ? "void" : t.name); return;
   }
 }
 
@@ -268,16 +255,12 @@ void Variables::Impl::read_base(Dwarf_Die* td, CType* t) {
   switch (enc) {
     case DW_ATE_float: t->kind = CType::Kind::Float; break;
     case DW_ATE_boolean: t->kind = CType::Kind::Bool; break;
-    case DW_ATE_signed_char:
-      t->is_char = true;
-      [[fallthrough]];
+    case DW_ATE_signed_char: t->is_char = true; [[fallthrough]];
     case DW_ATE_signed:
       t->kind = CType::Kind::Int;
       t->is_signed = true;
       break;
-    case DW_ATE_unsigned_char:
-      t->is_char = true;
-      [[fallthrough]];
+    case DW_ATE_unsigned_char: t->is_char = true; [[fallthrough]];
     default: t->kind = CType::Kind::Int; break;
   }
 }
@@ -486,8 +469,8 @@ void put_le(std::vector<uint8_t>& out, uint64_t v, size_t n) {
 
 // A location description (an expression, or the entry of a location list for pc) through the
 // evaluator of dwarf_expr.hpp; DW_OP_fbreg takes `frame`'s DW_AT_frame_base.
-Result<dwarf::Location> Variables::Impl::eval(Dwarf_Attribute* attr, uint32_t pc, const LaneView& lane,
-                                              Dwarf_Off frame, unsigned depth) const {
+Result<dwarf::Location> Variables::Impl::eval(Dwarf_Attribute* attr, uint32_t pc, const LaneView& lane, Dwarf_Off frame,
+                                              unsigned depth) const {
   Dwarf_Op* ops = nullptr;
   size_t len = 0;
   dwarf::Location loc;
@@ -715,16 +698,14 @@ Result<VarLocation> Variables::locate(const SourceVariable& v, uint32_t pc, cons
       loc.kind = VarLocation::Kind::Value;
       for (const dwarf::Piece& p : l->pieces) {
         if (p.kind == dwarf::Kind::OptimizedOut || p.kind == dwarf::Kind::Unavailable)
-          loc.missing_parts.push_back(MissingBytes{uint32_t(loc.bytes.size()), uint32_t(loc.bytes.size() + p.bytes.size()),
+          loc.missing_parts.push_back(MissingBytes{uint32_t(loc.bytes.size()),
+                                                   uint32_t(loc.bytes.size() + p.bytes.size()),
                                                    p.kind == dwarf::Kind::Unavailable});
         loc.bytes.insert(loc.bytes.end(), p.bytes.begin(), p.bytes.end());
       }
       break;
-    case dwarf::Kind::OptimizedOut:
-      break;
-    case dwarf::Kind::Unavailable:
-      loc.kind = VarLocation::Kind::Unavailable;
-      break;
+    case dwarf::Kind::OptimizedOut: break;
+    case dwarf::Kind::Unavailable: loc.kind = VarLocation::Kind::Unavailable; break;
   }
   return loc;
 }

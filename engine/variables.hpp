@@ -66,9 +66,9 @@ struct MissingBytes {
 struct VarLocation {
   enum class Kind : uint8_t { Memory, Register, Value, OptimizedOut, Unavailable };
   Kind kind = Kind::OptimizedOut;
-  uint32_t address = 0;          // Memory
-  unsigned reg = 0;              // Register: DWARF number (x0..x31 = 0..31, f0..f31 = 32..63)
-  std::vector<uint8_t> bytes;    // Value: the bytes the compiler computed (DW_OP_stack_value, pieces)
+  uint32_t address = 0;        // Memory
+  unsigned reg = 0;            // Register: DWARF number (x0..x31 = 0..31, f0..f31 = 32..63)
+  std::vector<uint8_t> bytes;  // Value: the bytes the compiler computed (DW_OP_stack_value, pieces)
   // Value from pieces: the parts that have no value.
   std::vector<MissingBytes> missing_parts;
   std::string describe() const;  // "memory 0x...", "register $a0", "computed value", "optimized out", ...

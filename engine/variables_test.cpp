@@ -150,9 +150,10 @@ std::optional<std::string> build_kernel(const std::string& name, const std::stri
     std::fputs(source.c_str(), f);
     std::fclose(f);
   }
-  const std::string cmd = "clang --target=riscv32 -march=rv32imaf -mabi=ilp32f -mcmodel=medany -mno-relax "
-                          "-ffreestanding -nostdlib -fno-builtin -g -gdwarf-4 -fuse-ld=lld -static -Wl,-e,kernel " +
-                          opt + " '" + src + "' -o '" + elf + "' 2>/dev/null";
+  const std::string cmd =
+      "clang --target=riscv32 -march=rv32imaf -mabi=ilp32f -mcmodel=medany -mno-relax "
+      "-ffreestanding -nostdlib -fno-builtin -g -gdwarf-4 -fuse-ld=lld -static -Wl,-e,kernel " +
+      opt + " '" + src + "' -o '" + elf + "' 2>/dev/null";
   // clang is a build dependency of the project (scripts/install-deps.sh): not building is a failure.
   if (std::system(cmd.c_str()) != 0) return built[name] = std::nullopt;
   return built[name] = elf;
@@ -224,7 +225,9 @@ TEST_CASE("-O0: a parameter named n of a struct pointer is found in its function
     REQUIRE(n->type);
     CHECK(type_name(*n->type) == "struct node *");
     LaneView lane;
-    lane.reg = [](unsigned r) -> std::optional<uint32_t> { return r == 8 ? std::optional<uint32_t>(0x2000) : std::nullopt; };
+    lane.reg = [](unsigned r) -> std::optional<uint32_t> {
+      return r == 8 ? std::optional<uint32_t>(0x2000) : std::nullopt;
+    };
     auto loc = v->locate(*n, pc, lane);
     REQUIRE(loc.ok());
     CHECK(loc->kind == VarLocation::Kind::Memory);

@@ -11,38 +11,22 @@ namespace vx::host {
 
 const char* op_name(Op op) {
   switch (op) {
-    case Op::Hello:
-      return "vx_dev_open";
-    case Op::Caps:
-      return "vx_dev_caps";
-    case Op::Alloc:
-      return "vx_mem_alloc";
-    case Op::Reserve:
-      return "vx_mem_reserve";
-    case Op::Free:
-      return "vx_mem_free";
-    case Op::Access:
-      return "vx_mem_access";
-    case Op::Info:
-      return "vx_mem_info";
-    case Op::CopyTo:
-      return "vx_copy_to_dev";
-    case Op::CopyFrom:
-      return "vx_copy_from_dev";
-    case Op::Upload:
-      return "vx_upload_kernel_bytes";
-    case Op::Start:
-      return "vx_start";
-    case Op::Wait:
-      return "vx_ready_wait";
-    case Op::DcrRead:
-      return "vx_dcr_read";
-    case Op::DcrWrite:
-      return "vx_dcr_write";
-    case Op::Perf:
-      return "vx_dump_perf";
-    case Op::Close:
-      return "vx_dev_close";
+    case Op::Hello: return "vx_dev_open";
+    case Op::Caps: return "vx_dev_caps";
+    case Op::Alloc: return "vx_mem_alloc";
+    case Op::Reserve: return "vx_mem_reserve";
+    case Op::Free: return "vx_mem_free";
+    case Op::Access: return "vx_mem_access";
+    case Op::Info: return "vx_mem_info";
+    case Op::CopyTo: return "vx_copy_to_dev";
+    case Op::CopyFrom: return "vx_copy_from_dev";
+    case Op::Upload: return "vx_upload_kernel_bytes";
+    case Op::Start: return "vx_start";
+    case Op::Wait: return "vx_ready_wait";
+    case Op::DcrRead: return "vx_dcr_read";
+    case Op::DcrWrite: return "vx_dcr_write";
+    case Op::Perf: return "vx_dump_perf";
+    case Op::Close: return "vx_dev_close";
   }
   return "unknown call";
 }
@@ -97,9 +81,8 @@ Result<bool> Receiver::fill(size_t n) {
       const int ready = ::poll(&p, 1, stall_ms_);
       if (ready < 0 && errno == EINTR) continue;
       if (ready == 0)
-        return make_error("the program stopped sending in the middle of a message (" + std::to_string(end_) +
-                          " of " + std::to_string(n) + " bytes, nothing more for " +
-                          std::to_string(stall_ms_ / 1000) + " s)");
+        return make_error("the program stopped sending in the middle of a message (" + std::to_string(end_) + " of " +
+                          std::to_string(n) + " bytes, nothing more for " + std::to_string(stall_ms_ / 1000) + " s)");
     }
     ssize_t r = ::read(fd_, buf_.data() + end_, buf_.size() - end_);
     if (r < 0 && errno == EINTR) continue;

@@ -21,43 +21,29 @@ constexpr uint64_t kPage = 4096;
 Result<uint64_t> HostDevice::caps(uint32_t id) const {
   const DeviceConfig& c = driver_.config();
   switch (id) {
-    case VX_CAPS_VERSION:
-      return 3;
-    case VX_CAPS_NUM_THREADS:
-      return c.threads;
-    case VX_CAPS_NUM_WARPS:
-      return c.warps;
-    case VX_CAPS_NUM_CORES:
-      return c.total_cores();
-    case VX_CAPS_CACHE_LINE_SIZE:
-      return 64;
-    case VX_CAPS_GLOBAL_MEM_SIZE:
-      return kGlobalMemBytes;
-    case VX_CAPS_LOCAL_MEM_SIZE:
-      return c.local_mem_bytes;
+    case VX_CAPS_VERSION: return 3;
+    case VX_CAPS_NUM_THREADS: return c.threads;
+    case VX_CAPS_NUM_WARPS: return c.warps;
+    case VX_CAPS_NUM_CORES: return c.total_cores();
+    case VX_CAPS_CACHE_LINE_SIZE: return 64;
+    case VX_CAPS_GLOBAL_MEM_SIZE: return kGlobalMemBytes;
+    case VX_CAPS_LOCAL_MEM_SIZE: return c.local_mem_bytes;
     case VX_CAPS_ISA_FLAGS:
       // RV32 (the architecture field 0: 32 bits) IMAF with local memory.
       return VX_ISA_STD_I | VX_ISA_STD_A | VX_ISA_STD_F | (1ull << 12) /* M */ | VX_ISA_EXT_LMEM;
-    case VX_CAPS_NUM_MEM_BANKS:
-      return 1;  // the model's memory is one flat space
-    case VX_CAPS_MEM_BANK_SIZE:
-      return kGlobalMemBytes;
-    case VX_CAPS_NUM_CLUSTERS:
-      return c.clusters;
-    case VX_CAPS_SOCKET_SIZE:
-      return c.cores_per_cluster;
-    case VX_CAPS_ISSUE_WIDTH:
-      return 1;
+    case VX_CAPS_NUM_MEM_BANKS: return 1;  // the model's memory is one flat space
+    case VX_CAPS_MEM_BANK_SIZE: return kGlobalMemBytes;
+    case VX_CAPS_NUM_CLUSTERS: return c.clusters;
+    case VX_CAPS_SOCKET_SIZE: return c.cores_per_cluster;
+    case VX_CAPS_ISSUE_WIDTH: return 1;
     case VX_CAPS_CLOCK_RATE:
     case VX_CAPS_PEAK_MEM_BW:
       return make_error("caps id " + std::to_string(id) +
                         ": the model is functional, with no clock or memory bandwidth (not supported)");
     case VX_CAPS_VM_SUPPORT:
     case VX_CAPS_VM_PINNED_SIZE:
-    case VX_CAPS_VM_PINNED_FREE:
-      return 0;  // no MMU: addresses are physical
-    default:
-      return make_error("unknown caps id " + std::to_string(id) + " (VX_CAPS_VERSION..VX_CAPS_VM_PINNED_FREE)");
+    case VX_CAPS_VM_PINNED_FREE: return 0;  // no MMU: addresses are physical
+    default: return make_error("unknown caps id " + std::to_string(id) + " (VX_CAPS_VERSION..VX_CAPS_VM_PINNED_FREE)");
   }
 }
 

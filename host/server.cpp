@@ -218,8 +218,7 @@ Result<bool> HostServer::serve(uint32_t op_word, std::span<const uint8_t> payloa
       out.bytes({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
       return ok();
     }
-    case Op::Close:
-      return ok();
+    case Op::Close: return ok();
   }
   return fail("unknown request " + std::to_string(op_word) +
               " (is the host program's libvortex from another vxreplay?)");

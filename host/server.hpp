@@ -61,7 +61,7 @@ class HostServer {
   uint64_t started_ = 0;  // launches started since the last answered wait
   bool waiting_ = false;
   uint64_t wait_timeout_ms_ = 0;
-  bool hello_ = false;   // the handshake (vx_dev_open's Hello) was made
+  bool hello_ = false;  // the handshake (vx_dev_open's Hello) was made
   bool broken_ = false;
   uint64_t calls_ = 0;
 };

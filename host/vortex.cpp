@@ -61,8 +61,10 @@ thread_local const char* t_caller = nullptr;  // vx::host::CallerScope
 
 int report(const char* fn, const std::string& message) {
   std::fflush(stdout);
-  if (t_caller) std::fprintf(stderr, "vortex: %s: %s: %s\n", t_caller, fn, message.c_str());
-  else std::fprintf(stderr, "vortex: %s: %s\n", fn, message.c_str());
+  if (t_caller)
+    std::fprintf(stderr, "vortex: %s: %s: %s\n", t_caller, fn, message.c_str());
+  else
+    std::fprintf(stderr, "vortex: %s: %s\n", fn, message.c_str());
   return -1;
 }
 

@@ -65,9 +65,9 @@ struct Mapping {
 std::map<void*, Mapping> g_maps;
 
 uint64_t now_ns() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch())
-                      .count());
+  return uint64_t(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
 }
 
 vx_result_t fail(const char* fn, vx_result_t code, const std::string& message) {
@@ -109,9 +109,12 @@ vx_result_t check_waits(const char* fn, vx_queue* q, uint32_t n, const vx_event_
   if (n && !evs) return fail(fn, VX_ERR_INVALID_VALUE, "a wait list of " + std::to_string(n) + " events and no array");
   std::lock_guard<std::mutex> lock(g_mu);
   for (uint32_t i = 0; i < n; ++i) {
-    if (!live(g_events, evs[i])) return fail(fn, VX_ERR_INVALID_HANDLE, "wait list entry " + std::to_string(i) + " is not a live event");
-    if (evs[i]->dev != q->dev) return fail(fn, VX_ERR_INVALID_VALUE, "wait list entry " + std::to_string(i) + " is an event of another device");
-    if (evs[i]->status != VX_SUCCESS) return fail(fn, VX_ERR_EVENT_FAILED, "wait list entry " + std::to_string(i) + " failed");
+    if (!live(g_events, evs[i]))
+      return fail(fn, VX_ERR_INVALID_HANDLE, "wait list entry " + std::to_string(i) + " is not a live event");
+    if (evs[i]->dev != q->dev)
+      return fail(fn, VX_ERR_INVALID_VALUE, "wait list entry " + std::to_string(i) + " is an event of another device");
+    if (evs[i]->status != VX_SUCCESS)
+      return fail(fn, VX_ERR_EVENT_FAILED, "wait list entry " + std::to_string(i) + " failed");
     if (evs[i]->value == 0)
       return fail(fn, VX_ERR_NOT_SUPPORTED,
                   "wait list entry " + std::to_string(i) +
@@ -160,7 +163,8 @@ std::optional<uint32_t> elf_symbol(const std::vector<uint8_t>& f, const std::str
   if (f.size() < sizeof(Elf32_Ehdr)) return std::nullopt;
   Elf32_Ehdr eh;
   std::memcpy(&eh, f.data(), sizeof eh);
-  if (eh.e_shentsize != sizeof(Elf32_Shdr) || uint64_t(eh.e_shoff) + uint64_t(eh.e_shnum) * sizeof(Elf32_Shdr) > f.size())
+  if (eh.e_shentsize != sizeof(Elf32_Shdr) ||
+      uint64_t(eh.e_shoff) + uint64_t(eh.e_shnum) * sizeof(Elf32_Shdr) > f.size())
     return std::nullopt;
   for (uint32_t i = 0; i < eh.e_shnum; ++i) {
     Elf32_Shdr sh;
@@ -221,7 +225,8 @@ VX_API vx_result_t vx_device_open(uint32_t index, vx_device_h* out) {
 VX_API vx_result_t vx_device_retain(vx_device_h dev) {
   std::lock_guard<std::mutex> lock(g_mu);
   auto it = g_device_refs.find(dev);
-  if (it == g_device_refs.end()) return fail("vx_device_retain", VX_ERR_INVALID_HANDLE, "not a device vx_device_open gave");
+  if (it == g_device_refs.end())
+    return fail("vx_device_retain", VX_ERR_INVALID_HANDLE, "not a device vx_device_open gave");
   ++it->second;
   return VX_SUCCESS;
 }
@@ -230,7 +235,8 @@ VX_API vx_result_t vx_device_release(vx_device_h dev) {
   {
     std::lock_guard<std::mutex> lock(g_mu);
     auto it = g_device_refs.find(dev);
-    if (it == g_device_refs.end()) return fail("vx_device_release", VX_ERR_INVALID_HANDLE, "not a device vx_device_open gave");
+    if (it == g_device_refs.end())
+      return fail("vx_device_release", VX_ERR_INVALID_HANDLE, "not a device vx_device_open gave");
     if (--it->second > 0) return VX_SUCCESS;
     g_device_refs.erase(it);
   }
@@ -325,7 +331,8 @@ VX_API vx_result_t vx_buffer_unmap(vx_buffer_h buf, void* host_ptr) {
   {
     std::lock_guard<std::mutex> lock(g_mu);
     auto it = g_maps.find(host_ptr);
-    if (it == g_maps.end() || it->second.buf != buf) return fail(fn, VX_ERR_INVALID_VALUE, "not a mapping of this buffer");
+    if (it == g_maps.end() || it->second.buf != buf)
+      return fail(fn, VX_ERR_INVALID_VALUE, "not a mapping of this buffer");
     m = std::move(it->second);
     g_maps.erase(it);
   }
@@ -340,7 +347,8 @@ namespace {
 
 // A module from the image's bytes; path: the file they came from (the upload names it, so that a
 // debugger finds the ELF beside a .vxbin), nullptr for bytes from memory.
-vx_result_t load_module(const char* fn, vx_device_h dev, std::vector<uint8_t> bytes, const char* path, vx_module_h* out) {
+vx_result_t load_module(const char* fn, vx_device_h dev, std::vector<uint8_t> bytes, const char* path,
+                        vx_module_h* out) {
   auto* m = new vx_module;
   m->dev = dev;
   m->bytes = std::move(bytes);
@@ -460,7 +468,8 @@ VX_API vx_result_t vx_queue_create(vx_device_h dev, const vx_queue_info_t* info,
   uint64_t v = 0;
   if (vx_dev_caps(dev, VX_CAPS_VERSION, &v) != 0) return VX_ERR_INVALID_HANDLE;
   if (info && info->struct_size < sizeof(vx_queue_info_t))
-    return fail(fn, VX_ERR_INVALID_INFO, "struct_size " + std::to_string(info->struct_size) + " is less than sizeof(vx_queue_info_t)");
+    return fail(fn, VX_ERR_INVALID_INFO,
+                "struct_size " + std::to_string(info->struct_size) + " is less than sizeof(vx_queue_info_t)");
   auto* q = new vx_queue{dev, 1, info && (info->flags & VX_QUEUE_PROFILING_ENABLE)};
   std::lock_guard<std::mutex> lock(g_mu);
   g_queues.insert(q);
@@ -473,7 +482,9 @@ VX_API vx_result_t vx_queue_retain(vx_queue_h q) { return retain("vx_queue_retai
 VX_API vx_result_t vx_queue_release(vx_queue_h q) { return release("vx_queue_release", g_queues, q, "queue"); }
 
 // Commands run when they are enqueued: there is never anything to flush or to wait for.
-VX_API vx_result_t vx_queue_flush(vx_queue_h q) { return queue_of("vx_queue_flush", q) ? VX_SUCCESS : VX_ERR_INVALID_HANDLE; }
+VX_API vx_result_t vx_queue_flush(vx_queue_h q) {
+  return queue_of("vx_queue_flush", q) ? VX_SUCCESS : VX_ERR_INVALID_HANDLE;
+}
 VX_API vx_result_t vx_queue_finish(vx_queue_h q, uint64_t) {
   return queue_of("vx_queue_finish", q) ? VX_SUCCESS : VX_ERR_INVALID_HANDLE;
 }
@@ -486,14 +497,16 @@ namespace {
 vx_result_t launch_now(const char* fn, vx_device_h dev, const vx_launch_info_t* info) {
   if (!info) return fail(fn, VX_ERR_INVALID_VALUE, "null launch info");
   if (info->struct_size < offsetof(vx_launch_info_t, cluster_dim))
-    return fail(fn, VX_ERR_INVALID_INFO, "struct_size " + std::to_string(info->struct_size) + " is too small for vx_launch_info_t");
+    return fail(fn, VX_ERR_INVALID_INFO,
+                "struct_size " + std::to_string(info->struct_size) + " is too small for vx_launch_info_t");
   vx_kernel* k = info->kernel;
   {
     std::lock_guard<std::mutex> lock(g_mu);
     if (k && !live(g_kernels, k)) return fail(fn, VX_ERR_INVALID_HANDLE, "not a live kernel");
   }
   if (!k)
-    return fail(fn, VX_ERR_NOT_SUPPORTED, "a launch without a kernel handle (the entry DCRs' escape hatch) is not supported yet");
+    return fail(fn, VX_ERR_NOT_SUPPORTED,
+                "a launch without a kernel handle (the entry DCRs' escape hatch) is not supported yet");
   if (k->mod->dev != dev) return fail(fn, VX_ERR_INVALID_VALUE, "a kernel of another device");
   if (info->ndim > 3) return fail(fn, VX_ERR_INVALID_VALUE, "ndim " + std::to_string(info->ndim) + " is more than 3");
   int rc = vx_dcr_write(dev, VX_DCR_KMU_KERNEL_ENTRY0, k->pc) | vx_dcr_write(dev, VX_DCR_KMU_KERNEL_ENTRY1, 0);
@@ -513,8 +526,10 @@ vx_result_t launch_now(const char* fn, vx_device_h dev, const vx_launch_info_t* 
   if (info->args_host && info->args_size && vx_upload_bytes(dev, info->args_host, info->args_size, &args) != 0)
     return VX_ERR_OUT_OF_DEVICE_MEMORY;
   vx_result_t r = VX_SUCCESS;
-  if (vx_start(dev, k->mod->image, args) != 0) r = VX_ERR_INVALID_VALUE;
-  else if (vx_ready_wait(dev, VX_MAX_TIMEOUT) != 0) r = VX_ERR_DEVICE_LOST;
+  if (vx_start(dev, k->mod->image, args) != 0)
+    r = VX_ERR_INVALID_VALUE;
+  else if (vx_ready_wait(dev, VX_MAX_TIMEOUT) != 0)
+    r = VX_ERR_DEVICE_LOST;
   if (args) (void)vx_mem_free(args);
   return r;
 }
@@ -542,8 +557,9 @@ VX_API vx_result_t vx_enqueue_commands(vx_queue_h qh, const vx_command_t* comman
   return command(fn, qh, n_wait, waits, out_event, [&]() -> vx_result_t {
     for (uint32_t i = 0; i < count; ++i) {
       const vx_command_t& c = commands[i];
-      const vx_result_t r = c.type == VX_COMMAND_LAUNCH ? launch_now(fn, qh->dev, c.data.launch)
-                                                        : failed(vx_dcr_write(qh->dev, c.data.dcr.addr, c.data.dcr.value));
+      const vx_result_t r = c.type == VX_COMMAND_LAUNCH
+                                ? launch_now(fn, qh->dev, c.data.launch)
+                                : failed(vx_dcr_write(qh->dev, c.data.dcr.addr, c.data.dcr.value));
       if (r != VX_SUCCESS) return r;
     }
     return VX_SUCCESS;
@@ -573,7 +589,8 @@ namespace {
 // A rect copy row by row: each row is region[0] bytes. to_dev: host -> buffer; else buffer -> host.
 template <class Row>
 vx_result_t each_row(const char* fn, const vx_rect_info_t* info, Row&& row) {
-  if (!info || info->struct_size < sizeof(vx_rect_info_t)) return fail(fn, VX_ERR_INVALID_INFO, "a missing or short vx_rect_info_t");
+  if (!info || info->struct_size < sizeof(vx_rect_info_t))
+    return fail(fn, VX_ERR_INVALID_INFO, "a missing or short vx_rect_info_t");
   const size_t w = info->region[0];
   const size_t brow = info->buffer_row_pitch ? info->buffer_row_pitch : w;
   const size_t bslice = info->buffer_slice_pitch ? info->buffer_slice_pitch : info->region[1] * brow;
@@ -581,7 +598,8 @@ vx_result_t each_row(const char* fn, const vx_rect_info_t* info, Row&& row) {
   const size_t hslice = info->host_slice_pitch ? info->host_slice_pitch : info->region[1] * hrow;
   for (size_t z = 0; z < info->region[2]; ++z)
     for (size_t y = 0; y < info->region[1]; ++y) {
-      const uint64_t b = (info->buffer_origin[2] + z) * bslice + (info->buffer_origin[1] + y) * brow + info->buffer_origin[0];
+      const uint64_t b =
+          (info->buffer_origin[2] + z) * bslice + (info->buffer_origin[1] + y) * brow + info->buffer_origin[0];
       const uint64_t h = (info->host_origin[2] + z) * hslice + (info->host_origin[1] + y) * hrow + info->host_origin[0];
       if (vx_result_t r = row(b, h, w); r != VX_SUCCESS) return r;
     }
@@ -600,8 +618,9 @@ VX_API vx_result_t vx_enqueue_read_rect(vx_queue_h q, void* host_dst, vx_buffer_
   });
 }
 
-VX_API vx_result_t vx_enqueue_write_rect(vx_queue_h q, vx_buffer_h dst, const void* host_src, const vx_rect_info_t* info,
-                                         uint32_t n_wait, const vx_event_h* waits, vx_event_h* out_event) {
+VX_API vx_result_t vx_enqueue_write_rect(vx_queue_h q, vx_buffer_h dst, const void* host_src,
+                                         const vx_rect_info_t* info, uint32_t n_wait, const vx_event_h* waits,
+                                         vx_event_h* out_event) {
   const char* fn = "vx_enqueue_write_rect";
   return command(fn, q, n_wait, waits, out_event, [&] {
     return each_row(fn, info, [&](uint64_t b, uint64_t h, size_t w) {
@@ -615,7 +634,8 @@ VX_API vx_result_t vx_enqueue_copy_rect(vx_queue_h q, vx_buffer_h dst, vx_buffer
   const char* fn = "vx_enqueue_copy_rect";
   return command(fn, q, n_wait, waits, out_event, [&] {
     // buffer_* describes the destination, host_* the source (upstream's convention).
-    return each_row(fn, info, [&](uint64_t b, uint64_t h, size_t w) { return failed(vx_copy_dev_to_dev(dst, b, src, h, w)); });
+    return each_row(fn, info,
+                    [&](uint64_t b, uint64_t h, size_t w) { return failed(vx_copy_dev_to_dev(dst, b, src, h, w)); });
   });
 }
 
@@ -633,7 +653,8 @@ VX_API vx_result_t vx_enqueue_fill_buffer(vx_queue_h q, vx_buffer_h dst, uint64_
 }
 
 VX_API vx_result_t vx_enqueue_map(vx_queue_h q, vx_buffer_h buf, uint64_t offset, uint64_t size, uint32_t flags,
-                                  uint32_t n_wait, const vx_event_h* waits, vx_event_h* out_event, void** out_host_ptr) {
+                                  uint32_t n_wait, const vx_event_h* waits, vx_event_h* out_event,
+                                  void** out_host_ptr) {
   return command("vx_enqueue_map", q, n_wait, waits, out_event,
                  [&] { return vx_buffer_map(buf, offset, size, flags, out_host_ptr); });
 }
@@ -701,7 +722,8 @@ VX_API vx_result_t vx_event_wait_values(uint32_t n, const vx_event_h* evs, const
   for (uint32_t i = 0; i < n; ++i) {
     vx_event* e = event_of(fn, evs[i]);
     if (!e) return VX_ERR_INVALID_HANDLE;
-    if (e->status != VX_SUCCESS) return fail(fn, VX_ERR_EVENT_FAILED, "event " + std::to_string(i) + "'s command failed");
+    if (e->status != VX_SUCCESS)
+      return fail(fn, VX_ERR_EVENT_FAILED, "event " + std::to_string(i) + "'s command failed");
     // Nothing runs behind the caller's back: a value not reached now is never reached by waiting.
     if (e->value < values[i])
       return fail(fn, VX_ERR_TIMEOUT,

@@ -7,14 +7,10 @@ namespace vx::replay {
 
 const char* divergence_kind_name(DivergenceKind k) {
   switch (k) {
-    case DivergenceKind::Value:
-      return "value";
-    case DivergenceKind::Path:
-      return "path";
-    case DivergenceKind::OnlyA:
-      return "only-a";
-    case DivergenceKind::OnlyB:
-      return "only-b";
+    case DivergenceKind::Value: return "value";
+    case DivergenceKind::Path: return "path";
+    case DivergenceKind::OnlyA: return "only-a";
+    case DivergenceKind::OnlyB: return "only-b";
   }
   return "unknown";
 }

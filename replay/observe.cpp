@@ -13,8 +13,7 @@ bool placement_csr(uint32_t csr) {
     case 0xCD0:  // CTA slot
     case 0xCDF:  // the CTA's local memory address (its slot's)
       return true;
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -218,8 +217,7 @@ void ObservationLog::retired(const Observation& o) {
       return;
     case InsnClass::Other:
     case InsnClass::Barrier:
-    case InsnClass::Fence:
-      return;
+    case InsnClass::Fence: return;
   }
 }
 

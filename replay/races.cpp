@@ -6,12 +6,9 @@ namespace vx::replay {
 
 const char* race_kind_name(RaceKind k) {
   switch (k) {
-    case RaceKind::WriteWrite:
-      return "write-write";
-    case RaceKind::ReadWrite:
-      return "read-write";
-    case RaceKind::SameInstruction:
-      return "same-instruction";
+    case RaceKind::WriteWrite: return "write-write";
+    case RaceKind::ReadWrite: return "read-write";
+    case RaceKind::SameInstruction: return "same-instruction";
   }
   return "unknown";
 }

@@ -8,18 +8,18 @@
 #include <string>
 #include <vector>
 
+#include "base/result.hpp"
 #include "checkpoint/records.hpp"
 #include "device/config.hpp"
 #include "device/image.hpp"
-#include "base/result.hpp"
 
 namespace vx::replay {
 
 struct RecordingInfo {
   std::string dir;
   checkpoint::StoreHeader header;
-  DeviceConfig config;  // the recorded device shape
-  RunOptions options;   // the recorded seed and watchdog
+  DeviceConfig config;         // the recorded device shape
+  RunOptions options;          // the recorded seed and watchdog
   bool writer_killed = false;  // the recording session did not end cleanly
   // The kernel image kept for symbols (the first), parsed; nullopt when none was kept.
   std::optional<std::string> image_name;

@@ -24,8 +24,8 @@ using vx::is_return;
 // The latest checkpoint strictly before t, nullopt when there is none.
 Result<std::optional<checkpoint::TimeKey>> key_before(checkpoint::Store& store, TimePoint t) {
   if (t.launch == 0 || (t.launch == 1 && t.instret == 0)) return std::optional<checkpoint::TimeKey>();
-  checkpoint::TimeKey probe = t.instret ? checkpoint::TimeKey{t.launch, t.instret - 1}
-                                        : checkpoint::TimeKey{t.launch - 1, UINT64_MAX};
+  checkpoint::TimeKey probe =
+      t.instret ? checkpoint::TimeKey{t.launch, t.instret - 1} : checkpoint::TimeKey{t.launch - 1, UINT64_MAX};
   return store.at_or_before(probe);
 }
 
@@ -38,7 +38,7 @@ const checkpoint::WarpRecord* warp_in(const checkpoint::CheckpointRecord& rec, W
 
 // The checkpoint before `probe` in the same launch, read; nullopt when there is none.
 Result<std::optional<std::pair<TimePoint, checkpoint::CheckpointRecord>>> earlier(checkpoint::Store& store,
-                                                                                   TimePoint probe) {
+                                                                                  TimePoint probe) {
   using Out = std::optional<std::pair<TimePoint, checkpoint::CheckpointRecord>>;
   auto key = key_before(store, probe);
   if (!key) return key.error();
@@ -52,9 +52,7 @@ Result<std::optional<std::pair<TimePoint, checkpoint::CheckpointRecord>>> earlie
 
 Timeline::Timeline(engine::Session& session, const engine::Symbols* symbols) : s_(session), sym_(symbols) {}
 
-Result<StopEvent> Timeline::at_history_start(WarpId warp) {
-  return s_.seek(s_.now(), StopReason::HistoryStart, warp);
-}
+Result<StopEvent> Timeline::at_history_start(WarpId warp) { return s_.seek(s_.now(), StopReason::HistoryStart, warp); }
 
 Result<StopEvent> Timeline::reverse_stepi(WarpId warp, uint32_t) {
   if (!s_.stopped()) return make_error("The kernel is not stopped.");
@@ -86,8 +84,9 @@ Result<StopEvent> Timeline::reverse_stepi(WarpId warp, uint32_t) {
   return at_history_start(warp);
 }
 
-Result<std::vector<TraceEntry>> Timeline::trace_back(
-    WarpId warp, uint32_t lane, const std::function<bool(const std::vector<TraceEntry>&)>& enough, bool* complete) {
+Result<std::vector<TraceEntry>> Timeline::trace_back(WarpId warp, uint32_t lane,
+                                                     const std::function<bool(const std::vector<TraceEntry>&)>& enough,
+                                                     bool* complete) {
   *complete = false;
   const TimePoint now = s_.now();
   const WarpState& ws = s_.context().cores.at(warp.core).warps.at(warp.slot);
@@ -132,7 +131,8 @@ std::vector<int> Timeline::depths(const std::vector<TraceEntry>& trace, uint32_t
     if (it != words.end()) return it->second;
     uint32_t w = 0;
     if (auto bytes = s_.read_memory(pc, 4); bytes && bytes->size() == 4)
-      w = uint32_t((*bytes)[0]) | uint32_t((*bytes)[1]) << 8 | uint32_t((*bytes)[2]) << 16 | uint32_t((*bytes)[3]) << 24;
+      w = uint32_t((*bytes)[0]) | uint32_t((*bytes)[1]) << 8 | uint32_t((*bytes)[2]) << 16 |
+          uint32_t((*bytes)[3]) << 24;
     words[pc] = w;
     return w;
   };
@@ -158,12 +158,15 @@ Result<StopEvent> Timeline::reverse_nexti(WarpId warp, uint32_t lane) {
   const uint32_t pc_now = ws.pc;
   std::vector<int> d;
   bool complete = false;
-  auto trace = trace_back(warp, lane, [&](const std::vector<TraceEntry>& t) {
-    d = depths(t, pc_now);
-    for (size_t k = t.size(); k-- > 0;)
-      if (d[k] <= 0) return true;
-    return false;
-  }, &complete);
+  auto trace = trace_back(
+      warp, lane,
+      [&](const std::vector<TraceEntry>& t) {
+        d = depths(t, pc_now);
+        for (size_t k = t.size(); k-- > 0;)
+          if (d[k] <= 0) return true;
+        return false;
+      },
+      &complete);
   if (!trace) return trace.error();
   d = depths(*trace, pc_now);
   for (size_t k = trace->size(); k-- > 0;)
@@ -198,8 +201,8 @@ Result<StopEvent> Timeline::line_move(WarpId warp, uint32_t lane, bool over_call
     }
     return Key{l->file, l->function, l->line};
   };
-  const std::optional<Key> k0 = loc0 && loc0->line ? std::optional<Key>(Key{loc0->file, loc0->function, loc0->line})
-                                                    : std::nullopt;
+  const std::optional<Key> k0 =
+      loc0 && loc0->line ? std::optional<Key>(Key{loc0->file, loc0->function, loc0->line}) : std::nullopt;
   // Whether the trace holds the warp's whole history (set once the trace is final).
   bool complete = false;
   // Finds the target index in a trace, or nullopt when the trace does not reach back far enough.
@@ -229,11 +232,14 @@ Result<StopEvent> Timeline::line_move(WarpId warp, uint32_t lane, bool over_call
   std::vector<int> d;
   std::optional<size_t> at;
   bool done = false;
-  auto trace = trace_back(warp, lane, [&](const std::vector<TraceEntry>& t) {
-    d = depths(t, pc_now);
-    at = find(t, d);
-    return at.has_value();
-  }, &done);
+  auto trace = trace_back(
+      warp, lane,
+      [&](const std::vector<TraceEntry>& t) {
+        d = depths(t, pc_now);
+        at = find(t, d);
+        return at.has_value();
+      },
+      &done);
   complete = done;
   if (!trace) return trace.error();
   d = depths(*trace, pc_now);
@@ -262,8 +268,8 @@ Result<StopEvent> Timeline::reverse_finish(WarpId warp, uint32_t lane) {
     return std::nullopt;
   };
   bool complete = false;
-  auto trace = trace_back(warp, lane, [&](const std::vector<TraceEntry>& t) { return last_call(t).has_value(); },
-                          &complete);
+  auto trace = trace_back(
+      warp, lane, [&](const std::vector<TraceEntry>& t) { return last_call(t).has_value(); }, &complete);
   if (!trace) return trace.error();
   if (auto k = last_call(*trace)) return s_.seek(TimePoint{now.launch, (*trace)[*k].instret}, StopReason::Step, warp);
   if (auto r = s_.seek(now); !r) return r.error();

@@ -61,9 +61,9 @@ class Timeline {
   // The focus warp's retirements before the current point, from progressively earlier checkpoints,
   // until `enough` says the trace reaches back far enough or it holds the warp's whole history (its
   // CTA's first instruction in the slot): *complete says which.
-  Result<std::vector<engine::TraceEntry>> trace_back(engine::WarpId warp, uint32_t lane,
-                                                     const std::function<bool(const std::vector<engine::TraceEntry>&)>& enough,
-                                                     bool* complete);
+  Result<std::vector<engine::TraceEntry>> trace_back(
+      engine::WarpId warp, uint32_t lane, const std::function<bool(const std::vector<engine::TraceEntry>&)>& enough,
+      bool* complete);
   Result<engine::StopEvent> line_move(engine::WarpId warp, uint32_t lane, bool over_calls);
   // Calls (-1) and returns (+1) between trace entries, for frame depth relative to the current frame.
   std::vector<int> depths(const std::vector<engine::TraceEntry>& trace, uint32_t pc_now);

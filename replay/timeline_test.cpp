@@ -29,8 +29,8 @@ struct TempDir {
   std::string path;
   TempDir() {
     static int n = 0;
-    path = (std::filesystem::temp_directory_path() / ("vx-timeline-" + std::to_string(::getpid()) + "-" +
-                                                      std::to_string(n++)))
+    path = (std::filesystem::temp_directory_path() /
+            ("vx-timeline-" + std::to_string(::getpid()) + "-" + std::to_string(n++)))
                .string();
     std::filesystem::remove_all(path);
   }
@@ -60,7 +60,8 @@ struct Recorded {
   KernelImage img;
   std::optional<Symbols> sym;
   std::unique_ptr<replay::Timeline> tl;
-  Recorded(const DeviceConfig& cfg, uint64_t seed, const std::string& kernel, uint64_t interval) : dev(open(cfg, seed)) {
+  Recorded(const DeviceConfig& cfg, uint64_t seed, const std::string& kernel, uint64_t interval)
+      : dev(open(cfg, seed)) {
     SessionOptions so;
     so.store_dir = dir.path;
     so.store_sync = false;
@@ -536,7 +537,8 @@ TEST_CASE("a recording without hostEnd (a host still running, or killed) replays
   CHECK(back->reason == StopReason::HistoryStart);
 }
 
-TEST_CASE("a recording is refused when its kept image, its scheduler or its format does not fit this build", "[timeline]") {
+TEST_CASE("a recording is refused when its kept image, its scheduler or its format does not fit this build",
+          "[timeline]") {
   const std::string elf = kExamples + "/reduce.elf";
   std::ifstream in(elf, std::ios::binary);
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -54,7 +54,7 @@ inline std::unique_ptr<Driver> open(const DeviceConfig& cfg, uint64_t seed) {
 
 // The memory a kernel can touch: I/O (console, exit code), its image, the stacks.
 inline std::vector<uint8_t> memory_of(const std::function<std::vector<uint8_t>(uint32_t, uint32_t)>& read,
-                               const KernelImage& img, const DeviceConfig& cfg, bool with_io) {
+                                      const KernelImage& img, const DeviceConfig& cfg, bool with_io) {
   std::vector<uint8_t> all;
   auto add = [&](uint32_t a, uint32_t n) {
     auto b = read(a, n);
@@ -179,7 +179,6 @@ inline void check_same_state(const DeviceContext& got, const DeviceContext& want
     CHECK(got.cores[c].slot_warps == want.cores[c].slot_warps);
   }
 }
-
 
 inline const DeviceConfig k1x1x4x4{1, 1, 4, 4, 16 * 1024};
 inline const DeviceConfig k1x2x8x8{1, 2, 8, 8, 16 * 1024};

@@ -4,14 +4,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
-# qemu-user: the reference of the gdb conformance test (tests/conformance/); a test-only dependency.
-if ! dpkg-query -W -f='${Status}' qemu-user 2>/dev/null | grep -q "install ok installed"; then
+# Test-only dependencies: qemu-user (the reference of the gdb conformance test, tests/conformance/)
+# and clang-format (every C++ file is checked against .clang-format).
+missing=()
+for p in qemu-user clang-format; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo=sudo
-  echo "installing: qemu-user (tests only)"
+  echo "installing: ${missing[*]} (tests only)"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends qemu-user
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
 fi
+scripts/check-format.sh
 meson test -C build --print-errorlogs --num-processes 2
 
 # The sanitizer build: optimization level 1 (it compiles much faster than -O2 and still runs the

@@ -244,9 +244,8 @@ int debug_command(const DebugArgs& a) {
     if (!found) return fail(*sink, kExitBadInput, found.error().message);
     const std::string& note = found->note;
     if (!note.empty()) {
-      const bool warning = note.rfind("warning: ", 0) == 0;
-      if (sink->json() && warning) {
-        sink->error("", note.substr(9));
+      if (sink->json() && found->warning) {
+        sink->error("", note.substr(std::string("warning: ").size()));
       } else if (sink->json()) {
         sink->output("", note, {{"symbols", found->path}});
       } else {

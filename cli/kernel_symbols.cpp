@@ -41,6 +41,7 @@ Result<KernelSymbols> find_kernel_symbols(const KernelImage& image, const std::s
     auto s = engine::Symbols::load(image.path);
     if (!s) {
       ks.note = "warning: no symbols: " + s.error().message;
+      ks.warning = true;
       return ks;
     }
     ks.symbols.emplace(std::move(s).value());

@@ -17,8 +17,9 @@ namespace vx::cli {
 
 struct KernelSymbols {
   std::optional<engine::Symbols> symbols;
-  std::string path;  // the ELF they come from ("" without symbols)
-  std::string note;  // one line for stderr saying where they come from or why there are none ("" for an ELF)
+  std::string path;      // the ELF they come from ("" without symbols)
+  std::string note;      // one line for stderr saying where they come from or why there are none ("" for an ELF)
+  bool warning = false;  // the note is a warning (the ELF found could not be read): an error event in --json
   std::optional<KernelImage> elf;  // a .vxbin's matching ELF, parsed (its TLS facts apply to the .vxbin)
 };
 

@@ -440,6 +440,17 @@ struct Session::Impl {
 
   Result<StopEvent> on_exception(const DeviceEvent& e);
 
+  // A stop event at the current point: the launch, the pass and the count the state holds.
+  StopEvent event_here(StopReason reason, const DeviceException& exc = {}, std::vector<WatchEvent> watches = {}) const {
+    StopEvent ev;
+    ev.reason = reason;
+    ev.launch = launch;
+    ev.pass = pass;
+    ev.instructions = ctx.kernel_instructions;
+    ev.exception = exc;
+    ev.watches = std::move(watches);
+    return ev;
+  }
   StopEvent killed(const std::string& why, ErrorCode code = ErrorCode::Internal);
   StopEvent killed(const Error& e) { return killed(e.message, e.code); }
 

@@ -52,13 +52,7 @@ Result<StopEvent> stop(Session::Impl& s, StopReason reason, const DeviceExceptio
   if (auto r = s.lv.dev->halt_all(); !r) return r.error();
   s.lv.info.held = true;
   if (auto r = capture(s); !r) return r.error();
-  StopEvent ev;
-  ev.reason = reason;
-  ev.launch = s.launch;
-  ev.pass = s.pass;
-  ev.instructions = s.ctx.kernel_instructions;
-  ev.exception = exc;
-  ev.watches = std::move(watch);
+  StopEvent ev = s.event_here(reason, exc, std::move(watch));
   s.describe(ev, exc, !s.quiet);
   s.phase = Session::Impl::Phase::Stopped;
   if (!s.quiet) ++s.st.stops;
@@ -101,13 +95,7 @@ Result<StopEvent> halted_hit(Session::Impl& s, StopReason reason, const DeviceEx
   if (auto r = s.lv.dev->halt_all(); !r) return r.error();
   s.lv.info.held = true;
   if (auto r = capture(s); !r) return r.error();
-  StopEvent hit;
-  hit.reason = reason;
-  hit.launch = s.launch;
-  hit.pass = s.pass;
-  hit.instructions = s.ctx.kernel_instructions;
-  hit.exception = exc;
-  hit.watches = std::move(watches);
+  StopEvent hit = s.event_here(reason, exc, std::move(watches));
   s.describe(hit, exc, false);
   return hit;
 }

@@ -92,13 +92,7 @@ Result<void> Session::Impl::capture(bool io_region) {
 Result<StopEvent> Session::Impl::stop(StopReason reason, const DeviceException& exc, std::vector<WatchEvent> watch) {
   account_pass();
   if (auto r = capture(); !r) return r.error();
-  StopEvent ev;
-  ev.reason = reason;
-  ev.launch = launch;
-  ev.pass = pass;
-  ev.instructions = ctx.kernel_instructions;
-  ev.exception = exc;
-  ev.watches = std::move(watch);
+  StopEvent ev = event_here(reason, exc, std::move(watch));
   describe(ev, exc, !quiet);
   // Kill the workload: the device is free until the user goes on.
   dev.abort();
@@ -412,13 +406,7 @@ Result<StopEvent> Session::Impl::hit_in_place(StopReason reason, const DeviceExc
   auto saved = dev.save_context();
   if (!saved) return saved.error();
   ctx = std::move(saved).value();
-  StopEvent hit;
-  hit.reason = reason;
-  hit.launch = launch;
-  hit.pass = pass;
-  hit.instructions = ctx.kernel_instructions;
-  hit.exception = exc;
-  hit.watches = std::move(watches);
+  StopEvent hit = event_here(reason, exc, std::move(watches));
   describe(hit, exc, false);
   return hit;
 }

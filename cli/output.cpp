@@ -1,6 +1,8 @@
 #include "cli/output.hpp"
+#include "cli/text.hpp"
 
 #include <iostream>
+#include "base/hex.hpp"
 
 namespace vx::cli {
 
@@ -11,22 +13,10 @@ const char* kRed = "\033[31m";
 const char* kGreen = "\033[32m";
 const char* kReset = "\033[0m";
 
-std::string base_name(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string coords(const std::array<uint32_t, 3>& c) {
-  return std::to_string(c[0]) + "," + std::to_string(c[1]) + "," + std::to_string(c[2]);
-}
+using text::base_name;
+using text::coords;
 
 }  // namespace
-
-std::string hex32(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%08x", v);
-  return b;
-}
 
 std::string format_lanes(const std::vector<uint32_t>& lanes) {
   std::string out;

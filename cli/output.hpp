@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/hex.hpp"
 #include "debug/watch_report.hpp"
 
 namespace vx::cli {
@@ -132,6 +133,5 @@ class JsonSink final : public Sink {
 
 // "0-3,5,7": lane numbers as ranges.
 std::string format_lanes(const std::vector<uint32_t>& lanes);
-std::string hex32(uint32_t v);  // "0x0000002a"
 
 }  // namespace vx::cli

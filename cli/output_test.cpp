@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 using namespace vx::cli;
+using vx::hex32;
 
 namespace {
 

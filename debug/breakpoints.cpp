@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 
+#include "base/hex.hpp"
 #include "device/config.hpp"
 #include "device/isa.hpp"
 
@@ -14,12 +15,6 @@ using engine::StopEvent;
 using engine::StopReason;
 
 namespace {
-
-std::string hex8(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%08x", v);
-  return b;
-}
 
 std::vector<uint32_t> lanes_of(uint32_t mask) {
   std::vector<uint32_t> out;
@@ -197,7 +192,7 @@ Result<int> Breakpoints::add_breakpoint(const std::string& location, const std::
   if (location.empty()) {
     const WarpState* w = focus ? insp_.warp(*focus) : nullptr;
     if (!w || !w->active) return make_error("no default breakpoint location: the kernel is not stopped in a warp");
-    b.location = "*" + hex8(w->pc);
+    b.location = "*" + hex32(w->pc);
     b.addresses = {w->pc};
   } else if (location[0] == '*') {
     // *ADDRESS, or *EXPR computed in the focus lane (e.g. *$ra).
@@ -207,7 +202,7 @@ Result<int> Breakpoints::add_breakpoint(const std::string& location, const std::
     if (!v) return make_error("bad address: " + v.error().message);
     if (*v < 0 || *v > int64_t(UINT32_MAX)) return make_error("address " + std::to_string(*v) + " is not 32-bit");
     if (sym) {
-      auto r = sym->resolve("*" + hex8(uint32_t(*v)));
+      auto r = sym->resolve("*" + hex32(uint32_t(*v)));
       if (!r) return r.error();
       b.addresses = r->addresses;
     } else {
@@ -282,9 +277,9 @@ Result<int> Breakpoints::add_watchpoint(const WatchRequest& request, const std::
     b.watch.local = true;
     b.watch.core = at ? int32_t(at->core) : 0;
   } else if (uint64_t(addr) + len > memmap::kLocalMemBase) {
-    return make_error(name + ": the range crosses the start of local memory at " + hex8(memmap::kLocalMemBase));
+    return make_error(name + ": the range crosses the start of local memory at " + hex32(memmap::kLocalMemBase));
   } else if (auto r = s_.read_memory(addr, len); !r) {
-    return make_error(name + ": cannot watch " + e->text() + " at " + hex8(addr) + ": " + r.error().message);
+    return make_error(name + ": cannot watch " + e->text() + " at " + hex32(addr) + ": " + r.error().message);
   }
   b.location = e->text();
   return insert(std::move(b));

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "base/hex.hpp"
 #include "device/registers.hpp"
 
 namespace vx::debug {
@@ -9,12 +10,6 @@ namespace vx::debug {
 namespace {
 
 constexpr unsigned kRegSp = 2, kRegRa = 1;
-
-std::string hex8(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%08x", v);
-  return b;
-}
 
 }  // namespace
 
@@ -54,33 +49,33 @@ std::optional<uint32_t> Inspector::csr(const Lane& l, uint32_t number) const {
 Result<std::vector<uint8_t>> Inspector::read(const Lane& l, uint32_t addr, uint32_t size) {
   const uint64_t end = uint64_t(addr) + size;
   if (end > (1ull << 32))
-    return make_error("cannot read " + std::to_string(size) + " bytes at " + hex8(addr) +
+    return make_error("cannot read " + std::to_string(size) + " bytes at " + hex32(addr) +
                       ": past the end of the address space");
   if (end > memmap::kLocalMemBase) {
     if (addr < memmap::kLocalMemBase)
-      return make_error("cannot read across the start of local memory at " + hex8(memmap::kLocalMemBase));
-    if (!readable()) return make_error("local memory (" + hex8(addr) + ") is readable only at a stop");
+      return make_error("cannot read across the start of local memory at " + hex32(memmap::kLocalMemBase));
+    if (!readable()) return make_error("local memory (" + hex32(addr) + ") is readable only at a stop");
     const auto& cores = s_.context().cores;
     if (l.core >= cores.size()) return make_error("core " + std::to_string(l.core) + " does not exist");
     const auto& lm = cores[l.core].local_mem;
     const uint64_t off = addr - memmap::kLocalMemBase;
     if (off + size > lm.size())
-      return make_error("cannot read " + hex8(addr) + ": core " + std::to_string(l.core) + "'s local memory is " +
-                        std::to_string(lm.size()) + " bytes (" + hex8(memmap::kLocalMemBase) + ".." +
-                        hex8(uint32_t(memmap::kLocalMemBase + lm.size() - 1)) + ")");
+      return make_error("cannot read " + hex32(addr) + ": core " + std::to_string(l.core) + "'s local memory is " +
+                        std::to_string(lm.size()) + " bytes (" + hex32(memmap::kLocalMemBase) + ".." +
+                        hex32(uint32_t(memmap::kLocalMemBase + lm.size() - 1)) + ")");
     // At a hit, the context is the state there (a live session's held warps are read through the DM).
     if (!s_.stopped()) return std::vector<uint8_t>(lm.begin() + off, lm.begin() + off + size);
     auto r = s_.read_local_memory(l.core, addr, size);
-    if (!r) return make_error("cannot read memory at " + hex8(addr) + ": " + r.error().message);
+    if (!r) return make_error("cannot read memory at " + hex32(addr) + ": " + r.error().message);
     return r;
   }
   auto r = s_.read_memory(addr, size);
-  if (!r) return make_error("cannot read memory at " + hex8(addr) + ": " + r.error().message);
+  if (!r) return make_error("cannot read memory at " + hex32(addr) + ": " + r.error().message);
   return r;
 }
 
 Result<uint32_t> Inspector::read_word(const Lane& l, uint32_t addr) {
-  if (addr & 3) return make_error("address " + hex8(addr) + " is not 4-byte aligned");
+  if (addr & 3) return make_error("address " + hex32(addr) + " is not 4-byte aligned");
   auto b = read(l, addr, 4);
   if (!b) return b.error();
   return uint32_t((*b)[0]) | uint32_t((*b)[1]) << 8 | uint32_t((*b)[2]) << 16 | uint32_t((*b)[3]) << 24;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include "base/hex.hpp"
 
 namespace vx::engine {
 
@@ -47,12 +48,6 @@ constexpr uint32_t sw(uint32_t rs2, uint32_t off, uint32_t rs1) {
 }
 constexpr uint32_t addi(uint32_t rd, uint32_t rs1, uint32_t imm) {
   return (imm << 20) | (rs1 << 15) | (rd << 7) | 0x13;
-}
-
-std::string hex(uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%08x", v);
-  return buf;
 }
 
 }  // namespace
@@ -193,8 +188,8 @@ Result<Platform> DmClient::connect() {
   auto p = rd(kPlatform);
   if (!p) return p.error();
   if ((*p >> 28) != kPlatformId)
-    return make_error("connect: PLATFORM " + hex(*p) + " has platform id " + std::to_string(*p >> 28) + ", expected " +
-                      std::to_string(kPlatformId) + " (Vortex)");
+    return make_error("connect: PLATFORM " + hex32(*p) + " has platform id " + std::to_string(*p >> 28) +
+                      ", expected " + std::to_string(kPlatformId) + " (Vortex)");
   platform_.threads = 1u << (*p & 7);
   platform_.warps = ((*p >> 3) & 0x1ff) + 1;
   platform_.cores_per_cluster = ((*p >> 12) & 0x1ff) + 1;
@@ -310,7 +305,7 @@ Result<void> DmClient::step(uint32_t gwarp) {
   if (!v) return v.error();
   if (*v & kExc) {
     auto pc = rd(kDpc);
-    return make_error("step (warp " + std::to_string(gwarp) + ") at " + (pc ? hex(*pc) : std::string("?")) +
+    return make_error("step (warp " + std::to_string(gwarp) + ") at " + (pc ? hex32(*pc) : std::string("?")) +
                       ": device exception " + cause_name(Cause(exc_cause_of(*v))));
   }
   if (hacause_of(*v) == uint32_t(HaltCause::Step)) return {};
@@ -379,25 +374,25 @@ Result<void> DmClient::write_fpr(uint32_t gwarp, uint32_t thread, uint32_t reg, 
 }
 
 Result<uint32_t> DmClient::read_csr(uint32_t gwarp, uint32_t thread, uint32_t csr) {
-  if (csr > 0xfff) return make_error(where("read_csr", gwarp, thread) + ": no CSR " + hex(csr));
+  if (csr > 0xfff) return make_error(where("read_csr", gwarp, thread) + ": no CSR " + hex32(csr));
   if (auto r = prepare("read_csr", gwarp, thread); !r) return r.error();
   if (csr >= kCsrScratch0 && csr < kCsrScratch0 + 4) return rd(kDscratch0 + (csr - kCsrScratch0));
   if (auto r = inject(csrw(kCsrScratch0, kT0)); !r) return r.error();
   if (auto r = inject(csrr(kT0, csr)); !r) return r.error();
   // A faulting read changes nothing: t0 is still intact.
-  if (auto r = check_injection(where("read_csr", gwarp, thread) + " " + hex(csr)); !r) return r.error();
+  if (auto r = check_injection(where("read_csr", gwarp, thread) + " " + hex32(csr)); !r) return r.error();
   if (auto r = inject(csrrw(kT0, kCsrScratch0, kT0)); !r) return r.error();
   return rd(kDscratch0);
 }
 
 Result<void> DmClient::write_csr(uint32_t gwarp, uint32_t thread, uint32_t csr, uint32_t value) {
-  if (csr > 0xfff) return make_error(where("write_csr", gwarp, thread) + ": no CSR " + hex(csr));
+  if (csr > 0xfff) return make_error(where("write_csr", gwarp, thread) + ": no CSR " + hex32(csr));
   if (auto r = prepare("write_csr", gwarp, thread); !r) return r;
   if (csr >= kCsrScratch0 && csr < kCsrScratch0 + 4) return wr(kDscratch0 + (csr - kCsrScratch0), value);
   if (auto r = wr(kDscratch0, value); !r) return r;
   if (auto r = inject(csrrw(kT0, kCsrScratch0, kT0)); !r) return r;
   if (auto r = inject(csrw(csr, kT0)); !r) return r;
-  auto checked = check_injection(where("write_csr", gwarp, thread) + " " + hex(csr));
+  auto checked = check_injection(where("write_csr", gwarp, thread) + " " + hex32(csr));
   if (auto r = inject(csrr(kT0, kCsrScratch0)); !r) return r;
   return checked;
 }
@@ -406,9 +401,9 @@ Result<void> DmClient::write_csr(uint32_t gwarp, uint32_t thread, uint32_t csr, 
 
 Result<std::vector<uint32_t>> DmClient::read_memory(uint32_t gwarp, uint32_t thread, uint32_t addr, uint32_t words) {
   const char* op = "read_memory";
-  if (addr % 4) return make_error(where(op, gwarp, thread) + ": address " + hex(addr) + " is not word aligned");
+  if (addr % 4) return make_error(where(op, gwarp, thread) + ": address " + hex32(addr) + " is not word aligned");
   if (uint64_t(addr) + uint64_t(words) * 4 > (uint64_t(1) << 32))
-    return make_error(where(op, gwarp, thread) + ": " + std::to_string(words) + " words from " + hex(addr) +
+    return make_error(where(op, gwarp, thread) + ": " + std::to_string(words) + " words from " + hex32(addr) +
                       " run past the end of the address space");
   if (words == 0) {
     if (auto r = check_hart(op, gwarp, thread); !r) return r.error();
@@ -419,7 +414,7 @@ Result<std::vector<uint32_t>> DmClient::read_memory(uint32_t gwarp, uint32_t thr
   // t0 = addr, DSCRATCH1 = the thread's t0.
   if (auto r = wr(kDscratch0 + 1, addr); !r) return r.error();
   if (auto r = inject(csrrw(kT0, kCsrScratch1, kT0)); !r) return r.error();
-  auto fault = [&](uint32_t i) { return where(op, gwarp, thread) + " at " + hex(addr + 4 * i); };
+  auto fault = [&](uint32_t i) { return where(op, gwarp, thread) + " at " + hex32(addr + 4 * i); };
   if (words == 1) {
     // One register does: t0 = [t0]; swap t0 with DSCRATCH1 restores t0 and leaves the word there.
     if (auto r = inject(lw(kT0, 0, kT0)); !r) return r.error();
@@ -456,9 +451,9 @@ Result<std::vector<uint32_t>> DmClient::read_memory(uint32_t gwarp, uint32_t thr
 
 Result<void> DmClient::write_memory(uint32_t gwarp, uint32_t thread, uint32_t addr, std::span<const uint32_t> words) {
   const char* op = "write_memory";
-  if (addr % 4) return make_error(where(op, gwarp, thread) + ": address " + hex(addr) + " is not word aligned");
+  if (addr % 4) return make_error(where(op, gwarp, thread) + ": address " + hex32(addr) + " is not word aligned");
   if (uint64_t(addr) + uint64_t(words.size()) * 4 > (uint64_t(1) << 32))
-    return make_error(where(op, gwarp, thread) + ": " + std::to_string(words.size()) + " words from " + hex(addr) +
+    return make_error(where(op, gwarp, thread) + ": " + std::to_string(words.size()) + " words from " + hex32(addr) +
                       " run past the end of the address space");
   if (words.empty()) return check_hart(op, gwarp, thread);
   if (auto r = prepare(op, gwarp, thread); !r) return r;
@@ -476,7 +471,7 @@ Result<void> DmClient::write_memory(uint32_t gwarp, uint32_t thread, uint32_t ad
       if (auto r = inject(csrr(kT1, kCsrScratch0)); !r) return r;
     }
     if (auto r = inject(sw(kT1, (i % kWordsPerBase) * 4, kT0)); !r) return r;
-    status = check_injection(where(op, gwarp, thread) + " at " + hex(addr + 4 * i));
+    status = check_injection(where(op, gwarp, thread) + " at " + hex32(addr + 4 * i));
     if (!status) break;
   }
   if (auto r = inject(csrr(kT1, kCsrScratch2)); !r) return r;
@@ -543,12 +538,12 @@ Result<void> DmClient::set_breakpoint(uint32_t addr) {
   if (!connected_) return make_error("set_breakpoint: not connected to the Debug Module");
   if (breakpoints_.count(addr)) return {};
   auto w = halt_writer();
-  if (!w) return make_error("set_breakpoint " + hex(addr) + ": " + w.error().message);
+  if (!w) return make_error("set_breakpoint " + hex32(addr) + ": " + w.error().message);
   auto orig = read_memory(*w, 0, addr, 1);
-  if (!orig) return make_error("set_breakpoint " + hex(addr) + ": " + orig.error().message);
+  if (!orig) return make_error("set_breakpoint " + hex32(addr) + ": " + orig.error().message);
   const uint32_t ebreak = kEbreak;
   if (auto r = write_memory(*w, 0, addr, {&ebreak, 1}); !r)
-    return make_error("set_breakpoint " + hex(addr) + ": " + r.error().message);
+    return make_error("set_breakpoint " + hex32(addr) + ": " + r.error().message);
   breakpoints_[addr] = (*orig)[0];
   if ((dconfig_ & kEbreakHalt) == 0) {
     if (auto r = wr(kDconfig, dconfig_ | kEbreakHalt); !r) return r;
@@ -559,11 +554,11 @@ Result<void> DmClient::set_breakpoint(uint32_t addr) {
 
 Result<void> DmClient::clear_breakpoint(uint32_t addr) {
   auto it = breakpoints_.find(addr);
-  if (it == breakpoints_.end()) return make_error("clear_breakpoint: no breakpoint at " + hex(addr));
+  if (it == breakpoints_.end()) return make_error("clear_breakpoint: no breakpoint at " + hex32(addr));
   auto w = halt_writer();
-  if (!w) return make_error("clear_breakpoint " + hex(addr) + ": " + w.error().message);
+  if (!w) return make_error("clear_breakpoint " + hex32(addr) + ": " + w.error().message);
   if (auto r = write_memory(*w, 0, addr, {&it->second, 1}); !r)
-    return make_error("clear_breakpoint " + hex(addr) + ": " + r.error().message);
+    return make_error("clear_breakpoint " + hex32(addr) + ": " + r.error().message);
   breakpoints_.erase(it);
   if (breakpoints_.empty() && !keep_ebreakh_ && (dconfig_ & kEbreakHalt)) {
     if (auto r = wr(kDconfig, dconfig_ & ~kEbreakHalt); !r) return r;

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "base/hex.hpp"
 #include "device/driver.hpp"
 #include "device/encode.hpp"
 #include "device/host_runtime.hpp"
@@ -39,12 +40,6 @@ constexpr uint32_t fmv_w_x(uint32_t fd, uint32_t rs1) { return r_type(0x78, 0, r
 constexpr uint32_t fsw(uint32_t fs2, uint32_t rs1, int32_t imm) { return s_type(imm, fs2, rs1, 2, 0x27); }
 
 uint32_t fbits(float f) { return std::bit_cast<uint32_t>(f); }
-std::string hex8(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%08x", v);
-  return b;
-}
-
 // --- Kernels ------------------------------------------------------------------------------
 
 // "Accumulate": gid = blockIdx.x * blockDim.x + threadIdx.x; 20 iterations of
@@ -477,7 +472,7 @@ TEST_CASE("accesses through injection leave the hart's registers unchanged; faul
   const uint32_t page_end = (out | 0xfff) + 1;
   auto r = s.dm->read_memory(0, 2, page_end - 4, 3);
   REQUIRE(!r.ok());
-  CHECK_THAT(r.error().message, Contains("at " + hex8(page_end)) && Contains("load from unmapped memory"));
+  CHECK_THAT(r.error().message, Contains("at " + hex32(page_end)) && Contains("load from unmapped memory"));
   const std::vector<uint32_t> words = {1, 2};
   auto w = s.dm->write_memory(0, 3, kUnmapped, words);
   REQUIRE(!w.ok());

@@ -28,6 +28,11 @@ Session::~Session() {
   if (impl_->store && !impl_->opts.replay && !impl_->opts.read_only) (void)impl_->store->set_writer_open(false);
 }
 
+void Session::Impl::set_runner(std::unique_ptr<Runner> r) {
+  runner = std::move(r);
+  traps.set_plants_in_memory(runner->plants_in_memory());
+}
+
 Result<std::unique_ptr<Session>> Session::create(Driver& device, const SessionOptions& options) {
   auto impl = std::make_unique<Impl>(device, options);
   if (!options.store_dir.empty()) {
@@ -57,7 +62,8 @@ Result<std::unique_ptr<Session>> Session::create(Driver& device, const SessionOp
       impl->store.emplace(std::move(s).value());
     }
   }
-  impl->runner = make_relaunch_runner(*impl);  // live::setup hands over to the live runner when it is live
+  impl->recorder.attach(impl->store ? &*impl->store : nullptr, options.replay, options.read_only);
+  impl->set_runner(make_relaunch_runner(*impl));  // live::setup hands over to the live runner when it is live
   if (auto r = live::setup(*impl, device, options); !r) return r.error();
   if (auto r = impl->reserve_engine_area(); !r)
     return make_error("cannot reserve the engine's device memory at " + std::string("0xf0000000") + ": " +
@@ -70,65 +76,18 @@ Driver& Session::host() { return impl_->host_driver; }
 const DeviceConfig& Session::config() const { return impl_->dev.config(); }
 
 Result<int> Session::add_breakpoint(uint32_t addr) {
-  if (addr & 3) return make_error("a breakpoint address must be 4-byte aligned (" + hex(addr) + ")");
-  if (auto r = impl_->plant(addr); !r) {
-    // Before the first launch of a replay or a host program, the kernel's memory may not be
-    // there yet: the breakpoint is planted when the first launch starts (start_next_piece).
-    const bool before_first = impl_->launch == 0 && (impl_->opts.replay || impl_->host_source);
-    if (!before_first) return r.error();
-  }
-  int id = impl_->next_bp++;
-  impl_->bps[id] = Breakpoint{id, addr, true, 0};
-  return id;
+  // Before the first launch of a replay or a host program, the kernel's memory may not be there
+  // yet: the breakpoint is planted when the first launch starts (start_next_piece).
+  const bool before_first = impl_->launch == 0 && (impl_->opts.replay || impl_->host_source);
+  return impl_->traps.add_breakpoint(addr, before_first);
 }
 
-Result<void> Session::remove_breakpoint(int id) {
-  auto it = impl_->bps.find(id);
-  if (it == impl_->bps.end()) return make_error("no breakpoint number " + std::to_string(id));
-  uint32_t addr = it->second.addr;
-  impl_->bps.erase(it);
-  if (!impl_->wanted(addr)) impl_->unplant(addr);
-  return {};
-}
-
-Result<void> Session::enable_breakpoint(int id, bool enabled) {
-  auto it = impl_->bps.find(id);
-  if (it == impl_->bps.end()) return make_error("no breakpoint number " + std::to_string(id));
-  it->second.enabled = enabled;
-  if (enabled) return impl_->plant(it->second.addr);
-  if (!impl_->wanted(it->second.addr)) impl_->unplant(it->second.addr);
-  return {};
-}
-
-std::vector<Breakpoint> Session::breakpoints() const {
-  std::vector<Breakpoint> out;
-  for (const auto& [id, b] : impl_->bps) out.push_back(b);
-  return out;
-}
-
-Result<int> Session::add_watchpoint(const WatchSpec& spec) {
-  if (spec.len == 0 || spec.len > 4096) return make_error("a watchpoint covers 1 to 4096 bytes");
-  if (!(spec.kind & (kWatchRead | kWatchWrite))) return make_error("a watchpoint watches reads, writes or both");
-  int id = impl_->next_watch++;
-  impl_->watches[id] = {spec, true};
-  if (auto r = impl_->sync_watchpoints(true); !r) {
-    impl_->watches.erase(id);
-    return r.error();
-  }
-  return id;
-}
-
-Result<void> Session::remove_watchpoint(int id) {
-  if (!impl_->watches.erase(id)) return make_error("no watchpoint number " + std::to_string(id));
-  return impl_->sync_watchpoints(true);
-}
-
-Result<void> Session::enable_watchpoint(int id, bool enabled) {
-  auto it = impl_->watches.find(id);
-  if (it == impl_->watches.end()) return make_error("no watchpoint number " + std::to_string(id));
-  it->second.second = enabled;
-  return impl_->sync_watchpoints(true);
-}
+Result<void> Session::remove_breakpoint(int id) { return impl_->traps.remove_breakpoint(id); }
+Result<void> Session::enable_breakpoint(int id, bool enabled) { return impl_->traps.enable_breakpoint(id, enabled); }
+std::vector<Breakpoint> Session::breakpoints() const { return impl_->traps.breakpoints(); }
+Result<int> Session::add_watchpoint(const WatchSpec& spec) { return impl_->traps.add_watchpoint(spec); }
+Result<void> Session::remove_watchpoint(int id) { return impl_->traps.remove_watchpoint(id); }
+Result<void> Session::enable_watchpoint(int id, bool enabled) { return impl_->traps.enable_watchpoint(id, enabled); }
 
 Result<StopEvent> Session::resume() { return impl_->run(Impl::Mode{}); }
 
@@ -164,11 +123,7 @@ void Session::set_breakpoint_filter(std::function<bool(const StopEvent&)> filter
 }
 bool Session::evaluating_hit() const { return impl_->phase == Impl::Phase::Running; }
 void Session::set_stop_lane(WarpId warp, uint32_t lane) { impl_->stop_lane = std::make_pair(warp, lane); }
-const std::string& Session::store_error() const {
-  const Impl& I = *impl_;
-  if (I.store && I.store->staged_lost() > I.store_error_lost) return I.store->staged_error().message;
-  return I.store_error;
-}
+const std::string& Session::store_error() const { return impl_->recorder.error(); }
 bool Session::stopped() const { return impl_->phase == Impl::Phase::Stopped; }
 const StopEvent& Session::last_stop() const { return impl_->last; }
 const DeviceContext& Session::context() const { return impl_->ctx; }
@@ -212,7 +167,7 @@ Result<std::vector<uint8_t>> Session::read_memory(uint32_t addr, uint32_t size) 
     if (r.error().code == ErrorCode::Unmapped) return unmapped(addr, size);
     return r.error();
   }
-  impl_->unplant_view(addr, bytes);
+  impl_->traps.unplant_view(addr, bytes);
   return bytes;
 }
 
@@ -246,8 +201,7 @@ Result<void> Session::write_memory(WarpId warp, uint32_t addr, const std::vector
     return {};
   }
   if (end > memmap::kLocalMemBase) return make_error("the write crosses into local memory");
-  for (auto it = impl_->planted.lower_bound(addr & ~3u); it != impl_->planted.end() && it->first < end; ++it)
-    return make_error("the write overlaps a breakpoint's instruction");
+  if (impl_->traps.overlaps_planted(addr, end)) return make_error("the write overlaps a breakpoint's instruction");
   return impl_->dev.copy_to_device(addr, bytes);
 }
 
@@ -346,15 +300,14 @@ std::optional<TimePoint> Session::frontier(uint32_t launch) const {
   return out;
 }
 
-uint32_t Session::launches_started() const { return uint32_t(impl_->launch_entry.size()); }
+uint32_t Session::launches_started() const { return uint32_t(impl_->plan.launches()); }
 
 Result<void> Session::flush() {
   Impl& I = *impl_;
   if (auto r = I.flush(); !r) {
     // Kept (unrecorded) for the next try; the end of the session reports them if that fails too.
-    I.store_error = r.error().message;
-    I.store_error_lost = I.store ? I.store->staged_lost() : 0;
-    I.st.unrecorded_ops = I.unrecorded.size();
+    I.recorder.failed(r.error());
+    I.st.unrecorded_ops = I.recorder.queued_ops();
     return r;
   }
   I.st.unrecorded_ops = 0;
@@ -365,21 +318,21 @@ Result<void> Session::flush() {
 
 Result<void> Session::host_finished(uint32_t host_status) {
   Impl& I = *impl_;
-  I.host_done = true;
-  if (!I.store || I.opts.replay || I.opts.read_only) return {};
+  I.plan.set_host_done();
+  if (!I.recorder.writes_ops()) return {};
   checkpoint::HostOpRecord op;
   op.kind = checkpoint::HostOpKind::HostEnd;
   op.addr = host_status;
-  I.unrecorded.push_back(op);
+  I.recorder.add_op(op);
   return I.flush();
 }
 
 Result<void> Session::record_symbols(const std::string& name, std::span<const uint8_t> elf) {
   Impl& I = *impl_;
-  if (!I.store || I.opts.replay || I.opts.read_only || elf.empty()) return {};
+  if (!I.recorder.writes_ops() || elf.empty()) return {};
   if (elf.size() > checkpoint::kMaxPageBytes)
     return make_error("the kernel image is larger than a recording keeps (" + std::to_string(elf.size()) + " bytes)");
-  I.add_blob_op(checkpoint::HostOpKind::Symbols, 0, elf, name);
+  I.recorder.add_blob_op(checkpoint::HostOpKind::Symbols, 0, elf, name);
   return I.flush();
 }
 
@@ -387,8 +340,8 @@ Result<void> Session::load_recording() { return impl_->load_recording(); }
 
 void Session::set_host_source(std::function<Result<bool>()> source) { impl_->host_source = std::move(source); }
 
-std::vector<LaunchGridArgs> Session::launch_args() const { return impl_->launch_grid; }
+std::vector<LaunchGridArgs> Session::launch_args() const { return impl_->plan.grids(); }
 
-std::vector<size_t> Session::launch_images_recorded() const { return impl_->launch_symbols; }
+std::vector<size_t> Session::launch_images_recorded() const { return impl_->plan.images(); }
 
 }  // namespace vx::engine

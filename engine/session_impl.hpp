@@ -1,8 +1,8 @@
-// Session's implementation, private to engine/: its state, the nested types its jobs share and
-// its member functions, defined by job (docs/architecture.md, "The engine"):
-//   session_plan.cpp    the workload plan: the host's operations, memory, launches as pieces
-//   session_record.cpp  recording: host operations and checkpoints into the store
-//   session_traps.cpp   breakpoints (planted EBREAKs) and watchpoints
+// Session's implementation, private to engine/: the launch's state, the parts with their own
+// state (WorkloadPlan plan.hpp, Recorder recorder.hpp, TrapTable traps.hpp) and the member
+// functions, defined by job (docs/architecture.md, "The session by job"):
+//   session_plan.cpp    applying the plan to the device: host operations, pieces, the engine's memory
+//   session_record.cpp  stops and checkpoints (handed to the recorder)
 //   session_run.cpp     the re-launch runner: passes, stops, the run loop
 //   session_time.cpp    time travel: restore, seek, scan
 //   session_live.cpp    the live runner (Debug Module; session_live.hpp)
@@ -22,14 +22,17 @@
 #include "engine/context_record.hpp"
 #include "engine/entry_routine.hpp"
 
+#include "base/hex.hpp"
 #include "engine/live.hpp"
+#include "engine/plan.hpp"
+#include "engine/recorder.hpp"
 #include "engine/session.hpp"
+#include "engine/traps.hpp"
 
 namespace vx::engine {
 
 namespace impl_detail {
 
-constexpr uint32_t kEbreak = 0x00100073;
 constexpr uint32_t kPageSize = 4096;
 // The engine's own device memory (the thread-entry routine, its records, saved local memory) is a
 // fixed reservation above every allocation, so the host's allocations get the addresses they get in
@@ -37,26 +40,6 @@ constexpr uint32_t kPageSize = 4096;
 constexpr uint32_t kEngineArea = 0xF0000000;
 // Copies larger than this are recorded as several operations (a store value holds at most 64 MiB).
 constexpr uint64_t kMaxOpData = 16u << 20;
-
-inline std::string hex(uint32_t v) {
-  char buf[16];
-  snprintf(buf, sizeof buf, "0x%08x", v);
-  return buf;
-}
-
-// A piece of a submitted command buffer: commands up to and including at most one launch. The
-// engine submits pieces one at a time, so killing a launch loses nothing queued behind it.
-struct Segment {
-  std::vector<Command> commands;
-  bool launches = false;
-};
-
-inline std::vector<uint8_t> encode(const std::vector<Command>& commands) {
-  CommandBufferBuilder b;
-  for (const Command& c : commands) b.packet(c.op, c.inline_value, std::span<const uint64_t>(c.payload));
-  b.finish();
-  return b.bytes();
-}
 
 inline checkpoint::StopKind stop_kind(StopReason r) {
   switch (r) {
@@ -130,7 +113,7 @@ struct Session::Impl {
     }
     Result<void> copy_from_device(uint32_t addr, std::span<uint8_t> bytes) override {
       auto r = s_.dev.copy_from_device(addr, bytes);
-      if (r) s_.unplant_view(addr, bytes);
+      if (r) s_.traps.unplant_view(addr, bytes);
       return r;
     }
     Result<uint64_t> submit(std::span<const uint8_t> commands) override { return s_.accept(commands); }
@@ -138,14 +121,14 @@ struct Session::Impl {
       // A host program waiting runs the workload under the session until its next stop.
       auto ev = s_.run(Mode{});
       if (!ev) return DeviceEvent{EventKind::CommandError, 0, {}, ev.error().message};
-      if (ev->reason == StopReason::Exited) return DeviceEvent{EventKind::Completed, s_.host_submissions, {}, {}};
+      if (ev->reason == StopReason::Exited) return DeviceEvent{EventKind::Completed, s_.plan.submissions(), {}, {}};
       if (ev->reason == StopReason::Killed) return DeviceEvent{EventKind::CommandError, 0, {}, ev->message};
-      return DeviceEvent{EventKind::Halted, s_.host_submissions, ev->exception, {}};
+      return DeviceEvent{EventKind::Halted, s_.plan.submissions(), ev->exception, {}};
     }
     void abort() override {
       s_.dev.abort();
       s_.lv.info.held = false;
-      s_.drop_pending();
+      s_.plan.drop_pending();
       s_.phase = Phase::Idle;
     }
     std::vector<ConsoleChunk> read_console() override { return s_.take_console(); }
@@ -191,21 +174,7 @@ struct Session::Impl {
     bool quiet() const { return kind == Seek || kind == Scan || kind == UntilWarp; }
   };
 
-  // One entry of the workload's plan: the host's operations in the order the device saw them. The
-  // session applies them in order; a move back in time sets the cursor back and applies them again.
-  // Once recorded, an entry's data lives in the store, not in memory: `resident` says whether data
-  // (a copy's bytes) or seg.commands (a piece's) are here; blobs name them in the store.
-  struct PlanEntry {
-    checkpoint::HostOpKind kind = checkpoint::HostOpKind::Copy;
-    uint32_t addr = 0;
-    uint64_t size = 0;
-    std::vector<uint8_t> data;  // Copy
-    Segment seg;                // Submit: one piece (seg.launches stays when the commands go)
-    std::vector<checkpoint::PageHash> blobs;
-    bool resident = true;
-  };
-
-  Impl(Driver& d, const SessionOptions& o) : dev(d), opts(o), host_driver(*this) {}
+  Impl(Driver& d, const SessionOptions& o) : dev(d), opts(o), host_driver(*this), traps(d) {}
 
   Driver& dev;
   SessionOptions opts;
@@ -217,26 +186,13 @@ struct Session::Impl {
   std::function<bool(const StopEvent&)> breakpoint_filter;  // false: the hit does not stop
 
   // The workload.
-  std::map<uint32_t, uint64_t> regions;  // memory the host allocated or reserved
-  std::vector<PlanEntry> plan;
-  size_t cursor = 0;                 // the next entry to apply
-  size_t applied = 0;                // entries [0, applied) were applied once: their allocations stand
-  std::vector<size_t> launch_entry;  // launch L -> its plan entry (index L - 1)
-  std::vector<std::map<uint32_t, uint64_t>> launch_regs;  // WRITE_REG64 values when launch L began
-  std::vector<LaunchGridArgs> launch_grid;                // launch L -> its LAUNCH_GRID fields
-  std::vector<size_t> launch_symbols;         // a replay's launch L -> the recorded images (Symbols) before it
+  WorkloadPlan plan;                          // the host's operations, launches, memory (engine/plan.hpp)
   std::function<Result<bool>()> host_source;  // a live host program (set_host_source)
   std::function<void()> host_tick;            // Session::set_host_tick
   // Device time (Session::device_ns): wall time of the runs the user asked for, not of seeks and
   // scans, and not the time stopped at the prompt.
   uint64_t run_ns = 0;
   std::optional<std::chrono::steady_clock::time_point> run_t0;
-  std::map<uint32_t, uint64_t> cmp_registers;  // WRITE_REG64 values so far: re-issued before a re-launch
-  uint64_t host_submissions = 0;
-  bool host_done = false;  // the host issues nothing more (host_finished, or a recorded hostEnd)
-  // Recording: host operations not yet written to the store.
-  std::vector<checkpoint::HostOpRecord> unrecorded;
-  std::vector<checkpoint::PageData> unrecorded_blobs;
 
   // The launch.
   Phase phase = Phase::Idle;
@@ -255,31 +211,19 @@ struct Session::Impl {
   std::set<uint32_t> completed;  // launches that ran to their end
   bool quiet = false;            // a seek or scan is running: no marks, no hit counts, no console
 
-  // Breakpoints and watchpoints.
-  std::map<int, Breakpoint> bps;
-  int next_bp = 1;
-  std::map<uint32_t, uint32_t> planted;               // address -> original word
-  std::map<int, std::pair<WatchSpec, bool>> watches;  // id -> (spec, enabled)
-  int next_watch = 1;
+  TrapTable traps;  // breakpoints and watchpoints (engine/traps.hpp)
 
   // The thread-entry routine's memory.
   uint32_t routine_addr = 0, records_addr = 0, lmem_addr = 0;
 
-  // Checkpoints.
-  std::map<uint32_t, checkpoint::PageHash> pages;                 // the workload's memory image as last checkpointed
-  std::set<checkpoint::PageHash> stored_pages;                    // pages known to be in the store (committed)
-  std::map<checkpoint::PageHash, checkpoint::PageData> unstored;  // pages a failed checkpoint could not write
-  std::string store_error;                                        // the last write failure ("" none)
-  // The store's staged_lost() when store_error was set: staged checkpoints given up since are newer.
-  uint64_t store_error_lost = 0;
+  Recorder recorder;        // what goes into the store (engine/recorder.hpp)
   std::string console_log;  // this launch's console output
   std::vector<ConsoleChunk> console_out;
-  checkpoint::TimeKey last_key;
-  uint64_t next_auto = 0;  // the launch count of the next automatic checkpoint
 
   SessionStats st;
   LiveState lv;                    // live mode (engine/session_live.hpp)
-  std::unique_ptr<Runner> runner;  // re-launch or live (Session::create; leave_live)
+  std::unique_ptr<Runner> runner;  // re-launch or live (Session::create; leave_live): set by set_runner
+  void set_runner(std::unique_ptr<Runner> r);
 
   // Device memory for checkpoints: through the Debug Module while a live launch is held (at a stop,
   // and at an automatic checkpoint, for which every warp is halted too).
@@ -297,13 +241,8 @@ struct Session::Impl {
   }
 
   // --- Host side ------------------------------------------------------------------------
-  // The host may change the device only at the end of the recorded history (not after a move back).
-  Result<void> at_frontier(const char* what) const;
-
   // A host memory operation applied now: it goes before the pieces still queued.
   void insert_applied(PlanEntry e);
-
-  void drop(PlanEntry& e);
 
   // Brings a recorded entry's data back from the store (a move back in time applies it again).
   Result<void> make_resident(PlanEntry& e);
@@ -315,17 +254,7 @@ struct Session::Impl {
 
   Result<uint64_t> accept(std::span<const uint8_t> bytes);
 
-  static Result<std::vector<Segment>> split(std::span<const uint8_t> bytes);
-
-  // The LAUNCH_GRID fields of a piece that launches (its last command).
-  static LaunchGridArgs grid_args(const Segment& seg);
-
-  void drop_pending();
-
   // --- Recording ------------------------------------------------------------------------------
-  checkpoint::PageHash add_blob_op(checkpoint::HostOpKind kind, uint64_t addr, std::span<const uint8_t> data,
-                                   std::string name = {});
-
   // Records an entry applied for the first time (the recording is the plan in the order it ran).
   void record(PlanEntry& e);
 
@@ -341,36 +270,7 @@ struct Session::Impl {
   // Applies plan entry `cursor` (not a piece: those are submitted by run()).
   Result<void> apply_memory_entry(PlanEntry& e, bool first);
 
-  bool in_regions(uint32_t page) const;
-
-  // --- Breakpoints ----------------------------------------------------------------------------
-  bool wanted(uint32_t addr) const;
-
-  Result<void> plant(uint32_t addr);
-
-  // Breakpoints set before the memory they name was mapped (Session::add_breakpoint) go in once
-  // it is: before a launch starts, and before any forward run from a stop (a goto restored it).
-  void plant_pending() {
-    for (const auto& [bid, b] : bps)
-      if (b.enabled && !planted.count(b.addr)) (void)plant(b.addr);
-  }
-
-  void unplant(uint32_t addr);
-
-  // The host rewrote [addr, addr + n): breakpoints there take the new words as their originals.
-  void replant(uint32_t addr, uint64_t n);
-
-  // Shows planted breakpoints' original words in bytes read from [addr, addr + size).
-  void unplant_view(uint32_t addr, std::span<uint8_t> bytes) const;
-
-  // Seeks and traces run with every breakpoint taken out of memory and no watchpoint set.
-  struct Suspended {
-    std::map<uint32_t, uint32_t> words;
-  };
-  Suspended suspend_breakpoints();
-  void restore_breakpoints(Suspended& s);
-
-  Result<void> sync_watchpoints(bool on);
+  bool in_regions(uint32_t page) const { return plan.in_regions(page, dev.config()); }
 
   // --- Passes ---------------------------------------------------------------------------------
   std::vector<ConsoleChunk> take_console();
@@ -453,8 +353,6 @@ struct Session::Impl {
   }
   StopEvent killed(const std::string& why, ErrorCode code = ErrorCode::Internal);
   StopEvent killed(const Error& e) { return killed(e.message, e.code); }
-
-  std::vector<WatchEvent> watch_events();
 
   // Submits the next piece of the plan (applying the host's memory operations before it). Returns
   // false when the plan is exhausted.

@@ -21,16 +21,9 @@ void solo(Session::Impl& s) {
   s.lv.stepped = true;
 }
 
-std::set<uint32_t> wanted_addresses(const Session::Impl& s) {
-  std::set<uint32_t> out;
-  for (const auto& [id, b] : s.bps)
-    if (b.enabled) out.insert(b.addr);
-  return out;
-}
-
 Result<void> sync_breakpoints(Session::Impl& s) {
-  auto r = s.lv.dev->sync_breakpoints(wanted_addresses(s));
-  s.planted = s.lv.dev->planted();
+  auto r = s.lv.dev->sync_breakpoints(s.traps.wanted_addresses());
+  s.traps.set_planted(s.lv.dev->planted());
   return r;
 }
 
@@ -122,7 +115,7 @@ Result<std::optional<StopEvent>> on_halted(Session::Impl& s, bool filter) {
       auto pc = dm.read_pc(g);
       if (!pc) return pc.error();
       const WarpId w = warp_of(s, g);
-      if (s.planted.count(*pc)) {
+      if (s.traps.planted_at(*pc)) {
         if (filter && s.breakpoint_filter && !s.quiet) return filter_breakpoint_hit(s, at(Cause::Breakpoint, *pc, w));
         return some(stop(s, StopReason::Breakpoint, at(Cause::Breakpoint, *pc, w)));
       }
@@ -273,7 +266,7 @@ Result<RangeRun> range_run(
       }
       case EventKind::Watch: {
         if (auto r = halted(); !r) return r.error();
-        auto ev = stop(s, StopReason::Watchpoint, {}, s.watch_events());
+        auto ev = stop(s, StopReason::Watchpoint, {}, s.traps.take_watch_events());
         if (!ev) return ev.error();
         return RangeRun{std::move(ev).value()};
       }
@@ -303,10 +296,10 @@ Result<StopEvent> step(Session::Impl& s, const Session::Impl::Mode& mode) {
   std::optional<std::pair<uint32_t, uint32_t>> range;
   uint64_t in_range = 0;  // DM steps in a row that stayed in `range`
   std::optional<std::pair<std::pair<uint32_t, uint32_t>, std::optional<std::vector<uint32_t>>>> stops;  // range_run's
-  const bool watching = std::any_of(s.watches.begin(), s.watches.end(), [](const auto& w) { return w.second.second; });
+  const bool watching = s.traps.watching();
   bool first = true;
   for (;;) {
-    if (!first && s.planted.count(pc)) return stop(s, StopReason::Breakpoint, at(Cause::Breakpoint, pc, mode.warp));
+    if (!first && s.traps.planted_at(pc)) return stop(s, StopReason::Breakpoint, at(Cause::Breakpoint, pc, mode.warp));
     first = false;
     if (s.interrupted) return stop(s, StopReason::Interrupt, {});
     if (auto x = watchdog_due(s, mode.warp, pc, tmask)) {
@@ -401,7 +394,7 @@ Result<std::optional<StopEvent>> depart(Session::Impl& s) {
   for (uint32_t c = 0; c < s.ctx.cores.size(); ++c)
     for (uint32_t w = 0; w < s.ctx.cores[c].warps.size(); ++w) {
       const WarpState& ws = s.ctx.cores[c].warps[w];
-      if (!ws.active || !s.planted.count(ws.pc)) continue;
+      if (!ws.active || !s.traps.planted_at(ws.pc)) continue;
       solo(s);
       auto st = ld.step(ld.gid(c, w));
       if (!st) return st.error();
@@ -473,7 +466,7 @@ Result<StopEvent> run(Session::Impl& s, const Session::Impl::Mode& mode) {
       }
       budget = std::min(budget, *target - now);
     }
-    if (s.next_auto > now) budget = std::min(budget, s.next_auto - now);
+    if (s.recorder.next_auto() > now) budget = std::min(budget, s.recorder.next_auto() - now);
     DeviceEvent e = s.dev.wait(budget);
     s.drain_console();
     auto ended = on_event(s, e);
@@ -502,9 +495,9 @@ Result<std::optional<StopEvent>> on_event(Session::Impl& s, const DeviceEvent& e
     case EventKind::Budget: {
       const uint64_t at_count = s.launch_progress();
       s.note_reached(at_count);
-      if (at_count >= s.next_auto && s.opts.checkpoint_interval) {
+      if (s.recorder.auto_due(at_count) && s.opts.checkpoint_interval) {
         if (auto r = auto_checkpoint(s, true); !r) return r.error();
-        s.next_auto = (at_count / s.opts.checkpoint_interval + 1) * s.opts.checkpoint_interval;
+        s.recorder.schedule_from(at_count, s.opts.checkpoint_interval);
       }
       if (s.progress && !s.quiet) s.progress(s.pass, at_count);
       if (s.host_tick && !s.quiet) s.host_tick();
@@ -517,7 +510,7 @@ Result<std::optional<StopEvent>> on_event(Session::Impl& s, const DeviceEvent& e
       return some(
           stop(s, e.exception.cause == Cause::Watchdog ? StopReason::Watchdog : StopReason::Exception, e.exception));
     case EventKind::Watch: {
-      auto w = s.watch_events();
+      auto w = s.traps.take_watch_events();
       auto keep = keep_watch_hit(s, w);
       if (!keep) return keep.error();
       if (!*keep) return std::optional<StopEvent>{};
@@ -572,7 +565,7 @@ Result<void> setup(Session::Impl& s, Driver& device, const SessionOptions& optio
   lv.info.why = options.mode == SessionMode::Live ? "--mode live: warps halted in place through the Debug Module"
                 : p ? "--mode auto: the device has a Debug Module, so warps are halted in place through it"
                     : "--mode auto: the device has no Debug Module, so every stop saves, kills and re-launches";
-  if (lv.on) s.runner = make_live_runner(s);
+  if (lv.on) s.set_runner(make_live_runner(s));
   return {};
 }
 
@@ -596,7 +589,7 @@ Result<std::vector<uint8_t>> read_memory(Session::Impl& s, uint32_t addr, uint32
       }
   if (through == UINT32_MAX) return make_error(ErrorCode::NoHaltedWarp, "no halted warp to read memory through");
   if (auto r = s.lv.dev->read_bytes(through, addr, bytes); !r) return r.error();
-  s.unplant_view(addr, bytes);
+  s.traps.unplant_view(addr, bytes);
   return bytes;
 }
 

@@ -35,7 +35,6 @@ WarpId warp_of(const Session::Impl& s, uint32_t g);
 // A warp is about to run alone (a DM step), out of the scheduler's order: from here the launch's
 // live history departs from what a re-launch reproduces (docs/live.md "Time travel while live").
 void solo(Session::Impl& s);
-std::set<uint32_t> wanted_addresses(const Session::Impl& s);
 Result<void> sync_breakpoints(Session::Impl& s);
 // The state at a halt: the context the DM cannot reach, then every warp's PC, mask and
 // registers read through the DM. The DM's own marks (halted, causes) and its scratch registers

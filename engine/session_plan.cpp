@@ -20,29 +20,11 @@ Result<void> Session::Impl::read_page(uint32_t page, std::span<uint8_t> bytes) {
 }
 
 // --- Host side ------------------------------------------------------------------------
-// The host may change the device only at the end of the recorded history (not after a move back).
-Result<void> Session::Impl::at_frontier(const char* what) const {
-  if (cursor < applied)
-    return make_error(std::string(what) +
-                      ": the session is back in time; the host cannot change the device until it "
-                      "is at the end of its history again");
-  return {};
-}
-
-// A host memory operation applied now: it goes before the pieces still queued.
+// A host memory operation applied now: recorded, and dropped when nothing can go back to it.
 void Session::Impl::insert_applied(PlanEntry e) {
-  plan.insert(plan.begin() + std::ptrdiff_t(cursor), std::move(e));
-  record(plan[cursor]);
-  if (!store) drop(plan[cursor]);  // nothing can go back to it
-  ++cursor;
-  applied = cursor;
-}
-
-void Session::Impl::drop(PlanEntry& e) {
-  if (e.kind != checkpoint::HostOpKind::Copy && e.kind != checkpoint::HostOpKind::Submit) return;
-  std::vector<uint8_t>().swap(e.data);
-  std::vector<Command>().swap(e.seg.commands);
-  e.resident = false;
+  PlanEntry& in = plan.insert_applied(std::move(e));
+  record(in);
+  if (!store) WorkloadPlan::drop(in);
 }
 
 // Brings a recorded entry's data back from the store (a move back in time applies it again).
@@ -53,9 +35,7 @@ Result<void> Session::Impl::make_resident(PlanEntry& e) {
   std::vector<uint8_t> bytes;
   for (const checkpoint::PageHash& h : e.blobs) {
     // Not written yet (it goes with the next checkpoint), or in the store.
-    auto pending = std::find_if(unrecorded_blobs.begin(), unrecorded_blobs.end(),
-                                [&](const checkpoint::PageData& p) { return p.hash == h; });
-    if (pending != unrecorded_blobs.end()) {
+    if (const checkpoint::PageData* pending = recorder.queued_blob(h)) {
       bytes.insert(bytes.end(), pending->bytes.begin(), pending->bytes.end());
       continue;
     }
@@ -66,7 +46,7 @@ Result<void> Session::Impl::make_resident(PlanEntry& e) {
   if (e.kind == checkpoint::HostOpKind::Copy) {
     e.data = std::move(bytes);
   } else {
-    auto pieces = split(bytes);
+    auto pieces = WorkloadPlan::split(bytes);
     if (!pieces || pieces->size() != 1)
       return make_error("a recorded command buffer is not one piece this build accepts" +
                         (pieces ? std::string() : ": " + pieces.error().message));
@@ -77,97 +57,47 @@ Result<void> Session::Impl::make_resident(PlanEntry& e) {
 }
 
 Result<uint32_t> Session::Impl::host_alloc(uint64_t size) {
-  if (auto r = at_frontier("mem_alloc"); !r) return r.error();
+  if (auto r = plan.at_frontier("mem_alloc"); !r) return r.error();
   auto r = dev.mem_alloc(size);
   if (!r) return r;
-  regions[*r] = (size + kPageSize - 1) & ~uint64_t(kPageSize - 1);
+  plan.add_region(*r, (size + kPageSize - 1) & ~uint64_t(kPageSize - 1));
   insert_applied(PlanEntry{checkpoint::HostOpKind::Alloc, *r, size, {}, {}});
   return r;
 }
 
 Result<void> Session::Impl::host_reserve(uint32_t addr, uint64_t size) {
-  if (auto r = at_frontier("mem_reserve"); !r) return r.error();
+  if (auto r = plan.at_frontier("mem_reserve"); !r) return r.error();
   auto r = dev.mem_reserve(addr, size);
   if (!r) return r;
-  regions[addr] = size;
+  plan.add_region(addr, size);
   insert_applied(PlanEntry{checkpoint::HostOpKind::Reserve, addr, size, {}, {}});
   return r;
 }
 
 Result<void> Session::Impl::host_free(uint32_t addr) {
-  if (auto r = at_frontier("mem_free"); !r) return r.error();
+  if (auto r = plan.at_frontier("mem_free"); !r) return r.error();
   auto r = dev.mem_free(addr);
   if (!r) return r;
-  regions.erase(addr);
+  plan.remove_region(addr);
   insert_applied(PlanEntry{checkpoint::HostOpKind::Free, addr, 0, {}, {}});
   return r;
 }
 
 Result<void> Session::Impl::host_copy(uint32_t addr, std::span<const uint8_t> bytes) {
-  if (auto r = at_frontier("copy_to_device"); !r) return r.error();
+  if (auto r = plan.at_frontier("copy_to_device"); !r) return r.error();
   auto r = dev.copy_to_device(addr, bytes);
   if (!r) return r;
-  replant(addr, bytes.size());
+  traps.replant(addr, bytes.size());
   insert_applied(PlanEntry{checkpoint::HostOpKind::Copy, addr, bytes.size(), {bytes.begin(), bytes.end()}, {}});
   return r;
 }
 
 Result<uint64_t> Session::Impl::accept(std::span<const uint8_t> bytes) {
-  if (auto r = at_frontier("submit"); !r) return r.error();
+  if (auto r = plan.at_frontier("submit"); !r) return r.error();
   if (phase == Phase::Exited) phase = Phase::Idle;  // the host goes on: more work
-  auto pieces = split(bytes);
+  auto pieces = WorkloadPlan::split(bytes);
   if (!pieces) return pieces.error();
-  for (Segment& seg : *pieces) {
-    PlanEntry e;
-    e.kind = checkpoint::HostOpKind::Submit;
-    e.seg = std::move(seg);
-    plan.push_back(std::move(e));
-  }
-  return ++host_submissions;
-}
-
-Result<std::vector<Segment>> Session::Impl::split(std::span<const uint8_t> bytes) {
-  auto list = decode_command_buffer(bytes);
-  if (!list) return list.error();
-  std::vector<Segment> out;
-  Segment seg;
-  for (const Command& c : list->commands) {
-    if (c.op == CmdOp::Finish) break;
-    if (c.op == CmdOp::RunInstances || c.op == CmdOp::RunKernelSlice)
-      return make_error("vxreplay debugs grid launches (LAUNCH_GRID); " + cmd_op_name(c.op) + " at byte offset " +
-                        std::to_string(c.offset) + " is not supported under the debugger yet");
-    seg.commands.push_back(c);
-    if (c.op == CmdOp::LaunchGrid) {
-      seg.launches = true;
-      out.push_back(std::move(seg));
-      seg = Segment{};
-    }
-  }
-  if (!seg.commands.empty()) out.push_back(std::move(seg));
-  return out;
-}
-
-// The LAUNCH_GRID fields of a piece that launches (its last command).
-LaunchGridArgs Session::Impl::grid_args(const Segment& seg) {
-  LaunchGridArgs a;
-  if (seg.commands.empty() || seg.commands.back().op != CmdOp::LaunchGrid) return a;
-  const Command& c = seg.commands.back();
-  auto lo = [&](size_t i) { return i < c.payload.size() ? uint32_t(c.payload[i]) : 0u; };
-  auto hi = [&](size_t i) { return i < c.payload.size() ? uint32_t(c.payload[i] >> 32) : 0u; };
-  a.entry_pc = c.inline_value;
-  a.start_pc = lo(0);
-  a.arg_ptr = hi(0);
-  a.grid = {lo(1), hi(1), lo(2)};
-  a.block = {hi(2), lo(3), hi(3)};
-  a.lmem_bytes = lo(4);
-  a.cluster = {hi(4), lo(5), hi(5)};
-  return a;
-}
-
-void Session::Impl::drop_pending() {
-  // The host dropped what it queued: pieces not applied yet go.
-  while (plan.size() > cursor && plan.back().kind == checkpoint::HostOpKind::Submit && plan.size() - 1 >= applied)
-    plan.pop_back();
+  return plan.queue(std::move(*pieces));
 }
 
 Result<void> Session::Impl::load_recording() {
@@ -176,66 +106,15 @@ Result<void> Session::Impl::load_recording() {
   if (auto r = store->check_values(); !r) return r.error();
   auto ops = store->ops();
   if (!ops) return ops.error();
-  using K = checkpoint::HostOpKind;
-  std::map<size_t, size_t> symbols_before;  // plan index of a submission -> Symbols operations before it
-  size_t symbols_seen = 0;
-  for (size_t i = 0; i < ops->size(); ++i) {
-    const checkpoint::HostOpRecord& op = (*ops)[i];
-    const std::string what = "host operation " + std::to_string(i) + " (" + checkpoint::host_op_name(op.kind) + ")";
-    PlanEntry e;
-    e.kind = op.kind;
-    e.addr = uint32_t(op.addr);
-    e.size = op.size;
-    if (op.kind == K::Submit) symbols_before[plan.size()] = symbols_seen;
-    switch (op.kind) {
-      case K::Symbols: ++symbols_seen; continue;
-      case K::HostEnd: host_done = true; continue;
-      case K::Copy:
-        // Read when it is applied.
-        e.blobs = {op.data.hash};
-        e.resident = false;
-        break;
-      case K::Submit: {
-        auto bytes = store->read_page(op.data.hash);
-        if (!bytes) return make_error(what + ": " + bytes.error().message);
-        auto pieces = split(*bytes);
-        if (!pieces) return make_error(what + " is not a command buffer this build accepts: " + pieces.error().message);
-        if (pieces->size() != 1)
-          return make_error(what + " holds " + std::to_string(pieces->size()) + " pieces, not one");
-        e.seg = std::move(pieces->front());
-        e.blobs = {op.data.hash};
-        break;
-      }
-      default: break;
-    }
-    plan.push_back(std::move(e));
-  }
-  // Where each launch begins, and the registers it runs with: a seek into launch L starts there.
-  std::map<uint32_t, uint64_t> regs;
-  for (size_t i = 0; i < plan.size(); ++i) {
-    if (plan[i].kind != K::Submit) continue;
-    for (const Command& c : plan[i].seg.commands)
-      if (c.op == CmdOp::WriteReg64) regs[c.inline_value] = c.payload.at(0);
-    if (plan[i].seg.launches) {
-      launch_entry.push_back(i);
-      launch_regs.push_back(regs);
-      launch_grid.push_back(grid_args(plan[i].seg));
-      launch_symbols.push_back(symbols_before[i]);
-    }
-    drop(plan[i]);
-  }
-  return {};
+  return plan.load(*ops, [&](const checkpoint::PageHash& h) { return store->read_page(h); });
 }
 
 // A replay seeking into launch L for the first time: the host's memory operations before it
 // (allocations above all) are applied; the launches before it are not run (the checkpoint holds
 // their effects).
 Result<void> Session::Impl::prepare_launch(uint32_t L) {
-  const size_t upto = launch_entry[L - 1];
-  for (size_t i = applied; i < upto; ++i)
-    if (plan[i].kind != checkpoint::HostOpKind::Submit)
-      if (auto r = apply_memory_entry(plan[i], true); !r) return r;
-  applied = std::max(applied, upto + 1);
+  for (PlanEntry* e : plan.unapplied_before(L))
+    if (auto r = apply_memory_entry(*e, true); !r) return r;
   return {};
 }
 
@@ -252,22 +131,22 @@ Result<void> Session::Impl::apply_memory_entry(PlanEntry& e, bool first) {
           return make_error("replaying the recording: alloc of " + std::to_string(e.size) +
                             " bytes failed: " + r.error().message);
         if (*r != e.addr)
-          return make_error("replaying the recording: alloc of " + std::to_string(e.size) + " bytes gave " + hex(*r) +
-                            ", the recording has " + hex(e.addr) + " (the recording does not match this device)");
-        regions[e.addr] = (e.size + kPageSize - 1) & ~uint64_t(kPageSize - 1);
+          return make_error("replaying the recording: alloc of " + std::to_string(e.size) + " bytes gave " + hex32(*r) +
+                            ", the recording has " + hex32(e.addr) + " (the recording does not match this device)");
+        plan.add_region(e.addr, (e.size + kPageSize - 1) & ~uint64_t(kPageSize - 1));
       }
       return {};
     case K::Reserve:
       if (first) {
         if (auto r = dev.mem_reserve(e.addr, e.size); !r)
           return make_error("replaying the recording: " + r.error().message);
-        regions[e.addr] = e.size;
+        plan.add_region(e.addr, e.size);
       }
       return {};
     case K::Free:
       if (first) {
         if (auto r = dev.mem_free(e.addr); !r) return make_error("replaying the recording: " + r.error().message);
-        regions.erase(e.addr);
+        plan.remove_region(e.addr);
       }
       return {};
     case K::Copy:
@@ -281,21 +160,10 @@ Result<void> Session::Impl::apply_memory_entry(PlanEntry& e, bool first) {
         if (auto r2 = dev.copy_to_device(e.addr, e.data); !r2)
           return make_error("replaying the recording: " + r2.error().message);
       }
-      replant(e.addr, e.data.size());
+      traps.replant(e.addr, e.data.size());
       return {};
     default: return {};
   }
-}
-
-bool Session::Impl::in_regions(uint32_t page) const {
-  uint64_t a = uint64_t(page) * kPageSize;
-  if (a < memmap::kIoEnd) return true;
-  uint64_t stack_lo = memmap::kStackBase - uint64_t(dev.config().total_harts()) * memmap::kStackPerHart;
-  if (a >= stack_lo && a < memmap::kStackBase) return true;
-  auto it = regions.upper_bound(uint32_t(a + kPageSize - 1));
-  if (it == regions.begin()) return false;
-  --it;
-  return a < uint64_t(it->first) + it->second;
 }
 
 Result<void> Session::Impl::reserve_engine_area() {
@@ -322,13 +190,13 @@ Result<void> Session::Impl::ensure_routine() {
   const DeviceConfig& cfg = dev.config();
   if (cfg.local_mem_bytes % (4 * cfg.threads) != 0)
     return make_error("re-launch needs local memory in whole rounds of 4 x NT bytes");
-  return make_error("the engine's device memory could not be reserved at " + hex(kEngineArea));
+  return make_error("the engine's device memory could not be reserved at " + hex32(kEngineArea));
 }
 
 Result<void> Session::Impl::reissue_registers() {
-  if (cmp_registers.empty()) return {};
+  if (plan.registers().empty()) return {};
   CommandBufferBuilder b;
-  for (const auto& [reg, value] : cmp_registers) b.write_reg64(reg, value);
+  for (const auto& [reg, value] : plan.registers()) b.write_reg64(reg, value);
   b.finish();
   auto id = dev.submit(b.bytes());
   if (!id) return id.error();
@@ -340,36 +208,29 @@ Result<void> Session::Impl::reissue_registers() {
 // Submits the next piece of the plan (applying the host's memory operations before it). Returns
 // false when the plan is exhausted.
 Result<bool> Session::Impl::start_next_piece() {
-  while (cursor < plan.size()) {
-    PlanEntry& e = plan[cursor];
-    const bool first = cursor >= applied;
+  while (PlanEntry* next = plan.next()) {
+    PlanEntry& e = *next;
+    const bool first = plan.first_time();
     if (e.kind != checkpoint::HostOpKind::Submit) {
       if (auto r = apply_memory_entry(e, first); !r) return r.error();
       if (first) record(e);
-      if (!store || !e.blobs.empty()) drop(e);
-      ++cursor;
-      applied = std::max(applied, cursor);
+      if (!store || !e.blobs.empty()) WorkloadPlan::drop(e);
+      plan.advance();
       continue;
     }
     if (auto r = make_resident(e); !r) return r.error();
-    const LaunchGridArgs piece_launch = grid_args(e.seg);
-    for (const Command& c : e.seg.commands)
-      if (c.op == CmdOp::WriteReg64) cmp_registers[c.inline_value] = c.payload.at(0);
+    const LaunchGridArgs piece_launch = WorkloadPlan::grid_args(e.seg);
+    plan.note_registers(e.seg);
     // Breakpoints set before the memory they name was mapped (add_breakpoint) go in now.
-    if (!quiet) plant_pending();
+    if (!quiet) traps.plant_pending();
     auto id = dev.submit(encode(e.seg.commands));
     if (!id) return make_error(ErrorCode::Input, "the device rejected a command buffer: " + id.error().message);
     if (first) record(e);
-    if (!store || !e.blobs.empty()) drop(e);  // recorded (or nothing can go back to it)
-    const size_t index = cursor++;
-    applied = std::max(applied, cursor);
+    if (!store || !e.blobs.empty()) WorkloadPlan::drop(e);  // recorded (or nothing can go back to it)
+    const size_t index = plan.advance();
     if (e.seg.launches) {
       ++launch;
-      if (launch_entry.size() < launch) {
-        launch_entry.push_back(index);
-        launch_regs.push_back(cmp_registers);
-        launch_grid.push_back(piece_launch);
-      }
+      plan.note_launch(launch, index, piece_launch);
       pass = 0;
       console_log.clear();
       fatal = false;

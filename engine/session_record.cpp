@@ -3,35 +3,21 @@
 namespace vx::engine {
 
 // --- Recording ------------------------------------------------------------------------------
-checkpoint::PageHash Session::Impl::add_blob_op(checkpoint::HostOpKind kind, uint64_t addr,
-                                                std::span<const uint8_t> data, std::string name) {
-  checkpoint::PageData pd = checkpoint::make_page(std::vector<uint8_t>(data.begin(), data.end()));
-  checkpoint::HostOpRecord op;
-  op.kind = kind;
-  op.addr = addr;
-  op.size = data.size();
-  op.data = checkpoint::BlobRef{uint32_t(data.size()), pd.hash};
-  op.name = std::move(name);
-  unrecorded.push_back(std::move(op));
-  const checkpoint::PageHash hash = pd.hash;
-  if (!stored_pages.count(pd.hash)) unrecorded_blobs.push_back(std::move(pd));
-  return hash;
-}
-
 // Records an entry applied for the first time (the recording is the plan in the order it ran).
 void Session::Impl::record(PlanEntry& e) {
-  if (!store || opts.replay || opts.read_only) return;
+  if (!recorder.writes_ops()) return;
   using K = checkpoint::HostOpKind;
   switch (e.kind) {
     case K::Copy:
       for (uint64_t off = 0; off < e.data.size(); off += kMaxOpData) {
         uint64_t n = std::min<uint64_t>(kMaxOpData, e.data.size() - off);
-        e.blobs.push_back(add_blob_op(K::Copy, e.addr + off, std::span<const uint8_t>(e.data).subspan(off, n)));
+        e.blobs.push_back(
+            recorder.add_blob_op(K::Copy, e.addr + off, std::span<const uint8_t>(e.data).subspan(off, n)));
       }
       break;
     case K::Submit: {
       auto bytes = encode(e.seg.commands);
-      e.blobs.push_back(add_blob_op(K::Submit, 0, bytes));
+      e.blobs.push_back(recorder.add_blob_op(K::Submit, 0, bytes));
       break;
     }
     default: {
@@ -39,21 +25,15 @@ void Session::Impl::record(PlanEntry& e) {
       op.kind = e.kind;
       op.addr = e.addr;
       op.size = e.size;
-      unrecorded.push_back(op);
+      recorder.add_op(op);
     }
   }
 }
 
 Result<void> Session::Impl::flush() {
-  if (!store || unrecorded.empty()) return {};
-  auto r = store->append_ops(unrecorded, unrecorded_blobs);
-  if (!r) return make_error("could not record the host's operations: " + r.error().message);
-  for (const auto& b : unrecorded_blobs) stored_pages.insert(b.hash);
-  unrecorded.clear();
-  unrecorded_blobs.clear();
+  if (auto r = recorder.flush(); !r) return r;
   // What is recorded need not stay in memory: a move back reads it from the store.
-  for (size_t i = 0; i < cursor && i < plan.size(); ++i)
-    if (plan[i].resident && !plan[i].blobs.empty()) drop(plan[i]);
+  plan.drop_recorded();
   return {};
 }
 
@@ -71,6 +51,14 @@ void Session::Impl::drain_console() {
   }
 }
 
+// The warps at planted breakpoints (every one is reported by a breakpoint stop).
+void Session::Impl::add_hit(StopEvent& ev, uint32_t c, uint32_t w) const {
+  for (const WarpHit& h : ev.hits)
+    if (h.warp == WarpId{c, w}) return;
+  const WarpState& ws = ctx.cores[c].warps[w];
+  ev.hits.push_back(WarpHit{{c, w}, ws.pc, ws.tmask});
+}
+
 void Session::Impl::describe(StopEvent& ev, const DeviceException& exc, bool count_hits) {
   const uint32_t nc = uint32_t(ctx.cores.size());
   if (ev.reason == StopReason::Breakpoint) {
@@ -80,15 +68,11 @@ void Session::Impl::describe(StopEvent& ev, const DeviceException& exc, bool cou
     for (uint32_t c = 0; c < nc; ++c)
       for (uint32_t w = 0; w < ctx.cores[c].warps.size(); ++w) {
         const WarpState& ws = ctx.cores[c].warps[w];
-        if (ws.active && planted.count(ws.pc)) add_hit(ev, c, w);
+        if (ws.active && traps.planted_at(ws.pc)) add_hit(ev, c, w);
       }
     std::set<uint32_t> pcs;
     for (const WarpHit& h : ev.hits) pcs.insert(h.pc);
-    for (auto& [id, b] : bps)
-      if (b.enabled && pcs.count(b.addr)) {
-        ev.breakpoints.push_back(id);
-        if (count_hits) ++b.hits;
-      }
+    for (int id : traps.hit_at(pcs, count_hits)) ev.breakpoints.push_back(id);
   } else if (ev.reason == StopReason::Watchpoint) {
     for (const WatchEvent& w : ev.watches)
       if (w.warp.core < nc && w.warp.slot < ctx.cores[w.warp.core].warps.size()) add_hit(ev, w.warp.core, w.warp.slot);
@@ -105,12 +89,11 @@ void Session::Impl::describe(StopEvent& ev, const DeviceException& exc, bool cou
 // stops not recorded. Only the engine's own invariant failing is an error.
 // True when the checkpoint was written (false: no store, read-only, or it could not be).
 Result<bool> Session::Impl::save_checkpoint(const StopEvent& ev, bool mark) {
-  if (!store || opts.read_only) return false;
+  if (!recorder.writes_checkpoints()) return false;
   auto r = write_checkpoint(ev, mark);
   if (r) return true;
   if (r.error().code == ErrorCode::Internal) return r.error();
-  store_error = r.error().message;
-  store_error_lost = store->staged_lost();
+  recorder.failed(r.error());
   ++st.store_failures;
   if (mark) ++st.unsaved_stops;
   return false;
@@ -125,13 +108,11 @@ Result<void> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
     if (!in_regions(page)) continue;
     std::vector<uint8_t> bytes(kPageSize);
     if (!read_page(page, bytes)) {
-      pages.erase(page);  // freed since
+      recorder.forget_page(page);  // freed since
       continue;
     }
-    unplant_view(page * kPageSize, bytes);
-    checkpoint::PageData pd = checkpoint::make_page(std::move(bytes));
-    pages[page] = pd.hash;
-    if (!stored_pages.count(pd.hash)) new_pages.push_back(std::move(pd));
+    traps.unplant_view(page * kPageSize, bytes);
+    if (auto pd = recorder.note_page(page, std::move(bytes))) new_pages.push_back(std::move(*pd));
   }
   checkpoint::StopRecord stop_rec;
   stop_rec.kind =
@@ -172,10 +153,9 @@ Result<void> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
                             " differs from the checkpoint stored there (the model is not deterministic here)");
     std::map<uint32_t, checkpoint::PageHash> mem;
     for (const auto& r : rec->memory) mem[r.number] = r.hash;
-    if (mem != pages)
+    if (mem != recorder.pages())
       return make_error(ErrorCode::Internal, "internal error: the memory reached at " + key.to_string() +
                                                  " differs from the checkpoint stored there");
-    last_key = key;
     if (mark) {
       stop_rec.kind = stop_kind(ev.reason);
       if (auto r = store->set_mark(key, stop_rec); !r) return r;
@@ -196,35 +176,7 @@ Result<void> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
   };
   rec.threads = checkpoint::ThreadLists{conv(l.complete), conv(l.in_progress), conv(l.not_launched)};
   rec.console.assign(console_log.begin(), console_log.end());
-  for (const auto& [page, hash] : pages) rec.memory.push_back(checkpoint::PageRef{page, hash});
-  // Pages handed to put must be named by the record: drop duplicates of one hash.
-  std::sort(new_pages.begin(), new_pages.end(), [](const auto& a, const auto& b) { return a.hash < b.hash; });
-  new_pages.erase(
-      std::unique(new_pages.begin(), new_pages.end(), [](const auto& a, const auto& b) { return a.hash == b.hash; }),
-      new_pages.end());
-  std::set<checkpoint::PageHash> named;
-  for (const auto& r : rec.memory) named.insert(r.hash);
-  for (const auto& c : rec.cores)
-    if (c.local_mem.size) named.insert(c.local_mem.hash);
-  std::erase_if(new_pages, [&](const checkpoint::PageData& p) { return !named.count(p.hash); });
-  // Pages of a checkpoint that could not be written are given again while the record names them.
-  for (const auto& h : named)
-    if (!stored_pages.count(h))
-      if (auto u = unstored.find(h);
-          u != unstored.end() &&
-          std::none_of(new_pages.begin(), new_pages.end(), [&](const checkpoint::PageData& p) { return p.hash == h; }))
-        new_pages.push_back(u->second);
-  // A stop the user saw is committed durably (with the automatic checkpoints staged before it); an
-  // automatic or quiet checkpoint is staged: it can be derived again, so it costs no fsync.
-  if (auto r = store->put(key, rec, new_pages, mark ? &stop_rec : nullptr, mark); !r) {
-    for (auto& p : new_pages) unstored.emplace(p.hash, std::move(p));
-    return make_error("could not save the checkpoint " + key.to_string() + ": " + r.error().message);
-  }
-  for (const auto& p : new_pages) {
-    stored_pages.insert(p.hash);
-    unstored.erase(p.hash);
-  }
-  last_key = key;
+  if (auto r = recorder.put(key, rec, std::move(new_pages), mark ? &stop_rec : nullptr); !r) return r;
   runner->checkpoint_written();
   ++st.checkpoints;
   checkpoint::StoreStats ss = store->stats();
@@ -234,7 +186,7 @@ Result<void> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
 
 // An automatic checkpoint while the launch is in flight (after a Budget event): no re-launch.
 Result<void> Session::Impl::auto_checkpoint() {
-  if (!store || opts.read_only) return {};
+  if (!recorder.writes_checkpoints()) return {};
   const uint64_t now = launch_progress();
   auto exists = store->has(checkpoint::TimeKey{launch, now});
   if (!exists) return exists.error();

@@ -22,8 +22,7 @@ void Session::Impl::begin_pass(uint64_t progress) {
   if (!fresh) from->second = std::min(from->second, progress);
   ++pass;
   ++st.passes;
-  next_auto =
-      opts.checkpoint_interval ? (progress / opts.checkpoint_interval + 1) * opts.checkpoint_interval : UINT64_MAX;
+  recorder.schedule_from(progress, opts.checkpoint_interval);
 }
 
 // Re-launches the stopped launch from ctx (the patent's re-launch with the thread-entry routine).
@@ -56,8 +55,8 @@ Result<void> Session::Impl::relaunch(bool dispatch_new, bool overrides) {
       if (auto r = dev.copy_to_device(rec, bytes); !r) return r;
       req.placements.push_back(RestorePlacement{c, w, rec, true});
       lmem_pending = false;
-      auto bp = planted.find(ws.pc);
-      if (overrides && bp != planted.end()) req.overrides.push_back(FetchOverride{c, w, ws.pc, bp->second});
+      if (auto word = traps.original(ws.pc); overrides && word)
+        req.overrides.push_back(FetchOverride{c, w, ws.pc, *word});
     }
     if (!any && lmem_pending) {
       uint32_t rec = records_addr + c * cfg.warps * rb;
@@ -113,7 +112,7 @@ Result<StopEvent> Session::Impl::on_exception(const DeviceEvent& e) {
     phase = Phase::Dead;
     return killed("internal error: " + e.message);
   }
-  if (x.cause == Cause::Breakpoint && planted.count(x.pc)) return stop(StopReason::Breakpoint, x);
+  if (x.cause == Cause::Breakpoint && traps.planted_at(x.pc)) return stop(StopReason::Breakpoint, x);
   if (x.cause == Cause::Breakpoint) {
     // The kernel's own EBREAK: continuing goes past it (assertions then go on after vx_assert).
     return stop(is_assertion(x.pc) ? StopReason::Assertion : StopReason::Exception, x);
@@ -148,7 +147,7 @@ Result<StopEvent> Session::Impl::run(const Mode& mode) {
 Result<StopEvent> Session::Impl::run_pass(const Mode& mode) {
   interrupted = false;
   if (phase == Phase::Exited) return make_error("the workload has exited; there is nothing to run");
-  if (phase == Phase::Stopped && !mode.quiet()) plant_pending();
+  if (phase == Phase::Stopped && !mode.quiet()) traps.plant_pending();
   if (phase == Phase::Dead) return make_error("the workload was killed: " + last.message);
   bool step_armed = false;
   if (phase == Phase::Stopped) {
@@ -171,7 +170,7 @@ Result<StopEvent> Session::Impl::run_pass(const Mode& mode) {
       if (now >= mode.target) return at_target(mode);
       budget = std::min(budget, mode.target - now);
     }
-    if (next_auto > now) budget = std::min(budget, next_auto - now);
+    if (recorder.next_auto() > now) budget = std::min(budget, recorder.next_auto() - now);
     // Checked at every return from the device, not only at slice ends: a step whose policy asks
     // after every instruction (stepi N, nexti) returns through a trigger each time.
     if (interrupted && !quiet) return stop(StopReason::Interrupt, {});
@@ -264,7 +263,7 @@ Result<std::optional<StopEvent>> Session::Impl::next_piece(const Mode& mode) {
       return some(killed(started.error()));
     }
     if (*started) return std::optional<StopEvent>{};
-    if (!host_source || host_done || opts.replay || mode.quiet()) return some(workload_end());
+    if (!host_source || plan.host_done() || opts.replay || mode.quiet()) return some(workload_end());
     // A live host: everything it queued has run; it goes on until it waits for more.
     auto more = host_source();
     if (!more) {
@@ -284,7 +283,7 @@ Result<StopEvent> Session::Impl::workload_end() {
   ev.launch = launch;
   ev.pass = pass;
   ev.instructions = finished_instructions;
-  if (opts.replay && !host_done) {
+  if (opts.replay && !plan.host_done()) {
     ev.reason = StopReason::EndOfRecording;
     ev.message = "end of recording: the recorded run ended here";
     last = ev;
@@ -318,9 +317,9 @@ Result<std::optional<StopEvent>> Session::Impl::on_event(const Mode& mode, const
     case EventKind::Budget: {
       const uint64_t at = launch_progress();
       note_reached(at);
-      if (at >= next_auto) {
+      if (recorder.auto_due(at)) {
         if (auto r = auto_checkpoint(); !r) return r.error();
-        next_auto = (at / opts.checkpoint_interval + 1) * opts.checkpoint_interval;
+        recorder.schedule_from(at, opts.checkpoint_interval);
       }
       if (progress && !quiet) progress(pass, at);
       if (host_tick && !quiet) host_tick();
@@ -414,7 +413,7 @@ Result<StopEvent> Session::Impl::hit_in_place(StopReason reason, const DeviceExc
 // A watchpoint hit. As for breakpoints, one the front end does not want (a false condition, a
 // `watch` whose value did not change) costs no stop: the device goes on from where it is.
 Result<std::optional<StopEvent>> Session::Impl::on_watch(const Mode& mode) {
-  auto w = watch_events();
+  auto w = traps.take_watch_events();
   if (mode.quiet()) return std::optional<StopEvent>{};  // scans read hits themselves
   if (breakpoint_filter && !quiet) {
     auto hit = hit_in_place(StopReason::Watchpoint, DeviceException{}, w);
@@ -430,14 +429,13 @@ Result<std::optional<StopEvent>> Session::Impl::on_watch(const Mode& mode) {
 // A device exception: a breakpoint hit the front end does not want (a false condition) costs no
 // stop, the device goes on in place; anything else stops.
 Result<std::optional<StopEvent>> Session::Impl::on_device_exception(const DeviceEvent& e) {
-  if (breakpoint_filter && !quiet && e.exception.cause == Cause::Breakpoint && planted.count(e.exception.pc)) {
+  if (breakpoint_filter && !quiet && e.exception.cause == Cause::Breakpoint && traps.planted_at(e.exception.pc)) {
     auto hit = hit_in_place(StopReason::Breakpoint, e.exception, {});
     if (!hit) return hit.error();
     if (!breakpoint_filter(*hit)) {
       std::vector<FetchOverride> ov;
       for (const WarpHit& h : hit->hits)
-        if (auto p = planted.find(h.pc); p != planted.end())
-          ov.push_back(FetchOverride{h.warp.core, h.warp.slot, h.pc, p->second});
+        if (auto p = traps.original(h.pc)) ov.push_back(FetchOverride{h.warp.core, h.warp.slot, h.pc, *p});
       if (auto r = dev.continue_past_breakpoint(ov); !r) return r.error();
       ++st.filtered_hits;
       return std::optional<StopEvent>{};

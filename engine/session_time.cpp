@@ -62,8 +62,7 @@ Result<std::optional<StopEvent>> Session::Impl::follow_recording(const Mode& mod
       for (uint32_t c = 0; c < ctx.cores.size(); ++c)
         for (uint32_t w = 0; w < ctx.cores[c].warps.size(); ++w) {
           const WarpState& ws = ctx.cores[c].warps[w];
-          if (ws.active && std::any_of(bps.begin(), bps.end(),
-                                       [&](const auto& b) { return b.second.enabled && b.second.addr == ws.pc; })) {
+          if (ws.active && traps.wanted(ws.pc)) {
             auto ev = seek(TimePoint{launch, **end}, StopReason::Breakpoint, WarpId{c, w}, {});
             if (!ev) return ev.error();
             return Out(std::move(*ev));
@@ -92,9 +91,7 @@ Result<std::optional<StopEvent>> Session::Impl::follow_recording(const Mode& mod
     const bool inside = (mode.kind == Mode::Seek || mode.kind == Mode::RunTo || mode.kind == Mode::UntilWarp) &&
                         mode.target < to.instret;
     if ((!departure && !onward) || inside) return make_error(stepped_message(from, to));
-    const bool still_set = std::any_of(bps.begin(), bps.end(), [&](const auto& b) {
-      return b.second.enabled && b.second.addr == rec.stop.exception.pc;
-    });
+    const bool still_set = traps.wanted(rec.stop.exception.pc);
     if (!departure && mode.kind == Mode::Continue && rec.stop.kind == checkpoint::StopKind::Breakpoint && still_set) {
       auto ev = seek(TimePoint{to.launch, to.instret}, StopReason::Breakpoint,
                      WarpId{rec.stop.exception.core, rec.stop.exception.warp}, {});
@@ -133,8 +130,8 @@ std::string Session::Impl::stepped_message(const checkpoint::TimeKey& from, cons
 // Restores the checkpoint at key exactly: memory, state, the plan's cursor and the launch.
 Result<void> Session::Impl::restore(const checkpoint::TimeKey& key) {
   if (auto next = runner->leave("a move in time re-launches from a checkpoint: the session went on in re-launch mode"))
-    runner = std::move(next);
-  if (key.launch == 0 || key.launch > launch_entry.size())
+    set_runner(std::move(next));
+  if (key.launch == 0 || key.launch > plan.launches())
     return make_error("checkpoint " + key.to_string() + " belongs to a launch this session has not run");
   auto rec = store->get(key);
   if (!rec) return rec.error();
@@ -145,11 +142,12 @@ Result<void> Session::Impl::restore(const checkpoint::TimeKey& key) {
   dev.clear_warp_trigger();
   if (auto r = prepare_launch(key.launch); !r) return r;
   // Memory: the checkpoint's pages; pages the workload wrote since then that it did not have are zero.
-  // Pages written since the last checkpoint differ from what `pages` says: they are rewritten too.
+  // Pages written since the last checkpoint differ from the recorder's image: they are rewritten too.
   std::set<uint32_t> dirty;
   for (uint32_t page : dev.take_dirty_pages()) dirty.insert(page);
   std::map<uint32_t, checkpoint::PageHash> target;
   for (const auto& r : rec->memory) target[r.number] = r.hash;
+  const std::map<uint32_t, checkpoint::PageHash>& pages = recorder.pages();
   for (const auto& [page, hash] : target) {
     auto it = pages.find(page);
     if (it != pages.end() && it->second == hash && !dirty.count(page)) continue;
@@ -160,20 +158,20 @@ Result<void> Session::Impl::restore(const checkpoint::TimeKey& key) {
       if (auto m = dev.mem_reserve(page * kPageSize, kPageSize); !m) return r.error();
       if (auto r2 = write_page(page, *bytes); !r2) return r2.error();
     }
-    replant(page * kPageSize, kPageSize);
+    traps.replant(page * kPageSize, kPageSize);
   }
   std::vector<uint8_t> zero(kPageSize, 0);
   for (const auto& [page, hash] : pages)
     if (!target.count(page)) {
       (void)write_page(page, zero);
-      replant(page * kPageSize, kPageSize);
+      traps.replant(page * kPageSize, kPageSize);
     }
   for (uint32_t page : dirty) {
     if (!in_regions(page) || target.count(page) || pages.count(page)) continue;
-    if (write_page(page, zero)) replant(page * kPageSize, kPageSize);
+    if (write_page(page, zero)) traps.replant(page * kPageSize, kPageSize);
   }
   (void)dev.take_dirty_pages();
-  pages = std::move(target);
+  recorder.set_pages(std::move(target));
   ctx = std::move(c).value();
   io_snapshot.assign(memmap::kIoEnd - memmap::kIoBase, 0);
   (void)dev.copy_from_device(memmap::kIoBase, io_snapshot);
@@ -184,9 +182,7 @@ Result<void> Session::Impl::restore(const checkpoint::TimeKey& key) {
       rec->stop.kind == checkpoint::StopKind::Watchdog || (rec->stop.kind == checkpoint::StopKind::DeviceException &&
                                                            rec->stop.exception.cause != uint8_t(Cause::Breakpoint));
   launch = key.launch;
-  cursor = launch_entry[key.launch - 1] + 1;
-  cmp_registers = launch_regs[key.launch - 1];
-  last_key = key;
+  plan.rewind_to(key.launch);
   phase = Phase::Stopped;
   last = StopEvent{};
   last.reason = reason_of(rec->stop);
@@ -200,25 +196,25 @@ Result<void> Session::Impl::restore(const checkpoint::TimeKey& key) {
 
 // Runs quietly (no breakpoints, no watchpoints, no console) with `mode` from the current stop.
 Result<StopEvent> Session::Impl::quiet_run(const Mode& mode, bool keep_breakpoints, bool keep_watchpoints) {
-  Suspended sus;
-  if (!keep_breakpoints) sus = suspend_breakpoints();
-  if (auto r = sync_watchpoints(keep_watchpoints); !r) {
-    if (!keep_breakpoints) restore_breakpoints(sus);
+  TrapTable::Suspended sus;
+  if (!keep_breakpoints) sus = traps.suspend();
+  if (auto r = traps.sync_watchpoints(keep_watchpoints); !r) {
+    if (!keep_breakpoints) traps.restore(sus);
     return r.error();
   }
   const bool was_quiet = quiet;
   quiet = true;
   auto ev = run(mode);
   quiet = was_quiet;
-  if (!keep_breakpoints) restore_breakpoints(sus);
-  if (auto r = sync_watchpoints(true); !r && ev) return r.error();
+  if (!keep_breakpoints) traps.restore(sus);
+  if (auto r = traps.sync_watchpoints(true); !r && ev) return r.error();
   return ev;
 }
 
 Result<StopEvent> Session::Impl::seek(TimePoint t, StopReason as, std::optional<WarpId> focus,
                                       std::vector<WatchEvent> watch) {
   if (auto r = need_store(); !r) return r.error();
-  if (t.launch == 0 || t.launch > launch_entry.size())
+  if (t.launch == 0 || t.launch > plan.launches())
     return make_error("launch " + std::to_string(t.launch) + " has not run in this session");
   auto key = store->at_or_before(checkpoint::TimeKey{t.launch, t.instret});
   if (!key) return key.error();
@@ -314,22 +310,22 @@ Result<ScanResult> Session::Impl::scan_interval(const ScanRequest& req) {
   if (auto r = need_store(); !r) return r.error();
   if (phase != Phase::Stopped) return make_error("a scan starts at a stop");
   ScanResult out;
-  Suspended sus;
-  if (!req.breakpoints) sus = suspend_breakpoints();
+  TrapTable::Suspended sus;
+  if (!req.breakpoints) sus = traps.suspend();
   // Breakpoints a live session set while it was stopped were written only through the DM when
   // it ran on; it has left live mode (restore), so they go in now, like any pending one.
-  if (req.breakpoints) plant_pending();
-  if (auto r = sync_watchpoints(req.watchpoints); !r) return r.error();
+  if (req.breakpoints) traps.plant_pending();
+  if (auto r = traps.sync_watchpoints(req.watchpoints); !r) return r.error();
   const bool was_quiet = quiet;
   quiet = true;
   struct Restore {
     Impl& s;
-    Suspended& sus;
+    TrapTable::Suspended& sus;
     bool bp, was_quiet;
     ~Restore() {
       s.quiet = was_quiet;
-      if (!bp) s.restore_breakpoints(sus);
-      (void)s.sync_watchpoints(true);
+      if (!bp) s.traps.restore(sus);
+      (void)s.traps.sync_watchpoints(true);
       s.dev.clear_warp_trigger();
     }
   } guard{*this, sus, req.breakpoints, was_quiet};
@@ -367,7 +363,7 @@ Result<ScanResult> Session::Impl::scan_stepped_start(const ScanRequest& req) {
   std::optional<WarpId> at;
   for (uint32_t c = 0; c < ctx.cores.size() && !at; ++c)
     for (uint32_t w = 0; w < ctx.cores[c].warps.size() && !at; ++w)
-      if (ctx.cores[c].warps[w].active && planted.count(ctx.cores[c].warps[w].pc)) at = WarpId{c, w};
+      if (ctx.cores[c].warps[w].active && traps.planted_at(ctx.cores[c].warps[w].pc)) at = WarpId{c, w};
   if (!at) return out;
   const DeviceException x{Cause::Breakpoint, ctx.cores[at->core].warps[at->slot].pc, at->core, at->slot, 0, 0};
   StopEvent ev;
@@ -395,16 +391,16 @@ Result<ScanResult> Session::Impl::scan_pass(const ScanRequest& req, uint64_t unt
     const uint64_t now = launch_progress();
     if (now >= until) break;
     uint64_t budget = std::min<uint64_t>(opts.slice, until - now);
-    if (next_auto > now) budget = std::min(budget, next_auto - now);
+    if (recorder.next_auto() > now) budget = std::min(budget, recorder.next_auto() - now);
     DeviceEvent e = dev.wait(budget);
     drain_console();
     const uint64_t at = launch_progress();
     note_reached(at);
     switch (e.kind) {
       case EventKind::Budget:
-        if (at >= next_auto) {
+        if (recorder.auto_due(at)) {
           if (auto r = auto_checkpoint(); !r) return r.error();
-          next_auto = (at / opts.checkpoint_interval + 1) * opts.checkpoint_interval;
+          recorder.schedule_from(at, opts.checkpoint_interval);
         }
         continue;
       case EventKind::Trigger: {
@@ -471,7 +467,7 @@ Result<void> Session::Impl::scan_watch_hit(const ScanRequest& req, uint64_t at, 
   ev.reason = StopReason::Watchpoint;
   ev.launch = launch;
   ev.instructions = at;
-  ev.watches = watch_events();
+  ev.watches = traps.take_watch_events();
   bool keep = true;
   if (req.accept) {
     account_pass();
@@ -488,7 +484,7 @@ Result<void> Session::Impl::scan_watch_hit(const ScanRequest& req, uint64_t at, 
 // (false); any other exception ends the scan where it happened (true).
 Result<bool> Session::Impl::scan_exception(const ScanRequest& req, const DeviceException& x, uint64_t at,
                                            ScanResult& out) {
-  if (x.cause == Cause::Breakpoint && planted.count(x.pc)) {
+  if (x.cause == Cause::Breakpoint && traps.planted_at(x.pc)) {
     account_pass();
     auto saved = dev.save_context();
     if (!saved) return saved.error();
@@ -503,8 +499,7 @@ Result<bool> Session::Impl::scan_exception(const ScanRequest& req, const DeviceE
     if (keep && !ev.breakpoints.empty()) out.hits.push_back(ev);
     std::vector<FetchOverride> ov;
     for (const WarpHit& h : ev.hits)
-      if (auto p = planted.find(h.pc); p != planted.end())
-        ov.push_back(FetchOverride{h.warp.core, h.warp.slot, h.pc, p->second});
+      if (auto p = traps.original(h.pc)) ov.push_back(FetchOverride{h.warp.core, h.warp.slot, h.pc, *p});
     if (auto r = dev.continue_past_breakpoint(ov); !r) return r.error();
     return false;
   }

@@ -26,6 +26,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "base/hex.hpp"
 #include "device/input_file.hpp"
 #include "engine/dwarf_expr.hpp"
 
@@ -39,12 +40,6 @@ using WordReader = std::function<std::optional<uint32_t>(uint32_t addr)>;
 
 constexpr unsigned kRegSp = 2;
 constexpr uint32_t kRiscvRvcFlag = 0x1;  // EF_RISCV_RVC
-
-std::string hex(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%x", v);
-  return b;
-}
 
 std::string base_name(std::string_view path) {
   const size_t slash = path.rfind('/');
@@ -142,7 +137,7 @@ std::optional<Evaluated> evaluate(const Dwarf_Op* ops, size_t n, const RegReader
   env.cfa = cfa;
   env.read = [&](uint32_t addr, uint32_t size) -> Result<std::vector<uint8_t>> {
     const auto w = size <= 4 ? read_word(addr) : std::nullopt;
-    if (!w) return make_error("cannot read memory at " + hex(addr));
+    if (!w) return make_error("cannot read memory at " + hex_short(addr));
     std::vector<uint8_t> b;
     for (uint32_t i = 0; i < size; ++i) b.push_back(uint8_t(*w >> (8 * i)));
     return b;
@@ -625,12 +620,13 @@ Result<Symbols::Resolved> Symbols::Impl::resolve_address(std::string_view text) 
   }
   if (!in_code(*addr)) {
     std::string ranges;
-    for (const Range& r : code) ranges += (ranges.empty() ? "" : ", ") + hex(r.first) + ".." + hex(r.second);
-    return make_error("address " + hex(*addr) + " is not in the kernel's code (" + ranges + ")");
+    for (const Range& r : code)
+      ranges += (ranges.empty() ? "" : ", ") + hex_short(r.first) + ".." + hex_short(r.second);
+    return make_error("address " + hex_short(*addr) + " is not in the kernel's code (" + ranges + ")");
   }
   if (*addr % insn_align) {
-    return make_error("address " + hex(*addr) + " is not aligned to an instruction (" + std::to_string(insn_align) +
-                      " bytes)");
+    return make_error("address " + hex_short(*addr) + " is not aligned to an instruction (" +
+                      std::to_string(insn_align) + " bytes)");
   }
   return Resolved{{*addr}, locate(*addr)};
 }

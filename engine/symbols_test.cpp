@@ -21,6 +21,7 @@
 #include <map>
 #include <string>
 #include <vector>
+#include "base/hex.hpp"
 
 using namespace vx;
 using namespace vx::engine;
@@ -36,12 +37,6 @@ const std::vector<std::string> kKernels = {"vecadd", "sgemm", "reduce", "diverge
                                            "racy",   "fault", "assert", "hang",    "hello"};
 
 std::string elf_path(const std::string& name) { return kExamplesDir + "/" + name + ".elf"; }
-
-std::string hex(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%x", v);
-  return b;
-}
 
 std::vector<char> read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -147,7 +142,7 @@ int32_t ra_slot(const Image& img, uint32_t lo, uint32_t hi) {
     const uint32_t w = img.word(pc);
     if ((w & 0x01fff07f) == 0x00112023) return sext(((w >> 25) << 5) | ((w >> 7) & 0x1f), 12);
   }
-  FAIL("no sw ra in [" << hex(lo) << ", " << hex(hi) << ")");
+  FAIL("no sw ra in [" << hex_short(lo) << ", " << hex_short(hi) << ")");
   return 0;
 }
 
@@ -313,7 +308,7 @@ TEST_CASE("file:line breakpoints", "[symbols]") {
     CHECK(r->where->line == line);
     CHECK_THAT(r->where->file, EndsWith("/examples/reduce.c"));
     for (uint32_t a : r->addresses) {
-      INFO(hex(a));
+      INFO(hex_short(a));
       const auto loc = s.locate(a);
       REQUIRE(loc);
       CHECK(loc->line == line);
@@ -375,7 +370,7 @@ TEST_CASE("address breakpoints", "[symbols]") {
   const Image img(elf_path("reduce"));
   const uint32_t reduce_lo = *s.symbol_address("reduce");
 
-  auto r = s.resolve("*" + hex(reduce_lo + 8));
+  auto r = s.resolve("*" + hex_short(reduce_lo + 8));
   REQUIRE(r.ok());
   CHECK(r->addresses == std::vector<uint32_t>{reduce_lo + 8});
   REQUIRE(r->where);
@@ -386,11 +381,11 @@ TEST_CASE("address breakpoints", "[symbols]") {
   CHECK(dec->addresses == r->addresses);
 
   const Elf32_Phdr& code = img.code();
-  CHECK(resolve_error(s, "*0x12") == "address 0x12 is not in the kernel's code (" + hex(code.p_vaddr) + ".." +
-                                         hex(code.p_vaddr + code.p_memsz) + ")");
-  CHECK_THAT(resolve_error(s, "*" + hex(code.p_vaddr + code.p_memsz)), StartsWith("address "));
-  CHECK(resolve_error(s, "*" + hex(reduce_lo + 2)) ==
-        "address " + hex(reduce_lo + 2) + " is not aligned to an instruction (4 bytes)");
+  CHECK(resolve_error(s, "*0x12") == "address 0x12 is not in the kernel's code (" + hex_short(code.p_vaddr) + ".." +
+                                         hex_short(code.p_vaddr + code.p_memsz) + ")");
+  CHECK_THAT(resolve_error(s, "*" + hex_short(code.p_vaddr + code.p_memsz)), StartsWith("address "));
+  CHECK(resolve_error(s, "*" + hex_short(reduce_lo + 2)) ==
+        "address " + hex_short(reduce_lo + 2) + " is not aligned to an instruction (4 bytes)");
   CHECK_THAT(resolve_error(s, "*0xzz"), StartsWith("invalid address \"*0xzz\""));
   CHECK_THAT(resolve_error(s, "*99999999999"), StartsWith("invalid address"));
   CHECK_THAT(resolve_error(s, "*"), StartsWith("invalid address"));
@@ -403,7 +398,7 @@ TEST_CASE("locate, line_range, function_at, describe, symbol_address", "[symbols
 
   SECTION("line ranges hold the pc and one line, and are as long as they can be") {
     for (uint32_t pc = f->lo; pc < f->hi; pc += 4) {
-      INFO(hex(pc));
+      INFO(hex_short(pc));
       const auto loc = s.locate(pc);
       const auto range = s.line_range(pc);
       REQUIRE(loc);
@@ -513,7 +508,7 @@ TEST_CASE("bad files give clear errors", "[symbols]") {
     CHECK_FALSE(s->line_range(lo));
     CHECK(resolve_error(*s, "reduce.c:10") == std::filesystem::path(nodebug.path).filename().string() +
                                                   " has no line-number information (no DWARF debug info)");
-    CHECK(s->resolve("*" + hex(lo)).ok());
+    CHECK(s->resolve("*" + hex_short(lo)).ok());
     const auto frames = s->backtrace(
         lo, [](unsigned) { return std::optional<uint32_t>(0x1000); },
         [](uint32_t) { return std::optional<uint32_t>(); });

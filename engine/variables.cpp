@@ -18,6 +18,7 @@
 #include <map>
 #include <mutex>
 
+#include "base/hex.hpp"
 #include "engine/dwarf_expr.hpp"
 
 namespace vx::engine {
@@ -26,12 +27,6 @@ namespace {
 
 constexpr unsigned kMaxTypeDepth = 64;   // typedef/pointer chains deeper than this are cut (hostile DWARF)
 constexpr unsigned kMaxScopeDepth = 64;  // nested scopes followed
-
-std::string hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
 
 const char* die_name(Dwarf_Die* die) {
   Dwarf_Attribute attr;
@@ -47,7 +42,7 @@ using dwarf::reg_name;
 
 std::string VarLocation::describe() const {
   switch (kind) {
-    case Kind::Memory: return "memory at " + hex(address);
+    case Kind::Memory: return "memory at " + hex_short(address);
     case Kind::Register: return "register " + reg_name(reg);
     case Kind::Value: return "a value computed by the compiler";
     case Kind::OptimizedOut: return "optimized out";

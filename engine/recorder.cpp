@@ -1,0 +1,95 @@
+#include "engine/recorder.hpp"
+
+#include <algorithm>
+
+namespace vx::engine {
+
+void Recorder::attach(checkpoint::Store* store, bool replay, bool read_only) {
+  store_ = store;
+  replay_ = replay;
+  read_only_ = read_only;
+}
+
+// --- Host operations ----------------------------------------------------------------------------
+checkpoint::PageHash Recorder::add_blob_op(checkpoint::HostOpKind kind, uint64_t addr, std::span<const uint8_t> data,
+                                           std::string name) {
+  checkpoint::PageData pd = checkpoint::make_page(std::vector<uint8_t>(data.begin(), data.end()));
+  checkpoint::HostOpRecord op;
+  op.kind = kind;
+  op.addr = addr;
+  op.size = data.size();
+  op.data = checkpoint::BlobRef{uint32_t(data.size()), pd.hash};
+  op.name = std::move(name);
+  ops_.push_back(std::move(op));
+  const checkpoint::PageHash hash = pd.hash;
+  if (!stored_.count(pd.hash)) blobs_.push_back(std::move(pd));
+  return hash;
+}
+
+const checkpoint::PageData* Recorder::queued_blob(const checkpoint::PageHash& h) const {
+  auto it = std::find_if(blobs_.begin(), blobs_.end(), [&](const checkpoint::PageData& p) { return p.hash == h; });
+  return it == blobs_.end() ? nullptr : &*it;
+}
+
+Result<void> Recorder::flush() {
+  if (!store_ || ops_.empty()) return {};
+  if (auto r = store_->append_ops(ops_, blobs_); !r)
+    return with_context("could not record the host's operations: ", r.error());
+  for (const auto& b : blobs_) stored_.insert(b.hash);
+  ops_.clear();
+  blobs_.clear();
+  return {};
+}
+
+// --- The memory image -----------------------------------------------------------------------------
+std::optional<checkpoint::PageData> Recorder::note_page(uint32_t page, std::vector<uint8_t> bytes) {
+  checkpoint::PageData pd = checkpoint::make_page(std::move(bytes));
+  pages_[page] = pd.hash;
+  if (stored_.count(pd.hash)) return std::nullopt;
+  return pd;
+}
+
+// --- Checkpoints ------------------------------------------------------------------------------------
+Result<void> Recorder::put(const checkpoint::TimeKey& key, checkpoint::CheckpointRecord& rec,
+                           std::vector<checkpoint::PageData> new_pages, const checkpoint::StopRecord* mark) {
+  for (const auto& [page, hash] : pages_) rec.memory.push_back(checkpoint::PageRef{page, hash});
+  // Pages handed to put must be named by the record: drop duplicates of one hash.
+  std::sort(new_pages.begin(), new_pages.end(), [](const auto& a, const auto& b) { return a.hash < b.hash; });
+  new_pages.erase(
+      std::unique(new_pages.begin(), new_pages.end(), [](const auto& a, const auto& b) { return a.hash == b.hash; }),
+      new_pages.end());
+  std::set<checkpoint::PageHash> named;
+  for (const auto& r : rec.memory) named.insert(r.hash);
+  for (const auto& c : rec.cores)
+    if (c.local_mem.size) named.insert(c.local_mem.hash);
+  std::erase_if(new_pages, [&](const checkpoint::PageData& p) { return !named.count(p.hash); });
+  // Pages of a checkpoint that could not be written are given again while the record names them.
+  for (const auto& h : named)
+    if (!stored_.count(h))
+      if (auto u = unstored_.find(h);
+          u != unstored_.end() &&
+          std::none_of(new_pages.begin(), new_pages.end(), [&](const checkpoint::PageData& p) { return p.hash == h; }))
+        new_pages.push_back(u->second);
+  if (auto r = store_->put(key, rec, new_pages, mark, mark != nullptr); !r) {
+    for (auto& p : new_pages) unstored_.emplace(p.hash, std::move(p));
+    return with_context("could not save the checkpoint " + key.to_string() + ": ", r.error());
+  }
+  for (const auto& p : new_pages) {
+    stored_.insert(p.hash);
+    unstored_.erase(p.hash);
+  }
+  return {};
+}
+
+// --- Failures -------------------------------------------------------------------------------------
+void Recorder::failed(const Error& e) {
+  error_ = e.message;
+  error_lost_ = store_ ? store_->staged_lost() : 0;
+}
+
+const std::string& Recorder::error() const {
+  if (store_ && store_->staged_lost() > error_lost_) return store_->staged_error().message;
+  return error_;
+}
+
+}  // namespace vx::engine

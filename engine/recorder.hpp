@@ -1,0 +1,76 @@
+// The session's recorder: what goes into the recording's store and what it knows it holds. The
+// host's operations wait in memory until the next write (flush); checkpoints go with the memory
+// pages the store does not have yet; a write that fails loses nothing: its pages are given again by
+// the next checkpoint and its operations stay queued (docs/store.md). Its own state, reached by the
+// session's other jobs only through these functions (docs/architecture.md, "The session by job").
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+#include "checkpoint/store.hpp"
+
+namespace vx::engine {
+
+class Recorder {
+ public:
+  // `store`: the recording (nullptr: none, and nothing is written). A replay writes checkpoints but
+  // no host operations (they are the recording's already); a read-only one writes nothing.
+  void attach(checkpoint::Store* store, bool replay, bool read_only);
+  bool writes_ops() const { return store_ && !replay_ && !read_only_; }
+  bool writes_checkpoints() const { return store_ && !read_only_; }
+
+  // --- Host operations ------------------------------------------------------------------------
+  // Queues an operation whose data is a blob (copy, submit, symbols): its hash.
+  checkpoint::PageHash add_blob_op(checkpoint::HostOpKind kind, uint64_t addr, std::span<const uint8_t> data,
+                                   std::string name = {});
+  void add_op(const checkpoint::HostOpRecord& op) { ops_.push_back(op); }
+  size_t queued_ops() const { return ops_.size(); }
+  // A queued blob (not written yet), or nullptr.
+  const checkpoint::PageData* queued_blob(const checkpoint::PageHash& h) const;
+  // Writes the queued operations (kept when it fails).
+  Result<void> flush();
+
+  // --- The memory image as last checkpointed ---------------------------------------------------
+  // A page as the workload holds it now: the page's data when the store does not have it yet.
+  std::optional<checkpoint::PageData> note_page(uint32_t page, std::vector<uint8_t> bytes);
+  void forget_page(uint32_t page) { pages_.erase(page); }
+  const std::map<uint32_t, checkpoint::PageHash>& pages() const { return pages_; }
+  void set_pages(std::map<uint32_t, checkpoint::PageHash> pages) { pages_ = std::move(pages); }
+
+  // --- Checkpoints --------------------------------------------------------------------------------
+  // Writes rec (its memory: the image) at key with the pages the store lacks: `new_pages` and those
+  // of a failed write that the record names. `mark`: a stop the user saw, committed durably; else
+  // staged (it can be derived again).
+  Result<void> put(const checkpoint::TimeKey& key, checkpoint::CheckpointRecord& rec,
+                   std::vector<checkpoint::PageData> new_pages, const checkpoint::StopRecord* mark);
+
+  // Automatic checkpoints every `interval` instructions of a launch (0: none).
+  void schedule_from(uint64_t progress, uint64_t interval) {
+    next_auto_ = interval ? (progress / interval + 1) * interval : UINT64_MAX;
+  }
+  uint64_t next_auto() const { return next_auto_; }
+  bool auto_due(uint64_t at) const { return at >= next_auto_; }
+
+  // --- Failures -------------------------------------------------------------------------------------
+  // A write failed: kept as the store's last error until a staged commit fails after it.
+  void failed(const Error& e);
+  const std::string& error() const;
+
+ private:
+  checkpoint::Store* store_ = nullptr;
+  bool replay_ = false, read_only_ = false;
+  std::vector<checkpoint::HostOpRecord> ops_;                      // host operations not written yet
+  std::vector<checkpoint::PageData> blobs_;                        // their blobs the store does not have
+  std::map<uint32_t, checkpoint::PageHash> pages_;                 // page -> hash, as last checkpointed
+  std::set<checkpoint::PageHash> stored_;                          // pages known to be in the store (committed)
+  std::map<checkpoint::PageHash, checkpoint::PageData> unstored_;  // pages a failed write could not put
+  uint64_t next_auto_ = UINT64_MAX;                                // the launch count of the next automatic checkpoint
+  std::string error_;                                              // the last write failure ("" none)
+  uint64_t error_lost_ = 0;  // the store's staged_lost() when error_ was set: staged checkpoints lost since are newer
+};
+
+}  // namespace vx::engine

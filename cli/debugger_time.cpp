@@ -8,6 +8,7 @@
 
 #include "checkpoint/store.hpp"
 #include "cli/debugger.hpp"
+#include "cli/text.hpp"
 #include "device/isa.hpp"
 
 namespace vx::cli {
@@ -21,10 +22,7 @@ std::string where_text(const engine::WatchSpec& w) {
   return w.local ? " (local memory of core " + std::to_string(w.core) + ")" : "";
 }
 
-std::string pad(std::string s, size_t n) {
-  if (s.size() < n) s.append(n - s.size(), ' ');
-  return s;
-}
+using text::pad;
 
 const char* mark_text(StopReason r) {
   switch (r) {

@@ -452,7 +452,7 @@ Result<StoreHeader> Codec::decode_header(const uint8_t* value, size_t size) {
   auto r = read_message<s::StoreHeader>(*words, [&](s::StoreHeader::Reader root) -> Result<void> {
     h.format_version = root.getFormatVersion();
     // A newer format's header may mean anything past its version: the caller refuses it.
-    if (h.format_version != kFormatVersion) return {};
+    if (h.format_version > kFormatVersion || h.format_version < kOldestFormatVersion) return {};
     auto c = root.getConfig();
     h.config =
         ConfigRecord{c.getClusters(), c.getCoresPerCluster(), c.getWarps(), c.getThreads(), c.getLocalMemBytes()};
@@ -472,7 +472,7 @@ Result<StoreHeader> Codec::decode_header(const uint8_t* value, size_t size) {
 std::vector<uint8_t> Codec::encode_checkpoint(const CheckpointRecord& rec) {
   size_t estimate = 1024;
   for (const auto& w : rec.warps) estimate += (w.x.size() + w.f.size()) / 2 + 64;
-  estimate += rec.memory.size() * 4 + rec.console.size() / 8;
+  estimate += rec.memory.size() * 4 + rec.console.size() / 8 + rec.timeline.size() / 8;
   capnp::MallocMessageBuilder msg(unsigned(std::min<size_t>(estimate, 1u << 28)));
   auto b = msg.initRoot<s::Checkpoint>();
 
@@ -549,6 +549,7 @@ std::vector<uint8_t> Codec::encode_checkpoint(const CheckpointRecord& rec) {
   b.setDrainCountdown(rec.drain_countdown);
   b.setLive(rec.live);
   b.setStepped(rec.stepped);
+  if (!rec.timeline.empty()) b.setTimeline(kj::arrayPtr(rec.timeline.data(), rec.timeline.size()));
 
   kj::Array<capnp::word> words = capnp::messageToFlatArray(msg);
   auto bytes = words.asBytes();
@@ -625,6 +626,8 @@ Result<CheckpointRecord> Codec::decode_checkpoint(const uint8_t* value, size_t s
     rec.drain_countdown = root.getDrainCountdown();
     rec.live = root.getLive();
     rec.stepped = root.getStepped();
+    auto timeline = root.getTimeline();
+    rec.timeline.assign(timeline.begin(), timeline.end());
     if (!d.error.empty()) return make_error(d.error);
     return {};
   });
@@ -705,8 +708,8 @@ Result<HostOpRecord> Codec::decode_op(const uint8_t* value, size_t size) {
     op.data = BlobRef{d.getSize(), get_hash(d.getHash())};
     auto n = root.getName();
     op.name.assign(n.begin(), n.size());
-    const bool has_data =
-        op.kind == HostOpKind::Copy || op.kind == HostOpKind::Submit || op.kind == HostOpKind::Symbols;
+    const bool has_data = op.kind == HostOpKind::Copy || op.kind == HostOpKind::Submit ||
+                          op.kind == HostOpKind::Symbols || op.kind == HostOpKind::Timeline;
     if (has_data && (op.data.size == 0 || op.data.size != op.size))
       return make_error(std::string(host_op_name(op.kind)) + " of " + std::to_string(op.size) +
                         " bytes names data of " + std::to_string(op.data.size) + " bytes");

@@ -24,6 +24,7 @@ const char* host_op_name(HostOpKind k) {
     case HostOpKind::Submit: return "submit";
     case HostOpKind::Symbols: return "symbols";
     case HostOpKind::HostEnd: return "host-end";
+    case HostOpKind::Timeline: return "timeline";
   }
   return "unknown";
 }

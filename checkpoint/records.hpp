@@ -16,7 +16,10 @@ namespace vx::checkpoint {
 // Version 1 was the first format; version 2 keys checkpoints by (launch, instret) alone and adds the
 // host operations and the marks (docs/store.md). Bump on any change an older reader cannot ignore.
 // Appending a field whose default (0, empty) an older record decodes to is not such a change.
-constexpr uint32_t kFormatVersion = 2;
+// Version 3 adds the host operation kind `timeline` (an older reader would refuse the operation):
+// a version 2 store has none, and this build reads both (it writes 3).
+constexpr uint32_t kFormatVersion = 3;
+constexpr uint32_t kOldestFormatVersion = 2;
 
 // Memory image pages are 4 KiB (device/memory.hpp kPageBits = 12).
 constexpr uint32_t kPageBits = 12;
@@ -249,8 +252,8 @@ struct GlobalBarrierRecord {
 };
 
 // A host operation on the device (format 2, docs/store.md "Recorded operations").
-enum class HostOpKind : uint8_t { Alloc = 0, Reserve, Free, Copy, Submit, Symbols, HostEnd };
-constexpr uint8_t kHostOpKindCount = 7;
+enum class HostOpKind : uint8_t { Alloc = 0, Reserve, Free, Copy, Submit, Symbols, HostEnd, Timeline };
+constexpr uint8_t kHostOpKindCount = 8;
 const char* host_op_name(HostOpKind k);
 
 struct HostOpRecord {
@@ -285,6 +288,8 @@ struct CheckpointRecord {
   // alone, out of the scheduler's order): a re-launch from that checkpoint does not follow it.
   bool live = false;
   bool stepped = false;
+  // The timeline samples taken since the previous checkpoint written (checkpoint/timeline.hpp), encoded.
+  std::vector<uint8_t> timeline;
   bool operator==(const CheckpointRecord&) const = default;
 };
 

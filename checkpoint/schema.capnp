@@ -245,6 +245,9 @@ struct Checkpoint {
   # Live sessions (docs/live.md "Time travel while live"; absent: false).
   live @15 :Bool;     # written live after the launch's first Debug Module step: not a re-launch's state
   stepped @16 :Bool;  # reached from the launch's previous checkpoint by Debug Module steps (a warp run alone)
+  # The timeline (docs/store.md "Timeline"; absent: none): warp samples taken since the previous
+  # checkpoint the session wrote, encoded as checkpoint/timeline.hpp says ("VXT1").
+  timeline @17 :Data;
 }
 
 # A value of the "marks" database (format 2): a point the user stopped at or marked, listed by
@@ -265,6 +268,7 @@ enum HostOpKind {
   submit @4;   # a command buffer submitted: data (size bytes)
   symbols @5;  # a kernel image the workload runs, kept for its symbols: data, name (not sent to the device)
   hostEnd @6;  # the host issued nothing more: the recording holds the whole workload; addr = host exit status
+  timeline @7; # timeline samples taken after the last checkpoint written: data ("VXT1"; not sent to the device)
 }
 
 # A value of the "ops" database (format 2): the host's operations on the device, in order, keyed by

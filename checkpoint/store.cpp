@@ -519,10 +519,10 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
     if (I.header.format_version > kFormatVersion)
       return I.err("written by a newer vxreplay (store format version " + std::to_string(I.header.format_version) +
                    "; this build reads version " + std::to_string(kFormatVersion) + ")");
-    if (I.header.format_version < kFormatVersion)
+    if (I.header.format_version < kOldestFormatVersion)
       return I.err("written by an older vxreplay (store format version " + std::to_string(I.header.format_version) +
-                   "; this build reads version " + std::to_string(kFormatVersion) +
-                   " only: record the workload again)");
+                   "; this build reads versions " + std::to_string(kOldestFormatVersion) + " to " +
+                   std::to_string(kFormatVersion) + ": record the workload again)");
     if (I.marks == 0 || I.ops == 0)
       return I.err("not a vxreplay checkpoint store (an LMDB file without the 'marks' or 'ops' database)");
     if (want) {

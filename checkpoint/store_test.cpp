@@ -771,7 +771,7 @@ TEST_CASE("A directory without a store is reported, and ReadWrite does not creat
 TEST_CASE("A store written by another format version is refused with both versions named", "[malformed]") {
   TempDir dir;
   fill(dir.path, {TimeKey{1, 0}});
-  for (uint32_t version : {kFormatVersion + 1, kFormatVersion - 1, 0u}) {
+  for (uint32_t version : {kFormatVersion + 1, kOldestFormatVersion - 1, 0u}) {
     {
       RawEnv raw(dir.path);
       codec::Codec c;
@@ -782,9 +782,26 @@ TEST_CASE("A store written by another format version is refused with both versio
     auto msg = error_of(Store::open(dir.path, header_for(kConfig), OpenMode::ReadOnly));
     INFO(msg);
     CHECK(contains(msg, "version " + std::to_string(version)));
-    CHECK(contains(msg, "version " + std::to_string(kFormatVersion)));
+    CHECK(
+        (contains(msg, "version " + std::to_string(kFormatVersion)) ||
+         contains(msg, "versions " + std::to_string(kOldestFormatVersion) + " to " + std::to_string(kFormatVersion))));
     CHECK(contains(msg, version > kFormatVersion ? "newer" : "older"));
   }
+}
+
+TEST_CASE("A store of format version 2 (before timeline operations) is still read") {
+  TempDir dir;
+  fill(dir.path, {TimeKey{1, 0}, TimeKey{1, 100}});
+  {
+    RawEnv raw(dir.path);
+    codec::Codec c;
+    auto value = c.encode_header(StoreHeader{2, kConfig, 0xc0ffee, "store_test"});
+    raw.put("meta", "header", 6, value.data(), value.size());
+    raw.commit();
+  }
+  auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadOnly));
+  CHECK(store.header().format_version == 2);
+  CHECK(must(store.list()).size() == 2);
 }
 
 TEST_CASE("A store recorded on another device configuration or kernel is refused, naming both", "[malformed]") {

@@ -89,7 +89,8 @@ bool wants_session(const DebugArgs& a, bool interactive_terminal) {
   // Any debugging flag makes a session (which reads commands from stdin, terminal or not); a plain
   // run never reads stdin.
   return !a.gdb.empty() || !a.breaks.empty() || !a.scripts.empty() || !a.commands.empty() || a.batch || a.json ||
-         !a.db.empty() || a.no_db || a.checkpoint_interval || a.db_map_size || interactive_terminal;
+         !a.db.empty() || a.no_db || a.checkpoint_interval || a.timeline_interval || a.db_map_size ||
+         interactive_terminal;
 }
 
 Result<std::string> pick_store_dir(const std::string& root, const std::string& kernel_path) {

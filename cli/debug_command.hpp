@@ -33,6 +33,7 @@ struct DebugArgs {
   bool no_db = false;                           // no checkpoint store
   std::string db;                               // checkpoint store root ("" = .vxreplay)
   std::optional<uint64_t> checkpoint_interval;  // --checkpoint-interval (automatic checkpoints)
+  std::optional<uint64_t> timeline_interval;    // --timeline-interval (vxreplay view's samples)
   uint64_t db_map_size = 0;                     // --db-map-size (0: the store's default)
   bool stop_on_store_error = false;             // --stop-on-store-error
   std::string mode;                             // --mode relaunch|live|auto ("" = the default, relaunch; docs/live.md)

@@ -73,6 +73,12 @@ class Debugger {
   bool goto_start();                                                     // goto start: the current launch's first point
   bool goto_end();                                                       // goto end
   void show_warps();                                                     // info warps
+  // "launch 2 (scale)": a launch by number and its kernel function.
+  std::string launch_label(uint32_t launch) const;
+  void show_checkpoints() { info_checkpoints(false); }                      // info checkpoints
+  void show_locals() { info_variables(false); }                             // info locals
+  void show_args() { info_variables(true); }                                // info args
+  void show_registers(const std::string& which) { info_registers(which); }  // info registers [NAMES]
 
   // The GDB server's view (cli/gdb_server.cpp): takes `ev` as the current stop and one lane as the
   // focus, so that `monitor` commands see the state gdb sees.
@@ -238,7 +244,6 @@ class Debugger {
   void info_session();  // debugger_live.cpp
   void info_launches();
   // "launch N (KERNEL)" for a stop header: the kernel is the function at the launch's entry.
-  std::string launch_label(uint32_t launch) const;
   bool host_workload_ = false;
   std::string no_files_;  // why commands may not read files ("" they may)
 

@@ -17,6 +17,7 @@
 #include "cli/replay_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/sweep_command.hpp"
+#include "cli/view_command.hpp"
 
 namespace {
 
@@ -232,6 +233,10 @@ int main(int argc, char** argv) {
   auto* interval_opt = run_cmd->add_option("--checkpoint-interval", interval_text,
                                            "Debug: an automatic checkpoint every N warp instructions of a launch "
                                            "(0: none; default 262144), bounding what a reverse move replays");
+  std::string timeline_text;
+  auto* timeline_opt = run_cmd->add_option("--timeline-interval", timeline_text,
+                                           "Debug: a timeline sample of every warp every N warp instructions of a "
+                                           "launch (vxreplay view; 0: none; default 16384)");
   auto* run_gdb_opt = run_cmd->add_option("--gdb", dbg.gdb,
                                           "Serve the session to gdb over the remote protocol: [HOST:]PORT (host "
                                           "127.0.0.1 unless given) or - for stdin/stdout (docs/gdb.md)");
@@ -307,6 +312,21 @@ int main(int argc, char** argv) {
                       "Print one command line per seed (each writes its result into --out DIR) instead of running");
   sweep_cmd->add_option("--out", sweep.out_dir, "Write each run's result into DIR (what an emitted job does)");
   sweep_cmd->add_option("--merge", sweep.merge_dir, "Group the results found in DIR instead of running");
+
+  vx::cli::ViewArgs view;
+  auto* view_cmd = app.add_subcommand("view",
+                                      "Write a recording as one page for any browser: every warp's state over "
+                                      "time, the stops on it, their source and values (docs/view.md)");
+  view_cmd->add_option("dir", view.dir, "The recording's directory (default: the latest under .vxreplay)");
+  view_cmd->add_option("-o,--output", view.out, "The page to write (default: the recording's name + .html)");
+
+  vx::cli::ExportArgs exp;
+  auto* export_cmd = app.add_subcommand("export", "Write a recording for other tools (docs/view.md)");
+  export_cmd->add_option("dir", exp.dir, "The recording's directory (default: the latest under .vxreplay)");
+  export_cmd
+      ->add_option("--trace", exp.trace,
+                   "The warps and stops in the Chrome Trace Event format (Perfetto, chrome://tracing)")
+      ->required();
 
   std::string ls_root = ".vxreplay";
   bool ls_json = false;
@@ -393,6 +413,10 @@ int main(int argc, char** argv) {
     if (interval_opt->count()) {
       if (!parse_number("--checkpoint-interval", interval_text, UINT64_MAX, &n)) return usage_status();
       dbg.checkpoint_interval = n;
+    }
+    if (timeline_opt->count()) {
+      if (!parse_number("--timeline-interval", timeline_text, UINT64_MAX, &n)) return usage_status();
+      dbg.timeline_interval = n;
     }
     if (map_opt->count()) {
       if (!parse_number("--db-map-size", map_text, UINT64_MAX, &n)) return usage_status();
@@ -508,5 +532,7 @@ int main(int argc, char** argv) {
     return vx::cli::sweep_command(sweep);
   }
   if (ls_cmd->parsed()) return vx::cli::ls_command(ls_root, ls_json);
+  if (view_cmd->parsed()) return vx::cli::view_command(view);
+  if (export_cmd->parsed()) return vx::cli::export_command(exp);
   return vx::cli::kExitUsage;
 }

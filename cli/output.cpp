@@ -143,7 +143,7 @@ void HumanSink::exit(const ExitView& v) {
 // --- JSON ---------------------------------------------------------------------------------------
 
 void JsonSink::emit(const nlohmann::ordered_json& j) {
-  std::cout << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n" << std::flush;
+  out_ << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n" << std::flush;
 }
 
 void JsonSink::start(const StartView& v) {

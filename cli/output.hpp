@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -114,9 +115,10 @@ class HumanSink final : public Sink {
   bool color_, quiet_;
 };
 
-// One JSON object per line on stdout.
+// One JSON object per line on stdout (or another stream: vxreplay view reads its own session's).
 class JsonSink final : public Sink {
  public:
+  explicit JsonSink(std::ostream& out = std::cout) : out_(out) {}
   void start(const StartView& v) override;
   void console(const std::string& line) override;
   void output(const std::string& command, const std::string& text, const nlohmann::json& data) override;
@@ -129,6 +131,7 @@ class JsonSink final : public Sink {
 
  private:
   void emit(const nlohmann::ordered_json& j);
+  std::ostream& out_;
 };
 
 // "0-3,5,7": lane numbers as ranges.

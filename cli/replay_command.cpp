@@ -79,6 +79,88 @@ std::optional<std::string> latest_recording(const std::string& root, std::string
   return best->string();
 }
 
+Result<std::unique_ptr<OpenedRecording>> open_recording(const std::string& dir, const std::string& mode,
+                                                        bool no_debug_module, Sink* sink, bool read_only) {
+  auto o = std::make_unique<OpenedRecording>();
+  // The header, checked: the device, the schedule and the kernel image the recording needs.
+  auto info = replay::inspect_recording(dir);
+  if (!info) return make_error(ErrorCode::Input, info.error().message);
+  o->info = std::move(info).value();
+  const checkpoint::StoreHeader& header = o->info.header;
+  const DeviceConfig& cfg = o->info.config;
+  RunOptions ro = o->info.options;
+  ro.debug_module = !no_debug_module;
+  auto opened = open_model_device(cfg, ro);
+  if (!opened) return make_error(ErrorCode::Input, "the recording's device: " + opened.error().message);
+  o->device = std::move(opened).value();
+  Driver& dev = *o->device;
+
+  engine::SessionOptions so = replay_session_options(header, dir, mode);
+  so.read_only = read_only;
+  if (so.mode == engine::SessionMode::Live && !engine::probe_debug_module(dev))
+    return make_error(ErrorCode::NotSupported, engine::kNoDebugModule);
+  auto session = engine::Session::create(dev, so);
+  if (!session) {
+    // A recording we may not write to still replays: its checkpoints are enough.
+    so.read_only = true;
+    session = engine::Session::create(dev, so);
+  }
+  if (!session) return make_error(ErrorCode::Input, "cannot open the recording: " + session.error().message);
+  o->session = std::move(session).value();
+  engine::Session& s = *o->session;
+  if (auto r = s.load_recording(); !r)
+    return make_error(ErrorCode::Input, "the recording " + dir + ": " + r.error().message);
+
+  // Symbols: the image the recording kept, checked against the hash in its header.
+  // The C variables' reader (libdw) and gdb read the image from a file: a temporary copy, removed at
+  // the end. Where none can be written (a full disk), the session goes on without C variables.
+  GridLaunch& launch = o->launch;
+  o->kernel_name = header.workload;
+  if (o->info.image) {
+    auto sy = engine::Symbols::load_bytes(o->info.image_bytes, *o->info.image_name);
+    if (sy) o->symbols.emplace(std::move(sy).value());
+    if (auto path = o->tmp.write(o->info.image_bytes, *o->info.image_name)) {
+      o->image_file = *path;
+      if (auto v = engine::Variables::load(o->image_file)) o->variables.emplace(std::move(v).value());
+    }
+    auto g = resolve_grid_launch(*o->info.image, cfg, LaunchOverrides{});
+    if (g) launch = *g;
+    o->kernel_name = *o->info.image_name;
+  }
+  // The launch's shape as the first checkpoint holds it (a launch file may have changed it).
+  if (auto keys = s.checkpoint_keys(); keys && !keys->empty()) {
+    if (auto rec = s.store()->get(keys->front())) {
+      launch.grid = rec->launch.grid;
+      launch.block = rec->launch.block;
+      launch.lmem_bytes = rec->launch.lmem_bytes;
+      if (rec->launch.entry_pc) launch.entry_pc = rec->launch.entry_pc;
+    }
+  }
+  // The GDB server builds its own front end on the session: no Debugger then.
+  if (!sink) return o;
+  o->dbg = std::make_unique<Debugger>(s, o->symbols ? &*o->symbols : nullptr, launch, *sink);
+  if (o->variables) o->dbg->set_variables(&*o->variables);
+  // A host program's recording with several images: each launch is read with its own image's
+  // symbols and C variables, as in the session that recorded it (docs/host.md).
+  if (o->info.images.size() > 1) {
+    for (const auto& kept : o->info.images) {
+      std::optional<engine::Symbols> sy;
+      std::optional<engine::Variables> vars;
+      if (auto loaded = engine::Symbols::load_bytes(kept.bytes, kept.name)) sy.emplace(std::move(loaded).value());
+      if (auto path = o->image_files.emplace_back().write(kept.bytes, kept.name))
+        if (auto v = engine::Variables::load(*path)) vars.emplace(std::move(v).value());
+      o->images.add(kept.name, std::move(sy), std::move(vars));
+    }
+    const auto args = s.launch_args();
+    const auto kept_before = s.launch_images_recorded();
+    for (size_t l = 0; l < args.size() && l < kept_before.size(); ++l)
+      if (auto i = replay::image_of_launch(o->info, kept_before[l], args[l].entry_pc))
+        o->images.set_launch(uint32_t(l + 1), *i);
+    o->dbg->set_images(&o->images);
+  }
+  return o;
+}
+
 int replay_command(const ReplayArgs& a) {
   std::unique_ptr<Sink> sink = make_sink(a.json, a.quiet);
   auto scripts = read_scripts(a.scripts);
@@ -91,60 +173,18 @@ int replay_command(const ReplayArgs& a) {
     if (!latest) return fail(*sink, kExitBadInput, error);
     dir = *latest;
   }
-  // The header, checked: the device, the schedule and the kernel image the recording needs.
-  auto info = replay::inspect_recording(dir);
-  if (!info) return fail(*sink, kExitBadInput, info.error().message);
-  const checkpoint::StoreHeader& header = info->header;
-  const DeviceConfig& cfg = info->config;
-  RunOptions ro = info->options;
-  ro.debug_module = !a.no_debug_module;
-  auto opened = open_model_device(cfg, ro);
-  if (!opened) return fail(*sink, kExitBadInput, "the recording's device: " + opened.error().message);
-  Driver& dev = **opened;
-
-  engine::SessionOptions so = replay_session_options(header, dir, a.mode);
-  if (so.mode == engine::SessionMode::Live && !engine::probe_debug_module(dev))
-    return fail(*sink, kExitUnavailable, engine::kNoDebugModule);
-  auto session = engine::Session::create(dev, so);
-  if (!session) {
-    // A recording we may not write to still replays: its checkpoints are enough.
-    so.read_only = true;
-    session = engine::Session::create(dev, so);
-  }
-  if (!session) return fail(*sink, kExitBadInput, "cannot open the recording: " + session.error().message);
-  engine::Session& s = **session;
-  if (auto r = s.load_recording(); !r)
-    return fail(*sink, kExitBadInput, "the recording " + dir + ": " + r.error().message);
-
-  // Symbols: the image the recording kept, checked against the hash in its header.
-  std::optional<engine::Symbols> symbols;
-  std::optional<engine::Variables> variables;
-  // The C variables' reader (libdw) and gdb read the image from a file: a temporary copy, removed at
-  // the end. Where none can be written (a full disk), the session goes on without C variables.
-  TempFile tmp;
-  std::string image_file;
-  GridLaunch launch;
-  std::string kernel_name = header.workload;
-  if (info->image) {
-    auto sy = engine::Symbols::load_bytes(info->image_bytes, *info->image_name);
-    if (sy) symbols.emplace(std::move(sy).value());
-    if (auto path = tmp.write(info->image_bytes, *info->image_name)) {
-      image_file = *path;
-      if (auto v = engine::Variables::load(image_file)) variables.emplace(std::move(v).value());
-    }
-    auto g = resolve_grid_launch(*info->image, cfg, LaunchOverrides{});
-    if (g) launch = *g;
-    kernel_name = *info->image_name;
-  }
-  // The launch's shape as the first checkpoint holds it (a launch file may have changed it).
-  if (auto keys = s.checkpoint_keys(); keys && !keys->empty()) {
-    if (auto rec = s.store()->get(keys->front())) {
-      launch.grid = rec->launch.grid;
-      launch.block = rec->launch.block;
-      launch.lmem_bytes = rec->launch.lmem_bytes;
-      if (rec->launch.entry_pc) launch.entry_pc = rec->launch.entry_pc;
-    }
-  }
+  auto opened = open_recording(dir, a.mode, a.no_debug_module, a.gdb.empty() ? sink.get() : nullptr);
+  if (!opened)
+    return fail(*sink, opened.error().code == ErrorCode::NotSupported ? kExitUnavailable : kExitBadInput,
+                opened.error().message);
+  OpenedRecording& o = **opened;
+  const checkpoint::StoreHeader& header = o.info.header;
+  const DeviceConfig& cfg = o.info.config;
+  engine::Session& s = *o.session;
+  const GridLaunch& launch = o.launch;
+  const std::string& kernel_name = o.kernel_name;
+  auto* info = &o.info;
+  auto& symbols = o.symbols;
 
   if (!a.gdb.empty()) {
     auto ep = parse_gdb_endpoint(a.gdb);
@@ -152,33 +192,13 @@ int replay_command(const ReplayArgs& a) {
     ep->allow_remote = a.gdb_remote;
     ep->allow_files = a.gdb_allow_files;
     // gdb reads the symbols from a file: the recorded image's temporary copy.
-    if (info->image && image_file.empty())
+    if (info->image && o.image_file.empty())
       return fail(*sink, kExitInternal, "cannot write the recorded kernel image to a temporary file for gdb");
     return serve_gdb(s, symbols ? &*symbols : nullptr, launch, *ep,
-                     image_file.empty() ? std::string("KERNEL.elf") : image_file, dir, GdbStart{true, launch.entry_pc});
+                     o.image_file.empty() ? std::string("KERNEL.elf") : o.image_file, dir,
+                     GdbStart{true, launch.entry_pc});
   }
-  Debugger dbg(s, symbols ? &*symbols : nullptr, launch, *sink);
-  if (variables) dbg.set_variables(&*variables);
-  // A host program's recording with several images: each launch is read with its own image's
-  // symbols and C variables, as in the session that recorded it (docs/host.md).
-  debug::Images images;
-  std::deque<TempFile> image_files;
-  if (info->images.size() > 1) {
-    for (const auto& kept : info->images) {
-      std::optional<engine::Symbols> sy;
-      std::optional<engine::Variables> vars;
-      if (auto loaded = engine::Symbols::load_bytes(kept.bytes, kept.name)) sy.emplace(std::move(loaded).value());
-      if (auto path = image_files.emplace_back().write(kept.bytes, kept.name))
-        if (auto v = engine::Variables::load(*path)) vars.emplace(std::move(v).value());
-      images.add(kept.name, std::move(sy), std::move(vars));
-    }
-    const auto args = s.launch_args();
-    const auto kept_before = s.launch_images_recorded();
-    for (size_t l = 0; l < args.size() && l < kept_before.size(); ++l)
-      if (auto i = replay::image_of_launch(*info, kept_before[l], args[l].entry_pc))
-        images.set_launch(uint32_t(l + 1), *i);
-    dbg.set_images(&images);
-  }
+  Debugger& dbg = *o.dbg;
   StartView sv;
   sv.kernel = kernel_name;
   sv.config = cfg.to_string();

@@ -6,7 +6,15 @@
 #include <string>
 #include <vector>
 
+#include <deque>
+#include <memory>
 #include "cli/debug_command.hpp"
+#include "cli/debugger.hpp"
+#include "cli/temp_file.hpp"
+#include "debug/images.hpp"
+#include "engine/symbols.hpp"
+#include "engine/variables.hpp"
+#include "replay/recording.hpp"
 
 namespace vx::cli {
 
@@ -31,6 +39,27 @@ struct ReplayArgs {
 };
 
 int replay_command(const ReplayArgs& args);
+
+// A recording opened for debugging: its device, the session on it, the symbols and C variables of
+// the images it kept, and the debugger over them reporting to `sink` (none without one: the GDB
+// server builds its own front end). What `vxreplay replay` and
+// `vxreplay view` share. Errors: Input (exit 65), NotSupported (live without a Debug Module, 69).
+struct OpenedRecording {
+  replay::RecordingInfo info;
+  std::unique_ptr<Driver> device;
+  std::unique_ptr<engine::Session> session;
+  std::optional<engine::Symbols> symbols;
+  std::optional<engine::Variables> variables;
+  TempFile tmp;  // the kept image as a file (C variables, gdb)
+  std::string image_file;
+  GridLaunch launch;
+  std::string kernel_name;
+  debug::Images images;
+  std::deque<TempFile> image_files;
+  std::unique_ptr<Debugger> dbg;
+};
+Result<std::unique_ptr<OpenedRecording>> open_recording(const std::string& dir, const std::string& mode,
+                                                        bool no_debug_module, Sink* sink, bool read_only = false);
 
 int ls_command(const std::string& root, bool json);
 

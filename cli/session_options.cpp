@@ -15,6 +15,7 @@ engine::SessionOptions session_options(const DebugArgs& a, const std::string& st
   so.schedule = uint8_t(a.run.options.schedule);
   so.watchdog = a.run.options.watchdog_instructions;
   if (a.checkpoint_interval) so.checkpoint_interval = *a.checkpoint_interval;
+  if (a.timeline_interval) so.timeline_interval = *a.timeline_interval;
   so.store_map_size = a.db_map_size;
   so.workload = workload;
   so.mode = session_mode_of(a.mode);

@@ -67,6 +67,16 @@ struct Observation {
   std::span<const ObservedAccess> accesses;
 };
 
+// A warp's state in brief (Driver::warp_summaries).
+struct WarpSummary {
+  uint32_t core = 0, slot = 0;
+  uint32_t tmask = 0;
+  WarpWait wait = WarpWait::None;
+  uint32_t depth = 0;    // IPDOM entries: inside that many splits
+  uint64_t instret = 0;  // instructions it retired
+  uint32_t cta = 0;      // its CTA's linear index
+};
+
 class DeviceObserver {
  public:
   virtual ~DeviceObserver() = default;
@@ -139,6 +149,9 @@ class Driver {
   // than save_context(). Fails when no launch is in flight, during a re-launch's routine, or for a
   // slot that does not exist.
   virtual Result<WarpState> peek_warp(uint32_t core, uint32_t slot) = 0;
+  // Every active warp's state in brief (the recording's timeline, docs/view.md), far cheaper than
+  // peek_warp on each: no registers. Empty when no launch is in flight or the device cannot say.
+  virtual std::vector<WarpSummary> warp_summaries() const { return {}; }
   // Observations (above): every retired instruction worth observing is reported to `observer`
   // until it is replaced; nullptr: none (the model then pays one predictable branch per instruction).
   // The observer must outlive the device or be removed first.

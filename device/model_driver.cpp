@@ -227,6 +227,20 @@ class ModelDevice final : public Driver {
     return m_.core(core).warps[slot];
   }
 
+  std::vector<WarpSummary> warp_summaries() const override {
+    std::vector<WarpSummary> out;
+    if (!m_.launch_active() || m_.restoring()) return out;
+    for (uint32_t c = 0; c < m_.num_cores(); ++c) {
+      const CoreState& core = m_.core(c);
+      for (uint32_t w = 0; w < core.warps.size(); ++w) {
+        const WarpState& ws = core.warps[w];
+        if (ws.active)
+          out.push_back(WarpSummary{c, w, ws.tmask, ws.wait, uint32_t(ws.ipdom.size()), ws.instret, ws.cta_linear});
+      }
+    }
+    return out;
+  }
+
   void set_observer(DeviceObserver* observer) override { m_.set_observer(observer); }
 
   std::vector<ConsoleChunk> read_console() override { return m_.take_console(); }

@@ -56,6 +56,15 @@ checkpoint::OpenOptions scratch() {
   return o;
 }
 
+const checkpoint::ConfigRecord kShape{1, 1, 4, 4, 4096};
+
+// A new scratch store in dir.
+checkpoint::Store new_store(const TempDir& dir, checkpoint::OpenMode mode = checkpoint::OpenMode::Create) {
+  auto store = checkpoint::Store::open(dir.path, header_of(kShape), mode, scratch());
+  REQUIRE(store);
+  return std::move(store).value();
+}
+
 std::vector<uint8_t> page_of(uint8_t fill) { return std::vector<uint8_t>(checkpoint::kPageSize, fill); }
 
 }  // namespace
@@ -183,17 +192,15 @@ TEST_CASE("The recorder without a store writes nothing and fails nothing") {
 
 TEST_CASE("The recorder queues host operations until a flush, and a replay or a read-only store records none") {
   TempDir dir;
-  const checkpoint::ConfigRecord cfg{1, 1, 4, 4, 4096};
-  auto store = checkpoint::Store::open(dir.path, header_of(cfg), checkpoint::OpenMode::Create, scratch());
-  REQUIRE(store);
+  auto store = new_store(dir);
   Recorder r;
-  r.attach(&*store, true, false);
+  r.attach(&store, true, false);
   CHECK_FALSE(r.writes_ops());
   CHECK(r.writes_checkpoints());
-  r.attach(&*store, false, true);
+  r.attach(&store, false, true);
   CHECK_FALSE(r.writes_ops());
   CHECK_FALSE(r.writes_checkpoints());
-  r.attach(&*store, false, false);
+  r.attach(&store, false, false);
   REQUIRE(r.writes_ops());
 
   const std::vector<uint8_t> bytes{1, 2, 3, 4, 5};
@@ -208,26 +215,24 @@ TEST_CASE("The recorder queues host operations until a flush, and a replay or a 
   REQUIRE(r.flush());
   CHECK(r.queued_ops() == 0);
   CHECK(r.queued_blob(h) == nullptr);
-  auto ops = store->ops();
+  auto ops = store.ops();
   REQUIRE(ops);
   REQUIRE(ops->size() == 2);
   CHECK((*ops)[0].data.hash == h);
   CHECK((*ops)[1].kind == checkpoint::HostOpKind::Free);
-  CHECK(store->read_page(h).value() == bytes);
+  CHECK(store.read_page(h).value() == bytes);
 }
 
 TEST_CASE(
     "A checkpoint the store refused gives its pages again with the next one, and a stored page is not given twice") {
   TempDir ro_dir, dir;
-  const checkpoint::ConfigRecord cfg{1, 1, 4, 4, 4096};
-  { REQUIRE(checkpoint::Store::open(ro_dir.path, header_of(cfg), checkpoint::OpenMode::Create, scratch())); }
-  auto ro = checkpoint::Store::open(ro_dir.path, header_of(cfg), checkpoint::OpenMode::ReadOnly, scratch());
-  REQUIRE(ro);
-  auto store = checkpoint::Store::open(dir.path, header_of(cfg), checkpoint::OpenMode::Create, scratch());
-  REQUIRE(store);
+  (void)new_store(ro_dir);
+  checkpoint::Store ro = new_store(ro_dir, checkpoint::OpenMode::ReadOnly);
+  checkpoint::Store store = new_store(dir);
+  const checkpoint::ConfigRecord& cfg = kShape;
 
   Recorder r;
-  r.attach(&*ro, false, false);
+  r.attach(&ro, false, false);
   auto p = r.note_page(7, page_of(0xab));
   REQUIRE(p);
   auto s1 = checkpoint::testing::make_sample(cfg, {1, 100}, 5, 0);
@@ -241,11 +246,11 @@ TEST_CASE(
 
   // The next checkpoint names page 7 unchanged (not written since, so not handed over): the store
   // never got it, so the recorder gives it again.
-  r.attach(&*store, false, false);
+  r.attach(&store, false, false);
   auto s2 = checkpoint::testing::make_sample(cfg, {1, 200}, 5, 0);
   REQUIRE(r.put({1, 200}, s2.rec, s2.pages, nullptr));
-  CHECK(store->read_page(p->hash).value() == page_of(0xab));
-  auto back = store->get({1, 200});
+  CHECK(store.read_page(p->hash).value() == page_of(0xab));
+  auto back = store.get({1, 200});
   REQUIRE(back);
   REQUIRE(back->memory.size() == 1);
   CHECK(back->memory[0].number == 7);
@@ -336,11 +341,9 @@ TEST_CASE("The workload plan drops queued pieces the host gave up, and refuses l
 
 TEST_CASE("A recording's plan: its launches, their registers and the images recorded before each") {
   TempDir dir;
-  const checkpoint::ConfigRecord cfg{1, 1, 4, 4, 4096};
-  auto store = checkpoint::Store::open(dir.path, header_of(cfg), checkpoint::OpenMode::Create, scratch());
-  REQUIRE(store);
+  auto store = new_store(dir);
   Recorder r;
-  r.attach(&*store, false, false);
+  r.attach(&store, false, false);
   r.add_blob_op(checkpoint::HostOpKind::Symbols, 0, std::vector<uint8_t>{0x7f, 'E', 'L', 'F'}, "k.elf");
   const auto buf = launch_buffer(5, 7, 0x80000000);
   auto pieces = WorkloadPlan::split(buf);
@@ -353,9 +356,9 @@ TEST_CASE("A recording's plan: its launches, their registers and the images reco
   REQUIRE(r.flush());
 
   WorkloadPlan plan;
-  auto ops = store->ops();
+  auto ops = store.ops();
   REQUIRE(ops);
-  REQUIRE(plan.load(*ops, [&](const checkpoint::PageHash& h) { return store->read_page(h); }));
+  REQUIRE(plan.load(*ops, [&](const checkpoint::PageHash& h) { return store.read_page(h); }));
   CHECK(plan.host_done());
   CHECK(plan.size() == 2);
   REQUIRE(plan.launches() == 1);

@@ -167,6 +167,7 @@ Result<void> WorkloadPlan::load(const std::vector<checkpoint::HostOpRecord>& ops
     switch (op.kind) {
       case K::Symbols: ++images_seen; continue;
       case K::HostEnd: host_done_ = true; continue;
+      case K::Timeline: continue;
       case K::Copy:
         // Read when it is applied.
         e.blobs = {op.data.hash};

@@ -70,6 +70,7 @@ Result<void> Recorder::put(const checkpoint::TimeKey& key, checkpoint::Checkpoin
           u != unstored_.end() &&
           std::none_of(new_pages.begin(), new_pages.end(), [&](const checkpoint::PageData& p) { return p.hash == h; }))
         new_pages.push_back(u->second);
+  if (!samples_.empty()) rec.timeline = checkpoint::encode_timeline(samples_);
   if (auto r = store_->put(key, rec, new_pages, mark, mark != nullptr); !r) {
     for (auto& p : new_pages) unstored_.emplace(p.hash, std::move(p));
     return with_context("could not save the checkpoint " + key.to_string() + ": ", r.error());
@@ -78,7 +79,47 @@ Result<void> Recorder::put(const checkpoint::TimeKey& key, checkpoint::Checkpoin
     stored_.insert(p.hash);
     unstored_.erase(p.hash);
   }
+  samples_.clear();
   return {};
+}
+
+// --- The timeline -----------------------------------------------------------------------------------
+namespace {
+constexpr size_t kMaxPendingSamples = 4096;  // between two checkpoints: later ones are not taken
+}
+
+// A launch's samples come at 64, 128, 256, ... instructions up to the interval, then every
+// interval: a short launch (a host program's small kernels) is drawn from a few points too.
+uint64_t Recorder::next_sample(uint32_t launch) const {
+  auto it = sampled_.find(launch);
+  const uint64_t last = it == sampled_.end() ? 0 : it->second;
+  if (last == 0) return std::min<uint64_t>(64, sample_interval_);
+  return last < sample_interval_ ? std::min(2 * last, sample_interval_) : last + sample_interval_;
+}
+
+bool Recorder::sample_due(uint32_t launch, uint64_t at) const {
+  if (!samples_on() || samples_.size() >= kMaxPendingSamples) return false;
+  return at >= next_sample(launch);
+}
+
+uint64_t Recorder::until_sample(uint32_t launch, uint64_t at) const {
+  if (!samples_on()) return UINT64_MAX;
+  const uint64_t next = next_sample(launch);
+  return next > at ? next - at : 1;
+}
+
+void Recorder::add_sample(checkpoint::TimelineSample s) {
+  uint64_t& last = sampled_[s.launch];
+  if (s.at <= last && last != 0) return;
+  last = s.at;
+  samples_.push_back(std::move(s));
+}
+
+bool Recorder::queue_timeline_op() {
+  if (samples_.empty() || !writes_ops()) return false;
+  (void)add_blob_op(checkpoint::HostOpKind::Timeline, 0, checkpoint::encode_timeline(samples_));
+  samples_.clear();
+  return true;
 }
 
 // --- Failures -------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 #include "checkpoint/store.hpp"
+#include "checkpoint/timeline.hpp"
 
 namespace vx::engine {
 
@@ -55,6 +56,20 @@ class Recorder {
   uint64_t next_auto() const { return next_auto_; }
   bool auto_due(uint64_t at) const { return at >= next_auto_; }
 
+  // --- The timeline (checkpoint/timeline.hpp) -------------------------------------------------------
+  // A sample is due at `at` of `launch`: its next point (64, 128, ... up to the interval, then every
+  // interval) passed, and the launch never ran this far before.
+  bool sample_due(uint32_t launch, uint64_t at) const;
+  // Instructions from `at` until the next sample (UINT64_MAX: none).
+  uint64_t until_sample(uint32_t launch, uint64_t at) const;
+  void set_sample_interval(uint64_t interval) { sample_interval_ = interval; }
+  bool samples_on() const { return sample_interval_ && writes_checkpoints(); }
+  uint64_t next_sample(uint32_t launch) const;
+  // Keeps a sample for the next checkpoint written (or the session's end: timeline_op).
+  void add_sample(checkpoint::TimelineSample s);
+  // A host operation holding the samples no checkpoint took (the session's end), queued; false: none.
+  bool queue_timeline_op();
+
   // --- Failures -------------------------------------------------------------------------------------
   // A write failed: kept as the store's last error until a staged commit fails after it.
   void failed(const Error& e);
@@ -69,7 +84,10 @@ class Recorder {
   std::set<checkpoint::PageHash> stored_;                          // pages known to be in the store (committed)
   std::map<checkpoint::PageHash, checkpoint::PageData> unstored_;  // pages a failed write could not put
   uint64_t next_auto_ = UINT64_MAX;                                // the launch count of the next automatic checkpoint
-  std::string error_;                                              // the last write failure ("" none)
+  uint64_t sample_interval_ = 0;
+  std::map<uint32_t, uint64_t> sampled_;             // launch -> the count of its last sample
+  std::vector<checkpoint::TimelineSample> samples_;  // not written yet
+  std::string error_;                                // the last write failure ("" none)
   uint64_t error_lost_ = 0;  // the store's staged_lost() when error_ was set: staged checkpoints lost since are newer
 };
 

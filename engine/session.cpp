@@ -63,6 +63,7 @@ Result<std::unique_ptr<Session>> Session::create(Driver& device, const SessionOp
     }
   }
   impl->recorder.attach(impl->store ? &*impl->store : nullptr, options.replay, options.read_only);
+  impl->recorder.set_sample_interval(options.timeline_interval);
   impl->set_runner(make_relaunch_runner(*impl));  // live::setup hands over to the live runner when it is live
   if (auto r = live::setup(*impl, device, options); !r) return r.error();
   if (auto r = impl->reserve_engine_area(); !r)
@@ -304,6 +305,7 @@ uint32_t Session::launches_started() const { return uint32_t(impl_->plan.launche
 
 Result<void> Session::flush() {
   Impl& I = *impl_;
+  I.recorder.queue_timeline_op();  // the samples after the last checkpoint written
   if (auto r = I.flush(); !r) {
     // Kept (unrecorded) for the next try; the end of the session reports them if that fails too.
     I.recorder.failed(r.error());

@@ -120,6 +120,9 @@ struct SessionOptions {
   // Automatic checkpoints (docs/time-travel.md): one at every launch's start and every N warp
   // instructions of a launch, taken without a re-launch, so a backward move replays at most N. 0: none.
   uint64_t checkpoint_interval = 1u << 18;
+  // The recording's timeline (docs/view.md): every active warp's state in brief every N warp
+  // instructions of a launch, the first time the session runs that far. 0: none.
+  uint64_t timeline_interval = 1u << 14;
   uint64_t seed = 0;      // recorded in the store header (RunOptions::seed)
   uint8_t schedule = 0;   // recorded in the store header (RunOptions::schedule)
   uint64_t watchdog = 0;  // recorded in the store header

@@ -331,6 +331,15 @@ struct Session::Impl {
   // An automatic checkpoint while the launch is in flight (after a Budget event): no re-launch.
   Result<void> auto_checkpoint();
 
+  // The timeline (docs/view.md): every active warp in brief at `at`, when a sample is due there
+  // (end: the launch ended there, no warp is active, always kept).
+  void sample_timeline(uint64_t at, bool end = false);
+  // A run's budget bounded by the next checkpoint and the next sample.
+  uint64_t record_budget(uint64_t budget, uint64_t now) const {
+    if (recorder.next_auto() > now) budget = std::min(budget, recorder.next_auto() - now);
+    return std::min(budget, recorder.until_sample(launch, now));
+  }
+
   ThreadLists lists() const;
 
   bool is_assertion(uint32_t pc) {

@@ -378,6 +378,7 @@ void launch_done(Session::Impl& s) {
   s.finished_instructions = s.launch_progress();
   s.note_reached(s.finished_instructions);
   s.completed.insert(s.launch);
+  s.sample_timeline(s.finished_instructions, true);
   if (!s.quiet) s.st.launch_instructions += s.launch_base(s.finished_instructions);
   s.dev_at_pass_start = s.dev.stats().instructions;
   s.progress_at_pass_start = 0;
@@ -466,7 +467,7 @@ Result<StopEvent> run(Session::Impl& s, const Session::Impl::Mode& mode) {
       }
       budget = std::min(budget, *target - now);
     }
-    if (s.recorder.next_auto() > now) budget = std::min(budget, s.recorder.next_auto() - now);
+    budget = s.record_budget(budget, now);
     DeviceEvent e = s.dev.wait(budget);
     s.drain_console();
     auto ended = on_event(s, e);
@@ -495,6 +496,7 @@ Result<std::optional<StopEvent>> on_event(Session::Impl& s, const DeviceEvent& e
     case EventKind::Budget: {
       const uint64_t at_count = s.launch_progress();
       s.note_reached(at_count);
+      s.sample_timeline(at_count);
       if (s.recorder.auto_due(at_count) && s.opts.checkpoint_interval) {
         if (auto r = auto_checkpoint(s, true); !r) return r.error();
         s.recorder.schedule_from(at_count, s.opts.checkpoint_interval);

@@ -202,6 +202,18 @@ Result<void> Session::Impl::auto_checkpoint() {
   return {};
 }
 
+void Session::Impl::sample_timeline(uint64_t at, bool end) {
+  if (end ? !recorder.samples_on() : !recorder.sample_due(launch, at)) return;
+  checkpoint::TimelineSample s;
+  s.launch = launch;
+  s.at = at;
+  if (!end)
+    for (const WarpSummary& w : dev.warp_summaries())
+      s.warps.push_back(checkpoint::WarpSample{w.core, w.slot, w.tmask, uint8_t(w.wait),
+                                               uint8_t(std::min<uint32_t>(w.depth, 255)), w.instret, w.cta});
+  recorder.add_sample(std::move(s));
+}
+
 ThreadLists Session::Impl::lists() const {
   ThreadLists l;
   if (phase != Phase::Stopped && phase != Phase::Running) return l;

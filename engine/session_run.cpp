@@ -170,7 +170,7 @@ Result<StopEvent> Session::Impl::run_pass(const Mode& mode) {
       if (now >= mode.target) return at_target(mode);
       budget = std::min(budget, mode.target - now);
     }
-    if (recorder.next_auto() > now) budget = std::min(budget, recorder.next_auto() - now);
+    budget = record_budget(budget, now);
     // Checked at every return from the device, not only at slice ends: a step whose policy asks
     // after every instruction (stepi N, nexti) returns through a trigger each time.
     if (interrupted && !quiet) return stop(StopReason::Interrupt, {});
@@ -317,6 +317,7 @@ Result<std::optional<StopEvent>> Session::Impl::on_event(const Mode& mode, const
     case EventKind::Budget: {
       const uint64_t at = launch_progress();
       note_reached(at);
+      sample_timeline(at);
       if (recorder.auto_due(at)) {
         if (auto r = auto_checkpoint(); !r) return r.error();
         recorder.schedule_from(at, opts.checkpoint_interval);
@@ -450,6 +451,7 @@ Result<std::optional<StopEvent>> Session::Impl::on_launch_end(const Mode& mode) 
   finished_instructions = launch_progress();
   note_reached(finished_instructions);
   completed.insert(launch);
+  sample_timeline(finished_instructions, true);
   if (!quiet) st.launch_instructions += launch_base(finished_instructions);
   dev_at_pass_start = dev.stats().instructions;
   progress_at_pass_start = 0;

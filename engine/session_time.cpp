@@ -391,13 +391,14 @@ Result<ScanResult> Session::Impl::scan_pass(const ScanRequest& req, uint64_t unt
     const uint64_t now = launch_progress();
     if (now >= until) break;
     uint64_t budget = std::min<uint64_t>(opts.slice, until - now);
-    if (recorder.next_auto() > now) budget = std::min(budget, recorder.next_auto() - now);
+    budget = record_budget(budget, now);
     DeviceEvent e = dev.wait(budget);
     drain_console();
     const uint64_t at = launch_progress();
     note_reached(at);
     switch (e.kind) {
       case EventKind::Budget:
+        sample_timeline(at);
         if (recorder.auto_due(at)) {
           if (auto r = auto_checkpoint(); !r) return r.error();
           recorder.schedule_from(at, opts.checkpoint_interval);
@@ -426,6 +427,7 @@ Result<ScanResult> Session::Impl::scan_pass(const ScanRequest& req, uint64_t unt
         account_pass();
         finished_instructions = at;
         completed.insert(launch);
+        sample_timeline(at, true);
         dev.clear_warp_trigger();
         phase = Phase::Idle;
         out.launch_ended = true;

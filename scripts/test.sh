@@ -4,10 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
-# Test-only dependencies: qemu-user (the reference of the gdb conformance test, tests/conformance/)
-# and clang-format (every C++ file is checked against .clang-format).
+# Test-only dependencies: qemu-user (the reference of the gdb conformance test, tests/conformance/),
+# clang-format (every C++ file is checked against .clang-format), and chromium, chromium-driver and
+# python3-selenium (the pages of vxreplay view opened in a real browser, tests/e2e_view.py).
 missing=()
-for p in qemu-user clang-format; do
+for p in qemu-user clang-format chromium chromium-driver python3-selenium; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then

@@ -22,6 +22,21 @@ def run(vx, args, timeout=300):
     return p.returncode, p.stdout, p.stderr
 
 
+def run_cmd(cmd, timeout=120, env=None, cwd=None):
+    """Runs any command: (status, stdout, stderr)."""
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
+    return p.returncode, p.stdout, p.stderr
+
+
+def line_of(path, text):
+    """The number of the first line of path that holds text."""
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if text in line:
+                return n
+    raise SystemExit(f"{path}: no line with {text!r}")
+
+
 def run_checks(checks):
     """The scripts' main: argv is VXREPLAY EXAMPLES_DIR SOURCE_DIR CHECK; runs checks[CHECK](vx, ex, src)."""
     vx, ex, src, what = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3], sys.argv[4]

@@ -28,7 +28,8 @@ import sys
 import tempfile
 import time
 
-from e2e_common import check, failures
+from e2e_common import check, failures, line_of
+from e2e_common import run_cmd as run
 
 VX, BUILD, SRC, CHECK = sys.argv[1:5]
 HOST_DIR = os.path.join(BUILD, "examples", "host")
@@ -37,19 +38,6 @@ EXAMPLES = ["vecadd", "sgemm", "histogram", "pipeline", "fixed", "twokernels", "
 
 def prog(name):
     return os.path.join(HOST_DIR, name)
-
-
-def run(cmd, timeout=120, env=None, cwd=None):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
-    return p.returncode, p.stdout, p.stderr
-
-
-def line_of(path, text):
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            if text in line:
-                return n
-    raise SystemExit(f"{path}: no line with {text!r}")
 
 
 def check_plain():

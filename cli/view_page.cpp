@@ -1,0 +1,328 @@
+// The page of `vxreplay view` (docs/view.md): one file, its styles and script inside, no network.
+// The data (view_command.cpp) sits in a JSON script element; the script draws the warps on a
+// canvas (one row per warp slot, launches side by side), the marks as elements above it, and the
+// chosen stop's source, registers and C variables below.
+#include "cli/view_command.hpp"
+
+namespace vx::cli {
+
+namespace {
+
+// clang-format off
+const char* const kHead = R"HTML(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>)HTML";
+
+const char* const kStyle = R"HTML(</title>
+<style>
+body { font: 13px/1.4 system-ui, sans-serif; margin: 0; color: #1d2330; background: #f7f8fa; }
+header { padding: 8px 14px; background: #1d2330; color: #e8ecf3; display: flex; gap: 18px; align-items: baseline; flex-wrap: wrap; }
+header h1 { font-size: 15px; margin: 0; }
+header .meta { color: #aab3c5; }
+#controls { padding: 6px 14px; display: flex; gap: 8px; align-items: center; flex-wrap: wrap; border-bottom: 1px solid #d9dde5; background: #fff; }
+#controls button { font: inherit; padding: 2px 9px; }
+.legend { display: inline-flex; align-items: center; gap: 4px; margin-right: 8px; }
+.swatch { width: 12px; height: 12px; display: inline-block; border-radius: 2px; }
+#timeline { position: relative; overflow: hidden; background: #fff; border-bottom: 1px solid #d9dde5; cursor: grab; user-select: none; }
+#timeline.dragging { cursor: grabbing; }
+#canvas { position: absolute; left: 0; top: 0; }
+#labels { position: absolute; left: 0; top: 0; width: 118px; pointer-events: none; }
+.row-label { position: absolute; left: 6px; font: 11px ui-monospace, monospace; color: #3b4558; white-space: nowrap; }
+.row-label.core-start { font-weight: 600; }
+#marks { position: absolute; left: 0; top: 0; right: 0; height: 30px; }
+#mark-list { margin: 0; padding: 4px 14px; list-style: none; max-height: 120px; overflow-y: auto; border-bottom: 1px solid #d9dde5; background: #fff; font: 12px ui-monospace, monospace; }
+#mark-list li { cursor: pointer; padding: 0 4px; }
+#mark-list li:hover, #mark-list li.selected { background: #fdebd0; }
+.mark { position: absolute; top: 4px; width: 0; height: 0; border-left: 6px solid transparent; border-right: 6px solid transparent; border-top: 11px solid #c0392b; margin-left: -6px; cursor: pointer; }
+.mark.step { border-top-color: #2e86c1; }
+.mark.watchpoint { border-top-color: #8e44ad; }
+.mark.exception, .mark.watchdog { border-top-color: #000; }
+.mark.selected { border-top-color: #f39c12; }
+#tooltip { position: fixed; pointer-events: none; background: #1d2330; color: #f2f4f8; padding: 6px 8px; border-radius: 4px; font-size: 12px; max-width: 520px; display: none; z-index: 10; white-space: pre-wrap; }
+#source { padding: 10px 14px 30px; }
+#source h2 { font-size: 14px; margin: 4px 0 8px; }
+#source pre { background: #fff; border: 1px solid #d9dde5; padding: 6px 0; font: 12px ui-monospace, monospace; overflow-x: auto; }
+#source pre div { padding: 0 10px; white-space: pre; }
+#source pre div.current { background: #fdebd0; font-weight: 600; }
+#source table { border-collapse: collapse; font: 12px ui-monospace, monospace; margin: 4px 16px 10px 0; vertical-align: top; display: inline-table; }
+#source td, #source th { border: 1px solid #d9dde5; padding: 1px 7px; text-align: left; }
+#source code#reopen { display: inline-block; background: #eef1f6; padding: 3px 7px; border-radius: 3px; }
+.note { color: #6b7487; }
+</style></head><body>
+<header><h1 id="title"></h1><span class="meta" id="meta"></span></header>
+<div id="controls">
+<button id="fit" type="button">Fit</button><button id="zoom-in" type="button">+</button><button id="zoom-out" type="button">&minus;</button>
+<span id="legend"></span><span class="note" id="status"></span>
+</div>
+<div id="timeline"><canvas id="canvas"></canvas><div id="labels"></div><div id="marks"></div></div>
+<ul id="mark-list"></ul>
+<div id="tooltip"></div>
+<section id="source"><p class="note">Click a mark (a triangle above the rows) to see its source line, registers and C variables.</p></section>
+<script id="data" type="application/json">)HTML";
+
+const char* const kScript = R"HTML(</script>
+<script>
+"use strict";
+(function () {
+const data = JSON.parse(document.getElementById("data").textContent);
+const COLORS = { running: "#27ae60", diverged: "#e67e22", barrier: "#c0392b", spawn: "#8e44ad", ready: "#b7bfcc" };
+const LABEL_W = 118, TOP = 34, ROW_H = 14, AXIS_H = 18;
+const timeline = document.getElementById("timeline"), canvas = document.getElementById("canvas");
+const ctx = canvas.getContext("2d"), tooltip = document.getElementById("tooltip");
+const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
+const hex = (v) => "0x" + (v >>> 0).toString(16).padStart(8, "0");
+const base = (p) => String(p).split("/").pop();
+
+document.getElementById("title").textContent = data.kernel;
+document.getElementById("meta").textContent = data.recording + "  \u00b7  " + data.config;
+document.getElementById("legend").innerHTML = data.activities.map((a) =>
+  '<span class="legend"><span class="swatch" style="background:' + COLORS[a] + '"></span>' + esc(a) + "</span>").join("");
+
+// Launches side by side: each at its offset on one axis of warp instructions.
+const offsets = {};
+let total = 0;
+for (const l of data.launches) {
+  offsets[l.launch] = total;
+  total += Math.max(l.end, 1) + Math.max(Math.floor(l.end / 20), 1);
+}
+total = Math.max(total, 1);
+const rowIndex = new Map(), rows = [];
+for (const l of data.launches)
+  for (const r of l.rows) {
+    const k = r.core + ":" + r.slot;
+    if (!rowIndex.has(k)) { rowIndex.set(k, rows.length); rows.push({ core: r.core, slot: r.slot }); }
+  }
+rows.sort((a, b) => a.core - b.core || a.slot - b.slot);
+rows.forEach((r, i) => rowIndex.set(r.core + ":" + r.slot, i));
+const height = TOP + rows.length * ROW_H + AXIS_H;
+timeline.style.height = height + "px";
+
+const labels = document.getElementById("labels");
+rows.forEach((r, i) => {
+  const d = document.createElement("div");
+  d.className = "row-label" + (i === 0 || rows[i - 1].core !== r.core ? " core-start" : "");
+  d.style.top = (TOP + i * ROW_H) + "px";
+  d.textContent = "core " + r.core + " warp " + r.slot;
+  d.dataset.core = r.core; d.dataset.slot = r.slot;
+  labels.appendChild(d);
+});
+
+let x0 = 0, scale = 1;
+const width = () => timeline.clientWidth;
+const toX = (g) => LABEL_W + (g - x0) * scale;
+const toG = (x) => x0 + (x - LABEL_W) / scale;
+function fit() { x0 = 0; scale = Math.max((width() - LABEL_W - 10) / total, 1e-9); draw(); }
+
+const markEls = [];
+const marksLayer = document.getElementById("marks");
+const kindClass = (stop) => stop.includes("step") ? "step" : stop.includes("watch") ? "watchpoint" :
+  stop.includes("exception") || stop.includes("assert") ? "exception" : stop.includes("watchdog") ? "watchdog" : "breakpoint";
+for (const m of data.marks) {
+  const d = document.createElement("div");
+  d.className = "mark " + kindClass(m.stop);
+  d.dataset.number = m.number;
+  d.addEventListener("click", (e) => { e.stopPropagation(); select(m, d); });
+  d.addEventListener("mouseenter", (e) => showTip(e, markTip(m)));
+  d.addEventListener("mousemove", (e) => showTip(e, markTip(m)));
+  d.addEventListener("mouseleave", hideTip);
+  marksLayer.appendChild(d);
+  const li = document.createElement("li");
+  li.className = "mark-item";
+  li.dataset.number = m.number;
+  li.textContent = "#" + m.number + "  " + m.stop + "  launch " + m.launch + " @" + m.instret +
+    (m.header && m.header.file ? "  " + (m.header.function || "") + " " + base(m.header.file) + ":" + m.header.line : "");
+  li.addEventListener("click", () => { centerOn(m); select(m, d); });
+  document.getElementById("mark-list").appendChild(li);
+  markEls.push({ m, d, li });
+}
+markEls.sort((a, b) => (offsets[a.m.launch] + a.m.instret) - (offsets[b.m.launch] + b.m.instret));
+function centerOn(m) {
+  const g = offsets[m.launch] + m.instret;
+  x0 = g - (width() - LABEL_W) / 2 / scale;
+}
+
+function niceStep(span) {
+  const raw = span / 8, p = Math.pow(10, Math.floor(Math.log10(Math.max(raw, 1))));
+  for (const f of [1, 2, 5, 10]) if (f * p >= raw) return f * p;
+  return 10 * p;
+}
+
+function draw() {
+  const w = width();
+  const dpr = window.devicePixelRatio || 1;
+  canvas.width = Math.floor(w * dpr); canvas.height = Math.floor(height * dpr);
+  canvas.style.width = w + "px"; canvas.style.height = height + "px";
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, w, height);
+  const g0 = toG(LABEL_W), g1 = toG(w);
+  for (const l of data.launches) {
+    const off = offsets[l.launch];
+    if (off > g1 || off + l.end < g0) continue;
+    // The launch's band and name.
+    const lx0 = Math.max(toX(off), LABEL_W), lx1 = Math.min(toX(off + l.end), w);
+    ctx.fillStyle = "#f3f5f9"; ctx.fillRect(lx0, TOP - 2, Math.max(lx1 - lx0, 1), rows.length * ROW_H + 4);
+    ctx.fillStyle = "#3b4558"; ctx.font = "11px system-ui, sans-serif";
+    ctx.fillText(l.name + (l.ended ? "" : " (recording ends here)"), lx0 + 3, TOP - 12 > 10 ? 10 : 10);
+    for (const r of l.rows) {
+      const y = TOP + rowIndex.get(r.core + ":" + r.slot) * ROW_H;
+      for (const iv of r.iv) {
+        const a = off + iv[0], b = off + iv[1];
+        if (b < g0 || a > g1) continue;
+        const xa = Math.max(toX(a), LABEL_W), xb = Math.min(toX(b), w);
+        const act = data.activities[iv[2]];
+        ctx.globalAlpha = act === "running" ? 0.35 + 0.65 * Math.min(iv[3] / data.threads, 1) : 1;
+        ctx.fillStyle = COLORS[act] || "#999";
+        ctx.fillRect(xa, y + 2, Math.max(xb - xa, 1), ROW_H - 4);
+      }
+    }
+    ctx.globalAlpha = 1;
+    ctx.fillStyle = "#7f8796";
+    for (const c of l.checkpoints) {
+      const x = toX(off + c);
+      if (x >= LABEL_W && x <= w) ctx.fillRect(x, TOP + rows.length * ROW_H + 2, 1, 5);
+    }
+  }
+  // Stops: a line through the rows under each mark; marks closer than their width stack.
+  const lastAt = [];
+  for (const { m, d } of markEls) {
+    const x = toX(offsets[m.launch] + m.instret);
+    const visible = x >= LABEL_W && x <= w;
+    d.style.display = visible ? "" : "none";
+    d.style.left = x + "px";
+    if (!visible) continue;
+    let level = 0;
+    while (level < 3 && lastAt[level] !== undefined && x - lastAt[level] < 13) ++level;
+    lastAt[level] = x;
+    d.style.top = (3 + level * 7) + "px";
+    d.style.zIndex = String(5 - level);
+    ctx.fillStyle = d.classList.contains("selected") ? "rgba(243,156,18,0.9)" : "rgba(192,57,43,0.45)";
+    ctx.fillRect(x, TOP, 1, rows.length * ROW_H);
+  }
+  // Axis: the launch's own instruction count.
+  ctx.fillStyle = "#3b4558"; ctx.font = "10px system-ui, sans-serif";
+  const step = niceStep(Math.max(g1 - g0, 1));
+  const yAxis = TOP + rows.length * ROW_H + 15;
+  for (const l of data.launches) {
+    const off = offsets[l.launch];
+    for (let v = Math.ceil(Math.max(g0 - off, 0) / step) * step; v <= Math.min(l.end, g1 - off); v += step) {
+      const x = toX(off + v);
+      if (x >= LABEL_W + 20 && x <= w - 20) ctx.fillText(String(v), x - 8, yAxis);
+    }
+  }
+  ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, LABEL_W - 2, height);
+  document.getElementById("status").textContent = rows.length + " warp rows, " + data.marks.length + " marks" +
+    (data.detailed_marks < data.marks.length ? " (values for the first " + data.detailed_marks + ")" : "");
+}
+
+function showTip(e, text) {
+  tooltip.textContent = text;
+  tooltip.style.display = "block";
+  tooltip.style.left = Math.min(e.clientX + 14, window.innerWidth - 540) + "px";
+  tooltip.style.top = (e.clientY + 14) + "px";
+}
+function hideTip() { tooltip.style.display = "none"; }
+
+function where(h) { return h && h.file ? base(h.file) + ":" + h.line : ""; }
+function markTip(m) {
+  const h = m.header;
+  let t = "#" + m.number + " " + m.stop + " \u00b7 launch " + m.launch + ", instruction " + m.instret;
+  if (h) {
+    t += "\n" + (h.function || "?") + (h.file ? " at " + where(h) : "") + "  (core " + h.core + ", warp " + h.warp + ", lane " + h.lane + ")";
+    if (h.source) t += "\n" + h.line + "\t" + h.source.trim();
+  }
+  const vals = (m.args || []).concat(m.locals || []);
+  if (vals.length) t += "\n" + vals.slice(0, 8).map((v) => v.name + " = " + v.text).join("\n");
+  return t;
+}
+
+function intervalAt(x, y) {
+  const i = Math.floor((y - TOP) / ROW_H);
+  if (i < 0 || i >= rows.length || x < LABEL_W) return null;
+  const g = toG(x), r = rows[i];
+  for (const l of data.launches) {
+    const off = offsets[l.launch];
+    if (g < off || g > off + l.end) continue;
+    const row = l.rows.find((q) => q.core === r.core && q.slot === r.slot);
+    if (!row) return null;
+    const iv = row.iv.find((q) => g >= off + q[0] && g < off + q[1]);
+    if (iv) return { l, r, iv };
+  }
+  return null;
+}
+
+function select(m, el) {
+  for (const { d, li } of markEls) { d.classList.remove("selected"); li.classList.remove("selected"); }
+  if (el) el.classList.add("selected");
+  const item = markEls.find((e) => e.m === m);
+  if (item) item.li.classList.add("selected");
+  const h = m.header, src = document.getElementById("source");
+  let html = "<h2 id=\"stop-title\">#" + m.number + " " + esc(m.stop) + " \u00b7 launch " + m.launch + ", instruction " + m.instret + "</h2>";
+  if (h) {
+    html += '<p id="stop-where">' + esc((h.function || "?") + (h.file ? " at " + h.file + ":" + h.line : "")) +
+      " \u00b7 core " + h.core + ", warp " + h.warp + ", lane " + h.lane +
+      (h.cta ? " \u00b7 CTA (" + h.cta.join(",") + ")" : "") + (h.thread ? " thread (" + h.thread.join(",") + ")" : "") +
+      " \u00b7 pc " + hex(h.pc) + "</p>";
+    const lines = h.file && data.sources[h.file];
+    if (lines) {
+      html += "<pre id=\"stop-source\">" + Object.keys(lines).map(Number).sort((a, b) => a - b).map((n) =>
+        '<div class="' + (n === h.line ? "current" : "") + '" data-line="' + n + '">' + String(n).padStart(5) + "  " + esc(lines[n]) + "</div>").join("") + "</pre>";
+    } else if (h.source) {
+      html += '<pre id="stop-source"><div class="current" data-line="' + h.line + '">' + String(h.line).padStart(5) + "  " + esc(h.source) + "</div></pre>";
+    }
+  }
+  const vars = (id, head, list) => '<table id="' + id + '"><tr><th>' + head + "</th><th>value</th><th>type</th></tr>" +
+    list.map((v) => "<tr><td>" + esc(v.name) + "</td><td>" + esc(v.text) + "</td><td>" + esc(v.type || "") + "</td></tr>").join("") + "</table>";
+  if (m.args && m.args.length) html += vars("args", "argument", m.args);
+  if (m.locals) html += vars("locals", "variable", m.locals);
+  if (m.registers) html += '<table id="registers"><tr><th>register</th><th>value</th></tr>' +
+    Object.keys(m.registers).map((k) => "<tr><td>" + esc(k) + "</td><td>" + hex(m.registers[k]) + "</td></tr>").join("") + "</table>";
+  html += '<p>Reopen this point: <code id="reopen">' + esc(m.command) + "</code></p>";
+  src.innerHTML = html;
+  draw();
+}
+
+// Zoom around the pointer, pan by dragging.
+timeline.addEventListener("wheel", (e) => {
+  e.preventDefault();
+  const rect = timeline.getBoundingClientRect(), x = e.clientX - rect.left, g = toG(x);
+  scale = Math.min(Math.max(scale * (e.deltaY < 0 ? 1.25 : 0.8), 1e-9), 64);
+  x0 = g - (x - LABEL_W) / scale;
+  draw();
+}, { passive: false });
+let drag = null;
+timeline.addEventListener("mousedown", (e) => { drag = { x: e.clientX, x0 }; timeline.classList.add("dragging"); });
+window.addEventListener("mouseup", () => { drag = null; timeline.classList.remove("dragging"); });
+window.addEventListener("mousemove", (e) => {
+  if (drag) { x0 = drag.x0 - (e.clientX - drag.x) / scale; draw(); return; }
+  const rect = timeline.getBoundingClientRect();
+  if (e.clientY < rect.top || e.clientY > rect.bottom || e.clientX < rect.left || e.clientX > rect.right) return;
+  if (e.target.classList && e.target.classList.contains("mark")) return;
+  const hit = intervalAt(e.clientX - rect.left, e.clientY - rect.top);
+  if (!hit) return hideTip();
+  const [from, to, act, lanes, cta] = hit.iv;
+  showTip(e, "core " + hit.r.core + " warp " + hit.r.slot + " \u00b7 " + hit.l.name + "\n" + data.activities[act] +
+    ", " + lanes + " of " + data.threads + " lanes, CTA " + cta + "\ninstructions " + from + " to " + to);
+});
+timeline.addEventListener("mouseleave", hideTip);
+const zoomBy = (f) => { const mid = toG(LABEL_W + (width() - LABEL_W) / 2); scale *= f; x0 = mid - (width() - LABEL_W) / 2 / scale; draw(); };
+document.getElementById("fit").addEventListener("click", fit);
+document.getElementById("zoom-in").addEventListener("click", () => zoomBy(1.5));
+document.getElementById("zoom-out").addEventListener("click", () => zoomBy(1 / 1.5));
+window.addEventListener("resize", draw);
+fit();
+window.vxreplayView = { data, rows, marks: markEls.length, ready: true };
+})();
+</script></body></html>
+)HTML";
+// clang-format on
+
+}  // namespace
+
+std::string view_page(const std::string& title, const std::string& data_json) {
+  std::string t;
+  for (char c : title) t += c == '<' ? std::string("&lt;") : c == '&' ? std::string("&amp;") : std::string(1, c);
+  return std::string(kHead) + t + kStyle + data_json + kScript;
+}
+
+}  // namespace vx::cli

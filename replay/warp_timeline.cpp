@@ -1,0 +1,130 @@
+#include "replay/warp_timeline.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include "checkpoint/timeline.hpp"
+
+namespace vx::replay {
+
+const char* activity_name(WarpActivity a) {
+  switch (a) {
+    case WarpActivity::Running: return "running";
+    case WarpActivity::Diverged: return "diverged";
+    case WarpActivity::Barrier: return "barrier";
+    case WarpActivity::Spawn: return "spawn";
+    case WarpActivity::Ready: return "ready";
+  }
+  return "?";
+}
+
+namespace {
+
+using checkpoint::TimelineSample;
+using checkpoint::WarpSample;
+
+// The warps a checkpoint holds, as a sample at its key.
+TimelineSample sample_of(const checkpoint::CheckpointRecord& rec) {
+  TimelineSample s;
+  s.launch = rec.key.launch;
+  s.at = rec.key.instret;
+  for (const checkpoint::WarpRecord& w : rec.warps)
+    if (w.active)
+      s.warps.push_back(WarpSample{w.core, w.slot, w.tmask, uint8_t(w.wait),
+                                   uint8_t(std::min<size_t>(w.ipdom.size(), 255)), w.instret, w.cta_linear});
+  return s;
+}
+
+WarpActivity activity(const WarpSample& w, bool ran) {
+  if (ran) return w.depth ? WarpActivity::Diverged : WarpActivity::Running;
+  switch (w.wait) {
+    case 1:
+    case 2: return WarpActivity::Barrier;
+    case 3: return WarpActivity::Spawn;
+    default: return WarpActivity::Ready;
+  }
+}
+
+void append(WarpRow& row, const WarpInterval& iv) {
+  if (!row.intervals.empty()) {
+    WarpInterval& last = row.intervals.back();
+    if (last.to == iv.from && last.activity == iv.activity && last.lanes == iv.lanes && last.cta == iv.cta) {
+      last.to = iv.to;
+      return;
+    }
+  }
+  row.intervals.push_back(iv);
+}
+
+LaunchTimeline build(uint32_t launch, const std::map<uint64_t, TimelineSample>& samples, bool ended,
+                     std::vector<uint64_t> checkpoints) {
+  LaunchTimeline t;
+  t.launch = launch;
+  t.ended = ended;
+  t.samples = samples.size();
+  t.checkpoints = std::move(checkpoints);
+  t.end = samples.empty() ? 0 : samples.rbegin()->first;
+  std::map<std::pair<uint32_t, uint32_t>, WarpRow> rows;
+  for (auto it = samples.begin(); it != samples.end(); ++it) {
+    auto next = std::next(it);
+    if (next == samples.end()) break;
+    const TimelineSample& a = it->second;
+    const TimelineSample& b = next->second;
+    for (const WarpSample& w : a.warps) {
+      auto later = std::find_if(b.warps.begin(), b.warps.end(),
+                                [&](const WarpSample& x) { return x.core == w.core && x.slot == w.slot; });
+      // Gone, or another CTA in the slot: it ran to its end in between.
+      const bool same = later != b.warps.end() && later->cta == w.cta && later->instret >= w.instret;
+      const bool ran = !same || later->instret > w.instret;
+      WarpRow& row = rows[{w.core, w.slot}];
+      row.core = w.core;
+      row.slot = w.slot;
+      append(row, WarpInterval{a.at, b.at, activity(w, ran), uint32_t(std::popcount(w.tmask)), w.cta});
+    }
+  }
+  for (auto& [k, row] : rows) t.rows.push_back(std::move(row));
+  return t;
+}
+
+}  // namespace
+
+Result<std::vector<LaunchTimeline>> read_warp_timeline(checkpoint::Store& store) {
+  std::map<uint32_t, std::map<uint64_t, TimelineSample>> by_launch;
+  std::map<uint32_t, std::vector<uint64_t>> checkpoints;
+  std::map<uint32_t, bool> ended;
+  auto take = [&](std::vector<TimelineSample> samples) {
+    for (TimelineSample& s : samples) {
+      if (s.warps.empty()) ended[s.launch] = true;
+      by_launch[s.launch].emplace(s.at, std::move(s));  // the first kept: samples of one point are equal
+    }
+  };
+  auto keys = store.list();
+  if (!keys) return keys.error();
+  for (const checkpoint::TimeKey& k : *keys) {
+    auto rec = store.get(k);
+    if (!rec) return rec.error();
+    checkpoints[k.launch].push_back(k.instret);
+    by_launch[k.launch][k.instret] = sample_of(*rec);
+    if (rec->timeline.empty()) continue;
+    auto samples = checkpoint::decode_timeline(rec->timeline);
+    if (!samples) return with_context("the checkpoint " + k.to_string() + ": ", samples.error());
+    take(std::move(*samples));
+  }
+  auto ops = store.ops();
+  if (!ops) return ops.error();
+  for (size_t i = 0; i < ops->size(); ++i) {
+    const checkpoint::HostOpRecord& op = (*ops)[i];
+    if (op.kind != checkpoint::HostOpKind::Timeline) continue;
+    auto bytes = store.read_page(op.data.hash);
+    if (!bytes) return bytes.error();
+    auto samples = checkpoint::decode_timeline(*bytes);
+    if (!samples) return with_context("host operation " + std::to_string(i) + " (timeline): ", samples.error());
+    take(std::move(*samples));
+  }
+  std::vector<LaunchTimeline> out;
+  for (const auto& [launch, samples] : by_launch)
+    out.push_back(build(launch, samples, ended[launch], checkpoints[launch]));
+  return out;
+}
+
+}  // namespace vx::replay

@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the recording as a picture (docs/view.md), in a real browser.
+
+Usage: e2e_view.py VXREPLAY BUILD_ROOT SOURCE_ROOT CHECK ARTIFACT_DIR
+  CHECK is one of:
+    pages   a recording of each example kernel named below and of a host program with two launches:
+            `vxreplay view` writes a page that Debian's chromium (headless, driven by selenium and
+            chromedriver) opens; its warp rows are the recording's warp slots, its marks are
+            `info checkpoints`, a click on a mark shows the stop's source line, registers and C
+            variables as `goto N` shows them at the prompt; the page logs no error. A screenshot of
+            each page is kept in ARTIFACT_DIR.
+    export  `vxreplay export --trace`: Chrome Trace Event JSON with the same rows and marks
+    errors  a directory that is no recording, a damaged recording, an unwritable page: clear
+            errors with docs/cli.md's statuses
+"""
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+from e2e_common import EXIT_BAD_INPUT, EXIT_USAGE, check, failures, line_of, run_cmd
+
+VX, BUILD, SRC, CHECK, ARTIFACTS = sys.argv[1:6]
+EXAMPLES = os.path.join(BUILD, "examples")
+
+
+def run(cmd, timeout=300):
+    return run_cmd(cmd, timeout=timeout)
+
+
+# (name, the kernel's line to stop at, how many continues): stops in each kernel.
+KERNELS = [
+    ("sgemm", "for (uint32_t k = 0; k < T; k++) acc +=", 3),
+    ("reduce", "__syncthreads", 2),
+    ("histogram", "atomic", 2),
+    ("diverge", "if", 2),
+]
+
+
+def record_kernel(tmp, name, text, continues):
+    src = os.path.join(SRC, "examples", name + ".c")
+    line = line_of(src, text)
+    db = os.path.join(tmp, name)
+    cmd = [VX, "run", os.path.join(EXAMPLES, name + ".elf"), "--db", db, "--batch", "-ex", f"break {name}.c:{line}"]
+    cmd += ["-ex", "continue"] * continues + ["-ex", "checkpoint", "-ex", "delete", "-ex", "continue"]
+    rc, out, err = run(cmd)
+    check(rc == 0, f"{name}: the recording session: status {rc}: {err[-300:]!r}")
+    subdirs = [os.path.join(db, d) for d in os.listdir(db)] if os.path.isdir(db) else []
+    return subdirs[0] if subdirs else db
+
+
+def record_host(tmp):
+    prog = os.path.join(EXAMPLES, "host", "pipeline")
+    db = os.path.join(tmp, "host")
+    cmd = [VX, "run", "--db", db, "--batch", "-ex", "break scale", "-ex", "continue", "-ex", "continue", "-ex",
+           "delete", "-ex", "continue", "--", prog]
+    rc, out, err = run(cmd)
+    check(rc == 0, f"pipeline: the recording session: status {rc}: {err[-300:]!r}")
+    subdirs = [os.path.join(db, d) for d in os.listdir(db)] if os.path.isdir(db) else []
+    return subdirs[0] if subdirs else db
+
+
+def prompt_answers(rec):
+    """What the prompt says of the recording: its marks, and for each its stop, locals, registers."""
+    rc, out, err = run([VX, "replay", rec, "--batch", "--json", "-ex", "info checkpoints"])
+    check(rc == 0, f"replay {rec}: status {rc}: {err[-300:]!r}")
+    marks = []
+    for line in out.splitlines():
+        e = json.loads(line)
+        if e.get("command") == "info checkpoints":
+            marks = e["checkpoints"]
+    answers = {}
+    for m in marks:
+        n = m["number"]
+        rc, out, err = run([VX, "replay", rec, "--batch", "--json", "-ex", f"goto {n}", "-ex", "info locals",
+                            "-ex", "info args", "-ex", "info registers"])
+        stop, locals_, args, regs = None, [], [], {}
+        for line in out.splitlines():
+            e = json.loads(line)
+            if e.get("event") == "stop":
+                stop = e
+            if e.get("command") == "info locals":
+                locals_ = e.get("variables", [])
+            if e.get("command") == "info args":
+                args = e.get("variables", [])
+            if e.get("command") == "info registers":
+                regs = e.get("registers", {})
+        answers[n] = (stop, locals_, args, regs)
+    return marks, answers
+
+
+def warp_slots(trace):
+    return {(e["pid"], e["tid"]) for e in trace["traceEvents"] if e.get("ph") == "X"}
+
+
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+    o = Options()
+    for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000", "--disable-dev-shm-usage"]:
+        o.add_argument(a)
+    o.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=o)
+
+
+def check_page(driver, name, rec, tmp):
+    from selenium.webdriver.common.by import By
+    page = os.path.join(tmp, name + ".html")
+    rc, out, err = run([VX, "view", rec, "-o", page])
+    if not check(rc == 0 and os.path.exists(page), f"{name}: view: status {rc}: {err[-300:]!r}"):
+        return
+    with open(page) as f:
+        html = f.read()
+    check("http://" not in html and "https://" not in html, f"{name}: the page loads nothing from the network")
+    trace_file = os.path.join(tmp, name + ".json")
+    rc, out, err = run([VX, "export", rec, "--trace", trace_file])
+    check(rc == 0, f"{name}: export: status {rc}: {err[-300:]!r}")
+    with open(trace_file) as f:
+        trace = json.load(f)
+    slots = {tid for (_, tid) in warp_slots(trace)}
+    marks, answers = prompt_answers(rec)
+    check(len(marks) >= 2, f"{name}: the recording has {len(marks)} marks (the session stopped and marked)")
+
+    driver.get("file://" + page)
+    for _ in range(50):
+        if driver.execute_script("return window.vxreplayView && window.vxreplayView.ready"):
+            break
+        time.sleep(0.1)
+    rows = driver.find_elements(By.CSS_SELECTOR, ".row-label")
+    check(len(rows) == len(slots) and len(rows) > 0,
+          f"{name}: {len(rows)} warp rows on the page, the recording has {len(slots)} warp slots")
+    els = driver.find_elements(By.CSS_SELECTOR, "#marks .mark")
+    check(len(els) == len(marks), f"{name}: {len(els)} marks on the page, info checkpoints lists {len(marks)}")
+    for m in marks:
+        n = m["number"]
+        stop, locals_, args, regs = answers[n]
+        # Bring the mark into view (the list centers the timeline on it), then click the mark itself.
+        driver.find_element(By.CSS_SELECTOR, f'#mark-list li[data-number="{n}"]').click()
+        el = driver.find_element(By.CSS_SELECTOR, f'#marks .mark[data-number="{n}"]')
+        driver.execute_script("arguments[0].classList.remove('selected')", el)
+        el.click()
+        check("selected" in el.get_attribute("class"), f"{name}: mark {n} is selected after a click on it")
+        title = driver.find_element(By.ID, "stop-title").text
+        check(title.startswith(f"#{n} "), f"{name}: mark {n}: the pane shows {title!r}")
+        if stop and stop.get("file"):
+            where = driver.find_element(By.ID, "stop-where").text
+            check(f"{stop['file']}:{stop['line']}" in where,
+                  f"{name}: mark {n}: the pane says {where!r}, goto {n} stops at {stop['file']}:{stop['line']}")
+            current = driver.find_elements(By.CSS_SELECTOR, "#stop-source div.current")
+            check(len(current) == 1 and current[0].get_attribute("data-line") == str(stop["line"]),
+                  f"{name}: mark {n}: the source pane highlights line {stop['line']}")
+        for table, want_list in (("locals", locals_), ("args", args)):
+            cells = driver.find_elements(By.CSS_SELECTOR, f"#{table} tr")
+            shown = {r.find_elements(By.TAG_NAME, "td")[0].text: r.find_elements(By.TAG_NAME, "td")[1].text
+                     for r in cells if r.find_elements(By.TAG_NAME, "td")}
+            want = {v["name"]: v["text"] for v in want_list}
+            check(shown == want, f"{name}: mark {n}: {table} {shown} on the page, {want} at the prompt")
+        if regs:
+            cells = driver.find_elements(By.CSS_SELECTOR, "#registers tr")
+            shown = {r.find_elements(By.TAG_NAME, "td")[0].text: int(r.find_elements(By.TAG_NAME, "td")[1].text, 16)
+                     for r in cells if r.find_elements(By.TAG_NAME, "td")}
+            check(shown == {k: v & 0xFFFFFFFF for k, v in regs.items()},
+                  f"{name}: mark {n}: registers on the page differ from info registers at the prompt")
+        reopen = driver.find_element(By.ID, "reopen").text
+        check(f"goto {n}" in reopen and rec in reopen, f"{name}: mark {n}: the reopen command is {reopen!r}")
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    driver.save_screenshot(os.path.join(ARTIFACTS, f"view-{name}.png"))
+    errors = [l for l in driver.get_log("browser") if l.get("level") == "SEVERE"]
+    check(not errors, f"{name}: the page logged errors: {errors}")
+
+
+def check_pages():
+    try:
+        driver = browser()
+    except Exception as e:  # noqa: BLE001 (the reason is what the failure says)
+        check(False, f"cannot start chromium through selenium (scripts/test.sh installs them): {e}")
+        return
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, text, continues in KERNELS:
+                check_page(driver, name, record_kernel(tmp, name, text, continues), tmp)
+            check_page(driver, "pipeline", record_host(tmp), tmp)
+    finally:
+        driver.quit()
+
+
+def check_export():
+    with tempfile.TemporaryDirectory() as tmp:
+        rec = record_kernel(tmp, "sgemm", "for (uint32_t k = 0; k < T; k++) acc +=", 2)
+        out = os.path.join(tmp, "t.json")
+        rc, _, err = run([VX, "export", rec, "--trace", out])
+        if not check(rc == 0, f"export: status {rc}: {err!r}"):
+            return
+        with open(out) as f:
+            trace = json.load(f)
+        events = trace["traceEvents"]
+        xs = [e for e in events if e["ph"] == "X"]
+        check(len(xs) > 0 and all(e["dur"] > 0 and e["name"] in ("running", "diverged", "barrier", "spawn", "ready")
+                                  for e in xs), "export: warp intervals with a state and a length")
+        names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+        check(names == {"launch 1 (sgemm)"}, f"export: the launches are {names}")
+        stops = [e for e in events if e["ph"] == "i" and e["cat"] == "stop"]
+        marks, _ = prompt_answers(rec)
+        check(len(stops) == len(marks), f"export: {len(stops)} stops, info checkpoints lists {len(marks)}")
+        check(all("sgemm.c:" in e["name"] for e in stops if "breakpoint" in e["name"]),
+              f"export: the stops name their line: {[e['name'] for e in stops]}")
+        rc, _, err = run([VX, "export", rec])
+        check(rc == EXIT_USAGE, f"export without --trace: status {rc}, want {EXIT_USAGE}")
+
+
+def check_errors():
+    with tempfile.TemporaryDirectory() as tmp:
+        rc, _, err = run([VX, "view", os.path.join(tmp, "nothing")])
+        check(rc == EXIT_BAD_INPUT and "nothing" in err, f"view of no recording: status {rc}: {err!r}")
+        rec = record_kernel(tmp, "sgemm", "for (uint32_t k = 0; k < T; k++) acc +=", 1)
+        rc, _, err = run([VX, "view", rec, "-o", os.path.join(tmp, "no-such-dir", "p.html")])
+        check(rc == 74 and "cannot write the page" in err, f"view into a missing directory: status {rc}: {err!r}")
+        # A damaged recording: the second half of data.mdb overwritten.
+        data = os.path.join(rec, "data.mdb")
+        with open(data, "r+b") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(size // 2)
+            f.write(b"\xff" * (size - size // 2))
+        rc, _, err = run([VX, "view", rec, "-o", os.path.join(tmp, "p.html")])
+        check(rc == EXIT_BAD_INPUT and err.strip() != "", f"view of a damaged recording: status {rc}: {err!r}")
+
+
+CHECKS = {"pages": check_pages, "export": check_export, "errors": check_errors}
+
+if __name__ == "__main__":
+    if CHECK not in CHECKS:
+        print("unknown check", CHECK, file=sys.stderr)
+        sys.exit(2)
+    CHECKS[CHECK]()
+    if failures:
+        print(f"{len(failures)} failure(s)", file=sys.stderr)
+        sys.exit(1)
+    print("ok")

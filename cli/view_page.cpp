@@ -137,8 +137,15 @@ for (const m of data.marks) {
   markEls.push({ m, d, li });
 }
 markEls.sort((a, b) => (offsets[a.m.launch] + a.m.instret) - (offsets[b.m.launch] + b.m.instret));
+// Centers the timeline on a mark, zoomed in far enough that its neighbours stand apart from it.
 function centerOn(m) {
   const g = offsets[m.launch] + m.instret;
+  let gap = Infinity;
+  for (const { m: o } of markEls) {
+    const d = Math.abs(offsets[o.launch] + o.instret - g);
+    if (o !== m && d > 0) gap = Math.min(gap, d);
+  }
+  if (gap !== Infinity && gap * scale < 16) scale = Math.min(16 / gap, 64);
   x0 = g - (width() - LABEL_W) / 2 / scale;
 }
 
@@ -163,7 +170,7 @@ function draw() {
     const lx0 = Math.max(toX(off), LABEL_W), lx1 = Math.min(toX(off + l.end), w);
     ctx.fillStyle = "#f3f5f9"; ctx.fillRect(lx0, TOP - 2, Math.max(lx1 - lx0, 1), rows.length * ROW_H + 4);
     ctx.fillStyle = "#3b4558"; ctx.font = "11px system-ui, sans-serif";
-    ctx.fillText(l.name + (l.ended ? "" : " (recording ends here)"), lx0 + 3, TOP - 12 > 10 ? 10 : 10);
+    ctx.fillText(l.name + (l.ended ? "" : " (recording ends here)"), lx0 + 3, 10);
     for (const r of l.rows) {
       const y = TOP + rowIndex.get(r.core + ":" + r.slot) * ROW_H;
       for (const iv of r.iv) {

@@ -40,6 +40,8 @@ std::vector<uint8_t> encode_timeline(const std::vector<TimelineSample>& samples)
       put<uint64_t>(out, w.instret);
       put<uint32_t>(out, w.cta);
     }
+    put<uint32_t>(out, uint32_t(s.console.size()));
+    out.insert(out.end(), s.console.begin(), s.console.end());
   }
   return out;
 }
@@ -73,6 +75,12 @@ Result<std::vector<TimelineSample>> decode_timeline(std::span<const uint8_t> byt
       w.cta = get<uint32_t>(p + 22);
       pos += kWarpBytes;
     }
+    if (bytes.size() - pos < 4) return bad(pos, "a truncated console length");
+    const uint32_t len = get<uint32_t>(bytes.data() + pos);
+    pos += 4;
+    if (len > bytes.size() - pos) return bad(pos - 4, "a console length past the end");
+    s.console.assign(reinterpret_cast<const char*>(bytes.data() + pos), len);
+    pos += len;
   }
   if (pos != bytes.size()) return bad(pos, "bytes after the last sample");
   return out;

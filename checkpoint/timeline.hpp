@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 #include "base/result.hpp"
 
@@ -27,10 +28,12 @@ struct TimelineSample {
   uint32_t launch = 0;
   uint64_t at = 0;                // the launch's warp instructions when it was taken
   std::vector<WarpSample> warps;  // the active warps, by (core, slot)
+  std::string console;            // the launch's end (no warp): everything the launch printed
   bool operator==(const TimelineSample&) const = default;
 };
 
-// "VXT1", then per sample its launch, count and warps (little-endian, fixed widths).
+// "VXT1", then per sample its launch, count, warps (little-endian, fixed widths) and console text
+// (a u32 length, then the bytes).
 std::vector<uint8_t> encode_timeline(const std::vector<TimelineSample>& samples);
 // Refuses bytes that are not such an encoding (truncated, counts past the end), saying where.
 Result<std::vector<TimelineSample>> decode_timeline(std::span<const uint8_t> bytes);

@@ -11,7 +11,7 @@ namespace {
 std::vector<TimelineSample> sample_set() {
   return {TimelineSample{1, 64, {WarpSample{0, 0, 0xf, 0, 0, 40, 0}, WarpSample{0, 1, 0x3, 1, 2, 38, 7}}},
           TimelineSample{1, 128, {WarpSample{1, 3, 0xffffffffu, 3, 255, 1ull << 40, 0xfffffffeu}}},
-          TimelineSample{1, 9000, {}}};
+          TimelineSample{1, 9000, {}, "sum = 42\npartial"}};
 }
 
 }  // namespace

@@ -94,13 +94,16 @@ json timeline_json(const Opened& o) {
         iv.push_back({i.from, i.to, uint8_t(i.activity), i.lanes, i.cta});
       rows.push_back({{"core", r.core}, {"slot", r.slot}, {"iv", std::move(iv)}});
     }
+    json console = json::array();
+    for (const replay::ConsoleLine& c : t.console) console.push_back({c.by, c.text});
     launches.push_back({{"launch", t.launch},
                         {"name", o.rec->dbg->launch_label(t.launch)},
                         {"end", t.end},
                         {"ended", t.ended},
                         {"samples", t.samples},
                         {"checkpoints", t.checkpoints},
-                        {"rows", std::move(rows)}});
+                        {"rows", std::move(rows)},
+                        {"console", std::move(console)}});
   }
   return launches;
 }
@@ -251,6 +254,15 @@ int export_command(const ExportArgs& a) {
                         {"pid", pid},
                         {"tid", 0},
                         {"ts", offset[t.launch] + c}});
+    // A console line is known to be out by the point that first holds it.
+    for (const replay::ConsoleLine& c : t.console)
+      events.push_back({{"ph", "i"},
+                        {"s", "p"},
+                        {"cat", "console"},
+                        {"name", c.text},
+                        {"pid", pid},
+                        {"tid", 0},
+                        {"ts", offset[t.launch] + c.by}});
   }
   for (const json& m : marks) {
     const uint32_t launch = m["launch"].get<uint32_t>();

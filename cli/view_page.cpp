@@ -39,6 +39,7 @@ header .meta { color: #aab3c5; }
 .mark.watchpoint { border-top-color: #8e44ad; }
 .mark.exception, .mark.watchdog { border-top-color: #000; }
 .mark.selected { border-top-color: #f39c12; }
+.console-mark { position: absolute; width: 9px; height: 9px; margin-left: -4px; background: #5d6d7e; border-radius: 2px; cursor: default; }
 #tooltip { position: fixed; pointer-events: none; background: #1d2330; color: #f2f4f8; padding: 6px 8px; border-radius: 4px; font-size: 12px; max-width: 520px; display: none; z-index: 10; white-space: pre-wrap; }
 #source { padding: 10px 14px 30px; }
 #source h2 { font-size: 14px; margin: 4px 0 8px; }
@@ -67,7 +68,7 @@ const char* const kScript = R"HTML(</script>
 (function () {
 const data = JSON.parse(document.getElementById("data").textContent);
 const COLORS = { running: "#27ae60", diverged: "#e67e22", barrier: "#c0392b", spawn: "#8e44ad", ready: "#b7bfcc" };
-const LABEL_W = 118, TOP = 34, ROW_H = 14, AXIS_H = 18;
+const LABEL_W = 118, TOP = 34, ROW_H = 14, AXIS_H = 32;
 const timeline = document.getElementById("timeline"), canvas = document.getElementById("canvas");
 const ctx = canvas.getContext("2d"), tooltip = document.getElementById("tooltip");
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
@@ -135,6 +136,27 @@ for (const m of data.marks) {
   li.addEventListener("click", () => { centerOn(m); select(m, d); });
   document.getElementById("mark-list").appendChild(li);
   markEls.push({ m, d, li });
+}
+// Console output: one marker per point where new lines are known to be out, its lines on hover.
+const consoleEls = [];
+for (const l of data.launches) {
+  const byPoint = new Map();
+  for (const [by, text] of l.console || []) {
+    if (!byPoint.has(by)) byPoint.set(by, []);
+    byPoint.get(by).push(text);
+  }
+  for (const [by, lines] of byPoint) {
+    const d = document.createElement("div");
+    d.className = "console-mark";
+    d.dataset.launch = l.launch; d.dataset.by = by; d.dataset.lines = lines.length;
+    const tip = "console, printed by instruction " + by + " of " + l.name + ":\n" + lines.slice(0, 20).join("\n") +
+      (lines.length > 20 ? "\n(" + (lines.length - 20) + " more lines)" : "");
+    d.addEventListener("mouseenter", (e) => showTip(e, tip));
+    d.addEventListener("mousemove", (e) => showTip(e, tip));
+    d.addEventListener("mouseleave", hideTip);
+    timeline.appendChild(d);
+    consoleEls.push({ l, by, d });
+  }
 }
 markEls.sort((a, b) => (offsets[a.m.launch] + a.m.instret) - (offsets[b.m.launch] + b.m.instret));
 // Centers the timeline on a mark, zoomed in far enough that its neighbours stand apart from it.
@@ -206,10 +228,16 @@ function draw() {
     ctx.fillStyle = d.classList.contains("selected") ? "rgba(243,156,18,0.9)" : "rgba(192,57,43,0.45)";
     ctx.fillRect(x, TOP, 1, rows.length * ROW_H);
   }
+  for (const { l, by, d } of consoleEls) {
+    const x = toX(offsets[l.launch] + by);
+    d.style.display = x >= LABEL_W && x <= w ? "" : "none";
+    d.style.left = x + "px";
+    d.style.top = (TOP + rows.length * ROW_H + 9) + "px";
+  }
   // Axis: the launch's own instruction count.
   ctx.fillStyle = "#3b4558"; ctx.font = "10px system-ui, sans-serif";
   const step = niceStep(Math.max(g1 - g0, 1));
-  const yAxis = TOP + rows.length * ROW_H + 15;
+  const yAxis = TOP + rows.length * ROW_H + 29;
   for (const l of data.launches) {
     const off = offsets[l.launch];
     for (let v = Math.ceil(Math.max(g0 - off, 0) / step) * step; v <= Math.min(l.end, g1 - off); v += step) {
@@ -304,7 +332,7 @@ window.addEventListener("mousemove", (e) => {
   if (drag) { x0 = drag.x0 - (e.clientX - drag.x) / scale; draw(); return; }
   const rect = timeline.getBoundingClientRect();
   if (e.clientY < rect.top || e.clientY > rect.bottom || e.clientX < rect.left || e.clientX > rect.right) return;
-  if (e.target.classList && e.target.classList.contains("mark")) return;
+  if (e.target.classList && (e.target.classList.contains("mark") || e.target.classList.contains("console-mark"))) return;
   const hit = intervalAt(e.clientX - rect.left, e.clientY - rect.top);
   if (!hit) return hideTip();
   const [from, to, act, lanes, cta] = hit.iv;

@@ -207,6 +207,7 @@ void Session::Impl::sample_timeline(uint64_t at, bool end) {
   checkpoint::TimelineSample s;
   s.launch = launch;
   s.at = at;
+  if (end) s.console = console_log;
   if (!end)
     for (const WarpSummary& w : dev.warp_summaries())
       s.warps.push_back(checkpoint::WarpSample{w.core, w.slot, w.tmask, uint8_t(w.wait),

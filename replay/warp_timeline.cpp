@@ -56,6 +56,24 @@ void append(WarpRow& row, const WarpInterval& iv) {
   row.intervals.push_back(iv);
 }
 
+// The lines printed by each point: the console text each point holds, in time order, split where it
+// grew (a point whose text does not extend the previous one's starts over).
+std::vector<ConsoleLine> console_lines(const std::map<uint64_t, std::string>& at_points) {
+  std::vector<ConsoleLine> out;
+  std::string seen;
+  for (const auto& [at, text] : at_points) {
+    if (text.compare(0, seen.size(), seen) != 0) seen.clear();
+    size_t from = seen.size();
+    // Only whole lines until the last point, which may end in a partial one.
+    const bool last = at == at_points.rbegin()->first;
+    for (size_t nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1)
+      out.push_back(ConsoleLine{at, text.substr(from, nl - from)});
+    if (last && from < text.size()) out.push_back(ConsoleLine{at, text.substr(from)});
+    seen = text.substr(0, from);
+  }
+  return out;
+}
+
 LaunchTimeline build(uint32_t launch, const std::map<uint64_t, TimelineSample>& samples, bool ended,
                      std::vector<uint64_t> checkpoints) {
   LaunchTimeline t;
@@ -92,9 +110,13 @@ Result<std::vector<LaunchTimeline>> read_warp_timeline(checkpoint::Store& store)
   std::map<uint32_t, std::map<uint64_t, TimelineSample>> by_launch;
   std::map<uint32_t, std::vector<uint64_t>> checkpoints;
   std::map<uint32_t, bool> ended;
+  std::map<uint32_t, std::map<uint64_t, std::string>> console;  // launch -> point -> text printed by then
   auto take = [&](std::vector<TimelineSample> samples) {
     for (TimelineSample& s : samples) {
-      if (s.warps.empty()) ended[s.launch] = true;
+      if (s.warps.empty()) {
+        ended[s.launch] = true;
+        console[s.launch][s.at] = s.console;
+      }
       by_launch[s.launch].emplace(s.at, std::move(s));  // the first kept: samples of one point are equal
     }
   };
@@ -105,6 +127,7 @@ Result<std::vector<LaunchTimeline>> read_warp_timeline(checkpoint::Store& store)
     if (!rec) return rec.error();
     checkpoints[k.launch].push_back(k.instret);
     by_launch[k.launch][k.instret] = sample_of(*rec);
+    console[k.launch][k.instret].assign(rec->console.begin(), rec->console.end());
     if (rec->timeline.empty()) continue;
     auto samples = checkpoint::decode_timeline(rec->timeline);
     if (!samples) return with_context("the checkpoint " + k.to_string() + ": ", samples.error());
@@ -122,8 +145,10 @@ Result<std::vector<LaunchTimeline>> read_warp_timeline(checkpoint::Store& store)
     take(std::move(*samples));
   }
   std::vector<LaunchTimeline> out;
-  for (const auto& [launch, samples] : by_launch)
+  for (const auto& [launch, samples] : by_launch) {
     out.push_back(build(launch, samples, ended[launch], checkpoints[launch]));
+    out.back().console = console_lines(console[launch]);
+  }
   return out;
 }
 

@@ -28,6 +28,13 @@ struct WarpRow {
   std::vector<WarpInterval> intervals;
 };
 
+// A line the launch printed, known to be out by `by` (the first checkpoint or launch end that holds
+// it: the recording keeps the console at those points, not per instruction).
+struct ConsoleLine {
+  uint64_t by = 0;
+  std::string text;
+};
+
 struct LaunchTimeline {
   uint32_t launch = 0;
   uint64_t end = 0;                   // the last point the recording knows of
@@ -35,6 +42,7 @@ struct LaunchTimeline {
   size_t samples = 0;                 // points drawn from
   std::vector<uint64_t> checkpoints;  // every checkpoint of the launch (automatic ones included)
   std::vector<WarpRow> rows;          // by (core, slot)
+  std::vector<ConsoleLine> console;   // in the order printed
 };
 
 // Every launch of the recording in `store`, in order.

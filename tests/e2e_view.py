@@ -167,6 +167,19 @@ def check_page(driver, name, rec, tmp):
                   f"{name}: mark {n}: registers on the page differ from info registers at the prompt")
         reopen = driver.find_element(By.ID, "reopen").text
         check(f"goto {n}" in reopen and rec in reopen, f"{name}: mark {n}: the reopen command is {reopen!r}")
+    # Console output: the lines the recording holds, each marked by the point it is known to be out.
+    printed = [e["name"] for e in trace["traceEvents"] if e.get("cat") == "console"]
+    driver.find_element(By.ID, "fit").click()
+    consoles = driver.find_elements(By.CSS_SELECTOR, ".console-mark")
+    check(sum(int(c.get_attribute("data-lines")) for c in consoles) == len(printed),
+          f"{name}: {len(consoles)} console markers for the {len(printed)} lines the recording holds")
+    if consoles:
+        from selenium.webdriver.common.action_chains import ActionChains
+        ActionChains(driver).move_to_element(consoles[-1]).perform()
+        tip = driver.find_element(By.ID, "tooltip").text
+        check(printed[-1] in tip, f"{name}: hovering the last console marker shows {tip!r}, not {printed[-1]!r}")
+    if name == "reduce":
+        check(any("total" in p for p in printed), f"reduce: its printed total is among the console lines {printed}")
     os.makedirs(ARTIFACTS, exist_ok=True)
     driver.save_screenshot(os.path.join(ARTIFACTS, f"view-{name}.png"))
     errors = [l for l in driver.get_log("browser") if l.get("level") == "SEVERE"]

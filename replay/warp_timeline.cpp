@@ -61,14 +61,18 @@ void append(WarpRow& row, const WarpInterval& iv) {
 std::vector<ConsoleLine> console_lines(const std::map<uint64_t, std::string>& at_points) {
   std::vector<ConsoleLine> out;
   std::string seen;
+  // Nothing printed by a point (a launch's first checkpoint) says nothing: skipped.
+  uint64_t last = 0;
+  for (const auto& [at, text] : at_points)
+    if (!text.empty()) last = at;
   for (const auto& [at, text] : at_points) {
+    if (text.empty()) continue;
     if (text.compare(0, seen.size(), seen) != 0) seen.clear();
     size_t from = seen.size();
     // Only whole lines until the last point, which may end in a partial one.
-    const bool last = at == at_points.rbegin()->first;
     for (size_t nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1)
       out.push_back(ConsoleLine{at, text.substr(from, nl - from)});
-    if (last && from < text.size()) out.push_back(ConsoleLine{at, text.substr(from)});
+    if (at == last && from < text.size()) out.push_back(ConsoleLine{at, text.substr(from)});
     seen = text.substr(0, from);
   }
   return out;

@@ -110,7 +110,8 @@ uint64_t Recorder::until_sample(uint32_t launch, uint64_t at) const {
 
 void Recorder::add_sample(checkpoint::TimelineSample s) {
   uint64_t& last = sampled_[s.launch];
-  if (s.at <= last && last != 0) return;
+  // A launch's end (no warp) is kept even at the point of its last sample: it says the launch ended.
+  if (last != 0 && (s.at < last || (s.at == last && !s.warps.empty()))) return;
   last = s.at;
   samples_.push_back(std::move(s));
 }

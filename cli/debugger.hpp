@@ -72,7 +72,9 @@ class Debugger {
   bool goto_mark(uint32_t number);                                       // goto N (info checkpoints)
   bool goto_start();                                                     // goto start: the current launch's first point
   bool goto_end();                                                       // goto end
-  void show_warps();                                                     // info warps
+  // goto LAUNCH:INSTRUCTION; lane: the lane to focus there when its warp is there.
+  bool goto_point(engine::TimePoint t, std::optional<Lane> lane = std::nullopt);
+  void show_warps();  // info warps
   // "launch 2 (scale)": a launch by number and its kernel function.
   std::string launch_label(uint32_t launch) const;
   void show_checkpoints() { info_checkpoints(false); }                      // info checkpoints

@@ -219,11 +219,37 @@ void Debugger::cmd_goto(Args a) {
     goto_start();
   } else if (arg == "end") {
     goto_end();
+  } else if (const size_t colon = arg.find(':'); colon != std::string::npos) {
+    auto launch = parse_u32(arg.substr(0, colon));
+    auto instret = parse_u64(arg.substr(colon + 1));
+    if (!launch || !instret || *launch == 0)
+      return usage("goto: '" + arg + "' is not LAUNCH:INSTRUCTION (a launch from 1 and its warp instruction count)");
+    goto_point(engine::TimePoint{*launch, *instret});
   } else {
     auto n = parse_u32(arg);
-    if (!n) return usage("goto: expected a checkpoint number, \"start\" or \"end\": " + n.error().message);
+    if (!n)
+      return usage("goto: expected a checkpoint number, \"start\", \"end\" or LAUNCH:INSTRUCTION: " +
+                   n.error().message);
     goto_mark(*n);
   }
+}
+
+bool Debugger::goto_point(engine::TimePoint t, std::optional<Lane> lane) {
+  const int before = errors_;
+  as_command("goto " + std::to_string(t.launch) + ":" + std::to_string(t.instret), [this, t, lane] {
+    if (!ensure_recording()) return;
+    // The lane asked for, else the focus warp, stays in focus when it is there at that point.
+    std::optional<engine::WarpId> warp;
+    if (lane)
+      warp = engine::WarpId{lane->core, lane->slot};
+    else if (focus_warp())
+      warp = engine::WarpId{focus_.core, focus_.slot};
+    goto_lane_ = lane;
+    report_move(s_.seek(t, StopReason::InstructionCount, warp),
+                "Launch " + std::to_string(t.launch) + ", instruction " + std::to_string(t.instret));
+    goto_lane_.reset();
+  });
+  return errors_ == before;
 }
 
 bool Debugger::goto_start() {

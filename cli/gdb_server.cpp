@@ -19,6 +19,7 @@
 
 #include "cli/command.hpp"
 #include "cli/debugger.hpp"
+#include "cli/listen.hpp"
 #include "cli/output.hpp"
 #include "device/config.hpp"
 #include "device/isa.hpp"
@@ -178,26 +179,11 @@ Result<GdbEndpoint> parse_gdb_endpoint(const std::string& text) {
     ep.stdio = true;
     return ep;
   }
-  std::string port = text;
-  size_t colon = text.rfind(':');
-  if (colon != std::string::npos) {
-    ep.host = text.substr(0, colon);
-    port = text.substr(colon + 1);
-    if (ep.host.size() >= 2 && ep.host.front() == '[' && ep.host.back() == ']')
-      ep.host = ep.host.substr(1, ep.host.size() - 2);
-    if (ep.host.empty()) return make_error("--gdb: '" + text + "' has an empty host (give [HOST:]PORT or -)");
-  }
-  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoul(port) > 65535)
-    return make_error("--gdb: '" + text + "' is not [HOST:]PORT with a port from 0 to 65535, or - for stdin/stdout");
-  ep.port = uint16_t(std::stoul(port));
+  auto hp = parse_host_port(text, "--gdb");
+  if (!hp) return make_error(hp.error().message + ", or - for stdin/stdout");
+  ep.host = hp->host;
+  ep.port = hp->port;
   return ep;
-}
-
-bool is_loopback_host(const std::string& host) {
-  if (host == "localhost" || host == "::1") return true;
-  in_addr a;
-  return inet_pton(AF_INET, host.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
 }
 
 Result<GdbConnection> open_gdb_connection(const GdbEndpoint& ep, const std::string& kernel) {
@@ -209,37 +195,10 @@ Result<GdbConnection> open_gdb_connection(const GdbEndpoint& ep, const std::stri
     return make_error("--gdb " + ep.host +
                       ": not a loopback address: whoever reaches it controls the session, reads "
                       "and writes device memory; add --gdb-remote to listen there anyway (docs/gdb.md, \"Trust\")");
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  const std::string port = std::to_string(ep.port);
-  if (int rc = getaddrinfo(ep.host.c_str(), port.c_str(), &hints, &found); rc != 0)
-    return make_error("--gdb: cannot resolve '" + ep.host + "': " + gai_strerror(rc));
-  int fd = -1;
-  std::string why;
-  for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
-    fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-    if (fd < 0) continue;
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, 1) != 0) {
-      why = std::strerror(errno);
-      close(fd);
-      fd = -1;
-    }
-  }
-  freeaddrinfo(found);
-  if (fd < 0) return make_error("--gdb: cannot listen on " + ep.host + ":" + port + ": " + why);
-  sockaddr_storage bound{};
-  socklen_t len = sizeof bound;
-  uint16_t actual = ep.port;
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len) == 0)
-    actual = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                                               : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-  const std::string where =
-      (ep.host.find(':') != std::string::npos ? "[" + ep.host + "]" : ep.host) + ":" + std::to_string(actual);
+  auto l = listen_tcp(HostPort{ep.host, ep.port}, "--gdb", 1);
+  if (!l) return l.error();
+  const int fd = l->fd;
+  const std::string& where = l->where;
   if (!is_loopback_host(ep.host))
     std::fprintf(stderr,
                  "vxreplay: warning: listening on %s, not a loopback address: anyone who can reach it "

@@ -12,6 +12,7 @@
 
 #include "cli/console.hpp"
 #include "cli/gdb_packet.hpp"
+#include "cli/listen.hpp"
 #include "debug/inspect.hpp"
 #include "debug/lane.hpp"
 #include "device/host_runtime.hpp"
@@ -36,7 +37,6 @@ struct GdbEndpoint {
   bool allow_files = false;
 };
 Result<GdbEndpoint> parse_gdb_endpoint(const std::string& text);
-bool is_loopback_host(const std::string& host);
 
 // One connected client's byte stream.
 struct GdbConnection {

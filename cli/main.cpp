@@ -319,6 +319,12 @@ int main(int argc, char** argv) {
                                       "time, the stops on it, their source and values (docs/view.md)");
   view_cmd->add_option("dir", view.dir, "The recording's directory (default: the latest under .vxreplay)");
   view_cmd->add_option("-o,--output", view.out, "The page to write (default: the recording's name + .html)");
+  view_cmd->add_option("--serve", view.serve,
+                       "Serve the page at [HOST:]PORT (default host 127.0.0.1) with the state at any point of the "
+                       "timeline: click it (docs/view.md, \"Serving\")");
+  view_cmd->add_flag("--serve-remote", view.serve_remote,
+                     "Allow --serve on a host that is not a loopback address (anyone who reaches it reads the "
+                     "recording)");
 
   vx::cli::ExportArgs exp;
   auto* export_cmd = app.add_subcommand("export", "Write a recording for other tools (docs/view.md)");

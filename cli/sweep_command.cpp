@@ -17,6 +17,7 @@
 
 #include "cli/diff_command.hpp"
 #include "cli/output.hpp"
+#include "cli/text.hpp"
 #include "device/image.hpp"
 #include "device/input_file.hpp"
 #include "replay/races.hpp"
@@ -330,15 +331,6 @@ int report(const SweepArgs& a, const std::vector<SeedResult>& results) {
   return classes.size() <= 1 ? kExitOk : 1;
 }
 
-std::string shell_quote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=,:+") ==
-                        std::string::npos)
-    return s;
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 }  // namespace
 
 Result<std::vector<uint64_t>> parse_seed_ranges(const std::string& text) {
@@ -382,9 +374,9 @@ int sweep_command(const SweepArgs& a) {
   if (a.emit_jobs) {
     if (a.out_dir.empty()) return fail(kExitUsage, "--emit-jobs needs --out DIR: where each job writes its result");
     for (uint64_t seed : a.seeds) {
-      std::string cmd = shell_quote(a.self) + " sweep " + shell_quote(a.run.kernel);
-      for (const std::string& f : a.run_flags) cmd += " " + shell_quote(f);
-      cmd += " --seeds " + std::to_string(seed) + " --out " + shell_quote(a.out_dir);
+      std::string cmd = text::shell_quote(a.self) + " sweep " + text::shell_quote(a.run.kernel);
+      for (const std::string& f : a.run_flags) cmd += " " + text::shell_quote(f);
+      cmd += " --seeds " + std::to_string(seed) + " --out " + text::shell_quote(a.out_dir);
       std::cout << cmd << "\n";
     }
     return kExitOk;

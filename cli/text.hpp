@@ -15,6 +15,16 @@ inline std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// A word for a POSIX shell: as it is when it needs no quoting, else in single quotes.
+inline std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=,:+") ==
+                        std::string::npos)
+    return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 // "x,y,z".
 inline std::string coords(const std::array<uint32_t, 3>& c) {
   return std::to_string(c[0]) + "," + std::to_string(c[1]) + "," + std::to_string(c[2]);

@@ -13,6 +13,8 @@
 #include "cli/output.hpp"
 #include "cli/replay_command.hpp"
 #include "cli/run_command.hpp"
+#include "cli/text.hpp"
+#include "cli/view_data.hpp"
 #include "replay/warp_timeline.hpp"
 
 namespace vx::cli {
@@ -32,59 +34,7 @@ int say_fail(int status, const std::string& message) {
   return status;
 }
 
-// The JSON events the debugger printed since the last call (one object per line).
-std::vector<json> take_events(std::stringstream& ss) {
-  std::vector<json> out;
-  std::string line;
-  while (std::getline(ss, line))
-    if (!line.empty()) out.push_back(json::parse(line, nullptr, false));
-  ss.str({});
-  ss.clear();
-  return out;
-}
-
-// The first event that carries `key`.
-std::optional<json> find_event(const std::vector<json>& events, const char* key) {
-  for (const json& e : events)
-    if (e.is_object() && e.contains(key)) return e;
-  return std::nullopt;
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-// A recording opened with its debugger reporting into a string (the same core as the prompt).
-struct Opened {
-  std::string dir;
-  std::stringstream events;
-  JsonSink sink{events};
-  std::unique_ptr<OpenedRecording> rec;
-  std::vector<replay::LaunchTimeline> timeline;
-};
-
-// `dir`, or the latest recording under root.
-Result<std::unique_ptr<Opened>> open(const std::string& dir_arg, const std::string& root) {
-  auto o = std::make_unique<Opened>();
-  std::string error;
-  auto latest = dir_arg.empty() ? latest_recording(root, &error) : std::optional<std::string>(dir_arg);
-  if (!latest) return make_error(ErrorCode::Input, error);
-  const std::string& dir = o->dir = *latest;
-  auto rec = open_recording(dir, "", false, &o->sink, true);  // a view writes nothing into the recording
-  if (!rec) return rec.error();
-  o->rec = std::move(rec).value();
-  checkpoint::Store* store = o->rec->session->store();
-  if (!store) return make_error(ErrorCode::Input, "the recording " + dir + " has no store");
-  auto t = replay::read_warp_timeline(*store);
-  if (!t) return with_context("the recording's timeline: ", t.error());
-  o->timeline = std::move(t).value();
-  (void)take_events(o->events);
-  return o;
-}
-
-json timeline_json(const Opened& o) {
+json timeline_json(const ViewRecording& o) {
   json launches = json::array();
   for (const replay::LaunchTimeline& t : o.timeline) {
     json rows = json::array();
@@ -110,7 +60,7 @@ json timeline_json(const Opened& o) {
 
 // Every mark (info checkpoints) with the stop's header, the focus lane's C variables and
 // registers, read by going to it with the debugger.
-json marks_json(Opened& o, const std::string& dir, size_t* detailed) {
+json marks_json(ViewRecording& o, const std::string& dir, size_t* detailed) {
   Debugger& dbg = *o.rec->dbg;
   dbg.show_checkpoints();
   json marks = json::array();
@@ -123,7 +73,7 @@ json marks_json(Opened& o, const std::string& dir, size_t* detailed) {
               {"instret", c.value("instret", 0)},
               {"stop", c.value("stop", "")}};
     const uint32_t n = m["number"].get<uint32_t>();
-    m["command"] = "vxreplay replay " + shell_quote(dir) + " -ex 'goto " + std::to_string(n) + "'";
+    m["command"] = "vxreplay replay " + text::shell_quote(dir) + " -ex 'goto " + std::to_string(n) + "'";
     if (*detailed < kMaxDetailedMarks) {
       ++*detailed;
       const bool there = dbg.goto_mark(n);
@@ -144,8 +94,50 @@ json marks_json(Opened& o, const std::string& dir, size_t* detailed) {
   return marks;
 }
 
-// The source lines around each stop's line, from the files the debug information names (when
-// they are on this machine).
+// Writes the file whole; false when it could not be.
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  f.close();
+  return bool(f);
+}
+
+}  // namespace
+
+std::vector<json> take_events(std::stringstream& ss) {
+  std::vector<json> out;
+  std::string line;
+  while (std::getline(ss, line))
+    if (!line.empty()) out.push_back(json::parse(line, nullptr, false));
+  ss.str({});
+  ss.clear();
+  return out;
+}
+
+std::optional<json> find_event(const std::vector<json>& events, const char* key) {
+  for (const json& e : events)
+    if (e.is_object() && e.contains(key)) return e;
+  return std::nullopt;
+}
+
+Result<std::unique_ptr<ViewRecording>> open_view_recording(const std::string& dir_arg, const std::string& root) {
+  auto o = std::make_unique<ViewRecording>();
+  std::string error;
+  auto latest = dir_arg.empty() ? latest_recording(root, &error) : std::optional<std::string>(dir_arg);
+  if (!latest) return make_error(ErrorCode::Input, error);
+  const std::string& dir = o->dir = *latest;
+  auto rec = open_recording(dir, "", false, &o->sink, true);  // a view writes nothing into the recording
+  if (!rec) return rec.error();
+  o->rec = std::move(rec).value();
+  checkpoint::Store* store = o->rec->session->store();
+  if (!store) return make_error(ErrorCode::Input, "the recording " + dir + " has no store");
+  auto t = replay::read_warp_timeline(*store);
+  if (!t) return with_context("the recording's timeline: ", t.error());
+  o->timeline = std::move(t).value();
+  (void)take_events(o->events);
+  return o;
+}
+
 json sources_json(const json& marks) {
   std::map<std::string, std::set<int>> wanted;
   for (const json& m : marks)
@@ -168,18 +160,19 @@ json sources_json(const json& marks) {
   return out;
 }
 
-// Writes the file whole; false when it could not be.
-bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << text;
-  f.close();
-  return bool(f);
-}
-
-}  // namespace
-
 int view_command(const ViewArgs& a) {
-  auto o = open(a.dir, a.root);
+  std::optional<HostPort> serve;
+  if (!a.serve.empty()) {
+    if (!a.out.empty()) return say_fail(kExitUsage, "view: --serve serves the page, -o writes it: give one");
+    auto hp = parse_host_port(a.serve, "--serve");
+    if (!hp) return say_fail(kExitUsage, hp.error().message);
+    if (!is_loopback_host(hp->host) && !a.serve_remote)
+      return say_fail(kExitUsage, "--serve " + hp->host +
+                                      ": not a loopback address: whoever reaches it reads the recording and the "
+                                      "kernel's memory; add --serve-remote to listen there anyway");
+    serve = *hp;
+  }
+  auto o = open_view_recording(a.dir, a.root);
   if (!o) return say_fail(exit_status_of(o.error(), kExitBadInput), o.error().message);
   const std::string* dir = &(*o)->dir;
   size_t detailed = 0;
@@ -196,12 +189,14 @@ int view_command(const ViewArgs& a) {
   data["marks"] = marks_json(**o, *dir, &detailed);
   data["detailed_marks"] = detailed;
   data["sources"] = sources_json(data["marks"]);
+  data["serve"] = serve.has_value();
   const std::string out = a.out.empty() ? fs::path(*dir).filename().string() + ".html" : a.out;
   std::string json_text = data.dump(-1, ' ', false, json::error_handler_t::replace);
   // Inside a script element, "</" would end it.
   for (size_t at = 0; (at = json_text.find("</", at)) != std::string::npos; at += 3) json_text.replace(at, 2, "<\\/");
-  if (!write_file(out, view_page((*o)->rec->kernel_name + " - vxreplay", json_text)))
-    return say_fail(kExitCantWrite, "cannot write the page " + out);
+  const std::string page = view_page((*o)->rec->kernel_name + " - vxreplay", json_text);
+  if (serve) return serve_view(**o, page, *serve);
+  if (!write_file(out, page)) return say_fail(kExitCantWrite, "cannot write the page " + out);
   size_t rows = 0;
   for (const auto& t : (*o)->timeline) rows += t.rows.size();
   std::printf("%s: %zu launch%s, %zu warp rows, %zu marks\n", out.c_str(), (*o)->timeline.size(),
@@ -211,7 +206,7 @@ int view_command(const ViewArgs& a) {
 
 int export_command(const ExportArgs& a) {
   if (a.trace.empty()) return say_fail(kExitUsage, "export: say what to write (--trace FILE.json)");
-  auto o = open(a.dir, a.root);
+  auto o = open_view_recording(a.dir, a.root);
   if (!o) return say_fail(exit_status_of(o.error(), kExitBadInput), o.error().message);
   const std::string* dir = &(*o)->dir;
   size_t detailed = 0;

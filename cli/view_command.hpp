@@ -11,7 +11,9 @@ namespace vx::cli {
 struct ViewArgs {
   std::string dir;                 // the recording; "" = the latest under root
   std::string root = ".vxreplay";  // where the default looks
-  std::string out;                 // the page; "" = DIR/view.html
+  std::string out;                 // the page; "" = the recording's name + .html
+  std::string serve;               // --serve [HOST:]PORT: serve the page and the state at any point
+  bool serve_remote = false;       // --serve-remote: a host that is not a loopback address
 };
 
 int view_command(const ViewArgs& args);

@@ -12,6 +12,7 @@ namespace {
 const char* const kHead = R"HTML(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <title>)HTML";
 
 const char* const kStyle = R"HTML(</title>
@@ -59,7 +60,7 @@ header .meta { color: #aab3c5; }
 <div id="timeline"><canvas id="canvas"></canvas><div id="labels"></div><div id="marks"></div></div>
 <ul id="mark-list"></ul>
 <div id="tooltip"></div>
-<section id="source"><p class="note">Click a mark (a triangle above the rows) to see its source line, registers and C variables.</p></section>
+<section id="source"><p class="note" id="hint">Click a mark (a triangle above the rows) to see its source line, registers and C variables.</p></section>
 <script id="data" type="application/json">)HTML";
 
 const char* const kScript = R"HTML(</script>
@@ -228,6 +229,10 @@ function draw() {
     ctx.fillStyle = d.classList.contains("selected") ? "rgba(243,156,18,0.9)" : "rgba(192,57,43,0.45)";
     ctx.fillRect(x, TOP, 1, rows.length * ROW_H);
   }
+  if (picked) {
+    const x = toX(offsets[picked.launch] + picked.instret);
+    if (x >= LABEL_W && x <= w) { ctx.fillStyle = "rgba(46,134,193,0.9)"; ctx.fillRect(x, TOP - 4, 2, rows.length * ROW_H + 8); }
+  }
   for (const { l, by, d } of consoleEls) {
     const x = toX(offsets[l.launch] + by);
     d.style.display = x >= LABEL_W && x <= w ? "" : "none";
@@ -287,12 +292,15 @@ function intervalAt(x, y) {
 }
 
 function select(m, el) {
+  if (m.number !== undefined) picked = null;
   for (const { d, li } of markEls) { d.classList.remove("selected"); li.classList.remove("selected"); }
   if (el) el.classList.add("selected");
   const item = markEls.find((e) => e.m === m);
   if (item) item.li.classList.add("selected");
   const h = m.header, src = document.getElementById("source");
-  let html = "<h2 id=\"stop-title\">#" + m.number + " " + esc(m.stop) + " \u00b7 launch " + m.launch + ", instruction " + m.instret + "</h2>";
+  let html = m.number !== undefined
+    ? "<h2 id=\"stop-title\">#" + m.number + " " + esc(m.stop) + " \u00b7 launch " + m.launch + ", instruction " + m.instret + "</h2>"
+    : '<h2 id="stop-title" data-launch="' + m.launch + '" data-instret="' + m.instret + '">' + esc(m.stop) + " \u00b7 launch " + m.launch + ", instruction " + m.instret + "</h2>";
   if (h) {
     html += '<p id="stop-where">' + esc((h.function || "?") + (h.file ? " at " + h.file + ":" + h.line : "")) +
       " \u00b7 core " + h.core + ", warp " + h.warp + ", lane " + h.lane +
@@ -313,8 +321,55 @@ function select(m, el) {
   if (m.registers) html += '<table id="registers"><tr><th>register</th><th>value</th></tr>' +
     Object.keys(m.registers).map((k) => "<tr><td>" + esc(k) + "</td><td>" + hex(m.registers[k]) + "</td></tr>").join("") + "</table>";
   html += '<p>Reopen this point: <code id="reopen">' + esc(m.command) + "</code></p>";
+  if (data.serve)
+    html += '<form id="memory-form">Memory at this point: address <input id="memory-addr" size="12" placeholder="0x...">' +
+      ' bytes <input id="memory-len" size="5" value="64"> <button type="submit">Read</button></form><pre id="memory"></pre>';
   src.innerHTML = html;
+  if (data.serve) {
+    document.getElementById("memory-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      const q = "launch=" + m.launch + "&instret=" + m.instret + "&addr=" + encodeURIComponent(document.getElementById("memory-addr").value.trim()) +
+        "&len=" + encodeURIComponent(document.getElementById("memory-len").value.trim());
+      ask("memory?" + q, (r) => { document.getElementById("memory").textContent = r.text; },
+        (msg) => { document.getElementById("memory").textContent = msg; });
+    });
+  }
   draw();
+}
+
+// --- Served (vxreplay view --serve): any point of the timeline, read from the recording. ---
+let picked = null;  // the point last asked for: { launch, instret }
+function ask(what, done, failed) {
+  fetch(what).then((r) => r.json().then((j) => ({ ok: r.ok, j }))).then(({ ok, j }) => {
+    if (ok) done(j); else failed(j.error || "the server answered an error");
+  }).catch((e) => failed("the server cannot be reached: " + e));
+}
+function pointAt(x, y) {
+  const i = Math.floor((y - TOP) / ROW_H), g = toG(x);
+  if (x < LABEL_W) return null;
+  for (const l of data.launches) {
+    const off = offsets[l.launch];
+    if (g < off || g > off + l.end) continue;
+    const p = { launch: l.launch, instret: Math.max(0, Math.min(l.end, Math.round(g - off))) };
+    if (i >= 0 && i < rows.length) { p.core = rows[i].core; p.warp = rows[i].slot; }
+    return p;
+  }
+  return null;
+}
+function openPoint(p) {
+  picked = p;
+  for (const { d, li } of markEls) { d.classList.remove("selected"); li.classList.remove("selected"); }
+  draw();
+  const src = document.getElementById("source");
+  src.innerHTML = '<p class="note" id="point-wait">Going to launch ' + p.launch + ", instruction " + p.instret + "\u2026</p>";
+  let q = "state?launch=" + p.launch + "&instret=" + p.instret;
+  if (p.core !== undefined) q += "&core=" + p.core + "&warp=" + p.warp;
+  ask(q, (r) => {
+    Object.assign(data.sources, r.sources || {});
+    picked = { launch: r.launch, instret: r.instret };
+    select({ stop: "point", launch: r.launch, instret: r.instret, header: r.header, args: r.args, locals: r.locals,
+      registers: r.registers, command: r.command }, null);
+  }, (msg) => { src.innerHTML = '<p id="point-error">' + esc(msg) + "</p>"; });
 }
 
 // Zoom around the pointer, pan by dragging.
@@ -326,8 +381,17 @@ timeline.addEventListener("wheel", (e) => {
   draw();
 }, { passive: false });
 let drag = null;
-timeline.addEventListener("mousedown", (e) => { drag = { x: e.clientX, x0 }; timeline.classList.add("dragging"); });
-window.addEventListener("mouseup", () => { drag = null; timeline.classList.remove("dragging"); });
+timeline.addEventListener("mousedown", (e) => { drag = { x: e.clientX, y: e.clientY, x0 }; timeline.classList.add("dragging"); });
+window.addEventListener("mouseup", (e) => {
+  const was = drag;
+  drag = null; timeline.classList.remove("dragging");
+  // A click (no drag) on the rows, served: the state at that point.
+  if (!data.serve || !was || Math.abs(e.clientX - was.x) > 3 || Math.abs(e.clientY - was.y) > 3) return;
+  if (e.target.classList && (e.target.classList.contains("mark") || e.target.classList.contains("console-mark"))) return;
+  const rect = timeline.getBoundingClientRect();
+  const p = pointAt(e.clientX - rect.left, e.clientY - rect.top);
+  if (p) openPoint(p);
+});
 window.addEventListener("mousemove", (e) => {
   if (drag) { x0 = drag.x0 - (e.clientX - drag.x) / scale; draw(); return; }
   const rect = timeline.getBoundingClientRect();
@@ -346,7 +410,11 @@ document.getElementById("zoom-in").addEventListener("click", () => zoomBy(1.5));
 document.getElementById("zoom-out").addEventListener("click", () => zoomBy(1 / 1.5));
 window.addEventListener("resize", draw);
 fit();
-window.vxreplayView = { data, rows, marks: markEls.length, ready: true };
+if (data.serve) document.getElementById("hint").textContent += " Served: click any point of a warp's row for the state there.";
+// For tests and scripts: where a point is drawn (x from the timeline's left, y of a row's middle).
+const xOf = (launch, instret) => toX(offsets[launch] + instret);
+const yOf = (core, slot) => TOP + rowIndex.get(core + ":" + slot) * ROW_H + ROW_H / 2;
+window.vxreplayView = { data, rows, marks: markEls.length, ready: true, xOf, yOf };
 })();
 </script></body></html>
 )HTML";

@@ -157,6 +157,8 @@ Result<void> Evaluator::apply(const Dwarf_Op& op) {
     case DW_OP_plus:
     case DW_OP_minus:
     case DW_OP_mul:
+    case DW_OP_div:
+    case DW_OP_mod:
     case DW_OP_and:
     case DW_OP_or:
     case DW_OP_xor:
@@ -233,6 +235,15 @@ Result<void> Evaluator::binary(const Dwarf_Op& op) {
     case DW_OP_plus: x += y; break;
     case DW_OP_minus: x -= y; break;
     case DW_OP_mul: x *= y; break;
+    // DW_OP_div divides signed, DW_OP_mod is unsigned (DWARF 5, 2.5.1.4).
+    case DW_OP_div:
+      if (y == 0) return fail(op, "division by zero");
+      x = int64_t(y) == -1 ? 0 - x : uint64_t(int64_t(x) / int64_t(y));
+      break;
+    case DW_OP_mod:
+      if (y == 0) return fail(op, "division by zero");
+      x %= y;
+      break;
     case DW_OP_and: x &= y; break;
     case DW_OP_or: x |= y; break;
     case DW_OP_xor: x ^= y; break;

@@ -121,6 +121,9 @@ TEST_CASE("dwarf_expr: arithmetic", "[dwarf_expr]") {
   CHECK(value_of({op(DW_OP_lit7), op(DW_OP_lit3), op(DW_OP_minus)}) == 4);
   CHECK(value_of({op(DW_OP_lit3), op(DW_OP_lit7), op(DW_OP_minus)}) == sleb(-4));
   CHECK(value_of({op(DW_OP_lit7), op(DW_OP_lit3), op(DW_OP_mul)}) == 21);
+  CHECK(value_of({op(DW_OP_lit7), op(DW_OP_lit2), op(DW_OP_div)}) == 3);
+  CHECK(value_of({op(DW_OP_consts, uint64_t(-7)), op(DW_OP_lit2), op(DW_OP_div)}) == uint64_t(-3));  // signed
+  CHECK(value_of({op(DW_OP_lit7), op(DW_OP_lit3), op(DW_OP_mod)}) == 1);
   CHECK(value_of({op(DW_OP_lit6), op(DW_OP_lit3), op(DW_OP_and)}) == 2);
   CHECK(value_of({op(DW_OP_lit6), op(DW_OP_lit3), op(DW_OP_or)}) == 7);
   CHECK(value_of({op(DW_OP_lit6), op(DW_OP_lit3), op(DW_OP_xor)}) == 5);
@@ -150,8 +153,8 @@ TEST_CASE("dwarf_expr: stack underflow names the operation", "[dwarf_expr]") {
     INFO(op_name(a));
     CHECK(error_of({op(a, 1)}, m.env()) == op_name(a) + ": stack underflow (corrupt DWARF expression)");
   }
-  for (uint8_t a : {DW_OP_over, DW_OP_swap, DW_OP_plus, DW_OP_minus, DW_OP_mul, DW_OP_and, DW_OP_or, DW_OP_xor,
-                    DW_OP_shl, DW_OP_shr, DW_OP_shra}) {
+  for (uint8_t a : {DW_OP_over, DW_OP_swap, DW_OP_plus, DW_OP_minus, DW_OP_mul, DW_OP_div, DW_OP_mod, DW_OP_and,
+                    DW_OP_or, DW_OP_xor, DW_OP_shl, DW_OP_shr, DW_OP_shra}) {
     INFO(op_name(a));
     CHECK(error_of({op(DW_OP_lit1), op(a)}, m.env()) == op_name(a) + ": stack underflow (corrupt DWARF expression)");
   }
@@ -325,12 +328,13 @@ TEST_CASE("dwarf_expr: call_frame_cfa", "[dwarf_expr]") {
 
 TEST_CASE("dwarf_expr: entry values are optimized out, other operations unsupported", "[dwarf_expr]") {
   Machine m;
+  CHECK(error_of({op(DW_OP_lit1), op(DW_OP_lit0), op(DW_OP_div)}, m.env()) == "DW_OP_div: division by zero");
+  CHECK(error_of({op(DW_OP_lit1), op(DW_OP_lit0), op(DW_OP_mod)}, m.env()) == "DW_OP_mod: division by zero");
   for (uint8_t a : {DW_OP_entry_value, DW_OP_GNU_entry_value}) {
     auto l = eval({op(a, 1), op(DW_OP_reg10), op(DW_OP_stack_value)}, m.env());
     REQUIRE(l);
     CHECK(l->kind == Kind::OptimizedOut);
   }
-  CHECK(error_of({op(DW_OP_lit1), op(DW_OP_lit1), op(DW_OP_div)}, m.env()) == "DW_OP_div: unsupported DWARF operation");
   CHECK(error_of({op(DW_OP_lit1), op(DW_OP_skip, 0)}, m.env()) == "DW_OP_skip: unsupported DWARF operation");
   CHECK(error_of({op(0xe5)}, m.env()) == "DW_OP_0xe5: unsupported DWARF operation");
 }

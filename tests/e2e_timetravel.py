@@ -123,6 +123,22 @@ def check_reverse(vx, ex, src, tmp):
         # A stop reached by a move in time has no pass of its own (0 in JSON, none in the header).
         moved = s.stops()[-4:]
         check([st["pass"] for st in moved] == [0] * 4, f"{t}: passes of goto stops {[st['pass'] for st in moved]}")
+    # goto LAUNCH:INSTRUCTION: any point, not only a mark; the focus warp stays in focus.
+    probe = Session(vx, reduce_elf, [f"break reduce.c:{line}", "continue", "continue", "when"], db=os.path.join(tmp, "p"))
+    at = (probe.outputs("when") or [{}])[-1].get("instret")
+    if check(at, f"{probe.tag()}: when said {probe.outputs('when')}; errors {probe.errors()}"):
+        cmds = [f"break reduce.c:{line}", "continue", "continue", "info registers", "continue", f"goto 1:{at}", "when",
+                "info registers", f"goto 1:{at + 5}", "when", "goto 1:999999999", "goto 9:1", "goto 0:1", "goto 1:x"]
+        s = Session(vx, reduce_elf, cmds, db=os.path.join(tmp, "point"))
+        t = s.tag()
+        whens = [o.get("instret") for o in s.outputs("when")]
+        regs = [o.get("registers") for o in s.outputs("info registers")]
+        check(whens == [at, at + 5], f"{t}: goto 1:{at} and 1:{at + 5} went to {whens}")
+        check(len(regs) == 2 and regs[0] and regs[0] == regs[1],
+              f"{t}: the focus warp's registers at the breakpoint and after goto 1:{at} differ: {regs}")
+        errs = s.errors()
+        check(len(errs) == 4 and "past the end" in errs[0] and "launch 9" in errs[1] and
+              all("LAUNCH:INSTRUCTION" in e for e in errs[2:]), f"{t}: the errors of bad points: {errs}")
     p = subprocess.run([vx, "run", reduce_elf, "--batch", "--db", os.path.join(tmp, "human"), "--break",
                         f"reduce.c:{line}", "-ex", "continue", "-ex", "reverse-stepi", "-ex", "goto start"],
                        capture_output=True, text=True, timeout=120)

@@ -12,13 +12,22 @@ Usage: e2e_view.py VXREPLAY BUILD_ROOT SOURCE_ROOT CHECK ARTIFACT_DIR
     export  `vxreplay export --trace`: Chrome Trace Event JSON with the same rows and marks
     errors  a directory that is no recording, a damaged recording, an unwritable page: clear
             errors with docs/cli.md's statuses
+    serve   `vxreplay view --serve`: a click on a warp's row between two marks shows the state
+            there, the registers and C variables as `goto LAUNCH:INSTRUCTION` shows them at the
+            prompt, and memory as `x` shows it; requests for points outside the recording and
+            malformed requests get errors and the server goes on; SIGINT ends it with status 0
 """
 import json
 import os
 import shutil
+import signal
+import socket
+import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
 from e2e_common import EXIT_BAD_INPUT, EXIT_USAGE, check, failures, line_of, run_cmd
 
@@ -243,7 +252,184 @@ def check_errors():
         check(rc == EXIT_BAD_INPUT and err.strip() != "", f"view of a damaged recording: status {rc}: {err!r}")
 
 
-CHECKS = {"pages": check_pages, "export": check_export, "errors": check_errors}
+def prompt_at(rec, launch, instret, core, warp, lane, addr):
+    """What the prompt shows at a point: the stop, the focus lane's registers and locals, memory."""
+    rc, out, err = run([VX, "replay", rec, "--batch", "--json", "-ex", f"goto {launch}:{instret}", "-ex",
+                        f"focus core {core} warp {warp} lane {lane}", "-ex", "info registers", "-ex", "info locals",
+                        "-ex", f"x/16xb {addr}"])
+    check(rc == 0, f"replay {rec} at {launch}:{instret}: status {rc}: {err[-300:]!r}")
+    got = {"stop": None, "registers": {}, "locals": [], "memory": None}
+    for line in out.splitlines():
+        e = json.loads(line)
+        if e.get("event") == "stop":
+            got["stop"] = e
+        elif e.get("event") == "error":
+            check(False, f"the prompt at {launch}:{instret}: {e.get('message')}")
+        elif e.get("command") == "info registers":
+            got["registers"] = e.get("registers", {})
+        elif e.get("command") == "info locals":
+            got["locals"] = e.get("variables", [])
+        elif e.get("command", "").startswith("x/"):
+            got["memory"] = e.get("text")
+    return got
+
+
+def http_get(base, path):
+    try:
+        with urllib.request.urlopen(base + path, timeout=60) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def raw_request(port, data):
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as c:
+        try:
+            c.sendall(data)
+            c.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass  # the server answered and closed before reading all of it (a request too large)
+        out = b""
+        while True:
+            chunk = c.recv(4096)
+            if not chunk:
+                return out.decode(errors="replace")
+            out += chunk
+
+
+def check_served_page(driver, rec, base):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    marks, _ = prompt_answers(rec)
+    # Two marks of one launch far enough apart that a click lands strictly between them.
+    pairs = [(a, b) for a, b in zip(marks, marks[1:]) if a["launch"] == b["launch"] and b["instret"] - a["instret"] > 8]
+    if not check(pairs, f"serve: the recording has two marks far apart: {marks}"):
+        return
+    a, b = pairs[0]
+    driver.get(base)
+    for _ in range(50):
+        if driver.execute_script("return window.vxreplayView && window.vxreplayView.ready"):
+            break
+        time.sleep(0.1)
+    check(driver.execute_script("return window.vxreplayView.data.serve") is True, "serve: the page knows it is served")
+    row = driver.execute_script("return window.vxreplayView.rows[0]")
+    # The mark list centers the timeline on a mark, zoomed so that its neighbours stand apart.
+    driver.find_element(By.CSS_SELECTOR, f'#mark-list li[data-number="{a["number"]}"]').click()
+    mid = (a["instret"] + b["instret"]) // 2
+    timeline = driver.find_element(By.ID, "timeline")
+    x = driver.execute_script("return window.vxreplayView.xOf(arguments[0], arguments[1])", a["launch"], mid)
+    y = driver.execute_script("return window.vxreplayView.yOf(arguments[0], arguments[1])", row["core"], row["slot"])
+    size = timeline.size
+    ActionChains(driver).move_to_element_with_offset(timeline, int(x - size["width"] / 2),
+                                                     int(y - size["height"] / 2)).click().perform()
+    title = None
+    for _ in range(300):
+        found = driver.find_elements(By.CSS_SELECTOR, "#stop-title[data-instret], #point-error")
+        if found:
+            title = found[0]
+            break
+        time.sleep(0.1)
+    if not check(title is not None and title.get_attribute("id") == "stop-title",
+                 f"serve: a click between marks {a['number']} and {b['number']} shows a point: "
+                 f"{title.text if title else 'nothing'}"):
+        return
+    launch, instret = int(title.get_attribute("data-launch")), int(title.get_attribute("data-instret"))
+    check(launch == a["launch"] and a["instret"] < instret < b["instret"],
+          f"serve: the click went to {launch}:{instret}, between {a['instret']} and {b['instret']} of launch {a['launch']}")
+    where = driver.find_element(By.ID, "stop-where").text
+    lane = int(where.split("lane ")[1].split(" ")[0])
+    core = int(where.split("core ")[1].split(",")[0])
+    warp = int(where.split("warp ")[1].split(",")[0])
+    regs = {r.find_elements(By.TAG_NAME, "td")[0].text: int(r.find_elements(By.TAG_NAME, "td")[1].text, 16)
+            for r in driver.find_elements(By.CSS_SELECTOR, "#registers tr") if r.find_elements(By.TAG_NAME, "td")}
+    locals_ = {r.find_elements(By.TAG_NAME, "td")[0].text: r.find_elements(By.TAG_NAME, "td")[1].text
+               for r in driver.find_elements(By.CSS_SELECTOR, "#locals tr") if r.find_elements(By.TAG_NAME, "td")}
+    pc = regs.get("pc", 0)  # memory there: the kernel's code, known and not zero
+    want = prompt_at(rec, launch, instret, core, warp, lane, pc)
+    check(want["stop"] is not None and want["stop"].get("instructions") == instret,
+          f"serve: goto {launch}:{instret} at the prompt stops at {want['stop'] and want['stop'].get('instructions')}")
+    check(regs and regs == {k: v & 0xFFFFFFFF for k, v in want["registers"].items()},
+          f"serve: core {core} warp {warp} lane {lane} at {launch}:{instret}: the page shows registers {regs}, "
+          f"the prompt {want['registers']}")
+    check(locals_ == {v["name"]: v["text"] for v in want["locals"]},
+          f"serve: locals {locals_} on the page, {want['locals']} at the prompt")
+    if want["stop"] and want["stop"].get("file"):
+        check(f"{want['stop']['file']}:{want['stop']['line']}" in where, f"serve: the page says {where!r}")
+    reopen = driver.find_element(By.ID, "reopen").text
+    check(f"goto {launch}:{instret}" in reopen, f"serve: the reopen command is {reopen!r}")
+    # Memory at that point, through the page's form.
+    driver.find_element(By.ID, "memory-addr").send_keys(hex(pc))
+    driver.find_element(By.ID, "memory-len").clear()
+    driver.find_element(By.ID, "memory-len").send_keys("16")
+    driver.find_element(By.CSS_SELECTOR, "#memory-form button").click()
+    shown = ""
+    for _ in range(300):
+        shown = driver.find_element(By.ID, "memory").text
+        if shown:
+            break
+        time.sleep(0.1)
+    check(want["memory"] and shown.split() == want["memory"].split() and "0x00 0x00 0x00 0x00" not in shown,
+          f"serve: memory at pc {hex(pc)}: the page shows {shown!r}, the prompt {want['memory']!r}")
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    driver.save_screenshot(os.path.join(ARTIFACTS, "view-serve.png"))
+    errors = [l for l in driver.get_log("browser") if l.get("level") == "SEVERE"]
+    check(not errors, f"serve: the page logged errors: {errors}")
+
+
+def check_serve():
+    with tempfile.TemporaryDirectory() as tmp:
+        rec = record_kernel(tmp, "sgemm", "for (uint32_t k = 0; k < T; k++) acc +=", 3)
+        for args, why in ((["--serve", "1.2.3.4:0"], "not a loopback address"), (["--serve", "x"], "[HOST:]PORT"),
+                          (["--serve", "0", "-o", os.path.join(tmp, "p.html")], "give one")):
+            rc, _, err = run([VX, "view", rec] + args)
+            check(rc == EXIT_USAGE and why in err, f"view {args}: status {rc}: {err!r}")
+        server = subprocess.Popen([VX, "view", rec, "--serve", "0"], stderr=subprocess.PIPE, text=True)
+        try:
+            line = server.stderr.readline()
+            if not check("http://127.0.0.1:" in line, f"serve: the server says where it listens: {line!r}"):
+                return
+            base = line.split("http://")[1].split("/")[0]
+            port = int(base.split(":")[1])
+            base = "http://" + base + "/"
+            # Bad requests: each answered, none ends the server.
+            for path, status, why in (("state?launch=1&instret=999999999", 404, "past the end"),
+                                      ("state?launch=7&instret=10", 404, "launch 7"),
+                                      ("state?launch=x&instret=1", 400, "launch=x"),
+                                      ("state?instret=1", 400, "launch="),
+                                      ("state?launch=1&instret=5&core=0", 400, "together"),
+                                      ("memory?launch=1&instret=5&addr=0&len=99999", 400, "len="),
+                                      ("memory?launch=1&instret=5&addr=0x10&len=4", 404, "not mapped"),
+                                      ("state?launch=1&instret=%zz", 400, "URL-encoded"),
+                                      ("nothing-here", 404, "no such page")):
+                got, body = http_get(base, path)
+                check(got == status and why in json.loads(body).get("error", ""),
+                      f"serve: GET /{path}: {got} {body!r}, want {status} naming {why!r}")
+            for data, status in ((b"garbage\r\n\r\n", "400"), (b"POST / HTTP/1.1\r\n\r\n", "405"),
+                                 (b"GET /" + b"a" * 40000, "413"), (b"", None)):
+                answer = raw_request(port, data)
+                check(status is None and answer == "" or status is not None and answer.startswith("HTTP/1.1 " + status),
+                      f"serve: {data[:30]!r}: the server answered {answer[:80]!r}")
+            check(server.poll() is None, "serve: the server is still running after the bad requests")
+            try:
+                driver = browser()
+            except Exception as e:  # noqa: BLE001 (the reason is what the failure says)
+                check(False, f"cannot start chromium through selenium (scripts/test.sh installs them): {e}")
+                return
+            try:
+                check_served_page(driver, rec, base)
+            finally:
+                driver.quit()
+        finally:
+            server.send_signal(signal.SIGINT)
+            try:
+                rc = server.wait(timeout=30)
+                check(rc == 0, f"serve: SIGINT ends the server with status {rc}, want 0")
+            except subprocess.TimeoutExpired:
+                server.kill()
+                check(False, "serve: the server did not end on SIGINT")
+
+
+CHECKS = {"pages": check_pages, "export": check_export, "errors": check_errors, "serve": check_serve}
 
 if __name__ == "__main__":
     if CHECK not in CHECKS:

@@ -1,5 +1,6 @@
 #include "checkpoint/timeline.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace vx::checkpoint {
@@ -23,6 +24,12 @@ T get(const uint8_t* p) {
 }
 
 }  // namespace
+
+uint64_t next_sample_point(uint64_t last, uint64_t interval) {
+  if (interval == 0) return UINT64_MAX;
+  if (last == 0) return std::min<uint64_t>(8, interval);
+  return last < interval ? std::min(2 * last, interval) : last + interval;
+}
 
 std::vector<uint8_t> encode_timeline(const std::vector<TimelineSample>& samples) {
   std::vector<uint8_t> out(kMagic, kMagic + 4);

@@ -32,6 +32,11 @@ struct TimelineSample {
   bool operator==(const TimelineSample&) const = default;
 };
 
+// The point of a launch's next sample after one at `last` (0: none yet), for samples every
+// `interval` instructions: 8, 16, 32, ... up to the interval, then every interval, so a short
+// launch (a host program's small kernels) is drawn from a few points too. UINT64_MAX: interval 0.
+uint64_t next_sample_point(uint64_t last, uint64_t interval);
+
 // "VXT1", then per sample its launch, count, warps (little-endian, fixed widths) and console text
 // (a u32 length, then the bytes).
 std::vector<uint8_t> encode_timeline(const std::vector<TimelineSample>& samples);

@@ -13,6 +13,7 @@
 #include "cli/command.hpp"
 #include "cli/debug_command.hpp"
 #include "cli/kernel_symbols.hpp"
+#include "cli/nondet_page.hpp"
 #include "cli/replay_command.hpp"
 #include "cli/session_options.hpp"
 #include "device/image.hpp"
@@ -274,9 +275,11 @@ Report make_report(const ObservedRun& a, const ObservedRun& b, const replay::Dif
   return out;
 }
 
-// A recording re-executed from its host operations under the observer.
+// A recording re-executed from its host operations under the observer. timeline: keep the
+// recording's own timeline in run.timeline (the replay is the recorded run: the same points).
 Result<ObservedRun> observe_recording(const std::string& dir, std::optional<engine::Symbols>* symbols,
-                                      replay::RecordingInfo* info_out, const replay::ObservationLog* reference) {
+                                      replay::RecordingInfo* info_out, const replay::ObservationLog* reference,
+                                      bool timeline = false) {
   auto info = replay::inspect_recording(dir);
   if (!info) return info.error();
   ObservedRun o;
@@ -332,6 +335,11 @@ Result<ObservedRun> observe_recording(const std::string& dir, std::optional<engi
   }
   o.run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   dev.set_observer(nullptr);
+  if (checkpoint::Store* store = s.store(); timeline && store) {
+    auto t = replay::read_warp_timeline(*store);
+    if (!t) return with_context("the recording " + dir + "'s timeline: ", t.error());
+    o.run.timeline = std::move(t).value();
+  }
   if (info->image)
     for (const ImageSegment& seg : info->image->segments) {
       std::vector<uint8_t> bytes(seg.mem_size);
@@ -369,6 +377,11 @@ std::pair<std::string, json> race_access(const replay::Race& r, const replay::Ra
   j.update(w.data);
   j["write"] = a.write;
   j["atomic"] = a.atomic;
+  // When and where it ran: a point on the warps' timeline.
+  j["instret"] = a.launch_instret;
+  j["core"] = a.core;
+  j["warp"] = a.slot;
+  j["lane"] = a.lane;
   std::string t = std::string(a.atomic ? "atomic " : "") + (a.write ? "write" : "read") + " by " + who + " at " +
                   hex32(a.pc) + (w.text.empty() ? "" : " " + w.text);
   if (!w.source.empty()) t += "\n      " + w.source;
@@ -464,7 +477,7 @@ Result<std::vector<uint64_t>> parse_seed_list(const std::string& text) {
 }
 
 ObservedRun observe_kernel(const RunArgs& run, const engine::Symbols* symbols, const std::string& label,
-                           const replay::ObservationLog* reference) {
+                           const replay::ObservationLog* reference, uint64_t timeline_interval) {
   ObservedRun o;
   o.label = label;
   o.seed = run.options.seed;
@@ -477,8 +490,14 @@ ObservedRun observe_kernel(const RunArgs& run, const engine::Symbols* symbols, c
   }
   o.log = std::make_unique<replay::ObservationLog>(run.config, skip, std::move(code));
   o.log->compare_with(reference);
-  o.run = run_workload(run, o.log.get(), nullptr);
+  o.run = run_workload(run, o.log.get(), nullptr, timeline_interval);
   return o;
+}
+
+nlohmann::json diff_page(const std::string& kernel, const ObservedRun& a, const ObservedRun& b,
+                         const std::pair<std::string, nlohmann::json>& report, const engine::Symbols* symbols) {
+  return diff_page_data(kernel, a.config, PageRun{a.label, "A", &a.run.timeline},
+                        PageRun{b.label, "B", &b.run.timeline}, report.second, report.first, symbols);
 }
 
 int diff_command(const DiffArgs& a) {
@@ -489,15 +508,17 @@ int diff_command(const DiffArgs& a) {
   if (!a.open.empty() && a.open != "A" && a.open != "B") return fail(kExitUsage, "--open takes A or B");
   std::optional<engine::Symbols> symbols;
   ObservedRun ra, rb;
+  std::string kernel = std::filesystem::path(a.run.kernel).filename().string();
   RunArgs run_a = a.run, run_b = a.run;
   const bool recordings = a.inputs.size() == 2;
   if (recordings) {
     if (!a.seeds.empty() || !a.configs.empty())
       return fail(kExitUsage, "two recordings are compared as they were recorded: no --seeds or --configs");
     replay::RecordingInfo ia, ib;
-    auto oa = observe_recording(a.inputs[0], &symbols, &ia, nullptr);
+    const bool timeline = !a.html.empty();
+    auto oa = observe_recording(a.inputs[0], &symbols, &ia, nullptr, timeline);
     if (!oa) return fail(kExitBadInput, a.inputs[0] + ": " + oa.error().message);
-    auto ob = observe_recording(a.inputs[1], &symbols, &ib, oa->log.get());
+    auto ob = observe_recording(a.inputs[1], &symbols, &ib, oa->log.get(), timeline);
     if (!ob) return fail(kExitBadInput, a.inputs[1] + ": " + ob.error().message);
     if (ia.header.kernel_hash != ib.header.kernel_hash ||
         workload_shape(ia.header.workload) != workload_shape(ib.header.workload))
@@ -505,6 +526,7 @@ int diff_command(const DiffArgs& a) {
                                      ib.header.workload + "'");
     ra = std::move(oa).value();
     rb = std::move(ob).value();
+    kernel = ia.image_name ? *ia.image_name : ia.header.workload;
   } else {
     if (a.inputs.size() != 1) return fail(kExitUsage, "expected a kernel, or two recordings");
     if (a.seeds.size() > 2) return fail(kExitUsage, "--seeds: two seeds at most (A,B)");
@@ -525,9 +547,10 @@ int diff_command(const DiffArgs& a) {
     auto label = [&](const RunArgs& r) {
       return "seed " + std::to_string(r.options.seed) + " on " + r.config.to_string();
     };
-    ra = observe_kernel(run_a, sym, label(run_a));
+    const uint64_t timeline = a.html.empty() ? 0 : engine::SessionOptions{}.timeline_interval;
+    ra = observe_kernel(run_a, sym, label(run_a), nullptr, timeline);
     if (!ra.run.error.empty() && ra.run.status == kExitBadInput) return fail(kExitBadInput, ra.run.error);
-    rb = observe_kernel(run_b, sym, label(run_b), ra.log.get());
+    rb = observe_kernel(run_b, sym, label(run_b), ra.log.get(), timeline);
     if (!rb.run.error.empty() && rb.run.status == kExitBadInput) return fail(kExitBadInput, rb.run.error);
   }
   const engine::Symbols* sym = symbols ? &*symbols : nullptr;
@@ -539,6 +562,8 @@ int diff_command(const DiffArgs& a) {
     std::cout << rep.text;
   }
   std::cout.flush();
+  if (!a.html.empty() && !write_nondet_page(a.html, kernel, diff_page(kernel, ra, rb, {rep.text, rep.data}, sym)))
+    return fail(kExitCantWrite, "cannot write the page " + a.html);
   if (a.open.empty()) return r.same() ? kExitOk : 1;
 
   // A session on the chosen run, stopped right before the diverging instruction.

@@ -201,6 +201,9 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--quiet", run.quiet, "Print only the kernel's console output");
   run_cmd->add_flag("--races", run.races,
                     "Report data races on global and local memory (docs/nondeterminism.md); exit 67 when there is one");
+  run_cmd->add_option("--html", run.html,
+                      "--races: also draw them in a page for any browser, each race an arc between its two "
+                      "accesses on the warps' timeline (docs/view.md)");
   run_cmd->add_option("--break", dbg.breaks, "Debug: set a breakpoint at FUNC, FILE:LINE or *ADDR (repeatable)")
       ->take_all()
       ->expected(1)
@@ -288,6 +291,9 @@ int main(int argc, char** argv) {
   diff_cmd->add_option("--seeds", diff_seeds, "The two runs' scheduler seeds A,B (one seed: both)");
   diff_cmd->add_option("--configs", diff_configs, "The two runs' device shapes A,B (one: both)");
   diff_cmd->add_flag("--json", diff.json, "The report as one JSON object on stdout");
+  diff_cmd->add_option("--html", diff.html,
+                       "Also write the two runs' timelines aligned, the first divergence marked on both with the "
+                       "write behind each read, as a page for any browser (docs/view.md)");
   diff_cmd->add_option("--open", diff.open, "Then debug run A or B, stopped at the diverging instruction");
   diff_cmd->add_option("--ex,--eval-command", diff.commands, "--open: run CMD in the session (repeatable; also -ex)")
       ->take_all()
@@ -308,6 +314,9 @@ int main(int argc, char** argv) {
   auto* jobs_opt = sweep_cmd->add_option("--jobs,-j", jobs_text, "Worker processes (default: the machine's cores)");
   sweep_cmd->add_flag("--races", sweep.run.races, "Also detect races in every run (exit 67 when one has a race)");
   sweep_cmd->add_flag("--json", sweep.json, "The report as one JSON object on stdout");
+  sweep_cmd->add_option("--html", sweep.html,
+                        "Also write the outcome classes with their seeds and the first divergence between the two "
+                        "largest as a page for any browser (docs/view.md)");
   sweep_cmd->add_flag("--emit-jobs", sweep.emit_jobs,
                       "Print one command line per seed (each writes its result into --out DIR) instead of running");
   sweep_cmd->add_option("--out", sweep.out_dir, "Write each run's result into DIR (what an emitted job does)");
@@ -443,6 +452,10 @@ int main(int argc, char** argv) {
       return vx::cli::host_command(host);
     }
     // A chosen debug method makes the run a debugger session.
+    if (!run.html.empty() && !run.races) {
+      std::fprintf(stderr, "vxreplay: run --html draws the races a run has: give --races too\n");
+      return vx::cli::kExitUsage;
+    }
     // --races checks a whole run: the plain runner's, even on a terminal.
     if (run.races) {
       if (!dbg.mode.empty() || vx::cli::wants_session(dbg, false)) {

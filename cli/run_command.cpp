@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -9,10 +10,14 @@
 #include "cli/diff_command.hpp"
 #include "cli/kernel_symbols.hpp"
 #include "cli/launch_file.hpp"
+#include "cli/nondet_page.hpp"
 #include "device/host_runtime.hpp"
 #include "device/isa.hpp"
+#include "engine/session.hpp"
 
 namespace vx::cli {
+
+using nlohmann::json;
 
 int exit_status_of(const Error& e, int fallback) {
   switch (e.code) {
@@ -121,7 +126,28 @@ Result<PreparedRun> prepare_run(const RunArgs& args, DeviceObserver* observer, b
 
 }  // namespace
 
-WorkloadRun run_workload(const RunArgs& args, DeviceObserver* observer, std::ostream* out) {
+DeviceEvent run_to_end(Driver& dev, replay::TimelineSampler* sampler,
+                       const std::function<void(const std::vector<ConsoleChunk>&)>& feed) {
+  // The run is one launch (launch 1), started by the first wait() on a device that has run nothing:
+  // the device's count from here is the launch's, Observation::launch_instret's axis.
+  const uint64_t base = dev.stats().instructions;
+  auto at = [&] { return dev.stats().instructions - base; };
+  std::string printed;  // in drain order, as a recording keeps a launch's console
+  DeviceEvent ev;
+  do {
+    ev = dev.wait(sampler ? std::min(kSlice, sampler->until_sample(1, at())) : kSlice);
+    std::vector<ConsoleChunk> chunks = dev.read_console();
+    if (sampler)
+      for (const ConsoleChunk& c : chunks) printed += c.bytes;
+    feed(chunks);
+    if (sampler && ev.kind == EventKind::Budget) sampler->sample(dev, 1, at());
+  } while (ev.kind == EventKind::Budget);
+  if (sampler && ev.kind == EventKind::Completed) sampler->ended(1, at(), std::move(printed));
+  if (sampler && ev.kind == EventKind::Exception) sampler->stopped(dev, 1, at(), std::move(printed));
+  return ev;
+}
+
+WorkloadRun run_workload(const RunArgs& args, DeviceObserver* observer, std::ostream* out, uint64_t timeline_interval) {
   WorkloadRun w;
   auto prepared = prepare_run(args, observer, false);
   if (!prepared) {
@@ -131,19 +157,15 @@ WorkloadRun run_workload(const RunArgs& args, DeviceObserver* observer, std::ost
   }
   Driver& dev = *prepared->dev;
   ConsoleLines lines;
-  auto take_console = [&] {
-    std::vector<ConsoleChunk> chunks = dev.read_console();
+  replay::TimelineSampler sampler(timeline_interval);
+  auto t0 = std::chrono::steady_clock::now();
+  const DeviceEvent ev = run_to_end(dev, timeline_interval ? &sampler : nullptr, [&](const auto& chunks) {
     for (const ConsoleChunk& c : chunks) w.console[c.slot] += c.bytes;
     if (out) lines.feed(chunks, *out);
-  };
-  auto t0 = std::chrono::steady_clock::now();
-  DeviceEvent ev;
-  do {
-    ev = dev.wait(kSlice);
-    take_console();
-  } while (ev.kind == EventKind::Budget);
+  });
   if (out) lines.flush(*out);
   w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (timeline_interval) w.timeline = sampler.timeline();
   dev.set_observer(nullptr);
   w.end = ev.kind;
   w.exit_code = dev.exit_code();
@@ -189,12 +211,11 @@ int run_command(const RunArgs& args) {
   auto symbols = [&] { return prepared->symbols(args.symbols); };
 
   ConsoleLines console;
+  // --html draws the races on the warps' timeline, sampled as a recording would.
+  replay::TimelineSampler sampler(engine::SessionOptions{}.timeline_interval);
   auto t0 = std::chrono::steady_clock::now();
-  DeviceEvent ev;
-  do {
-    ev = dev.wait(kSlice);
-    console.feed(dev.read_console(), std::cout);
-  } while (ev.kind == EventKind::Budget);
+  const DeviceEvent ev = run_to_end(dev, args.html.empty() ? nullptr : &sampler,
+                                    [&](const auto& chunks) { console.feed(chunks, std::cout); });
   console.flush(std::cout);
   std::cout.flush();  // the console comes before whatever the stop prints on stderr
   if (races) dev.set_observer(nullptr);
@@ -261,6 +282,16 @@ int run_command(const RunArgs& args) {
     std::fputs(text.c_str(), stdout);
     if (!args.quiet) std::printf("races: %s\n", races->races().empty() ? "none" : "reported above");
     if (!races->races().empty() && status != kExitBadInput) status = kExitRace;
+    if (!args.html.empty()) {
+      const std::string kernel = std::filesystem::path(args.kernel).filename().string();
+      const std::string label = "seed " + std::to_string(args.options.seed) + " on " + args.config.to_string();
+      const json data = races_page_data(kernel, label, args.config, sampler.timeline(),
+                                        races_json(races->races(), sy ? *sy : nullptr), text, sy ? *sy : nullptr);
+      if (!write_nondet_page(args.html, kernel, data)) {
+        std::fprintf(stderr, "vxreplay: cannot write the page %s\n", args.html.c_str());
+        return kExitCantWrite;
+      }
+    }
   }
   if (!args.quiet) {
     MachineStats s = dev.stats();

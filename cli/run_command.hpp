@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -11,6 +12,7 @@
 
 #include "device/config.hpp"
 #include "device/driver.hpp"
+#include "replay/warp_timeline.hpp"
 
 namespace vx::cli {
 
@@ -43,6 +45,7 @@ struct RunArgs {
   std::string symbols;      // --symbols FILE: the ELF of a .vxbin ("" = one beside it, if it matches)
   bool quiet = false;       // no summary
   bool races = false;       // --races: report data races (docs/nondeterminism.md); exit 67 when there is one
+  std::string html;         // --html FILE (with --races): the races drawn on the warps' timeline (docs/view.md)
 };
 
 int run_command(const RunArgs& args);
@@ -60,9 +63,18 @@ struct WorkloadRun {
   std::vector<std::pair<uint32_t, std::vector<uint8_t>>> memory;
   MachineStats stats;
   double seconds = 0;
+  // The warps over time (replay/warp_timeline.hpp), when asked for: a recording's own, or sampled.
+  std::vector<replay::LaunchTimeline> timeline;
 };
 // observer: set on the device for the run (nullptr: none). console: where the console goes as it
-// comes (nullptr: nowhere).
-WorkloadRun run_workload(const RunArgs& args, DeviceObserver* observer, std::ostream* console);
+// comes (nullptr: nowhere). timeline_interval: sample the warps for `timeline` as a recording would
+// every that many warp instructions (0: no timeline).
+WorkloadRun run_workload(const RunArgs& args, DeviceObserver* observer, std::ostream* console,
+                         uint64_t timeline_interval = 0);
+// Runs a plain run's launch to its end, giving the console to `feed` after each slice. With a
+// sampler, each wait stops at the next timeline sample, the warps are sampled there, and the end
+// (completed, or the device's stop) closes the launch's timeline with what it printed.
+DeviceEvent run_to_end(Driver& dev, replay::TimelineSampler* sampler,
+                       const std::function<void(const std::vector<ConsoleChunk>&)>& feed);
 
 }  // namespace vx::cli

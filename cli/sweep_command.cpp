@@ -16,10 +16,13 @@
 #include <sstream>
 
 #include "cli/diff_command.hpp"
+#include "cli/nondet_page.hpp"
 #include "cli/output.hpp"
 #include "cli/text.hpp"
+#include "cli/view_command.hpp"
 #include "device/image.hpp"
 #include "device/input_file.hpp"
+#include "engine/session.hpp"
 #include "replay/races.hpp"
 
 namespace vx::cli {
@@ -308,6 +311,8 @@ int report(const SweepArgs& a, const std::vector<SeedResult>& results) {
                                    std::to_string(racy_seeds.front()) + " shows them).\n");
   }
   j["divergence"] = nullptr;
+  const std::string kernel = std::filesystem::path(a.run.kernel).filename().string();
+  json page;  // --html
   if (classes.size() > 1) {
     // Where the two largest classes' representatives first differ.
     std::optional<engine::Symbols> symbols = workload_symbols(a.run);
@@ -315,18 +320,38 @@ int report(const SweepArgs& a, const std::vector<SeedResult>& results) {
     RunArgs ra = a.run, rb = a.run;
     ra.options.seed = classes[0].front()->seed;
     rb.options.seed = classes[1].front()->seed;
-    ObservedRun oa = observe_kernel(ra, sym, "seed " + std::to_string(ra.options.seed));
-    ObservedRun ob = observe_kernel(rb, sym, "seed " + std::to_string(rb.options.seed), oa.log.get());
+    const uint64_t timeline = a.html.empty() ? 0 : engine::SessionOptions{}.timeline_interval;
+    ObservedRun oa = observe_kernel(ra, sym, "seed " + std::to_string(ra.options.seed), nullptr, timeline);
+    ObservedRun ob = observe_kernel(rb, sym, "seed " + std::to_string(rb.options.seed), oa.log.get(), timeline);
     replay::DiffReport d = diff_runs(*oa.log, run_end(oa.run), *ob.log, run_end(ob.run));
-    auto [text, data] = diff_report(oa, ob, d, sym);
-    t << "Between class 1 (seed " << ra.options.seed << ") and class 2 (seed " << rb.options.seed << "):\n" << text;
-    j["divergence"] = data;
+    auto report = diff_report(oa, ob, d, sym);
+    t << "Between class 1 (seed " << ra.options.seed << ") and class 2 (seed " << rb.options.seed << "):\n"
+      << report.first;
+    j["divergence"] = report.second;
+    if (!a.html.empty()) page = diff_page(kernel, oa, ob, report, sym);
+  } else if (!a.html.empty()) {
+    // One class: its first seed's warps, and nothing to compare.
+    std::optional<engine::Symbols> symbols = workload_symbols(a.run);
+    RunArgs ra = a.run;
+    ra.options.seed = classes[0].front()->seed;
+    const ObservedRun o = observe_kernel(ra, symbols ? &*symbols : nullptr, "seed " + std::to_string(ra.options.seed),
+                                         nullptr, engine::SessionOptions{}.timeline_interval);
+    page = view_data(kernel, o.label, a.run.config);
+    page["launches"] = launches_json(o.run.timeline, [](uint32_t l) { return "launch " + std::to_string(l); });
   }
   if (a.json)
     std::cout << j.dump() << "\n";
   else
     std::cout << t.str();
   std::cout.flush();
+  if (!a.html.empty()) {
+    page["classes"] = cj;
+    page["report"] = t.str();
+    if (!write_nondet_page(a.html, kernel, page)) {
+      std::fprintf(stderr, "vxreplay: sweep: cannot write the page %s\n", a.html.c_str());
+      return kExitCantWrite;
+    }
+  }
   if (!racy_seeds.empty()) return kExitRace;
   return classes.size() <= 1 ? kExitOk : 1;
 }

@@ -18,6 +18,7 @@ struct SweepArgs {
   std::vector<uint64_t> seeds;
   unsigned jobs = 1;  // --jobs: worker processes
   bool json = false;
+  std::string html;                    // --html FILE: the classes and the two largest's divergence as a page
   bool emit_jobs = false;              // print one command line per seed instead of running
   std::string out_dir;                 // --out DIR: write each run's result there (what a job does)
   std::string merge_dir;               // --merge DIR: group the results found there

@@ -34,30 +34,6 @@ int say_fail(int status, const std::string& message) {
   return status;
 }
 
-json timeline_json(const ViewRecording& o) {
-  json launches = json::array();
-  for (const replay::LaunchTimeline& t : o.timeline) {
-    json rows = json::array();
-    for (const replay::WarpRow& r : t.rows) {
-      json iv = json::array();
-      for (const replay::WarpInterval& i : r.intervals)
-        iv.push_back({i.from, i.to, uint8_t(i.activity), i.lanes, i.cta});
-      rows.push_back({{"core", r.core}, {"slot", r.slot}, {"iv", std::move(iv)}});
-    }
-    json console = json::array();
-    for (const replay::ConsoleLine& c : t.console) console.push_back({c.by, c.text});
-    launches.push_back({{"launch", t.launch},
-                        {"name", o.rec->dbg->launch_label(t.launch)},
-                        {"end", t.end},
-                        {"ended", t.ended},
-                        {"samples", t.samples},
-                        {"checkpoints", t.checkpoints},
-                        {"rows", std::move(rows)},
-                        {"console", std::move(console)}});
-  }
-  return launches;
-}
-
 // Every mark (info checkpoints) with the stop's header, the focus lane's C variables and
 // registers, read by going to it with the debugger.
 json marks_json(ViewRecording& o, const std::string& dir, size_t* detailed) {
@@ -92,14 +68,6 @@ json marks_json(ViewRecording& o, const std::string& dir, size_t* detailed) {
     marks.push_back(std::move(m));
   }
   return marks;
-}
-
-// Writes the file whole; false when it could not be.
-bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << text;
-  f.close();
-  return bool(f);
 }
 
 }  // namespace
@@ -176,27 +144,16 @@ int view_command(const ViewArgs& a) {
   if (!o) return say_fail(exit_status_of(o.error(), kExitBadInput), o.error().message);
   const std::string* dir = &(*o)->dir;
   size_t detailed = 0;
-  json data;
-  data["recording"] = *dir;
-  data["kernel"] = (*o)->rec->kernel_name;
-  data["config"] = (*o)->rec->info.config.to_string();
-  data["threads"] = (*o)->rec->info.config.threads;
-  data["activities"] = json::array();
-  for (auto act : {replay::WarpActivity::Running, replay::WarpActivity::Diverged, replay::WarpActivity::Barrier,
-                   replay::WarpActivity::Spawn, replay::WarpActivity::Ready})
-    data["activities"].push_back(replay::activity_name(act));
-  data["launches"] = timeline_json(**o);
+  json data = view_data((*o)->rec->kernel_name, *dir, (*o)->rec->info.config);
+  data["launches"] = launches_json((*o)->timeline, [&](uint32_t l) { return (*o)->rec->dbg->launch_label(l); });
   data["marks"] = marks_json(**o, *dir, &detailed);
   data["detailed_marks"] = detailed;
   data["sources"] = sources_json(data["marks"]);
   data["serve"] = serve.has_value();
   const std::string out = a.out.empty() ? fs::path(*dir).filename().string() + ".html" : a.out;
-  std::string json_text = data.dump(-1, ' ', false, json::error_handler_t::replace);
-  // Inside a script element, "</" would end it.
-  for (size_t at = 0; (at = json_text.find("</", at)) != std::string::npos; at += 3) json_text.replace(at, 2, "<\\/");
-  const std::string page = view_page((*o)->rec->kernel_name + " - vxreplay", json_text);
-  if (serve) return serve_view(**o, page, *serve);
-  if (!write_file(out, page)) return say_fail(kExitCantWrite, "cannot write the page " + out);
+  const std::string title = (*o)->rec->kernel_name + " - vxreplay";
+  if (serve) return serve_view(**o, view_page(title, data), *serve);
+  if (!write_view_page(out, title, data)) return say_fail(kExitCantWrite, "cannot write the page " + out);
   size_t rows = 0;
   for (const auto& t : (*o)->timeline) rows += t.rows.size();
   std::printf("%s: %zu launch%s, %zu warp rows, %zu marks\n", out.c_str(), (*o)->timeline.size(),
@@ -285,8 +242,10 @@ int export_command(const ExportArgs& a) {
                  {{"recording", *dir},
                   {"kernel", (*o)->rec->kernel_name},
                   {"time", "1 us of the trace is one warp instruction of its launch; launches follow each other"}}}};
-  if (!write_file(a.trace, trace.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"))
-    return say_fail(kExitCantWrite, "cannot write the trace " + a.trace);
+  std::ofstream f(a.trace, std::ios::binary | std::ios::trunc);
+  f << trace.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+  f.close();
+  if (!f) return say_fail(kExitCantWrite, "cannot write the trace " + a.trace);
   return kExitOk;
 }
 

@@ -4,7 +4,15 @@
 // the same warps and marks in the Chrome Trace Event format (Perfetto, chrome://tracing).
 #pragma once
 
+#include <functional>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "device/config.hpp"
+#include "engine/symbols.hpp"
+#include "replay/warp_timeline.hpp"
 
 namespace vx::cli {
 
@@ -26,7 +34,17 @@ struct ExportArgs {
 
 int export_command(const ExportArgs& args);
 
-// The page around its data (view_page.cpp): `data_json` goes in a script element as it is.
-std::string view_page(const std::string& title, const std::string& data_json);
+// The page around its data (view_page.cpp): `data` goes in a script element.
+std::string view_page(const std::string& title, const nlohmann::json& data);
+// Writes the page; false when it could not be written.
+bool write_view_page(const std::string& path, const std::string& title, const nlohmann::json& data);
+// What every page's data holds: what it shows (kernel, where from, the device) and the warp states.
+nlohmann::json view_data(const std::string& kernel, const std::string& from, const DeviceConfig& config);
+// The launches' warp rows for the page, each launch named by `name`.
+nlohmann::json launches_json(const std::vector<replay::LaunchTimeline>& timeline,
+                             const std::function<std::string(uint32_t launch)>& name);
+// Where a pc is, as a page's stop header: function, file (as the debug information names it), line
+// and source, with the lane's hardware place.
+nlohmann::json header_at(const engine::Symbols* symbols, uint32_t pc, uint32_t core, uint32_t warp, uint32_t lane);
 
 }  // namespace vx::cli

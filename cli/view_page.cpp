@@ -4,6 +4,8 @@
 // chosen stop's source, registers and C variables below.
 #include "cli/view_command.hpp"
 
+#include <fstream>
+
 namespace vx::cli {
 
 namespace {
@@ -51,6 +53,15 @@ header .meta { color: #aab3c5; }
 #source td, #source th { border: 1px solid #d9dde5; padding: 1px 7px; text-align: left; }
 #source code#reopen { display: inline-block; background: #eef1f6; padding: 3px 7px; border-radius: 3px; }
 .note { color: #6b7487; }
+.point { position: absolute; width: 9px; height: 9px; margin: -5px 0 0 -5px; border-radius: 50%; border: 1.5px solid #fff; cursor: pointer; z-index: 4; }
+.point.read { background: #e67e22; }
+.point.write { background: #2e86c1; }
+.point.access { background: #c0392b; }
+.point.selected { box-shadow: 0 0 0 3px #f39c12; }
+#summary { padding: 6px 14px; background: #fff; border-bottom: 1px solid #d9dde5; }
+#summary pre { font: 12px ui-monospace, monospace; margin: 4px 0; white-space: pre-wrap; }
+#summary table { border-collapse: collapse; font: 12px ui-monospace, monospace; margin: 4px 0; }
+#summary td, #summary th { border: 1px solid #d9dde5; padding: 1px 7px; text-align: left; }
 </style></head><body>
 <header><h1 id="title"></h1><span class="meta" id="meta"></span></header>
 <div id="controls">
@@ -59,6 +70,7 @@ header .meta { color: #aab3c5; }
 </div>
 <div id="timeline"><canvas id="canvas"></canvas><div id="labels"></div><div id="marks"></div></div>
 <ul id="mark-list"></ul>
+<section id="summary" hidden></section>
 <div id="tooltip"></div>
 <section id="source"><p class="note" id="hint">Click a mark (a triangle above the rows) to see its source line, registers and C variables.</p></section>
 <script id="data" type="application/json">)HTML";
@@ -81,31 +93,47 @@ document.getElementById("meta").textContent = data.recording + "  \u00b7  " + da
 document.getElementById("legend").innerHTML = data.activities.map((a) =>
   '<span class="legend"><span class="swatch" style="background:' + COLORS[a] + '"></span>' + esc(a) + "</span>").join("");
 
-// Launches side by side: each at its offset on one axis of warp instructions.
-const offsets = {};
+// The runs (a recording has one; a diff two, one below the other on a shared axis). In a run,
+// launches side by side: each at its offset on one axis of warp instructions.
+const runs = data.runs || [{ label: "", short: "", launches: data.launches }];
+const offsets = runs.map(() => ({}));
 let total = 0;
-for (const l of data.launches) {
-  offsets[l.launch] = total;
-  total += Math.max(l.end, 1) + Math.max(Math.floor(l.end / 20), 1);
-}
-total = Math.max(total, 1);
-const rowIndex = new Map(), rows = [];
-for (const l of data.launches)
-  for (const r of l.rows) {
-    const k = r.core + ":" + r.slot;
-    if (!rowIndex.has(k)) { rowIndex.set(k, rows.length); rows.push({ core: r.core, slot: r.slot }); }
+runs.forEach((run, ri) => {
+  let t = 0;
+  for (const l of run.launches) {
+    offsets[ri][l.launch] = t;
+    t += Math.max(l.end, 1) + Math.max(Math.floor(l.end / 20), 1);
   }
-rows.sort((a, b) => a.core - b.core || a.slot - b.slot);
-rows.forEach((r, i) => rowIndex.set(r.core + ":" + r.slot, i));
+  total = Math.max(total, t);
+});
+total = Math.max(total, 1);
+const off = (run, launch) => offsets[run || 0][launch] || 0;
+const rowKey = (run, core, slot) => (run || 0) + ":" + core + ":" + slot;
+const rowIndex = new Map(), rows = [];
+runs.forEach((run, ri) => {
+  for (const l of run.launches)
+    for (const r of l.rows) {
+      const k = rowKey(ri, r.core, r.slot);
+      if (!rowIndex.has(k)) { rowIndex.set(k, rows.length); rows.push({ run: ri, core: r.core, slot: r.slot }); }
+    }
+});
+rows.sort((a, b) => a.run - b.run || a.core - b.core || a.slot - b.slot);
+rows.forEach((r, i) => rowIndex.set(rowKey(r.run, r.core, r.slot), i));
+// Each run's rows: the first and how many.
+const runRows = runs.map((_, ri) => {
+  const mine = rows.map((r, i) => r.run === ri ? i : -1).filter((i) => i >= 0);
+  return { first: mine.length ? mine[0] : 0, count: mine.length };
+});
 const height = TOP + rows.length * ROW_H + AXIS_H;
 timeline.style.height = height + "px";
 
 const labels = document.getElementById("labels");
 rows.forEach((r, i) => {
   const d = document.createElement("div");
-  d.className = "row-label" + (i === 0 || rows[i - 1].core !== r.core ? " core-start" : "");
+  d.className = "row-label" + (i === 0 || rows[i - 1].core !== r.core || rows[i - 1].run !== r.run ? " core-start" : "");
   d.style.top = (TOP + i * ROW_H) + "px";
-  d.textContent = "core " + r.core + " warp " + r.slot;
+  d.textContent = (runs[r.run].short ? runs[r.run].short + " " : "") + "core " + r.core + " warp " + r.slot;
+  d.dataset.run = r.run;
   d.dataset.core = r.core; d.dataset.slot = r.slot;
   labels.appendChild(d);
 });
@@ -114,6 +142,9 @@ let x0 = 0, scale = 1;
 const width = () => timeline.clientWidth;
 const toX = (g) => LABEL_W + (g - x0) * scale;
 const toG = (x) => x0 + (x - LABEL_W) / scale;
+// Where a point is drawn (x from the timeline's left, y of a row's middle); tests use them too.
+const xOf = (launch, instret, run) => toX(off(run, launch) + instret);
+const yOf = (core, slot, run) => TOP + rowIndex.get(rowKey(run, core, slot)) * ROW_H + ROW_H / 2;
 function fit() { x0 = 0; scale = Math.max((width() - LABEL_W - 10) / total, 1e-9); draw(); }
 
 const markEls = [];
@@ -140,7 +171,7 @@ for (const m of data.marks) {
 }
 // Console output: one marker per point where new lines are known to be out, its lines on hover.
 const consoleEls = [];
-for (const l of data.launches) {
+for (const [ri, run] of runs.entries()) for (const l of run.launches) {
   const byPoint = new Map();
   for (const [by, text] of l.console || []) {
     if (!byPoint.has(by)) byPoint.set(by, []);
@@ -156,20 +187,65 @@ for (const l of data.launches) {
     d.addEventListener("mousemove", (e) => showTip(e, tip));
     d.addEventListener("mouseleave", hideTip);
     timeline.appendChild(d);
-    consoleEls.push({ l, by, d });
+    consoleEls.push({ ri, l, by, d });
   }
 }
-markEls.sort((a, b) => (offsets[a.m.launch] + a.m.instret) - (offsets[b.m.launch] + b.m.instret));
+const at = (m) => off(m.run, m.launch) + m.instret;
+markEls.sort((a, b) => at(a.m) - at(b.m));
 // Centers the timeline on a mark, zoomed in far enough that its neighbours stand apart from it.
 function centerOn(m) {
-  const g = offsets[m.launch] + m.instret;
+  const g = at(m);
   let gap = Infinity;
   for (const { m: o } of markEls) {
-    const d = Math.abs(offsets[o.launch] + o.instret - g);
+    const d = Math.abs(at(o) - g);
     if (o !== m && d > 0) gap = Math.min(gap, d);
   }
   if (gap !== Infinity && gap * scale < 16) scale = Math.min(16 / gap, 64);
   x0 = g - (width() - LABEL_W) / 2 / scale;
+}
+
+// Points on warp rows (a diff's reads and the writes behind them, a race's accesses), and arcs
+// between them: each point a dot on its row, hover for its text, click for its source.
+const pointEls = [];
+for (const p of data.points || []) {
+  const d = document.createElement("div");
+  d.className = "point " + p.kind;
+  d.dataset.id = p.id; d.dataset.run = p.run || 0; d.dataset.launch = p.launch; d.dataset.instret = p.instret;
+  d.dataset.core = p.core; d.dataset.warp = p.warp; d.dataset.lane = p.lane;
+  d.addEventListener("mouseenter", (e) => showTip(e, p.title + "\n" + p.text));
+  d.addEventListener("mousemove", (e) => showTip(e, p.title + "\n" + p.text));
+  d.addEventListener("mouseleave", hideTip);
+  d.addEventListener("mousedown", (e) => e.stopPropagation());
+  d.addEventListener("click", (e) => {
+    e.stopPropagation();
+    for (const q of pointEls) q.d.classList.remove("selected");
+    d.classList.add("selected");
+    select({ stop: p.title, run: p.run, launch: p.launch, instret: p.instret, header: p.header, text: p.text, command: p.command }, null);
+  });
+  timeline.appendChild(d);
+  pointEls.push({ p, d });
+}
+const pointById = new Map((data.points || []).map((p) => [p.id, p]));
+const LINK_COLORS = { race: "#c0392b", wrote: "#2e86c1" };
+function pointXY(p) { return [toX(off(p.run, p.launch) + p.instret), yOf(p.core, p.warp, p.run)]; }
+function drawPoints(w) {
+  for (const k of data.links || []) {
+    const a = pointById.get(k.from), b = pointById.get(k.to);
+    if (!a || !b) continue;
+    const [xa, ya] = pointXY(a), [xb, yb] = pointXY(b);
+    if (Math.max(xa, xb) < LABEL_W || Math.min(xa, xb) > w) continue;
+    ctx.strokeStyle = LINK_COLORS[k.kind] || "#555"; ctx.lineWidth = 1.5;
+    ctx.beginPath(); ctx.moveTo(xa, ya);
+    ctx.quadraticCurveTo((xa + xb) / 2, Math.min(ya, yb) - 12 - Math.min(Math.abs(xb - xa) * 0.15, 60), xb, yb);
+    ctx.stroke();
+  }
+  ctx.lineWidth = 1;
+  for (const { p, d } of pointEls) {
+    const [x, y] = pointXY(p);
+    const visible = x >= LABEL_W && x <= w;
+    d.style.display = visible ? "" : "none";
+    d.style.left = x + "px"; d.style.top = y + "px";
+  }
 }
 
 function niceStep(span) {
@@ -186,18 +262,18 @@ function draw() {
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, w, height);
   const g0 = toG(LABEL_W), g1 = toG(w);
-  for (const l of data.launches) {
-    const off = offsets[l.launch];
-    if (off > g1 || off + l.end < g0) continue;
-    // The launch's band and name.
-    const lx0 = Math.max(toX(off), LABEL_W), lx1 = Math.min(toX(off + l.end), w);
-    ctx.fillStyle = "#f3f5f9"; ctx.fillRect(lx0, TOP - 2, Math.max(lx1 - lx0, 1), rows.length * ROW_H + 4);
+  for (const [ri, run] of runs.entries()) for (const l of run.launches) {
+    const o = off(ri, l.launch), band = runRows[ri];
+    if (o > g1 || o + l.end < g0) continue;
+    // The launch's band and name (once: the runs are of one workload).
+    const lx0 = Math.max(toX(o), LABEL_W), lx1 = Math.min(toX(o + l.end), w);
+    ctx.fillStyle = "#f3f5f9"; ctx.fillRect(lx0, TOP + band.first * ROW_H - 2, Math.max(lx1 - lx0, 1), band.count * ROW_H + 4);
     ctx.fillStyle = "#3b4558"; ctx.font = "11px system-ui, sans-serif";
-    ctx.fillText(l.name + (l.ended ? "" : " (recording ends here)"), lx0 + 3, 10);
+    if (ri === 0) ctx.fillText(l.name + (l.ended ? "" : " (recording ends here)"), lx0 + 3, 10);
     for (const r of l.rows) {
-      const y = TOP + rowIndex.get(r.core + ":" + r.slot) * ROW_H;
+      const y = TOP + rowIndex.get(rowKey(ri, r.core, r.slot)) * ROW_H;
       for (const iv of r.iv) {
-        const a = off + iv[0], b = off + iv[1];
+        const a = o + iv[0], b = o + iv[1];
         if (b < g0 || a > g1) continue;
         const xa = Math.max(toX(a), LABEL_W), xb = Math.min(toX(b), w);
         const act = data.activities[iv[2]];
@@ -209,14 +285,14 @@ function draw() {
     ctx.globalAlpha = 1;
     ctx.fillStyle = "#7f8796";
     for (const c of l.checkpoints) {
-      const x = toX(off + c);
+      const x = toX(o + c);
       if (x >= LABEL_W && x <= w) ctx.fillRect(x, TOP + rows.length * ROW_H + 2, 1, 5);
     }
   }
   // Stops: a line through the rows under each mark; marks closer than their width stack.
   const lastAt = [];
   for (const { m, d } of markEls) {
-    const x = toX(offsets[m.launch] + m.instret);
+    const x = toX(at(m));
     const visible = x >= LABEL_W && x <= w;
     d.style.display = visible ? "" : "none";
     d.style.left = x + "px";
@@ -227,14 +303,16 @@ function draw() {
     d.style.top = (3 + level * 7) + "px";
     d.style.zIndex = String(5 - level);
     ctx.fillStyle = d.classList.contains("selected") ? "rgba(243,156,18,0.9)" : "rgba(192,57,43,0.45)";
-    ctx.fillRect(x, TOP, 1, rows.length * ROW_H);
+    const band = runs.length > 1 ? runRows[m.run || 0] : { first: 0, count: rows.length };
+    ctx.fillRect(x, TOP + band.first * ROW_H, 1, band.count * ROW_H);
   }
+  drawPoints(w);
   if (picked) {
-    const x = toX(offsets[picked.launch] + picked.instret);
+    const x = toX(off(0, picked.launch) + picked.instret);
     if (x >= LABEL_W && x <= w) { ctx.fillStyle = "rgba(46,134,193,0.9)"; ctx.fillRect(x, TOP - 4, 2, rows.length * ROW_H + 8); }
   }
-  for (const { l, by, d } of consoleEls) {
-    const x = toX(offsets[l.launch] + by);
+  for (const { ri, l, by, d } of consoleEls) {
+    const x = toX(off(ri, l.launch) + by);
     d.style.display = x >= LABEL_W && x <= w ? "" : "none";
     d.style.left = x + "px";
     d.style.top = (TOP + rows.length * ROW_H + 9) + "px";
@@ -243,10 +321,10 @@ function draw() {
   ctx.fillStyle = "#3b4558"; ctx.font = "10px system-ui, sans-serif";
   const step = niceStep(Math.max(g1 - g0, 1));
   const yAxis = TOP + rows.length * ROW_H + 29;
-  for (const l of data.launches) {
-    const off = offsets[l.launch];
-    for (let v = Math.ceil(Math.max(g0 - off, 0) / step) * step; v <= Math.min(l.end, g1 - off); v += step) {
-      const x = toX(off + v);
+  for (const l of runs[0].launches) {
+    const o = off(0, l.launch);
+    for (let v = Math.ceil(Math.max(g0 - o, 0) / step) * step; v <= Math.min(l.end, g1 - o); v += step) {
+      const x = toX(o + v);
       if (x >= LABEL_W + 20 && x <= w - 20) ctx.fillText(String(v), x - 8, yAxis);
     }
   }
@@ -280,12 +358,12 @@ function intervalAt(x, y) {
   const i = Math.floor((y - TOP) / ROW_H);
   if (i < 0 || i >= rows.length || x < LABEL_W) return null;
   const g = toG(x), r = rows[i];
-  for (const l of data.launches) {
-    const off = offsets[l.launch];
-    if (g < off || g > off + l.end) continue;
+  for (const l of runs[r.run].launches) {
+    const o = off(r.run, l.launch);
+    if (g < o || g > o + l.end) continue;
     const row = l.rows.find((q) => q.core === r.core && q.slot === r.slot);
     if (!row) return null;
-    const iv = row.iv.find((q) => g >= off + q[0] && g < off + q[1]);
+    const iv = row.iv.find((q) => g >= o + q[0] && g < o + q[1]);
     if (iv) return { l, r, iv };
   }
   return null;
@@ -320,7 +398,8 @@ function select(m, el) {
   if (m.locals) html += vars("locals", "variable", m.locals);
   if (m.registers) html += '<table id="registers"><tr><th>register</th><th>value</th></tr>' +
     Object.keys(m.registers).map((k) => "<tr><td>" + esc(k) + "</td><td>" + hex(m.registers[k]) + "</td></tr>").join("") + "</table>";
-  html += '<p>Reopen this point: <code id="reopen">' + esc(m.command) + "</code></p>";
+  if (m.text) html += '<pre id="point-text">' + esc(m.text) + "</pre>";
+  if (m.command) html += '<p>Reopen this point: <code id="reopen">' + esc(m.command) + "</code></p>";
   if (data.serve)
     html += '<form id="memory-form">Memory at this point: address <input id="memory-addr" size="12" placeholder="0x...">' +
       ' bytes <input id="memory-len" size="5" value="64"> <button type="submit">Read</button></form><pre id="memory"></pre>';
@@ -347,10 +426,10 @@ function ask(what, done, failed) {
 function pointAt(x, y) {
   const i = Math.floor((y - TOP) / ROW_H), g = toG(x);
   if (x < LABEL_W) return null;
-  for (const l of data.launches) {
-    const off = offsets[l.launch];
-    if (g < off || g > off + l.end) continue;
-    const p = { launch: l.launch, instret: Math.max(0, Math.min(l.end, Math.round(g - off))) };
+  for (const l of runs[0].launches) {
+    const o = off(0, l.launch);
+    if (g < o || g > o + l.end) continue;
+    const p = { launch: l.launch, instret: Math.max(0, Math.min(l.end, Math.round(g - o))) };
     if (i >= 0 && i < rows.length) { p.core = rows[i].core; p.warp = rows[i].slot; }
     return p;
   }
@@ -387,7 +466,7 @@ window.addEventListener("mouseup", (e) => {
   drag = null; timeline.classList.remove("dragging");
   // A click (no drag) on the rows, served: the state at that point.
   if (!data.serve || !was || Math.abs(e.clientX - was.x) > 3 || Math.abs(e.clientY - was.y) > 3) return;
-  if (e.target.classList && (e.target.classList.contains("mark") || e.target.classList.contains("console-mark"))) return;
+  if (e.target.classList && ["mark", "console-mark", "point"].some((c) => e.target.classList.contains(c))) return;
   const rect = timeline.getBoundingClientRect();
   const p = pointAt(e.clientX - rect.left, e.clientY - rect.top);
   if (p) openPoint(p);
@@ -396,11 +475,11 @@ window.addEventListener("mousemove", (e) => {
   if (drag) { x0 = drag.x0 - (e.clientX - drag.x) / scale; draw(); return; }
   const rect = timeline.getBoundingClientRect();
   if (e.clientY < rect.top || e.clientY > rect.bottom || e.clientX < rect.left || e.clientX > rect.right) return;
-  if (e.target.classList && (e.target.classList.contains("mark") || e.target.classList.contains("console-mark"))) return;
+  if (e.target.classList && ["mark", "console-mark", "point"].some((c) => e.target.classList.contains(c))) return;
   const hit = intervalAt(e.clientX - rect.left, e.clientY - rect.top);
   if (!hit) return hideTip();
   const [from, to, act, lanes, cta] = hit.iv;
-  showTip(e, "core " + hit.r.core + " warp " + hit.r.slot + " \u00b7 " + hit.l.name + "\n" + data.activities[act] +
+  showTip(e, (runs[hit.r.run].label ? runs[hit.r.run].label + "\n" : "") + "core " + hit.r.core + " warp " + hit.r.slot + " \u00b7 " + hit.l.name + "\n" + data.activities[act] +
     ", " + lanes + " of " + data.threads + " lanes, CTA " + cta + "\ninstructions " + from + " to " + to);
 });
 timeline.addEventListener("mouseleave", hideTip);
@@ -409,12 +488,26 @@ document.getElementById("fit").addEventListener("click", fit);
 document.getElementById("zoom-in").addEventListener("click", () => zoomBy(1.5));
 document.getElementById("zoom-out").addEventListener("click", () => zoomBy(1 / 1.5));
 window.addEventListener("resize", draw);
+// A report beside the picture (a diff's text, the races, a sweep's outcome classes).
+if (data.report || data.classes) {
+  const sum = document.getElementById("summary");
+  let html = "";
+  if (data.classes)
+    html += '<table id="classes"><tr><th>class</th><th>runs</th><th>outcome</th><th>seeds</th></tr>' + data.classes.map((c, i) =>
+      "<tr><td>" + (i + 1) + "</td><td>" + c.seeds.length + "</td><td>" + esc(c.outcome) + "</td><td>" +
+      esc(c.seeds.slice(0, 40).join(", ") + (c.seeds.length > 40 ? ", \u2026" : "")) + "</td></tr>").join("") + "</table>";
+  if (data.report) html += '<pre id="report">' + esc(data.report) + "</pre>";
+  sum.innerHTML = html;
+  sum.hidden = false;
+}
 fit();
 if (data.serve) document.getElementById("hint").textContent += " Served: click any point of a warp's row for the state there.";
-// For tests and scripts: where a point is drawn (x from the timeline's left, y of a row's middle).
-const xOf = (launch, instret) => toX(offsets[launch] + instret);
-const yOf = (core, slot) => TOP + rowIndex.get(core + ":" + slot) * ROW_H + ROW_H / 2;
-window.vxreplayView = { data, rows, marks: markEls.length, ready: true, xOf, yOf };
+if (pointEls.length) document.getElementById("hint").textContent = "Click a dot on a warp's row (a read, the write behind it, a race's access) to see its source line and what happened there.";
+// drawn: milliseconds from the navigation's start to the first picture; redraw(): one redraw's milliseconds
+// (what a zoom or pan step costs). scripts/bench-timeline.sh reads both.
+const redraw = () => { const t = performance.now(); draw(); return performance.now() - t; };
+window.vxreplayView = { data, rows, marks: markEls.length, points: pointEls.length, ready: true, xOf, yOf,
+  drawn: performance.now(), redraw };
 })();
 </script></body></html>
 )HTML";
@@ -422,10 +515,74 @@ window.vxreplayView = { data, rows, marks: markEls.length, ready: true, xOf, yOf
 
 }  // namespace
 
-std::string view_page(const std::string& title, const std::string& data_json) {
+std::string view_page(const std::string& title, const nlohmann::json& data) {
   std::string t;
   for (char c : title) t += c == '<' ? std::string("&lt;") : c == '&' ? std::string("&amp;") : std::string(1, c);
-  return std::string(kHead) + t + kStyle + data_json + kScript;
+  std::string json_text = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // Inside a script element, "</" would end it.
+  for (size_t at = 0; (at = json_text.find("</", at)) != std::string::npos; at += 3) json_text.replace(at, 2, "<\\/");
+  return std::string(kHead) + t + kStyle + json_text + kScript;
+}
+
+bool write_view_page(const std::string& path, const std::string& title, const nlohmann::json& data) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << view_page(title, data);
+  f.close();
+  return bool(f);
+}
+
+nlohmann::json view_data(const std::string& kernel, const std::string& from, const DeviceConfig& config) {
+  nlohmann::json data;
+  data["recording"] = from;
+  data["kernel"] = kernel;
+  data["config"] = config.to_string();
+  data["threads"] = config.threads;
+  data["activities"] = nlohmann::json::array();
+  for (auto act : {replay::WarpActivity::Running, replay::WarpActivity::Diverged, replay::WarpActivity::Barrier,
+                   replay::WarpActivity::Spawn, replay::WarpActivity::Ready})
+    data["activities"].push_back(replay::activity_name(act));
+  data["marks"] = nlohmann::json::array();
+  data["sources"] = nlohmann::json::object();
+  data["detailed_marks"] = 0;
+  return data;
+}
+
+nlohmann::json launches_json(const std::vector<replay::LaunchTimeline>& timeline,
+                             const std::function<std::string(uint32_t launch)>& name) {
+  nlohmann::json launches = nlohmann::json::array();
+  for (const replay::LaunchTimeline& t : timeline) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const replay::WarpRow& r : t.rows) {
+      nlohmann::json iv = nlohmann::json::array();
+      for (const replay::WarpInterval& i : r.intervals)
+        iv.push_back({i.from, i.to, uint8_t(i.activity), i.lanes, i.cta});
+      rows.push_back({{"core", r.core}, {"slot", r.slot}, {"iv", std::move(iv)}});
+    }
+    nlohmann::json console = nlohmann::json::array();
+    for (const replay::ConsoleLine& c : t.console) console.push_back({c.by, c.text});
+    launches.push_back({{"launch", t.launch},
+                        {"name", name(t.launch)},
+                        {"end", t.end},
+                        {"ended", t.ended},
+                        {"samples", t.samples},
+                        {"checkpoints", t.checkpoints},
+                        {"rows", std::move(rows)},
+                        {"console", std::move(console)}});
+  }
+  return launches;
+}
+
+nlohmann::json header_at(const engine::Symbols* sym, uint32_t pc, uint32_t core, uint32_t warp, uint32_t lane) {
+  nlohmann::json h = {{"pc", pc}, {"core", core}, {"warp", warp}, {"lane", lane}};
+  if (!sym) return h;
+  if (auto f = sym->function_at(pc)) h["function"] = f->name;
+  if (auto loc = sym->locate(pc); loc && loc->line) {
+    h["file"] = loc->file;
+    h["line"] = loc->line;
+    if (!h.contains("function")) h["function"] = loc->function;
+    if (auto src = sym->source_line(loc->file, loc->line)) h["source"] = *src;
+  }
+  return h;
 }
 
 }  // namespace vx::cli

@@ -84,17 +84,23 @@ Result<void> Recorder::put(const checkpoint::TimeKey& key, checkpoint::Checkpoin
 }
 
 // --- The timeline -----------------------------------------------------------------------------------
+checkpoint::TimelineSample warp_sample(const Driver& dev, uint32_t launch, uint64_t at) {
+  checkpoint::TimelineSample s;
+  s.launch = launch;
+  s.at = at;
+  for (const WarpSummary& w : dev.warp_summaries())
+    s.warps.push_back(checkpoint::WarpSample{w.core, w.slot, w.tmask, uint8_t(w.wait),
+                                             uint8_t(std::min<uint32_t>(w.depth, 255)), w.instret, w.cta});
+  return s;
+}
+
 namespace {
 constexpr size_t kMaxPendingSamples = 4096;  // between two checkpoints: later ones are not taken
 }
 
-// A launch's samples come at 64, 128, 256, ... instructions up to the interval, then every
-// interval: a short launch (a host program's small kernels) is drawn from a few points too.
 uint64_t Recorder::next_sample(uint32_t launch) const {
   auto it = sampled_.find(launch);
-  const uint64_t last = it == sampled_.end() ? 0 : it->second;
-  if (last == 0) return std::min<uint64_t>(64, sample_interval_);
-  return last < sample_interval_ ? std::min(2 * last, sample_interval_) : last + sample_interval_;
+  return checkpoint::next_sample_point(it == sampled_.end() ? 0 : it->second, sample_interval_);
 }
 
 bool Recorder::sample_due(uint32_t launch, uint64_t at) const {

@@ -13,8 +13,12 @@
 #include <vector>
 #include "checkpoint/store.hpp"
 #include "checkpoint/timeline.hpp"
+#include "device/driver.hpp"
 
 namespace vx::engine {
+
+// The warps of `dev` now, in brief (Driver::warp_summaries), as a timeline sample of `launch` at `at`.
+checkpoint::TimelineSample warp_sample(const Driver& dev, uint32_t launch, uint64_t at);
 
 class Recorder {
  public:
@@ -57,7 +61,7 @@ class Recorder {
   bool auto_due(uint64_t at) const { return at >= next_auto_; }
 
   // --- The timeline (checkpoint/timeline.hpp) -------------------------------------------------------
-  // A sample is due at `at` of `launch`: its next point (64, 128, ... up to the interval, then every
+  // A sample is due at `at` of `launch`: its next point (8, 16, ... up to the interval, then every
   // interval) passed, and the launch never ran this far before.
   bool sample_due(uint32_t launch, uint64_t at) const;
   // Instructions from `at` until the next sample (UINT64_MAX: none).

@@ -204,15 +204,7 @@ Result<void> Session::Impl::auto_checkpoint() {
 
 void Session::Impl::sample_timeline(uint64_t at, bool end) {
   if (end ? !recorder.samples_on() : !recorder.sample_due(launch, at)) return;
-  checkpoint::TimelineSample s;
-  s.launch = launch;
-  s.at = at;
-  if (end) s.console = console_log;
-  if (!end)
-    for (const WarpSummary& w : dev.warp_summaries())
-      s.warps.push_back(checkpoint::WarpSample{w.core, w.slot, w.tmask, uint8_t(w.wait),
-                                               uint8_t(std::min<uint32_t>(w.depth, 255)), w.instret, w.cta});
-  recorder.add_sample(std::move(s));
+  recorder.add_sample(end ? checkpoint::TimelineSample{launch, at, {}, console_log} : warp_sample(dev, launch, at));
 }
 
 ThreadLists Session::Impl::lists() const {

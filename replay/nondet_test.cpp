@@ -34,6 +34,8 @@ struct Insn {
   bool local = false;
   std::vector<uint32_t> values = std::vector<uint32_t>(4, 0);
   uint64_t instret = 1;
+  uint32_t core = 0;
+  uint32_t instance_base = 0;  // instance launches
 };
 
 void feed(DeviceObserver& obs, const Insn& i) {
@@ -49,8 +51,9 @@ void feed(DeviceObserver& obs, const Insn& i) {
   }
   Observation o;
   o.cls = i.cls;
-  o.core = 0;
+  o.core = i.core;
   o.slot = i.rank;
+  o.instance_base = i.instance_base;
   o.pc = i.pc;
   o.word = i.cls == InsnClass::Atomic ? r_type(0, t1, a0, 2, t0, 0x2f) : rv::lw(t0, a0, 0);
   o.tmask = mask;
@@ -125,6 +128,55 @@ TEST_CASE("Local memory belongs to its CTA, the launch boundary orders everythin
   d.launch_started(grid(2, 1));
   feed(d, {InsnClass::Store, 1, 0, 0x400, {0}});
   CHECK(d.races().empty());
+}
+
+TEST_CASE("A race's two accesses say when and where they ran: the launch's count, core, slot, lane") {
+  DeviceConfig cfg;
+  cfg.cores_per_cluster = 2;
+  RaceDetector d(cfg);
+  d.launch_started(grid(2, 2));
+  const std::vector<uint32_t> v(4, 0);
+  feed(d, {InsnClass::Store, 0, 1, 0x100, {1}, kAddr, false, v, 7, 0});
+  feed(d, {InsnClass::Store, 1, 0, 0x200, {2}, kAddr, false, v, 12, 1});
+  REQUIRE(d.races().size() == 1);
+  const Race& r = d.races()[0];
+  CHECK((r.first.launch_instret == 7 && r.first.core == 0 && r.first.slot == 1 && r.first.lane == 1));
+  CHECK((r.first.unit == 0 && r.first.thread == 5));
+  CHECK((r.second.launch_instret == 12 && r.second.core == 1 && r.second.slot == 0 && r.second.lane == 2));
+  CHECK((r.second.unit == 1 && r.second.thread == 2));
+
+  // Lanes of one store: one point and warp, two lanes.
+  feed(d, {InsnClass::Store, 1, 1, 0x300, {0, 3}, kAddr + 64, false, v, 20, 1});
+  REQUIRE(d.races().size() == 2);
+  const Race& s = d.races()[1];
+  CHECK(s.kind == RaceKind::SameInstruction);
+  CHECK((s.first.launch_instret == 20 && s.first.core == 1 && s.first.slot == 1 && s.first.lane == 0));
+  CHECK((s.second.launch_instret == 20 && s.second.core == 1 && s.second.slot == 1 && s.second.lane == 3));
+
+  // The earlier access's count is exact past 2^32 too (kept modulo 2^32: within 2^32 of the race).
+  const uint64_t late = (1ull << 32) + 3;
+  feed(d, {InsnClass::Load, 1, 0, 0x400, {3}, kAddr + 64, false, v, late, 1});
+  REQUIRE(d.races().size() == 3);
+  CHECK(d.races()[2].first.launch_instret == 20);
+  CHECK(d.races()[2].second.launch_instret == late);
+  feed(d, {InsnClass::Store, 0, 0, 0x500, {1}, kAddr + 128, false, v, late + 5, 0});
+  feed(d, {InsnClass::Store, 1, 0, 0x600, {0}, kAddr + 128, false, v, late + (1ull << 31), 1});
+  REQUIRE(d.races().size() == 4);
+  CHECK(d.races()[3].first.launch_instret == late + 5);
+
+  // Instances: each its own unit; the lane is where the instance ran.
+  RaceDetector in(cfg);
+  LaunchState l;
+  l.kind = LaunchKind::Instances;
+  l.total_units = 16;
+  in.launch_started(l);
+  feed(in, {InsnClass::Store, 0, 2, 0x100, {3}, kAddr, false, v, 4, 1, 8});
+  feed(in, {InsnClass::Store, 0, 0, 0x200, {1}, kAddr, false, v, 9, 0, 0});
+  REQUIRE(in.races().size() == 1);
+  const Race& i = in.races()[0];
+  CHECK((i.first.thread == 11 && i.first.core == 1 && i.first.slot == 2 && i.first.lane == 3));
+  CHECK((i.second.thread == 1 && i.second.core == 0 && i.second.slot == 0 && i.second.lane == 1));
+  CHECK((i.first.launch_instret == 4 && i.second.launch_instret == 9));
 }
 
 TEST_CASE("A diff finds the first differing read per thread, in run A's time, with its writer") {

@@ -36,6 +36,7 @@ void RaceDetector::launch_started(const LaunchState& launch) {
   }
   warp_epoch_.assign(size_t(units) * warps_per_unit_, 0);
   warp_fenced_.assign(size_t(units) * warps_per_unit_, 0);
+  warp_hart_.assign(size_t(units) * warps_per_unit_, 0);
   cta_clock_.assign(size_t(units), 1);
   cta_vc_.assign(size_t(units), {});
   sync_.clear();
@@ -71,13 +72,27 @@ bool RaceDetector::ordered(const Access& prior, const Access& now, bool local) c
   return it != vc.end() && it->second >= prior.clock;
 }
 
-RaceAccess RaceDetector::describe(const Access& a, bool write) const {
+RaceDetector::Access RaceDetector::access(const Observation& o, uint32_t unit, uint32_t thread, uint32_t lane,
+                                          uint32_t epoch, uint32_t clock) {
+  const bool grid = launch_.kind == LaunchKind::Grid;
+  const size_t warp = size_t(unit) * warps_per_unit_ + thread / cfg_.threads;
+  if (warp < warp_hart_.size()) warp_hart_[warp] = (o.core * cfg_.warps + o.slot) * cfg_.threads + (grid ? 0 : lane);
+  return Access{unit * per_unit_ + thread + 1, epoch, clock, o.pc, uint32_t(o.launch_instret)};
+}
+
+RaceAccess RaceDetector::describe(const Access& a, bool write, uint64_t now) const {
   RaceAccess r;
   r.pc = a.pc;
+  r.launch_instret = now - uint32_t(uint32_t(now) - a.instret);
   r.write = write;
   r.atomic = a.epoch & kAtomicBit;
   r.unit = (a.tid - 1) / per_unit_;
   r.thread = (a.tid - 1) % per_unit_;
+  const size_t warp = size_t(r.unit) * warps_per_unit_ + r.thread / cfg_.threads;
+  const uint32_t hart = (warp < warp_hart_.size() ? warp_hart_[warp] : 0) + r.thread % cfg_.threads;
+  r.core = hart / cfg_.threads / cfg_.warps;
+  r.slot = hart / cfg_.threads % cfg_.warps;
+  r.lane = hart % cfg_.threads;
   if (launch_.kind != LaunchKind::Grid) {
     r.thread = r.unit;
     r.unit = 0;
@@ -86,7 +101,7 @@ RaceAccess RaceDetector::describe(const Access& a, bool write) const {
 }
 
 void RaceDetector::report(RaceKind kind, const Access& prior, const Access& now, bool prior_write, bool now_write,
-                          uint32_t addr, bool local, uint32_t core) {
+                          uint32_t addr, bool local, uint32_t core, uint64_t at) {
   const std::array<uint32_t, 3> key{uint32_t(kind), std::min(prior.pc, now.pc), std::max(prior.pc, now.pc)};
   auto [it, fresh] = seen_.try_emplace(key, races_.size());
   if (!fresh) {
@@ -99,8 +114,8 @@ void RaceDetector::report(RaceKind kind, const Access& prior, const Access& now,
   r.addr = addr;
   r.local = local;
   r.core = core;
-  r.first = describe(prior, prior_write);
-  r.second = describe(now, now_write);
+  r.first = describe(prior, prior_write, at);
+  r.second = describe(now, now_write, at);
   r.shape = launch_;
   races_.push_back(r);
 }
@@ -148,9 +163,10 @@ void RaceDetector::retired(const Observation& o) {
           auto mk = [&](const ObservedAccess& a) {
             const uint32_t unit = grid ? o.cta_linear : o.instance_base + a.lane;
             const uint32_t thread = grid ? o.cta_rank * cfg_.threads + a.lane : 0;
-            return Access{unit * per_unit_ + thread + 1, 0, 0, o.pc};
+            return access(o, unit, thread, a.lane, 0, 0);
           };
-          report(RaceKind::SameInstruction, mk(x), mk(y), true, true, std::max(x.addr, y.addr), x.local, o.core);
+          report(RaceKind::SameInstruction, mk(x), mk(y), true, true, std::max(x.addr, y.addr), x.local, o.core,
+                 o.launch_instret);
           i = j = o.accesses.size();  // once per instruction
           break;
         }
@@ -163,8 +179,9 @@ void RaceDetector::retired(const Observation& o) {
     const uint32_t thread = grid ? o.cta_rank * cfg_.threads + a.lane : 0;
     if (unit >= cta_clock_.size()) continue;
     const size_t warp = size_t(unit) * warps_per_unit_ + (grid ? o.cta_rank : 0);
-    Access now{unit * per_unit_ + thread + 1,
-               (warp < warp_epoch_.size() ? warp_epoch_[warp] : 0) | (atomic ? kAtomicBit : 0), cta_clock_[unit], o.pc};
+    const Access now =
+        access(o, unit, thread, a.lane, (warp < warp_epoch_.size() ? warp_epoch_[warp] : 0) | (atomic ? kAtomicBit : 0),
+               cta_clock_[unit]);
     const uint64_t base = a.local ? (1ull << 40) | (uint64_t(o.core) << 32) | a.addr : uint64_t(a.addr);
     const uint64_t word = base & ~3ull;
     if (atomic) {
@@ -185,11 +202,11 @@ void RaceDetector::retired(const Observation& o) {
       };
       if (!found && conflict(c->write)) {
         report(writes ? RaceKind::WriteWrite : RaceKind::ReadWrite, c->write, now, true, writes, a.addr + i, a.local,
-               o.core);
+               o.core, o.launch_instret);
         found = true;
       }
       if (!found && writes && conflict(c->read)) {
-        report(RaceKind::ReadWrite, c->read, now, false, true, a.addr + i, a.local, o.core);
+        report(RaceKind::ReadWrite, c->read, now, false, true, a.addr + i, a.local, o.core, o.launch_instret);
         found = true;
       }
       if (writes) c->write = now;

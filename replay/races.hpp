@@ -40,6 +40,10 @@ struct RaceAccess {
   uint32_t pc = 0;
   bool write = false, atomic = false;
   uint32_t unit = 0, thread = 0;  // linear CTA and thread in it (instances: unit 0, the instance)
+  // When and where it ran: the launch's warp instructions, its own included (Observation::launch_instret,
+  // the timeline's axis), and the hardware coordinates.
+  uint64_t launch_instret = 0;
+  uint32_t core = 0, slot = 0, lane = 0;
 };
 
 struct Race {
@@ -65,12 +69,15 @@ class RaceDetector final : public DeviceObserver {
   const std::vector<Race>& races() const { return races_; }
 
  private:
+  // Two per byte of checked memory (Cell): kept small. Where it ran is its warp's (warp_hart_).
   struct Access {
     uint32_t tid = 0;    // dense thread index in the launch + 1; 0: none
     uint32_t epoch = 0;  // the warp's barrier count; bit 31: atomic
     uint32_t clock = 0;  // the CTA's clock at the access
     uint32_t pc = 0;
+    uint32_t instret = 0;  // launch_instret modulo 2^32 (describe: exact within 2^32 of the race's finding)
   };
+  static_assert(sizeof(Access) == 20);
   struct Cell {
     Access write, read;
   };
@@ -78,8 +85,11 @@ class RaceDetector final : public DeviceObserver {
   Cell* cell(uint64_t key);
   bool ordered(const Access& prior, const Access& now, bool local) const;
   void report(RaceKind kind, const Access& prior, const Access& now, bool prior_write, bool now_write, uint32_t addr,
-              bool local, uint32_t core);
-  RaceAccess describe(const Access& a, bool write) const;
+              bool local, uint32_t core, uint64_t at);
+  // The access of `thread` of `unit` (instances: the instance) in lane `lane` of o; notes where its warp runs.
+  Access access(const Observation& o, uint32_t unit, uint32_t thread, uint32_t lane, uint32_t epoch, uint32_t clock);
+  // now: the launch's count when the race was found.
+  RaceAccess describe(const Access& a, bool write, uint64_t now) const;
 
   DeviceConfig cfg_;
   LaunchState launch_;
@@ -88,7 +98,10 @@ class RaceDetector final : public DeviceObserver {
   uint32_t warps_per_unit_ = 1;
   std::vector<uint32_t> warp_epoch_;  // per logical warp of the launch
   std::vector<uint8_t> warp_fenced_;  // per logical warp: a FENCE was its last memory instruction
-  std::vector<uint32_t> cta_clock_;   // per CTA
+  // Per logical warp (instances: per instance), its hart (core * warps + slot) * threads + lane (a grid
+  // warp: lane 0's). A warp keeps its slot for life (a re-launch restores it there).
+  std::vector<uint32_t> warp_hart_;
+  std::vector<uint32_t> cta_clock_;  // per CTA
   // Vector clocks over CTAs, for the atomics' acquire and release; sparse (most CTAs see few others).
   std::vector<std::unordered_map<uint32_t, uint32_t>> cta_vc_;
   std::unordered_map<uint64_t, std::unordered_map<uint32_t, uint32_t>> sync_;  // by atomic word

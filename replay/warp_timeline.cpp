@@ -4,6 +4,7 @@
 #include <bit>
 #include <map>
 #include "checkpoint/timeline.hpp"
+#include "engine/recorder.hpp"
 
 namespace vx::replay {
 
@@ -108,34 +109,56 @@ LaunchTimeline build(uint32_t launch, const std::map<uint64_t, TimelineSample>& 
   return t;
 }
 
-}  // namespace
-
-Result<std::vector<LaunchTimeline>> read_warp_timeline(checkpoint::Store& store) {
+// What a run knows of its launches' timelines, gathered: samples by launch and point (the first of a
+// point kept: samples of one point are equal), the checkpoints, and the console text at points.
+struct Gathered {
   std::map<uint32_t, std::map<uint64_t, TimelineSample>> by_launch;
   std::map<uint32_t, std::vector<uint64_t>> checkpoints;
   std::map<uint32_t, bool> ended;
   std::map<uint32_t, std::map<uint64_t, std::string>> console;  // launch -> point -> text printed by then
-  auto take = [&](std::vector<TimelineSample> samples) {
+
+  void take(std::vector<TimelineSample> samples) {
     for (TimelineSample& s : samples) {
-      if (s.warps.empty()) {
-        ended[s.launch] = true;
-        console[s.launch][s.at] = s.console;
-      }
-      by_launch[s.launch].emplace(s.at, std::move(s));  // the first kept: samples of one point are equal
+      if (s.warps.empty()) ended[s.launch] = true;
+      if (s.warps.empty() || !s.console.empty()) console[s.launch][s.at] = s.console;
+      by_launch[s.launch].emplace(s.at, std::move(s));
     }
-  };
+  }
+  void take(const checkpoint::TimeKey& k, const checkpoint::CheckpointRecord& rec) {
+    checkpoints[k.launch].push_back(k.instret);
+    by_launch[k.launch][k.instret] = sample_of(rec);
+    console[k.launch][k.instret].assign(rec.console.begin(), rec.console.end());
+  }
+  std::vector<LaunchTimeline> timelines() {
+    std::vector<LaunchTimeline> out;
+    for (const auto& [launch, samples] : by_launch) {
+      out.push_back(build(launch, samples, ended[launch], checkpoints[launch]));
+      out.back().console = console_lines(console[launch]);
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+std::vector<LaunchTimeline> build_warp_timeline(std::vector<TimelineSample> samples) {
+  Gathered g;
+  g.take(std::move(samples));
+  return g.timelines();
+}
+
+Result<std::vector<LaunchTimeline>> read_warp_timeline(checkpoint::Store& store) {
+  Gathered g;
   auto keys = store.list();
   if (!keys) return keys.error();
   for (const checkpoint::TimeKey& k : *keys) {
     auto rec = store.get(k);
     if (!rec) return rec.error();
-    checkpoints[k.launch].push_back(k.instret);
-    by_launch[k.launch][k.instret] = sample_of(*rec);
-    console[k.launch][k.instret].assign(rec->console.begin(), rec->console.end());
+    g.take(k, *rec);
     if (rec->timeline.empty()) continue;
     auto samples = checkpoint::decode_timeline(rec->timeline);
     if (!samples) return with_context("the checkpoint " + k.to_string() + ": ", samples.error());
-    take(std::move(*samples));
+    g.take(std::move(*samples));
   }
   auto ops = store.ops();
   if (!ops) return ops.error();
@@ -146,14 +169,43 @@ Result<std::vector<LaunchTimeline>> read_warp_timeline(checkpoint::Store& store)
     if (!bytes) return bytes.error();
     auto samples = checkpoint::decode_timeline(*bytes);
     if (!samples) return with_context("host operation " + std::to_string(i) + " (timeline): ", samples.error());
-    take(std::move(*samples));
+    g.take(std::move(*samples));
   }
-  std::vector<LaunchTimeline> out;
-  for (const auto& [launch, samples] : by_launch) {
-    out.push_back(build(launch, samples, ended[launch], checkpoints[launch]));
-    out.back().console = console_lines(console[launch]);
-  }
-  return out;
+  return g.timelines();
+}
+
+// --- Sampling a run that records nothing -----------------------------------------------------------
+
+uint64_t TimelineSampler::next(uint32_t launch) const {
+  auto it = sampled_.find(launch);
+  return checkpoint::next_sample_point(it == sampled_.end() ? 0 : it->second, interval_);
+}
+
+uint64_t TimelineSampler::until_sample(uint32_t launch, uint64_t at) const {
+  const uint64_t n = next(launch);
+  return n == UINT64_MAX ? n : n > at ? n - at : 1;
+}
+
+void TimelineSampler::sample(const Driver& dev, uint32_t launch, uint64_t at) {
+  if (at >= next(launch)) take(dev, launch, at, {});
+}
+
+void TimelineSampler::ended(uint32_t launch, uint64_t at, std::string console) {
+  if (!interval_) return;
+  sampled_[launch] = at;
+  samples_.push_back(TimelineSample{launch, at, {}, std::move(console)});
+}
+
+void TimelineSampler::stopped(const Driver& dev, uint32_t launch, uint64_t at, std::string console) {
+  if (interval_) take(dev, launch, at, std::move(console));
+}
+
+void TimelineSampler::take(const Driver& dev, uint32_t launch, uint64_t at, std::string console) {
+  sampled_[launch] = at;
+  TimelineSample s = engine::warp_sample(dev, launch, at);
+  s.console = std::move(console);
+  // No warp would read as the launch's end (a device that cannot say, or between its last warp and its end).
+  if (!s.warps.empty()) samples_.push_back(std::move(s));
 }
 
 }  // namespace vx::replay

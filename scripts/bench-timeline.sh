@@ -49,5 +49,36 @@ for k in ("on", "off"):
         subprocess.run([vx, "view", rec, "-o", os.path.join(tmp, "p.html")], check=True, capture_output=True)
         view = time.perf_counter() - t
 print(f"store bytes on disk: {sizes['on']} with the timeline, {sizes['off']} without; vxreplay view: {view * 1e3:.0f} ms")
+page = os.path.join(tmp, "p.html")
+print(f"the page: {os.path.getsize(page)} bytes")
+shutil.copy(page, os.path.join(os.environ.get("TMPDIR", "/tmp"), "vxreplay-bench-page.html"))
 shutil.rmtree(tmp, ignore_errors=True)
 PY
+# Drawn by Debian's headless chromium (selenium is in Debian's python3; scripts/test.sh installs it).
+page="${TMPDIR:-/tmp}/vxreplay-bench-page.html"
+if /usr/bin/python3 -c 'import selenium' 2>/dev/null; then
+  /usr/bin/python3 - "$page" <<'PY'
+import shutil, statistics, sys
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+o = Options()
+for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000", "--disable-dev-shm-usage"]:
+    o.add_argument(a)
+o.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+d = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=o)
+try:
+    drawn = []
+    for _ in range(5):
+        d.get("file://" + sys.argv[1])
+        drawn.append(d.execute_script("return window.vxreplayView.drawn"))
+    redraws = [d.execute_script("return window.vxreplayView.redraw()") for _ in range(50)]
+    print(f"headless chromium: drawn {statistics.median(drawn):.0f} ms after navigation (median of 5); "
+          f"a redraw (one zoom or pan step) {statistics.median(redraws):.2f} ms (median of 50)")
+finally:
+    d.quit()
+PY
+else
+  echo "headless chromium: not measured (Debian's python3-selenium is not installed)"
+fi
+rm -f "$page"

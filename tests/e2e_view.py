@@ -12,6 +12,10 @@ Usage: e2e_view.py VXREPLAY BUILD_ROOT SOURCE_ROOT CHECK ARTIFACT_DIR
     export  `vxreplay export --trace`: Chrome Trace Event JSON with the same rows and marks
     errors  a directory that is no recording, a damaged recording, an unwritable page: clear
             errors with docs/cli.md's statuses
+    nondet  `vxreplay diff --html`: the two runs' rows, the first divergence marked on both where
+            the text diff puts it, with the write behind each read; `run --races --html`: an arc
+            per race between its two accesses; `sweep --html`: the outcome classes and the first
+            divergence between the two largest
     serve   `vxreplay view --serve`: a click on a warp's row between two marks shows the state
             there, the registers and C variables as `goto LAUNCH:INSTRUCTION` shows them at the
             prompt, and memory as `x` shows it; requests for points outside the recording and
@@ -230,6 +234,39 @@ def check_export():
         check(len(stops) == len(marks), f"export: {len(stops)} stops, info checkpoints lists {len(marks)}")
         check(all("sgemm.c:" in e["name"] for e in stops if "breakpoint" in e["name"]),
               f"export: the stops name their line: {[e['name'] for e in stops]}")
+        # The format's documented fields (no reader of the format runs offline here: Debian packages none,
+        # and the perfetto Python package needs the network): every event has ph, name, pid; X has tid,
+        # ts and dur in microseconds; i has ts and a scope g, p or t; M names a process or a thread.
+        for e in events:
+            ok = isinstance(e.get("name"), str) and isinstance(e.get("pid"), int) and e.get("ph") in ("X", "i", "M")
+            if e.get("ph") == "X":
+                ok = ok and isinstance(e.get("tid"), int) and e.get("ts", -1) >= 0 and e.get("dur", -1) >= 0
+            elif e.get("ph") == "i":
+                ok = ok and e.get("ts", -1) >= 0 and e.get("s") in ("g", "p", "t")
+            elif e.get("ph") == "M":
+                ok = ok and e["name"] in ("process_name", "thread_name") and isinstance(e.get("args", {}).get("name"), str)
+            if not check(ok, f"export: an event without the format's fields: {e}"):
+                break
+        # Every warp, state and mark accounted for: the trace's intervals are the page's, one for one.
+        page = os.path.join(tmp, "p.html")
+        rc, _, err = run([VX, "view", rec, "-o", page])
+        if check(rc == 0, f"view: status {rc}: {err!r}"):
+            with open(page) as f:
+                html = f.read()
+            start = html.index('<script id="data" type="application/json">') + len('<script id="data" type="application/json">')
+            data = json.loads(html[start:html.index("</script>", start)].replace("<\\/", "</"))
+            want = set()
+            for launch in data["launches"]:
+                for r in launch["rows"]:
+                    for iv in r["iv"]:
+                        want.add((launch["launch"], r["core"] * 1000 + r["slot"], iv[1] - iv[0], data["activities"][iv[2]]))
+            got = {(e["pid"], e["tid"], e["dur"], e["name"]) for e in xs}
+            check(got == want and len(xs) == sum(len(r["iv"]) for l in data["launches"] for r in l["rows"]),
+                  f"export: {len(xs)} intervals in the trace, the page draws {len(want)}")
+            threads = {(e["pid"], e["tid"]) for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+            check(threads == {(l["launch"], r["core"] * 1000 + r["slot"]) for l in data["launches"] for r in l["rows"]},
+                  "export: one named thread per warp row of the page")
+            check(len(stops) == len(data["marks"]), f"export: {len(stops)} stops, the page has {len(data['marks'])} marks")
         rc, _, err = run([VX, "export", rec])
         check(rc == EXIT_USAGE, f"export without --trace: status {rc}, want {EXIT_USAGE}")
 
@@ -429,7 +466,150 @@ def check_serve():
                 check(False, "serve: the server did not end on SIGINT")
 
 
-CHECKS = {"pages": check_pages, "export": check_export, "errors": check_errors, "serve": check_serve}
+def open_page(driver, page):
+    driver.get("file://" + page)
+    for _ in range(50):
+        if driver.execute_script("return window.vxreplayView && window.vxreplayView.ready"):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def page_points(driver):
+    from selenium.webdriver.common.by import By
+    return {p.get_attribute("data-id"): {k: int(p.get_attribute("data-" + k)) for k in
+                                         ("run", "launch", "instret", "core", "warp", "lane")}
+            for p in driver.find_elements(By.CSS_SELECTOR, ".point")}
+
+
+def check_divergence_marked(driver, what, report):
+    """The page's points are the first divergence of the text diff's JSON, in both runs."""
+    from selenium.webdriver.common.by import By
+    points = page_points(driver)
+    fd = report.get("first_divergence")
+    if not check(fd, f"{what}: the runs diverge (the diff's JSON: {str(report)[:200]})"):
+        return
+    for run, side in ((0, "a"), (1, "b")):
+        o = fd.get(side)
+        if not o:
+            continue
+        tag = side.upper()
+        want = {"run": run, "launch": fd["launch"], "instret": o["instret"], "core": o["core"], "warp": o["warp"],
+                "lane": o["lane"]}
+        check(points.get(tag + "-read") == want, f"{what}: run {tag}'s divergent read on the page is "
+                                                 f"{points.get(tag + '-read')}, the text diff says {want}")
+        w = o.get("writer")
+        if w:
+            want_w = {"run": run, "launch": w["launch"], "instret": w["instret"], "core": w["core"],
+                      "warp": w["warp"], "lane": w["lane"]}
+            check(points.get(tag + "-write") == want_w,
+                  f"{what}: run {tag}'s write on the page is {points.get(tag + '-write')}, the diff says {want_w}")
+        else:
+            check(tag + "-write" not in points, f"{what}: run {tag} has a write point, the diff names no writer")
+        # Clicking the read shows what was read and where.
+        el = driver.find_element(By.CSS_SELECTOR, f'.point[data-id="{tag}-read"]')
+        if el.is_displayed():
+            el.click()
+            text = driver.find_element(By.ID, "point-text").text
+            check(f"0x{o['value']:08x}" in text and o["instruction"] in text,
+                  f"{what}: the pane of run {tag}'s read says {text!r}")
+            where = driver.find_element(By.ID, "stop-where").text
+            check(f":{fd['line']}" in where, f"{what}: the pane of run {tag}'s read is at {where!r}, want line {fd['line']}")
+    marks = [m.get_attribute("data-number") for m in driver.find_elements(By.CSS_SELECTOR, "#marks .mark")]
+    check(sorted(marks) == sorted(s.upper() for s in ("a", "b") if fd.get(s)),
+          f"{what}: the divergence marks on the page are {marks}")
+    labels = [l.text for l in driver.find_elements(By.CSS_SELECTOR, ".row-label")]
+    check(any(l.startswith("A ") for l in labels) and any(l.startswith("B ") for l in labels),
+          f"{what}: rows of both runs: {labels[:4]}...")
+
+
+def check_nondet():
+    from selenium.webdriver.common.by import By
+    try:
+        driver = browser()
+    except Exception as e:  # noqa: BLE001 (the reason is what the failure says)
+        check(False, f"cannot start chromium through selenium (scripts/test.sh installs them): {e}")
+        return
+    racy = os.path.join(EXAMPLES, "racy.elf")
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            # diff: the page and the text name the same divergence.
+            page = os.path.join(tmp, "diff.html")
+            rc, out, err = run([VX, "diff", racy, "--seeds", "3,7", "--json"])
+            report = json.loads(out) if out.strip() else {}
+            check(rc == 1, f"diff --json: status {rc}: {err[-300:]!r}")
+            rc, out, err = run([VX, "diff", racy, "--seeds", "3,7", "--html", page])
+            check(rc == 1 and "First divergence" in out, f"diff --html: status {rc}, the text report still printed")
+            if check(os.path.exists(page) and open_page(driver, page), "diff --html: the page opens"):
+                check_divergence_marked(driver, "diff", report)
+                check(driver.find_element(By.ID, "report").text.strip().startswith("The runs differ"),
+                      "diff: the page carries the text report")
+                keep(driver, "diff")
+            # Two recordings: the same.
+            recs = []
+            for seed in (3, 7):
+                db = os.path.join(tmp, f"rec{seed}")
+                rc, _, err = run([VX, "run", racy, "--seed", str(seed), "--db", db, "--batch", "-ex", "continue"])
+                check(rc == 0, f"recording racy seed {seed}: status {rc}: {err[-200:]!r}")
+                recs.append(os.path.join(db, os.listdir(db)[0]) if os.path.isdir(db) and os.listdir(db) else db)
+            page = os.path.join(tmp, "diff-rec.html")
+            rc, out, err = run([VX, "diff"] + recs + ["--json"])
+            report = json.loads(out) if out.strip() else {}
+            rc, out, err = run([VX, "diff"] + recs + ["--html", page])
+            if check(rc == 1 and os.path.exists(page) and open_page(driver, page),
+                     f"diff of two recordings --html: status {rc}: {err[-300:]!r}"):
+                check_divergence_marked(driver, "diff of recordings", report)
+            # Races: an arc per race, its two accesses on their rows.
+            page = os.path.join(tmp, "races.html")
+            rc, out, err = run([VX, "run", racy, "--races", "--html", page])
+            races = out.count("Race (")
+            check(rc == 67 and races > 0, f"run --races --html: status {rc}, {races} races")
+            if check(os.path.exists(page) and open_page(driver, page), "races: the page opens"):
+                data = driver.execute_script("return window.vxreplayView.data")
+                check(len(data["links"]) == races and all(k["kind"] == "race" for k in data["links"]),
+                      f"races: {len(data['links'])} arcs, the text reports {races} races")
+                pts = page_points(driver)
+                ends = {l["launch"]: l["end"] for l in data["launches"]}
+                for k in data["links"]:
+                    a, b = pts.get(k["from"]), pts.get(k["to"])
+                    check(a and b and a["instret"] <= b["instret"] <= ends.get(b["launch"], -1),
+                          f"races: the arc {k} joins {a} and {b} inside the launch")
+                rows = {(r["core"], r["slot"]) for l in data["launches"] for r in l["rows"]}
+                check(all((p["core"], p["warp"]) in rows for p in pts.values()), "races: every access is on a warp's row")
+                keep(driver, "races")
+            # Sweep: the classes, and the first divergence between the two largest.
+            page = os.path.join(tmp, "sweep.html")
+            rc, out, err = run([VX, "sweep", racy, "--seeds", "1-6", "--json"])
+            sweep = json.loads(out) if out.strip() else {}
+            rc, out, err = run([VX, "sweep", racy, "--seeds", "1-6", "--html", page])
+            if check(os.path.exists(page) and open_page(driver, page), f"sweep --html: status {rc}: {err[-300:]!r}"):
+                rows = driver.find_elements(By.CSS_SELECTOR, "#classes tr")[1:]
+                classes = sweep.get("classes", [])
+                check(len(rows) == len(classes) > 1, f"sweep: {len(rows)} classes on the page, {len(classes)} in the JSON")
+                for r, c in zip(rows, classes):
+                    cells = [td.text for td in r.find_elements(By.TAG_NAME, "td")]
+                    check(cells[1] == str(c["count"]) and cells[3].startswith(str(c["seeds"][0])),
+                          f"sweep: class row {cells}, the JSON's {c['count']} runs from seed {c['seeds'][0]}")
+                if sweep.get("divergence"):
+                    check_divergence_marked(driver, "sweep", sweep["divergence"])
+                keep(driver, "sweep")
+            rc, _, err = run([VX, "diff", racy, "--seeds", "3,7", "--html", os.path.join(tmp, "none", "p.html")])
+            check(rc == 74 and "cannot write" in err, f"diff --html into a missing directory: status {rc}: {err!r}")
+    finally:
+        driver.quit()
+
+
+def keep(driver, name):
+    from selenium.webdriver.common.by import By
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    driver.find_element(By.ID, "fit").click()
+    driver.save_screenshot(os.path.join(ARTIFACTS, f"view-{name}.png"))
+    errors = [l for l in driver.get_log("browser") if l.get("level") == "SEVERE"]
+    check(not errors, f"{name}: the page logged errors: {errors}")
+
+
+CHECKS = {"pages": check_pages, "export": check_export, "errors": check_errors, "serve": check_serve,
+          "nondet": check_nondet}
 
 if __name__ == "__main__":
     if CHECK not in CHECKS:

@@ -56,14 +56,7 @@ json marks_json(ViewRecording& o, const std::string& dir, size_t* detailed) {
       auto stop = take_events(o.events);
       for (const json& e : stop)
         if (e.value("event", "") == "stop") m["header"] = e;
-      if (there) {
-        dbg.show_locals();
-        if (const auto v = find_event(take_events(o.events), "variables")) m["locals"] = (*v)["variables"];
-        dbg.show_args();
-        if (const auto v = find_event(take_events(o.events), "variables")) m["args"] = (*v)["variables"];
-        dbg.show_registers("");
-        if (const auto r = find_event(take_events(o.events), "registers")) m["registers"] = (*r)["registers"];
-      }
+      if (there) add_stop_values(o, &m);
     }
     marks.push_back(std::move(m));
   }
@@ -80,6 +73,16 @@ std::vector<json> take_events(std::stringstream& ss) {
   ss.str({});
   ss.clear();
   return out;
+}
+
+void add_stop_values(ViewRecording& o, json* into) {
+  Debugger& dbg = *o.rec->dbg;
+  dbg.show_args();
+  if (const auto v = find_event(take_events(o.events), "variables")) (*into)["args"] = (*v)["variables"];
+  dbg.show_locals();
+  if (const auto v = find_event(take_events(o.events), "variables")) (*into)["locals"] = (*v)["variables"];
+  dbg.show_registers("");
+  if (const auto r = find_event(take_events(o.events), "registers")) (*into)["registers"] = (*r)["registers"];
 }
 
 std::optional<json> find_event(const std::vector<json>& events, const char* key) {

@@ -30,6 +30,9 @@ Result<std::unique_ptr<ViewRecording>> open_view_recording(const std::string& di
 
 // The JSON events the debugger printed since the last call (one object per line).
 std::vector<nlohmann::json> take_events(std::stringstream& ss);
+// The focus lane's args, locals and registers at the current stop (as `info args`, `info locals`,
+// `info registers` give them) into `into`.
+void add_stop_values(ViewRecording& o, nlohmann::json* into);
 // The first event that carries `key`.
 std::optional<nlohmann::json> find_event(const std::vector<nlohmann::json>& events, const char* key);
 // The source lines around each stop header's line ({"header": {file, line}} objects), by file.

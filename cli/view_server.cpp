@@ -162,16 +162,10 @@ class Server {
     json out;
     json header;
     if (auto failed = go(q, &header)) return *failed;
-    Debugger& dbg = *o_.rec->dbg;
     out["launch"] = header.value("launch", 0);
     out["instret"] = header.value("instructions", 0);
     out["header"] = header;
-    dbg.show_args();
-    if (const auto v = find_event(take_events(o_.events), "variables")) out["args"] = (*v)["variables"];
-    dbg.show_locals();
-    if (const auto v = find_event(take_events(o_.events), "variables")) out["locals"] = (*v)["variables"];
-    dbg.show_registers("");
-    if (const auto r = find_event(take_events(o_.events), "registers")) out["registers"] = (*r)["registers"];
+    add_stop_values(o_, &out);
     out["sources"] = sources_json(json::array({json{{"header", header}}}));
     out["command"] = "vxreplay replay " + text::shell_quote(o_.dir) + " -ex 'goto " +
                      std::to_string(out["launch"].get<uint64_t>()) + ":" +

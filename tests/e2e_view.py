@@ -120,6 +120,36 @@ def browser():
     return webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=o)
 
 
+def open_page(driver, url):
+    """Opens a page (a file's path, or an http URL) and waits until it has drawn; False when it never did."""
+    driver.get(url if url.startswith("http") else "file://" + url)
+    for _ in range(50):
+        if driver.execute_script("return window.vxreplayView && window.vxreplayView.ready"):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def started_browser():
+    """The browser, or None with the failure said."""
+    try:
+        return browser()
+    except Exception as e:  # noqa: BLE001 (the reason is what the failure says)
+        check(False, f"cannot start chromium through selenium (scripts/test.sh installs them): {e}")
+        return None
+
+
+def keep(driver, name, fit=True):
+    """A screenshot of the page as a test artifact; the page logged no error."""
+    from selenium.webdriver.common.by import By
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    if fit:
+        driver.find_element(By.ID, "fit").click()
+    driver.save_screenshot(os.path.join(ARTIFACTS, f"view-{name}.png"))
+    errors = [l for l in driver.get_log("browser") if l.get("level") == "SEVERE"]
+    check(not errors, f"{name}: the page logged errors: {errors}")
+
+
 def check_page(driver, name, rec, tmp):
     from selenium.webdriver.common.by import By
     page = os.path.join(tmp, name + ".html")
@@ -138,11 +168,7 @@ def check_page(driver, name, rec, tmp):
     marks, answers = prompt_answers(rec)
     check(len(marks) >= 2, f"{name}: the recording has {len(marks)} marks (the session stopped and marked)")
 
-    driver.get("file://" + page)
-    for _ in range(50):
-        if driver.execute_script("return window.vxreplayView && window.vxreplayView.ready"):
-            break
-        time.sleep(0.1)
+    check(open_page(driver, page), f"{name}: the page draws")
     rows = driver.find_elements(By.CSS_SELECTOR, ".row-label")
     check(len(rows) == len(slots) and len(rows) > 0,
           f"{name}: {len(rows)} warp rows on the page, the recording has {len(slots)} warp slots")
@@ -193,17 +219,12 @@ def check_page(driver, name, rec, tmp):
         check(printed[-1] in tip, f"{name}: hovering the last console marker shows {tip!r}, not {printed[-1]!r}")
     if name == "reduce":
         check(any("total" in p for p in printed), f"reduce: its printed total is among the console lines {printed}")
-    os.makedirs(ARTIFACTS, exist_ok=True)
-    driver.save_screenshot(os.path.join(ARTIFACTS, f"view-{name}.png"))
-    errors = [l for l in driver.get_log("browser") if l.get("level") == "SEVERE"]
-    check(not errors, f"{name}: the page logged errors: {errors}")
+    keep(driver, name, fit=False)
 
 
 def check_pages():
-    try:
-        driver = browser()
-    except Exception as e:  # noqa: BLE001 (the reason is what the failure says)
-        check(False, f"cannot start chromium through selenium (scripts/test.sh installs them): {e}")
+    driver = started_browser()
+    if not driver:
         return
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -343,11 +364,8 @@ def check_served_page(driver, rec, base):
     if not check(pairs, f"serve: the recording has two marks far apart: {marks}"):
         return
     a, b = pairs[0]
-    driver.get(base)
-    for _ in range(50):
-        if driver.execute_script("return window.vxreplayView && window.vxreplayView.ready"):
-            break
-        time.sleep(0.1)
+    if not check(open_page(driver, base), "serve: the served page draws"):
+        return
     check(driver.execute_script("return window.vxreplayView.data.serve") is True, "serve: the page knows it is served")
     row = driver.execute_script("return window.vxreplayView.rows[0]")
     # The mark list centers the timeline on a mark, zoomed so that its neighbours stand apart.
@@ -407,10 +425,7 @@ def check_served_page(driver, rec, base):
         time.sleep(0.1)
     check(want["memory"] and shown.split() == want["memory"].split() and "0x00 0x00 0x00 0x00" not in shown,
           f"serve: memory at pc {hex(pc)}: the page shows {shown!r}, the prompt {want['memory']!r}")
-    os.makedirs(ARTIFACTS, exist_ok=True)
-    driver.save_screenshot(os.path.join(ARTIFACTS, "view-serve.png"))
-    errors = [l for l in driver.get_log("browser") if l.get("level") == "SEVERE"]
-    check(not errors, f"serve: the page logged errors: {errors}")
+    keep(driver, "serve", fit=False)
 
 
 def check_serve():
@@ -447,10 +462,8 @@ def check_serve():
                 check(status is None and answer == "" or status is not None and answer.startswith("HTTP/1.1 " + status),
                       f"serve: {data[:30]!r}: the server answered {answer[:80]!r}")
             check(server.poll() is None, "serve: the server is still running after the bad requests")
-            try:
-                driver = browser()
-            except Exception as e:  # noqa: BLE001 (the reason is what the failure says)
-                check(False, f"cannot start chromium through selenium (scripts/test.sh installs them): {e}")
+            driver = started_browser()
+            if not driver:
                 return
             try:
                 check_served_page(driver, rec, base)
@@ -464,15 +477,6 @@ def check_serve():
             except subprocess.TimeoutExpired:
                 server.kill()
                 check(False, "serve: the server did not end on SIGINT")
-
-
-def open_page(driver, page):
-    driver.get("file://" + page)
-    for _ in range(50):
-        if driver.execute_script("return window.vxreplayView && window.vxreplayView.ready"):
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def page_points(driver):
@@ -525,10 +529,8 @@ def check_divergence_marked(driver, what, report):
 
 def check_nondet():
     from selenium.webdriver.common.by import By
-    try:
-        driver = browser()
-    except Exception as e:  # noqa: BLE001 (the reason is what the failure says)
-        check(False, f"cannot start chromium through selenium (scripts/test.sh installs them): {e}")
+    driver = started_browser()
+    if not driver:
         return
     racy = os.path.join(EXAMPLES, "racy.elf")
     try:
@@ -597,15 +599,6 @@ def check_nondet():
             check(rc == 74 and "cannot write" in err, f"diff --html into a missing directory: status {rc}: {err!r}")
     finally:
         driver.quit()
-
-
-def keep(driver, name):
-    from selenium.webdriver.common.by import By
-    os.makedirs(ARTIFACTS, exist_ok=True)
-    driver.find_element(By.ID, "fit").click()
-    driver.save_screenshot(os.path.join(ARTIFACTS, f"view-{name}.png"))
-    errors = [l for l in driver.get_log("browser") if l.get("level") == "SEVERE"]
-    check(not errors, f"{name}: the page logged errors: {errors}")
 
 
 CHECKS = {"pages": check_pages, "export": check_export, "errors": check_errors, "serve": check_serve,

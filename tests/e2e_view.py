@@ -64,6 +64,36 @@ def record_kernel(tmp, name, text, continues):
     return subdirs[0] if subdirs else db
 
 
+# Every other example: a recording run to its end (or its device stop), its page's rows and marks.
+OTHER_KERNELS = ["assert", "branchy", "cta_race", "cycles", "fault", "hang", "hello", "legacy_tls", "lmem_race",
+                 "racy", "rare", "saxpy", "vecadd"]
+
+
+def check_plain_page(driver, name, tmp):
+    from selenium.webdriver.common.by import By
+    db = os.path.join(tmp, "plain-" + name)
+    rc, _, err = run([VX, "run", os.path.join(EXAMPLES, name + ".elf"), "--db", db, "--watchdog", "200000", "--batch",
+                      "-ex", "continue"])
+    check(rc < 64 or rc == 66, f"{name}: the recording session: status {rc}: {err[-300:]!r}")
+    if not check(os.path.isdir(db) and os.listdir(db), f"{name}: a recording"):
+        return
+    rec = os.path.join(db, os.listdir(db)[0])
+    page, trace_file = os.path.join(tmp, name + ".html"), os.path.join(tmp, name + ".json")
+    rc, _, err = run([VX, "view", rec, "-o", page])
+    rc2, _, err2 = run([VX, "export", rec, "--trace", trace_file])
+    if not check(rc == 0 and rc2 == 0, f"{name}: view {rc} {err[-200:]!r}, export {rc2} {err2[-200:]!r}"):
+        return
+    with open(trace_file) as f:
+        slots = warp_slots(json.load(f))
+    marks = info_checkpoints(rec, (0, 66))
+    check(open_page(driver, page), f"{name}: the page draws")
+    rows = driver.find_elements(By.CSS_SELECTOR, ".row-label")
+    check(len(rows) == len(slots) > 0, f"{name}: {len(rows)} warp rows on the page, the recording has {len(slots)}")
+    els = driver.find_elements(By.CSS_SELECTOR, "#marks .mark")
+    check(len(els) == len(marks), f"{name}: {len(els)} marks on the page, info checkpoints lists {len(marks)}")
+    keep(driver, name)
+
+
 def record_host(tmp):
     prog = os.path.join(EXAMPLES, "host", "pipeline")
     db = os.path.join(tmp, "host")
@@ -75,15 +105,22 @@ def record_host(tmp):
     return subdirs[0] if subdirs else db
 
 
-def prompt_answers(rec):
-    """What the prompt says of the recording: its marks, and for each its stop, locals, registers."""
+def info_checkpoints(rec, statuses=(0,)):
+    """The recording's marks as `info checkpoints` lists them (statuses: what replay may answer: a
+    recording that ended in a device stop replays to it, 66)."""
     rc, out, err = run([VX, "replay", rec, "--batch", "--json", "-ex", "info checkpoints"])
-    check(rc == 0, f"replay {rec}: status {rc}: {err[-300:]!r}")
+    check(rc in statuses, f"replay {rec}: status {rc}: {err[-300:]!r}")
     marks = []
     for line in out.splitlines():
         e = json.loads(line)
         if e.get("command") == "info checkpoints":
             marks = e["checkpoints"]
+    return marks
+
+
+def prompt_answers(rec):
+    """What the prompt says of the recording: its marks, and for each its stop, locals, registers."""
+    marks = info_checkpoints(rec)
     answers = {}
     for m in marks:
         n = m["number"]
@@ -231,6 +268,8 @@ def check_pages():
             for name, text, continues in KERNELS:
                 check_page(driver, name, record_kernel(tmp, name, text, continues), tmp)
             check_page(driver, "pipeline", record_host(tmp), tmp)
+            for name in OTHER_KERNELS:
+                check_plain_page(driver, name, tmp)
     finally:
         driver.quit()
 

@@ -51,6 +51,7 @@ header .meta { color: #aab3c5; }
 #source pre div.current { background: #fdebd0; font-weight: 600; }
 #source table { border-collapse: collapse; font: 12px ui-monospace, monospace; margin: 4px 16px 10px 0; vertical-align: top; display: inline-table; }
 #source td, #source th { border: 1px solid #d9dde5; padding: 1px 7px; text-align: left; }
+#lanes button.current { font-weight: 700; background: #fdebd0; }
 #source code#reopen { display: inline-block; background: #eef1f6; padding: 3px 7px; border-radius: 3px; }
 .note { color: #6b7487; }
 .point { position: absolute; width: 9px; height: 9px; margin: -5px 0 0 -5px; border-radius: 50%; border: 1.5px solid #fff; cursor: pointer; z-index: 4; }
@@ -400,10 +401,16 @@ function select(m, el) {
     Object.keys(m.registers).map((k) => "<tr><td>" + esc(k) + "</td><td>" + hex(m.registers[k]) + "</td></tr>").join("") + "</table>";
   if (m.text) html += '<pre id="point-text">' + esc(m.text) + "</pre>";
   if (m.command) html += '<p>Reopen this point: <code id="reopen">' + esc(m.command) + "</code></p>";
+  // Served, at a point: the warp's other active lanes, each a click away (their C variables differ).
+  if (data.serve && m.number === undefined && h && h.lanes && h.lanes.length > 1)
+    html += '<p id="lanes">Lane: ' + h.lanes.map((l) => '<button type="button" class="lane' + (l === h.lane ? " current" : "") +
+      '" data-lane="' + l + '">' + l + "</button>").join(" ") + "</p>";
   if (data.serve)
     html += '<form id="memory-form">Memory at this point: address <input id="memory-addr" size="12" placeholder="0x...">' +
       ' bytes <input id="memory-len" size="5" value="64"> <button type="submit">Read</button></form><pre id="memory"></pre>';
   src.innerHTML = html;
+  for (const b of document.querySelectorAll("#lanes button"))
+    b.addEventListener("click", () => openPoint({ launch: m.launch, instret: m.instret, core: h.core, warp: h.warp, lane: Number(b.dataset.lane) }));
   if (data.serve) {
     document.getElementById("memory-form").addEventListener("submit", (e) => {
       e.preventDefault();
@@ -442,7 +449,7 @@ function openPoint(p) {
   const src = document.getElementById("source");
   src.innerHTML = '<p class="note" id="point-wait">Going to launch ' + p.launch + ", instruction " + p.instret + "\u2026</p>";
   let q = "state?launch=" + p.launch + "&instret=" + p.instret;
-  if (p.core !== undefined) q += "&core=" + p.core + "&warp=" + p.warp;
+  if (p.core !== undefined) q += "&core=" + p.core + "&warp=" + p.warp + (p.lane !== undefined ? "&lane=" + p.lane : "");
   ask(q, (r) => {
     Object.assign(data.sources, r.sources || {});
     picked = { launch: r.launch, instret: r.instret };

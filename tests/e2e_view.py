@@ -18,7 +18,7 @@ Usage: e2e_view.py VXREPLAY BUILD_ROOT SOURCE_ROOT CHECK ARTIFACT_DIR
             divergence between the two largest
     serve   `vxreplay view --serve`: a click on a warp's row between two marks shows the state
             there, the registers and C variables as `goto LAUNCH:INSTRUCTION` shows them at the
-            prompt, and memory as `x` shows it; requests for points outside the recording and
+            prompt (and another lane's, as `focus` shows them), and memory as `x` shows it; requests for points outside the recording and
             malformed requests get errors and the server goes on; SIGINT ends it with status 0
 """
 import json
@@ -451,6 +451,20 @@ def check_served_page(driver, rec, base):
         check(f"{want['stop']['file']}:{want['stop']['line']}" in where, f"serve: the page says {where!r}")
     reopen = driver.find_element(By.ID, "reopen").text
     check(f"goto {launch}:{instret}" in reopen, f"serve: the reopen command is {reopen!r}")
+    # Another lane of the warp: its own C variables and registers, as `focus ... lane N` shows them.
+    others = [b for b in driver.find_elements(By.CSS_SELECTOR, "#lanes button") if int(b.get_attribute("data-lane")) != lane]
+    if check(others, f"serve: the pane offers the warp's other lanes (focus lane {lane})"):
+        other = int(others[-1].get_attribute("data-lane"))
+        others[-1].click()
+        for _ in range(300):
+            if f"lane {other}" in driver.find_element(By.ID, "stop-where").text:
+                break
+            time.sleep(0.1)
+        regs_o = {r.find_elements(By.TAG_NAME, "td")[0].text: int(r.find_elements(By.TAG_NAME, "td")[1].text, 16)
+                  for r in driver.find_elements(By.CSS_SELECTOR, "#registers tr") if r.find_elements(By.TAG_NAME, "td")}
+        want_o = prompt_at(rec, launch, instret, core, warp, other, pc)
+        check(regs_o == {k: v & 0xFFFFFFFF for k, v in want_o["registers"].items()},
+              f"serve: lane {other}: the page shows registers {regs_o}, the prompt {want_o['registers']}")
     # Memory at that point, through the page's form.
     driver.find_element(By.ID, "memory-addr").send_keys(hex(pc))
     driver.find_element(By.ID, "memory-len").clear()

@@ -1,4 +1,5 @@
-// crash_helper DIR SEED: writes checkpoints into the store at DIR until it is killed.
+// crash_helper DIR SEED [SYNC_INTERVAL_MS]: writes checkpoints into the store at DIR until it is
+// killed (SYNC_INTERVAL_MS: group commit, OpenOptions::sync_interval_ms; default 0, a sync per commit).
 //
 // Checkpoint n (continuing after the highest already stored) has the key of crash_key(n) and the
 // content of testing::make_sample(crash_config(), key, SEED, 16). After each put has committed, the
@@ -16,14 +17,16 @@
 using namespace vx::checkpoint;
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: crash_helper DIR SEED\n");
+  if (argc != 3 && argc != 4) {
+    std::fprintf(stderr, "usage: crash_helper DIR SEED [SYNC_INTERVAL_MS]\n");
     return 2;
   }
+  OpenOptions options;
+  if (argc == 4) options.sync_interval_ms = uint32_t(std::strtoul(argv[3], nullptr, 10));
   const uint64_t seed = std::strtoull(argv[2], nullptr, 10);
   const ConfigRecord cfg{1, 2, 4, 8, 4096};
   StoreHeader header{kFormatVersion, cfg, 0xc0ffee, "crash_helper"};
-  auto store = Store::open(argv[1], header, OpenMode::Create);
+  auto store = Store::open(argv[1], header, OpenMode::Create, options);
   if (!store) {
     std::fprintf(stderr, "crash_helper: %s\n", store.error().message.c_str());
     return 1;

@@ -7,14 +7,18 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <system_error>
+#include <thread>
 
 #include "checkpoint/codec.hpp"
 #include "checkpoint/lmdb.hpp"
@@ -91,6 +95,70 @@ Result<std::map<PageHash, uint32_t>> named_pages(const CheckpointRecord& rec) {
 
 }  // namespace
 
+// Group commit (OpenOptions::sync_interval_ms): commits are written without a sync of their own;
+// this thread syncs the file at most `every` after the first commit it was told of, and once more
+// when it stops (the store closing).
+class GroupSync {
+ public:
+  GroupSync(MDB_env* env, std::chrono::milliseconds every) : env_(env), every_(every), thread_([this] { run(); }) {}
+  ~GroupSync() {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      stop_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+    if (dirty_) sync();
+  }
+  void committed() {
+    std::lock_guard<std::mutex> l(m_);
+    if (dirty_) return;
+    dirty_ = true;
+    cv_.notify_one();
+  }
+  // Syncs now; the first failure since the last call, if any.
+  Result<void> flush() {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      dirty_ = false;
+    }
+    sync();
+    std::lock_guard<std::mutex> l(m_);
+    if (!failed_) return {};
+    Error e = *failed_;
+    failed_.reset();
+    return e;
+  }
+
+ private:
+  void run() {
+    std::unique_lock<std::mutex> l(m_);
+    while (!stop_) {
+      cv_.wait(l, [&] { return dirty_ || stop_; });
+      if (stop_) break;
+      cv_.wait_for(l, every_, [&] { return stop_; });
+      if (stop_) break;  // the destructor syncs
+      dirty_ = false;
+      l.unlock();
+      sync();
+      l.lock();
+    }
+  }
+  void sync() {
+    if (int rc = mdb_env_sync(env_, 1)) {
+      std::lock_guard<std::mutex> l(m_);
+      if (!failed_) failed_ = lmdb::error(rc, "mdb_env_sync");
+    }
+  }
+  MDB_env* env_;
+  std::chrono::milliseconds every_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool dirty_ = false, stop_ = false;
+  std::optional<Error> failed_;
+  std::thread thread_;  // last: it starts once the rest is ready
+};
+
 struct Store::Impl {
   std::string dir;
   lmdb::Env env;
@@ -148,29 +216,45 @@ struct Store::Impl {
   // A mark as it is written at key k: with the number (and the stop's warp and lane) it already has
   // when the point is marked again, else 1 + the highest number so far (numbers are never reused,
   // so `goto N` stays N and comes back to the lane stop N was about).
+  // The highest mark number committed, read once (a scan of the marks) and kept up to date by the
+  // commits that write marks (pending_mark until its transaction commits): a stop costs no scan.
+  std::optional<uint32_t> highest_mark;
+  uint32_t pending_mark = 0;
   template <class Txn, class Key>
   Result<StopRecord> numbered(Txn& txn, const Key& k, StopRecord mark) {
     if (mark.number) return mark;
-    auto cur = lmdb::Cursor::open(txn, marks);
-    if (!cur) return cur.error();
-    uint32_t highest = 0;
-    MDB_val mk, mv;
-    for (MDB_cursor_op op = MDB_FIRST;; op = MDB_NEXT) {
-      auto more = cur->get(&mk, &mv, op);
-      if (!more) return more.error();
-      if (!*more) break;
+    MDB_val mv;
+    bool found = false;
+    if (auto r = txn.get(marks, lmdb::val(k.data(), k.size()), &mv, &found, "mark"); !r) return r.error();
+    if (found) {
       if (!in_file(mv)) return past_end("a mark", mv);
       auto old = codec.decode_mark(static_cast<const uint8_t*>(mv.mv_data), mv.mv_size);
       if (!old) return corrupt("a mark is corrupt: " + old.error().message);
-      if (mk.mv_size == k.size() && std::memcmp(mk.mv_data, k.data(), k.size()) == 0 && old->number) {
+      if (old->number) {
         // Marked again: the mark keeps its number and the warp and lane of the stop it was given to.
         mark.number = old->number;
         mark.exception = old->exception;
         return mark;
       }
-      highest = std::max(highest, old->number);
     }
-    mark.number = highest + 1;
+    if (!highest_mark) {
+      auto cur = lmdb::Cursor::open(txn, marks);
+      if (!cur) return cur.error();
+      uint32_t highest = 0;
+      MDB_val mk;
+      for (MDB_cursor_op op = MDB_FIRST;; op = MDB_NEXT) {
+        auto more = cur->get(&mk, &mv, op);
+        if (!more) return more.error();
+        if (!*more) break;
+        if (!in_file(mv)) return past_end("a mark", mv);
+        auto old = codec.decode_mark(static_cast<const uint8_t*>(mv.mv_data), mv.mv_size);
+        if (!old) return corrupt("a mark is corrupt: " + old.error().message);
+        highest = std::max(highest, old->number);
+      }
+      highest_mark = highest;
+    }
+    mark.number = *highest_mark + 1;
+    pending_mark = mark.number;
     return mark;
   }
 
@@ -211,16 +295,22 @@ struct Store::Impl {
   }
   // A write transaction that already holds the staged checkpoints (cleared once it commits).
   Result<lmdb::Txn> begin_write() {
+    pending_mark = 0;  // a transaction that never committed numbered nothing
     auto txn = lmdb::Txn::begin(env.get(), false);
     if (!txn) return txn.error();
     if (auto r = write_staged(*txn); !r) return r.error();
     return txn;
   }
   Result<void> commit(lmdb::Txn& txn) {
+    const uint32_t marked = std::exchange(pending_mark, 0);
     if (auto r = txn.commit(); !r) return r;
+    if (marked && highest_mark) highest_mark = std::max(*highest_mark, marked);
     clear_staged();
+    if (group_sync) group_sync->committed();
     return {};
   }
+  // Group commit (OpenOptions::sync_interval_ms); destroyed before env (declared after it).
+  std::unique_ptr<GroupSync> group_sync;
 
   // Staged checkpoints whose commit failed (a full disk, the map full): given up, never written.
   uint64_t staged_lost = 0;
@@ -278,6 +368,12 @@ Store::~Store() {
 uint64_t Store::staged() const { return impl_->staged.size(); }
 uint64_t Store::staged_lost() const { return impl_->staged_lost; }
 const Error& Store::staged_error() const { return impl_->staged_error; }
+
+Result<void> Store::flush() {
+  if (!impl_->group_sync) return {};
+  if (auto r = impl_->group_sync->flush(); !r) return impl_->err("syncing the recording to disk", r.error());
+  return {};
+}
 
 Result<void> Store::sync() {
   Impl& I = *impl_;
@@ -451,7 +547,7 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
     unsigned flags = MDB_NOTLS;
     if (I.read_only) flags |= MDB_RDONLY;
     if (no_lock) flags |= MDB_NOLOCK;
-    if (!options.sync) flags |= MDB_NOSYNC;
+    if (!options.sync || options.sync_interval_ms) flags |= MDB_NOSYNC;
     if (int rc = mdb_env_open(raw, dir.c_str(), flags, 0644))
       return I.err("cannot open " + data.string(), lmdb::error(rc, "mdb_env_open"));
     // Reader slots of processes that were killed are freed here rather than leaking forever.
@@ -545,6 +641,11 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
   };
   auto r = guarded<void>("checkpoint store " + dir, body);
   if (!r) return r.error();
+  if (options.sync && options.sync_interval_ms && !impl->read_only) {
+    impl->group_sync =
+        std::make_unique<GroupSync>(impl->env.get(), std::chrono::milliseconds(options.sync_interval_ms));
+    impl->group_sync->committed();  // the header a new store was given
+  }
   return Store(std::move(impl));
 }
 

@@ -30,6 +30,12 @@ struct OpenOptions {
   // fsync at every commit (LMDB's default): a committed checkpoint survives a power loss, not just a
   // killed process. Off only for tests and scratch stores.
   bool sync = true;
+  // With sync, group commit (docs/store.md, "Durability"): N > 0 commits without a sync of their own,
+  // and a thread syncs the file N ms after the first commit not synced yet, and closing the store
+  // syncs it. A killed process loses nothing committed (the writes are in the system's cache); a
+  // machine failure loses at most the commits of the last N ms (and the time a sync takes). 0: a
+  // sync at every commit.
+  uint32_t sync_interval_ms = 0;
   int zstd_level = 3;
   // Virtual address space reserved for the file; it grows on disk only as pages are written.
   uint64_t map_size = sizeof(void*) >= 8 ? (64ull << 30) : (1ull << 30);
@@ -87,6 +93,9 @@ class Store {
   // Commits the staged checkpoints (nothing to do when there are none); an error when they could
   // not be (they are given up: staged_lost()).
   Result<void> sync();
+  // Group commit (OpenOptions::sync_interval_ms): syncs what was committed now, and says whether the
+  // syncs since the last flush() succeeded. Nothing to do for a store that syncs every commit.
+  Result<void> flush();
   // Staged checkpoints not committed yet.
   uint64_t staged() const;
   // Since this Store was opened: staged checkpoints given up because their commit failed, and why

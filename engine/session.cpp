@@ -38,6 +38,7 @@ Result<std::unique_ptr<Session>> Session::create(Driver& device, const SessionOp
   if (!options.store_dir.empty()) {
     checkpoint::OpenOptions oo;
     oo.sync = options.store_sync;
+    oo.sync_interval_ms = options.store_sync_interval_ms;
     if (options.store_map_size) oo.map_size = options.store_map_size;
     if (options.replay) {
       auto s = checkpoint::Store::open_existing(
@@ -314,7 +315,10 @@ Result<void> Session::flush() {
   }
   I.st.unrecorded_ops = 0;
   // A failed commit of the staged checkpoints is counted by the store (stats(), store_error()).
-  if (I.store && !I.opts.read_only) return I.store->sync();
+  if (I.store && !I.opts.read_only) {
+    if (auto r = I.store->sync(); !r) return r;
+    return I.store->flush();  // the end: durable against a machine failure too
+  }
   return {};
 }
 

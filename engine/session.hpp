@@ -110,8 +110,12 @@ struct ThreadLists {
 };
 
 struct SessionOptions {
-  std::string store_dir;          // "" = no checkpoint store
-  bool store_sync = true;         // fsync each checkpoint
+  std::string store_dir;   // "" = no checkpoint store
+  bool store_sync = true;  // make commits durable against a machine failure (false: tests, scratch)
+  // With store_sync, group commit (docs/store.md, "Durability"): a stop's commit survives a killed
+  // vxreplay at once and a machine failure within this many ms (a sync on a timer, and at the end);
+  // 0: a sync at every commit.
+  uint32_t store_sync_interval_ms = 1000;
   uint64_t store_map_size = 0;    // LMDB's map size (0: the store's default); a small one makes the store fill up
   uint64_t kernel_hash = 0;       // recorded in the store header
   std::string workload;           // recorded in the store header (e.g. the kernel path and launch)

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
 #include <algorithm>
 #include <bit>
 #include <cerrno>
@@ -374,6 +376,65 @@ Result<FileShape> check_file(const std::string& path) {
   }
   ::close(fd);
   return out;
+}
+
+Result<std::optional<SafePoint>> read_safe_point(int fd, uint64_t txnid) {
+  const int slot = int(txnid & 1);
+  uint8_t m0[kMetaBytes];
+  if (pread(fd, m0, sizeof m0, 0) != ssize_t(sizeof m0)) return make_error("data.mdb meta page 0 cannot be read");
+  const uint32_t ps = load<uint32_t>(m0, kMetaDbs);
+  if (ps < kMinPageSize || ps > kMaxPageSize || (ps & (ps - 1)))
+    return make_error("data.mdb meta page 0 gives a page size of " + std::to_string(ps) + " bytes");
+  SafePoint p;
+  p.txnid = txnid;
+  p.meta.resize(kMetaBytes);
+  if (pread(fd, p.meta.data(), kMetaBytes, off_t(slot) * ps) != ssize_t(kMetaBytes))
+    return make_error("data.mdb meta page " + std::to_string(slot) + " cannot be read");
+  if (load<uint64_t>(p.meta.data(), kMetaLastPage + 8) != txnid) return std::optional<SafePoint>{};
+  return std::optional<SafePoint>(std::move(p));
+}
+
+namespace {
+constexpr char kSafeMagic[4] = {'V', 'X', 'S', 'P'};
+}
+
+std::vector<uint8_t> encode_safe_point(const SafePoint& p) {
+  std::vector<uint8_t> out(kSafeMagic, kSafeMagic + 4);
+  for (int i = 0; i < 8; ++i) out.push_back(uint8_t(p.txnid >> (8 * i)));
+  out.insert(out.end(), p.meta.begin(), p.meta.end());
+  const uint64_t h = XXH3_64bits(out.data(), out.size());
+  for (int i = 0; i < 8; ++i) out.push_back(uint8_t(h >> (8 * i)));
+  return out;
+}
+
+Result<SafePoint> decode_safe_point(const std::vector<uint8_t>& b) {
+  if (b.size() != 4 + 8 + kMetaBytes + 8 || std::memcmp(b.data(), kSafeMagic, 4) != 0)
+    return make_error("synced-meta is not a safe point (" + std::to_string(b.size()) + " bytes)");
+  if (load<uint64_t>(b.data(), b.size() - 8) != XXH3_64bits(b.data(), b.size() - 8))
+    return make_error("synced-meta is corrupt: checksum mismatch");
+  SafePoint p;
+  p.txnid = load<uint64_t>(b.data(), 4);
+  p.meta.assign(b.begin() + 12, b.end() - 8);
+  if (p.txnid == 0 || load<uint64_t>(p.meta.data(), kMetaLastPage + 8) != p.txnid ||
+      load<uint32_t>(p.meta.data(), kHeaderBytes) != kMagic)
+    return make_error("synced-meta does not hold the meta page of transaction " + std::to_string(p.txnid));
+  return p;
+}
+
+Result<void> roll_back(const std::string& path, const SafePoint& p) {
+  const uint32_t ps = load<uint32_t>(p.meta.data(), kMetaDbs);
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return make_error("cannot open " + path + " to roll it back: " + strerror(errno));
+  std::vector<uint8_t> older = p.meta;
+  const uint64_t own = p.txnid & 1, other = own ^ 1, before = p.txnid - 1;
+  std::memcpy(older.data(), &other, 8);  // the page header's page number
+  std::memcpy(older.data() + kMetaLastPage + 8, &before, 8);
+  bool ok = pwrite(fd, p.meta.data(), p.meta.size(), off_t(own * ps)) == ssize_t(p.meta.size()) &&
+            pwrite(fd, older.data(), older.size(), off_t(other * ps)) == ssize_t(older.size()) && fdatasync(fd) == 0;
+  const int e = errno;
+  ::close(fd);
+  if (!ok) return make_error("cannot roll " + path + " back: " + strerror(e));
+  return {};
 }
 
 }  // namespace vx::checkpoint::lmdb

@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "base/result.hpp"
 
@@ -21,5 +23,22 @@ struct FileShape {
 
 // The error names data.mdb, the page number and what is wrong with it; the caller adds the store.
 Result<FileShape> check_file(const std::string& path);
+
+// Group commit's safe point (docs/store.md, "Durability"): the meta page of a transaction known to be
+// on disk, kept beside data.mdb in `synced-meta`. While the store is open its writer pins that
+// transaction with a reader, so no later transaction reuses a page of its tree; after a machine
+// failure left the newest tree damaged, roll_back() makes LMDB read the safe one again.
+struct SafePoint {
+  uint64_t txnid = 0;
+  std::vector<uint8_t> meta;  // the meta page's bytes LMDB uses (header, dbs, last page, txnid)
+};
+// The meta page of transaction txnid as data.mdb (fd) holds it now; nullopt when its slot
+// (txnid & 1) holds another transaction already.
+Result<std::optional<SafePoint>> read_safe_point(int fd, uint64_t txnid);
+std::vector<uint8_t> encode_safe_point(const SafePoint& p);  // "VXSP", txnid, the bytes, XXH3-64
+Result<SafePoint> decode_safe_point(const std::vector<uint8_t>& bytes);
+// Writes p's meta into its slot and, into the other, the same tree one transaction older, so that
+// LMDB opens transaction p.txnid. The caller checks the file again.
+Result<void> roll_back(const std::string& path, const SafePoint& p);
 
 }  // namespace vx::checkpoint::lmdb

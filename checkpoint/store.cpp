@@ -95,12 +95,26 @@ Result<std::map<PageHash, uint32_t>> named_pages(const CheckpointRecord& rec) {
 
 }  // namespace
 
-// Group commit (OpenOptions::sync_interval_ms): commits are written without a sync of their own;
-// this thread syncs the file at most `every` after the first commit it was told of, and once more
-// when it stops (the store closing).
+// The safe point in `path` (GroupSync), or nullopt when there is none usable.
+std::optional<lmdb::SafePoint> read_safe_point_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return std::nullopt;
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  auto p = lmdb::decode_safe_point(bytes);
+  if (!p) return std::nullopt;
+  return std::move(p).value();
+}
+
+// Group commit (OpenOptions::sync_interval_ms; docs/store.md, "Durability"): commits are written
+// without a sync of their own; this thread syncs the file at most `every` after the first commit it
+// was told of, and once more when it stops (the store closing). Each sync records a safe point: the
+// newest transaction, pinned by a reader so that no later transaction reuses a page of its tree,
+// synced, its meta page written to `synced-meta` (lmdb::SafePoint). After a machine failure that
+// left the newest tree damaged, opening the store rolls back to it (Store::rolled_back).
 class GroupSync {
  public:
-  GroupSync(MDB_env* env, std::chrono::milliseconds every) : env_(env), every_(every), thread_([this] { run(); }) {}
+  GroupSync(MDB_env* env, std::string dir, std::chrono::milliseconds every)
+      : env_(env), dir_(std::move(dir)), every_(every), thread_([this] { run(); }) {}
   ~GroupSync() {
     {
       std::lock_guard<std::mutex> l(m_);
@@ -108,7 +122,9 @@ class GroupSync {
     }
     cv_.notify_one();
     thread_.join();
-    if (dirty_) sync();
+    sync();
+    for (MDB_txn* r : readers_)
+      if (r) mdb_txn_abort(r);
   }
   void committed() {
     std::lock_guard<std::mutex> l(m_);
@@ -145,13 +161,72 @@ class GroupSync {
     }
   }
   void sync() {
-    if (int rc = mdb_env_sync(env_, 1)) {
+    std::lock_guard<std::mutex> one(sync_m_);
+    auto r = safe_point();
+    if (!r) {
       std::lock_guard<std::mutex> l(m_);
-      if (!failed_) failed_ = lmdb::error(rc, "mdb_env_sync");
+      if (!failed_) failed_ = r.error();
     }
   }
+  // Pins the newest transaction with the spare reader, syncs, and writes its safe point; the pin of
+  // the previous safe point is released only once the new one is on disk.
+  Result<void> safe_point() {
+    MDB_txn*& next = readers_[current_ ^ 1];
+    if (int rc = next ? mdb_txn_renew(next) : mdb_txn_begin(env_, nullptr, MDB_RDONLY, &next))
+      return lmdb::error(rc, "pinning the transaction to sync");
+    auto release = [&](MDB_txn* t) { mdb_txn_reset(t); };
+    const uint64_t txnid = mdb_txn_id(next);
+    if (txnid == pinned_) {  // nothing committed since the last safe point
+      release(next);
+      return {};
+    }
+    if (int rc = mdb_env_sync(env_, 1)) {
+      release(next);
+      return lmdb::error(rc, "mdb_env_sync");
+    }
+    int fd = -1;
+    mdb_env_get_fd(env_, &fd);
+    auto point = lmdb::read_safe_point(fd, txnid);
+    if (!point || !*point) {  // its meta page was overwritten already: the next sync records a newer one
+      release(next);
+      return point ? Result<void>{} : Result<void>(point.error());
+    }
+    const std::vector<uint8_t> bytes = lmdb::encode_safe_point(**point);
+    const std::string path = dir_ + "/synced-meta", tmp = path + ".new";
+    if (auto w = write_synced(tmp, bytes, path); !w) {
+      release(next);
+      return w;
+    }
+    if (readers_[current_]) release(readers_[current_]);
+    current_ ^= 1;
+    pinned_ = txnid;
+    return {};
+  }
+  // Writes bytes to tmp, syncs it, renames it to path and syncs the directory.
+  Result<void> write_synced(const std::string& tmp, const std::vector<uint8_t>& bytes, const std::string& path) {
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return make_error("cannot write " + tmp + ": " + std::strerror(errno));
+    bool ok = ::write(fd, bytes.data(), bytes.size()) == ssize_t(bytes.size()) && fdatasync(fd) == 0;
+    int e = errno;
+    ::close(fd);
+    if (ok && std::rename(tmp.c_str(), path.c_str()) != 0) ok = false, e = errno;
+    if (ok) {
+      int d = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (d >= 0) {
+        (void)fsync(d);
+        ::close(d);
+      }
+    }
+    if (!ok) return make_error("cannot write " + path + ": " + std::strerror(e));
+    return {};
+  }
   MDB_env* env_;
+  std::string dir_;
   std::chrono::milliseconds every_;
+  std::mutex sync_m_;  // one sync at a time (the thread's, flush()'s)
+  MDB_txn* readers_[2] = {nullptr, nullptr};
+  int current_ = 0;      // readers_[current_] pins the safe point
+  uint64_t pinned_ = 0;  // its transaction
   std::mutex m_;
   std::condition_variable cv_;
   bool dirty_ = false, stop_ = false;
@@ -311,6 +386,7 @@ struct Store::Impl {
   }
   // Group commit (OpenOptions::sync_interval_ms); destroyed before env (declared after it).
   std::unique_ptr<GroupSync> group_sync;
+  std::optional<std::string> rolled_back;  // opening rolled the store back to its safe point: why
 
   // Staged checkpoints whose commit failed (a full disk, the map full): given up, never written.
   uint64_t staged_lost = 0;
@@ -368,6 +444,8 @@ Store::~Store() {
 uint64_t Store::staged() const { return impl_->staged.size(); }
 uint64_t Store::staged_lost() const { return impl_->staged_lost; }
 const Error& Store::staged_error() const { return impl_->staged_error; }
+
+std::optional<std::string> Store::rolled_back() const { return impl_->rolled_back; }
 
 Result<void> Store::flush() {
   if (!impl_->group_sync) return {};
@@ -514,7 +592,21 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
                      std::to_string(kMinFileBytes) + ")");
       // LMDB trusts its own pages (a damaged one can make it abort): walk them before it maps the file.
       auto shape = lmdb::check_file(data.string());
-      if (!shape) return I.err("", shape.error());
+      if (!shape) {
+        // A machine failure after commits not synced yet (group commit) can leave the newest tree
+        // damaged: the safe point recorded by the last sync is intact (docs/store.md, "Durability").
+        auto point = read_safe_point_file((fs::path(dir) / "synced-meta").string());
+        if (!point) return I.err("", shape.error());
+        if (I.read_only)
+          return I.err(shape.error().message + " (it can be rolled back to its last synced state, transaction " +
+                       std::to_string(point->txnid) + ", by opening it for writing: vxreplay replay DIR)");
+        if (auto r = lmdb::roll_back(data.string(), *point); !r) return I.err("", r.error());
+        auto again = lmdb::check_file(data.string());
+        if (!again) return I.err("", shape.error());
+        I.rolled_back = "the recording's newest commits were damaged (" + shape.error().message +
+                        "): rolled back to its last synced state (transaction " + std::to_string(point->txnid) + ")";
+        shape = std::move(again);
+      }
       page_size = shape->page_size;
     }
 
@@ -643,7 +735,7 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
   if (!r) return r.error();
   if (options.sync && options.sync_interval_ms && !impl->read_only) {
     impl->group_sync =
-        std::make_unique<GroupSync>(impl->env.get(), std::chrono::milliseconds(options.sync_interval_ms));
+        std::make_unique<GroupSync>(impl->env.get(), dir, std::chrono::milliseconds(options.sync_interval_ms));
     impl->group_sync->committed();  // the header a new store was given
   }
   return Store(std::move(impl));

@@ -96,6 +96,9 @@ class Store {
   // Group commit (OpenOptions::sync_interval_ms): syncs what was committed now, and says whether the
   // syncs since the last flush() succeeded. Nothing to do for a store that syncs every commit.
   Result<void> flush();
+  // Opening found the newest commits damaged (a machine failure under group commit) and rolled the
+  // store back to the safe point its last sync recorded: what was found. nullopt: it did not.
+  std::optional<std::string> rolled_back() const;
   // Staged checkpoints not committed yet.
   uint64_t staged() const;
   // Since this Store was opened: staged checkpoints given up because their commit failed, and why

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "checkpoint/codec.hpp"
+#include "checkpoint/lmdb_check.hpp"
 #include "checkpoint/test_records.hpp"
 #include "tests/property.hpp"
 
@@ -1197,4 +1198,61 @@ TEST_CASE("Any single flipped byte of data.mdb gives a clean error or a whole st
   CHECK(reported > 0);
   auto store = must(Store::open_existing(dir.path, OpenMode::ReadOnly));
   for (const TimeKey& k : keys) must(store.verify(k));
+}
+
+TEST_CASE("Group commit: a machine failure that lost the commits after the last sync rolls back to it", "[crash]") {
+  TempDir dir, failed;
+  OpenOptions o;
+  o.sync_interval_ms = 60000;  // no timer sync during the test: flush() is the sync
+  const std::vector<TimeKey> synced{{1, 1000}, {1, 2000}, {1, 3000}}, later{{1, 4000}, {1, 5000}, {1, 6000}, {1, 7000}};
+  {
+    auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::Create, o));
+    for (const TimeKey& k : synced) {
+      auto s = sample_at(k);
+      must(store.put(k, s.rec, s.pages));
+    }
+    must(store.flush());  // the safe point: these three on disk, synced-meta written
+    for (const TimeKey& k : later) {
+      auto s = sample_at(k);
+      must(store.put(k, s.rec, s.pages));  // committed, not synced
+    }
+    // The machine fails now. The disk kept the newest meta pages but not the pages written after the
+    // safe point: data.mdb as it is, with every page past the safe point's last page zeroed.
+    namespace fs = std::filesystem;
+    fs::copy_file(fs::path(dir.path) / "data.mdb", fs::path(failed.path) / "data.mdb");
+    fs::copy_file(fs::path(dir.path) / "synced-meta", fs::path(failed.path) / "synced-meta");
+  }
+  std::ifstream in(std::filesystem::path(failed.path) / "synced-meta", std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto point = must(lmdb::decode_safe_point(bytes));
+  uint32_t page_size = 0;
+  uint64_t last = 0;
+  std::memcpy(&page_size, point.meta.data() + 16 + 24, 4);  // LMDB 0.9: the free db's pad, then the last page
+  std::memcpy(&last, point.meta.data() + 16 + 24 + 96, 8);
+  const std::string data = failed.path + "/data.mdb";
+  const uint64_t size = std::filesystem::file_size(data);
+  REQUIRE(size > (last + 1) * page_size);  // the later commits wrote pages past the safe point's
+  {
+    int fd = ::open(data.c_str(), O_WRONLY);
+    REQUIRE(fd >= 0);
+    std::vector<uint8_t> zeros(size - (last + 1) * page_size, 0);
+    REQUIRE(pwrite(fd, zeros.data(), zeros.size(), off_t((last + 1) * page_size)) == ssize_t(zeros.size()));
+    ::close(fd);
+  }
+  // Read-only: refused, with how to roll it back.
+  auto ro = Store::open_existing(failed.path, OpenMode::ReadOnly);
+  REQUIRE(!ro);
+  CHECK(ro.error().message.find("rolled back to its last synced state") != std::string::npos);
+  // For writing: rolled back to the safe point, every synced checkpoint intact, nothing after it.
+  auto store = must(Store::open_existing(failed.path, OpenMode::ReadWrite));
+  REQUIRE(store.rolled_back());
+  CHECK(store.rolled_back()->find("transaction " + std::to_string(point.txnid)) != std::string::npos);
+  CHECK(must(store.list()) == synced);
+  for (const TimeKey& k : synced) {
+    must(store.verify(k));
+    CHECK(must(store.get(k)) == sample_at(k).rec);
+  }
+  // And it goes on: a new checkpoint commits.
+  auto s = sample_at(later[0]);
+  must(store.put(later[0], s.rec, s.pages));
 }

@@ -216,6 +216,13 @@ int replay_command(const ReplayArgs& a) {
   sv.held = s.info().held;
   sink->start(sv);
 
+  // A machine failure lost the commits after the recording's last sync (group commit, docs/store.md).
+  if (const auto rolled = s.store() ? s.store()->rolled_back() : std::nullopt) {
+    if (sink->json())
+      sink->error("", *rolled);
+    else
+      std::fprintf(stderr, "vxreplay: %s\n", rolled->c_str());
+  }
   // Open at the first stop of the recording (or checkpoint N; with no stop, the start of its first launch).
   // The kernel's code is in device memory only from there on, so the breakpoints come after.
   auto marks = s.marks();

@@ -155,6 +155,11 @@ json races_page_data(const std::string& kernel, const std::string& label, const 
            {"text", thread_of(a) + ", " + place(a) + at_line(a)},
            {"header", header}});
     }
+    // Two lanes of one instruction: the same place; the second is drawn a little lower.
+    const size_t k = points.size();
+    if (k >= 2 && points[k - 1]["instret"] == points[k - 2]["instret"] &&
+        points[k - 1]["core"] == points[k - 2]["core"] && points[k - 1]["warp"] == points[k - 2]["warp"])
+      points[k - 1]["nudge"] = true;
     links.push_back(
         {{"from", "r" + std::to_string(n) + "first"}, {"to", "r" + std::to_string(n) + "second"}, {"kind", "race"}});
   }

@@ -228,7 +228,7 @@ int export_command(const ExportArgs& a) {
       if (h.contains("file") && h["file"].is_string())
         name +=
             " " + fs::path(h["file"].get<std::string>()).filename().string() + ":" + std::to_string(h.value("line", 0));
-      args["pc"] = h.value("pc", 0);
+      args["pc"] = h.value("pc", 0u);
     }
     events.push_back({{"ph", "i"},
                       {"s", "g"},
@@ -240,7 +240,6 @@ int export_command(const ExportArgs& a) {
                       {"args", args}});
   }
   json trace = {{"traceEvents", std::move(events)},
-                {"displayTimeUnit", "ns"},
                 {"otherData",
                  {{"recording", *dir},
                   {"kernel", (*o)->rec->kernel_name},

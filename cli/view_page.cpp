@@ -125,7 +125,7 @@ const runRows = runs.map((_, ri) => {
   const mine = rows.map((r, i) => r.run === ri ? i : -1).filter((i) => i >= 0);
   return { first: mine.length ? mine[0] : 0, count: mine.length };
 });
-const height = TOP + rows.length * ROW_H + AXIS_H;
+const height = TOP + rows.length * ROW_H + AXIS_H + (runs.length - 1) * 10;
 timeline.style.height = height + "px";
 
 const labels = document.getElementById("labels");
@@ -150,7 +150,7 @@ function fit() { x0 = 0; scale = Math.max((width() - LABEL_W - 10) / total, 1e-9
 
 const markEls = [];
 const marksLayer = document.getElementById("marks");
-const kindClass = (stop) => stop.includes("step") ? "step" : stop.includes("watch") ? "watchpoint" :
+const kindClass = (stop) => stop.includes("watchdog") ? "watchdog" : stop.includes("step") ? "step" : stop.includes("watch") ? "watchpoint" :
   stop.includes("exception") || stop.includes("assert") ? "exception" : stop.includes("watchdog") ? "watchdog" : "breakpoint";
 for (const m of data.marks) {
   const d = document.createElement("div");
@@ -182,7 +182,7 @@ for (const [ri, run] of runs.entries()) for (const l of run.launches) {
     const d = document.createElement("div");
     d.className = "console-mark";
     d.dataset.launch = l.launch; d.dataset.by = by; d.dataset.lines = lines.length;
-    const tip = "console, printed by instruction " + by + " of " + l.name + ":\n" + lines.slice(0, 20).join("\n") +
+    const tip = (runs[ri].label ? runs[ri].label + ": " : "") + "console, printed by instruction " + by + " of " + l.name + ":\n" + lines.slice(0, 20).join("\n") +
       (lines.length > 20 ? "\n(" + (lines.length - 20) + " more lines)" : "");
     d.addEventListener("mouseenter", (e) => showTip(e, tip));
     d.addEventListener("mousemove", (e) => showTip(e, tip));
@@ -228,7 +228,8 @@ for (const p of data.points || []) {
 }
 const pointById = new Map((data.points || []).map((p) => [p.id, p]));
 const LINK_COLORS = { race: "#c0392b", wrote: "#2e86c1" };
-function pointXY(p) { return [toX(off(p.run, p.launch) + p.instret), yOf(p.core, p.warp, p.run)]; }
+// A point at the same place as another (two lanes of one instruction) is drawn a little lower.
+function pointXY(p) { return [toX(off(p.run, p.launch) + p.instret), yOf(p.core, p.warp, p.run) + (p.nudge ? 5 : 0)]; }
 function drawPoints(w) {
   for (const k of data.links || []) {
     const a = pointById.get(k.from), b = pointById.get(k.to);
@@ -236,9 +237,17 @@ function drawPoints(w) {
     const [xa, ya] = pointXY(a), [xb, yb] = pointXY(b);
     if (Math.max(xa, xb) < LABEL_W || Math.min(xa, xb) > w) continue;
     ctx.strokeStyle = LINK_COLORS[k.kind] || "#555"; ctx.lineWidth = 1.5;
+    const cx = (xa + xb) / 2, cy = Math.min(ya, yb) - 12 - Math.min(Math.abs(xb - xa) * 0.15, 60);
     ctx.beginPath(); ctx.moveTo(xa, ya);
-    ctx.quadraticCurveTo((xa + xb) / 2, Math.min(ya, yb) - 12 - Math.min(Math.abs(xb - xa) * 0.15, 60), xb, yb);
+    ctx.quadraticCurveTo(cx, cy, xb, yb);
     ctx.stroke();
+    if (k.kind === "wrote") {  // an arrowhead at the read: the value went from the write to it
+      const ang = Math.atan2(yb - cy, xb - cx);
+      ctx.fillStyle = ctx.strokeStyle; ctx.beginPath(); ctx.moveTo(xb, yb);
+      ctx.lineTo(xb - 9 * Math.cos(ang - 0.4), yb - 9 * Math.sin(ang - 0.4));
+      ctx.lineTo(xb - 9 * Math.cos(ang + 0.4), yb - 9 * Math.sin(ang + 0.4));
+      ctx.fill();
+    }
   }
   ctx.lineWidth = 1;
   for (const { p, d } of pointEls) {
@@ -270,7 +279,11 @@ function draw() {
     const lx0 = Math.max(toX(o), LABEL_W), lx1 = Math.min(toX(o + l.end), w);
     ctx.fillStyle = "#f3f5f9"; ctx.fillRect(lx0, TOP + band.first * ROW_H - 2, Math.max(lx1 - lx0, 1), band.count * ROW_H + 4);
     ctx.fillStyle = "#3b4558"; ctx.font = "11px system-ui, sans-serif";
-    if (ri === 0) ctx.fillText(l.name + (l.ended ? "" : " (recording ends here)"), lx0 + 3, 10);
+    if (ri === 0) ctx.fillText(l.name, lx0 + 3, 10);
+    if (ri === 0 && !l.ended && toX(o + l.end) <= w) {
+      const note = "the recording ends here \u25b8";
+      ctx.fillText(note, toX(o + l.end) - ctx.measureText(note).width - 3, 10);
+    }
     for (const r of l.rows) {
       const y = TOP + rowIndex.get(rowKey(ri, r.core, r.slot)) * ROW_H;
       for (const iv of r.iv) {
@@ -316,12 +329,12 @@ function draw() {
     const x = toX(off(ri, l.launch) + by);
     d.style.display = x >= LABEL_W && x <= w ? "" : "none";
     d.style.left = x + "px";
-    d.style.top = (TOP + rows.length * ROW_H + 9) + "px";
+    d.style.top = (TOP + rows.length * ROW_H + 9 + ri * 10) + "px";  // each run's own line
   }
   // Axis: the launch's own instruction count.
   ctx.fillStyle = "#3b4558"; ctx.font = "10px system-ui, sans-serif";
   const step = niceStep(Math.max(g1 - g0, 1));
-  const yAxis = TOP + rows.length * ROW_H + 29;
+  const yAxis = TOP + rows.length * ROW_H + 29 + (runs.length - 1) * 10;
   for (const l of runs[0].launches) {
     const o = off(0, l.launch);
     for (let v = Math.ceil(Math.max(g0 - o, 0) / step) * step; v <= Math.min(l.end, g1 - o); v += step) {
@@ -347,7 +360,7 @@ function markTip(m) {
   const h = m.header;
   let t = "#" + m.number + " " + m.stop + " \u00b7 launch " + m.launch + ", instruction " + m.instret;
   if (h) {
-    t += "\n" + (h.function || "?") + (h.file ? " at " + where(h) : "") + "  (core " + h.core + ", warp " + h.warp + ", lane " + h.lane + ")";
+    t += "\n" + (h.function || "?") + (h.inlined ? ", inlined " + h.inlined : "") + (h.file ? " at " + where(h) : "") + "  (core " + h.core + ", warp " + h.warp + ", lane " + h.lane + ")";
     if (h.source) t += "\n" + h.line + "\t" + h.source.trim();
   }
   const vals = (m.args || []).concat(m.locals || []);
@@ -381,7 +394,7 @@ function select(m, el) {
     ? "<h2 id=\"stop-title\">#" + m.number + " " + esc(m.stop) + " \u00b7 launch " + m.launch + ", instruction " + m.instret + "</h2>"
     : '<h2 id="stop-title" data-launch="' + m.launch + '" data-instret="' + m.instret + '">' + esc(m.stop) + " \u00b7 launch " + m.launch + ", instruction " + m.instret + "</h2>";
   if (h) {
-    html += '<p id="stop-where">' + esc((h.function || "?") + (h.file ? " at " + h.file + ":" + h.line : "")) +
+    html += '<p id="stop-where">' + esc((h.function || "?") + (h.inlined ? ", inlined " + h.inlined : "") + (h.file ? " at " + h.file + ":" + h.line : "")) +
       " \u00b7 core " + h.core + ", warp " + h.warp + ", lane " + h.lane +
       (h.cta ? " \u00b7 CTA (" + h.cta.join(",") + ")" : "") + (h.thread ? " thread (" + h.thread.join(",") + ")" : "") +
       " \u00b7 pc " + hex(h.pc) + "</p>";
@@ -399,6 +412,7 @@ function select(m, el) {
   if (m.locals) html += vars("locals", "variable", m.locals);
   if (m.registers) html += '<table id="registers"><tr><th>register</th><th>value</th></tr>' +
     Object.keys(m.registers).map((k) => "<tr><td>" + esc(k) + "</td><td>" + hex(m.registers[k]) + "</td></tr>").join("") + "</table>";
+  if (m.note) html += '<p id="point-note" class="note">' + esc(m.note) + "</p>";
   if (m.text) html += '<pre id="point-text">' + esc(m.text) + "</pre>";
   if (m.command) html += '<p>Reopen this point: <code id="reopen">' + esc(m.command) + "</code></p>";
   // Served, at a point: the warp's other active lanes, each a click away (their C variables differ).
@@ -454,7 +468,7 @@ function openPoint(p) {
     Object.assign(data.sources, r.sources || {});
     picked = { launch: r.launch, instret: r.instret };
     select({ stop: "point", launch: r.launch, instret: r.instret, header: r.header, args: r.args, locals: r.locals,
-      registers: r.registers, command: r.command }, null);
+      registers: r.registers, command: r.command, note: r.note }, null);
   }, (msg) => { src.innerHTML = '<p id="point-error">' + esc(msg) + "</p>"; });
 }
 
@@ -500,15 +514,18 @@ if (data.report || data.classes) {
   const sum = document.getElementById("summary");
   let html = "";
   if (data.classes)
-    html += '<table id="classes"><tr><th>class</th><th>runs</th><th>outcome</th><th>seeds</th></tr>' + data.classes.map((c, i) =>
+    html += '<table id="classes"><tr><th>class</th><th>runs</th><th>outcome</th><th>seeds</th><th>memory</th><th>console</th></tr>' + data.classes.map((c, i) =>
       "<tr><td>" + (i + 1) + "</td><td>" + c.seeds.length + "</td><td>" + esc(c.outcome) + "</td><td>" +
-      esc(c.seeds.slice(0, 40).join(", ") + (c.seeds.length > 40 ? ", \u2026" : "")) + "</td></tr>").join("") + "</table>";
+      esc(c.seeds.slice(0, 40).join(", ") + (c.seeds.length > 40 ? ", \u2026" : "")) + "</td><td>" + esc(c.memory_hash || "") +
+      "</td><td>" + esc((c.console_hash || "") + (c.console_lines && c.console_lines.length ? " \u00b7 " + c.console_lines[0] : "")) +
+      "</td></tr>").join("") + "</table>";
   if (data.report) html += '<pre id="report">' + esc(data.report) + "</pre>";
   sum.innerHTML = html;
   sum.hidden = false;
 }
 fit();
 if (data.serve) document.getElementById("hint").textContent += " Served: click any point of a warp's row for the state there.";
+if (!data.marks.length && !pointEls.length && !data.serve) document.getElementById("hint").textContent = "Hover a warp's row for its state; this page has no marks.";
 if (pointEls.length) document.getElementById("hint").textContent = "Click a dot on a warp's row (a read, the write behind it, a race's access) to see its source line and what happened there.";
 // drawn: milliseconds from the navigation's start to the first picture; redraw(): one redraw's milliseconds
 // (what a zoom or pan step costs). scripts/bench-timeline.sh reads both.

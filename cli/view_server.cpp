@@ -4,12 +4,16 @@
 // args, locals and registers; GET /memory?launch=L&instret=I&addr=A[&len=N] answers `x/Nxb A`
 // there. One request at a time, each on its own connection; a bad request is answered with an
 // error and the server goes on. SIGINT or SIGTERM ends it.
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <poll.h>
+
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -28,6 +32,7 @@ using nlohmann::json;
 namespace {
 
 constexpr size_t kMaxRequest = 16 * 1024;  // a request line and headers; more is refused
+constexpr size_t kMaxPending = 64;         // connections being read at once; more are told to come back
 constexpr uint32_t kMaxMemory = 4096;      // bytes one /memory request reads
 
 // Set by SIGINT/SIGTERM: the accept loop ends. (A signal handler can only reach static storage.)
@@ -47,6 +52,8 @@ const char* status_text(int status) {
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 413: return "Request Header Fields Too Large";
+    case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
     default: return "Internal Server Error";
   }
 }
@@ -112,12 +119,14 @@ class Server {
   Server(ViewRecording& o, const std::string& page) : o_(o), page_(page) {}
 
   Response handle(const std::string& request) {
-    const size_t eol = request.find("\r\n");
-    const std::string line = request.substr(0, eol);
+    std::string line = request.substr(0, request.find('\n'));
+    if (!line.empty() && line.back() == '\r') line.pop_back();
     const size_t sp1 = line.find(' '), sp2 = line.rfind(' ');
     if (sp1 == std::string::npos || sp2 == sp1 || line.compare(sp2 + 1, 5, "HTTP/") != 0)
       return error_response(400, "not an HTTP request line: '" + line.substr(0, 200) + "'");
     const std::string method = line.substr(0, sp1), target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+    if (const std::string v = line.substr(sp2 + 1); v != "HTTP/1.0" && v != "HTTP/1.1")
+      return error_response(505, "HTTP/1.0 and HTTP/1.1 are served, not " + v.substr(0, 20));
     if (method != "GET") return error_response(405, "only GET is served (got " + method.substr(0, 20) + ")");
     const size_t qm = target.find('?');
     const std::string path = target.substr(0, qm);
@@ -133,7 +142,8 @@ class Server {
 
  private:
   // Goes to the point the query names; an error response when it cannot.
-  std::optional<Response> go(const Query& q, json* header) {
+  // note: set when the lane asked for is not the one in focus there (its warp has no work then).
+  std::optional<Response> go(const Query& q, json* header, std::string* note = nullptr) {
     auto launch = number(q, "launch", true);
     auto instret = number(q, "instret", true);
     auto core = number(q, "core", false), warp = number(q, "warp", false), lane = number(q, "lane", false);
@@ -142,6 +152,12 @@ class Server {
     if (**launch == 0 || **launch > UINT32_MAX)
       return error_response(400, "launch=" + q.at("launch") + ": launches count from 1");
     if (core->has_value() != warp->has_value()) return error_response(400, "give core= and warp= together");
+    const DeviceConfig& cfg = o_.rec->info.config;
+    if (core->has_value() && (**core >= cfg.total_cores() || **warp >= cfg.warps || lane->value_or(0) >= cfg.threads))
+      return error_response(400, "core " + std::to_string(**core) + " warp " + std::to_string(**warp) + " lane " +
+                                     std::to_string(lane->value_or(0)) + " is not a lane of the " + cfg.to_string() +
+                                     " device");
+    if (lane->has_value() && !core->has_value()) return error_response(400, "lane= needs core= and warp=");
     std::optional<Lane> focus;
     if (core->has_value()) focus = Lane{uint32_t(**core), uint32_t(**warp), uint32_t(lane->value_or(0))};
     (void)take_events(o_.events);
@@ -155,13 +171,24 @@ class Server {
     }
     for (const json& e : events)
       if (e.value("event", "") == "stop") *header = e;
+    if (focus && note &&
+        (header->value("core", ~0u) != focus->core || header->value("warp", ~0u) != focus->slot ||
+         header->value("lane", ~0u) != focus->lane)) {
+      *note = "core " + std::to_string(focus->core) + " warp " + std::to_string(focus->slot) + " lane " +
+              std::to_string(focus->lane) + " has no work at this point (or the lane is not active)";
+      if (header->contains("core"))
+        *note += ": shown is core " + std::to_string(header->value("core", 0u)) + " warp " +
+                 std::to_string(header->value("warp", 0u)) + " lane " + std::to_string(header->value("lane", 0u));
+    }
     return std::nullopt;
   }
 
   Response state(const Query& q) {
     json out;
     json header;
-    if (auto failed = go(q, &header)) return *failed;
+    std::string note;
+    if (auto failed = go(q, &header, &note)) return *failed;
+    if (!note.empty()) out["note"] = note;
     out["launch"] = header.value("launch", 0);
     out["instret"] = header.value("instructions", 0);
     out["header"] = header;
@@ -170,6 +197,10 @@ class Server {
     out["command"] = "vxreplay replay " + text::shell_quote(o_.dir) + " -ex 'goto " +
                      std::to_string(out["launch"].get<uint64_t>()) + ":" +
                      std::to_string(out["instret"].get<uint64_t>()) + "'";
+    if (header.contains("core"))  // the lane shown, in focus at the prompt too
+      out["command"] = out["command"].get<std::string>() + " -ex 'focus core " +
+                       std::to_string(header.value("core", 0u)) + " warp " + std::to_string(header.value("warp", 0u)) +
+                       " lane " + std::to_string(header.value("lane", 0u)) + "'";
     return Response{200, "application/json", out.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"};
   }
 
@@ -202,23 +233,15 @@ class Server {
   const std::string& page_;
 };
 
-// The request's line and headers (a body is not read: GET has none); nullopt when the client sent
-// nothing whole before closing or the time ran out.
-std::optional<std::string> read_request(int fd, bool* too_large) {
-  std::string in;
-  char buf[4096];
-  while (in.find("\r\n\r\n") == std::string::npos) {
-    if (in.size() > kMaxRequest) {
-      *too_large = true;
-      return in;
-    }
-    const ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n < 0 && errno == EINTR && !stop_requested) continue;
-    if (n <= 0) return in.find("\r\n") != std::string::npos ? std::optional<std::string>(in) : std::nullopt;
-    in.append(buf, size_t(n));
-  }
-  return in;
+// Where a request's headers end in what a client sent (after the blank line; a bare LF is taken
+// for CRLF, as most servers do), or npos while they have not.
+size_t headers_end(const std::string& in) {
+  const size_t crlf = in.find("\r\n\r\n"), lf = in.find("\n\n");
+  if (crlf == std::string::npos && lf == std::string::npos) return std::string::npos;
+  return std::min(crlf == std::string::npos ? SIZE_MAX : crlf + 4, lf == std::string::npos ? SIZE_MAX : lf + 2);
 }
+
+void make_blocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK); }
 
 void send_all(int fd, const std::string& s) {
   for (size_t at = 0; at < s.size();) {
@@ -230,6 +253,7 @@ void send_all(int fd, const std::string& s) {
 }
 
 void respond(int fd, const Response& r) {
+  make_blocking(fd);  // the answer is sent whole
   std::string head = "HTTP/1.1 " + std::to_string(r.status) + " " + status_text(r.status) +
                      "\r\nContent-Type: " + r.type + "\r\nContent-Length: " + std::to_string(r.body.size()) +
                      "\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n";
@@ -240,6 +264,7 @@ void respond(int fd, const Response& r) {
 // size) is read and dropped first, as closing with unread input would reset the connection and
 // could lose the answer.
 void drain_and_close(int fd) {
+  make_blocking(fd);
   shutdown(fd, SHUT_WR);
   timeval timeout{1, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
@@ -269,24 +294,65 @@ int serve_view(ViewRecording& o, const std::string& page, const HostPort& at) {
   std::fflush(stderr);
   Server server(o, page);
   uint64_t served = 0;
+  // Connections being read, each until its headers end (then answered, one at a time: the debugger
+  // is one), it closes, or its time runs out; a client that sends nothing holds no one up.
+  struct Pending {
+    int fd;
+    std::string in;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  std::vector<Pending> pending;
   while (!stop_requested) {
-    const int client = accept4(l->fd, nullptr, nullptr, SOCK_CLOEXEC);
-    if (client < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      std::fprintf(stderr, "vxreplay: --serve: accept: %s\n", std::strerror(errno));
+    std::vector<pollfd> fds{{l->fd, POLLIN, 0}};
+    for (const Pending& p : pending) fds.push_back({p.fd, POLLIN, 0});
+    if (poll(fds.data(), fds.size(), 500) < 0 && errno != EINTR) {
+      std::fprintf(stderr, "vxreplay: --serve: poll: %s\n", std::strerror(errno));
       break;
     }
-    timeval timeout{5, 0};  // a client that sends nothing does not hold the server
-    setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-    bool too_large = false;
-    if (auto request = read_request(client, &too_large)) {
-      respond(client, too_large ? error_response(
-                                      413, "the request's headers are over " + std::to_string(kMaxRequest) + " bytes")
-                                : server.handle(*request));
-      ++served;
+    const auto now = std::chrono::steady_clock::now();
+    if (fds[0].revents & POLLIN) {
+      const int client = accept4(l->fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (client >= 0 && pending.size() >= kMaxPending) {
+        respond(client, error_response(503, "too many connections waiting: try again"));
+        close(client);
+      } else if (client >= 0) {
+        pending.push_back({client, {}, now + std::chrono::seconds(5)});
+      }
     }
-    drain_and_close(client);
+    for (size_t i = 0; i < pending.size();) {
+      Pending& p = pending[i];
+      bool done = false;  // answered, or dropped
+      if (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) {
+        char buf[4096];
+        const ssize_t n = recv(p.fd, buf, sizeof buf, 0);
+        if (n > 0) p.in.append(buf, size_t(n));
+        const size_t end = headers_end(p.in);
+        if (end != std::string::npos && end <= kMaxRequest) {
+          respond(p.fd, server.handle(p.in.substr(0, end)));
+          ++served;
+          done = true;
+        } else if (p.in.size() > kMaxRequest) {
+          respond(p.fd, error_response(413, "the request's headers do not end within its first " +
+                                                std::to_string(kMaxRequest) + " bytes"));
+          ++served;
+          drain_and_close(p.fd);  // what it still sends is read first, or closing would reset the answer
+          p.fd = -1;
+          done = true;
+        } else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+          done = true;  // closed before its request was whole: nothing to answer
+        }
+      }
+      if (!done && std::chrono::steady_clock::now() > p.deadline) done = true;  // sent nothing whole in time
+      if (done) {
+        if (p.fd >= 0) close(p.fd);
+        pending.erase(pending.begin() + long(i));
+        // fds no longer lines up with pending past i: the rest wait for the next poll
+        break;
+      }
+      ++i;
+    }
   }
+  for (const Pending& p : pending) close(p.fd);
   close(l->fd);
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);

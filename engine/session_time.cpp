@@ -237,10 +237,17 @@ Result<StopEvent> Session::Impl::seek(TimePoint t, StopReason as, std::optional<
       m.target = t.instret;
       auto ev = quiet_run(m, false, false);
       if (!ev) return ev.error();
-      if (ev->reason != StopReason::InstructionCount || ctx.kernel_instructions != t.instret)
+      if (ev->reason != StopReason::InstructionCount || ctx.kernel_instructions != t.instret) {
+        // Where the launch's history ends: its last instruction when it ended, else the stop.
+        const std::string where =
+            ev->launch != t.launch ? "launch " + std::to_string(t.launch) + " ended before it"
+            : ev->reason == StopReason::Exited || ev->reason == StopReason::EndOfRecording
+                ? "launch " + std::to_string(t.launch) + " ends at instruction " + std::to_string(ev->instructions)
+                : "the run stops at instruction " + std::to_string(ev->instructions) + ": " +
+                      stop_reason_name(ev->reason);
         return make_error("instruction " + std::to_string(t.instret) + " of launch " + std::to_string(t.launch) +
-                          " is past the end of its history (the run stopped at " +
-                          std::to_string(ctx.kernel_instructions) + ": " + stop_reason_name(ev->reason) + ")");
+                          " is past the end of its history (" + where + ")");
+      }
     }
   }
   StopEvent ev;

@@ -450,14 +450,16 @@ def check_served_page(driver, rec, base):
     if want["stop"] and want["stop"].get("file"):
         check(f"{want['stop']['file']}:{want['stop']['line']}" in where, f"serve: the page says {where!r}")
     reopen = driver.find_element(By.ID, "reopen").text
-    check(f"goto {launch}:{instret}" in reopen, f"serve: the reopen command is {reopen!r}")
+    check(f"goto {launch}:{instret}" in reopen and f"focus core {core} warp {warp} lane {lane}" in reopen,
+          f"serve: the reopen command is {reopen!r}")
     # Another lane of the warp: its own C variables and registers, as `focus ... lane N` shows them.
     others = [b for b in driver.find_elements(By.CSS_SELECTOR, "#lanes button") if int(b.get_attribute("data-lane")) != lane]
     if check(others, f"serve: the pane offers the warp's other lanes (focus lane {lane})"):
         other = int(others[-1].get_attribute("data-lane"))
         others[-1].click()
         for _ in range(300):
-            if f"lane {other}" in driver.find_element(By.ID, "stop-where").text:
+            shown = driver.find_elements(By.ID, "stop-where")  # none while the pane waits for the server
+            if shown and f"lane {other}" in shown[0].text:
                 break
             time.sleep(0.1)
         regs_o = {r.find_elements(By.TAG_NAME, "td")[0].text: int(r.find_elements(By.TAG_NAME, "td")[1].text, 16)
@@ -505,15 +507,25 @@ def check_serve():
                                       ("memory?launch=1&instret=5&addr=0&len=99999", 400, "len="),
                                       ("memory?launch=1&instret=5&addr=0x10&len=4", 404, "not mapped"),
                                       ("state?launch=1&instret=%zz", 400, "URL-encoded"),
+                                      ("state?launch=1&instret=5&core=0&warp=99", 400, "not a lane"),
+                                      ("state?launch=1&instret=5&lane=1", 400, "needs core"),
                                       ("nothing-here", 404, "no such page")):
                 got, body = http_get(base, path)
                 check(got == status and why in json.loads(body).get("error", ""),
                       f"serve: GET /{path}: {got} {body!r}, want {status} naming {why!r}")
             for data, status in ((b"garbage\r\n\r\n", "400"), (b"POST / HTTP/1.1\r\n\r\n", "405"),
+                                 (b"GET / HTTP/9.9\r\n\r\n", "505"), (b"GET / HTTP/1.0\n\n", "200"),
                                  (b"GET /" + b"a" * 40000, "413"), (b"", None)):
                 answer = raw_request(port, data)
                 check(status is None and answer == "" or status is not None and answer.startswith("HTTP/1.1 " + status),
                       f"serve: {data[:30]!r}: the server answered {answer[:80]!r}")
+            # Clients that connect and send nothing hold no one up.
+            idle = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(4)]
+            t0 = time.time()
+            got, _ = http_get(base, "state?launch=1&instret=5")
+            check(got == 200 and time.time() - t0 < 4, f"serve: with idle clients a request took {time.time() - t0:.1f} s")
+            for c in idle:
+                c.close()
             check(server.poll() is None, "serve: the server is still running after the bad requests")
             driver = started_browser()
             if not driver:

@@ -104,6 +104,18 @@ LaunchTimeline build(uint32_t launch, const std::map<uint64_t, TimelineSample>& 
       row.slot = w.slot;
       append(row, WarpInterval{a.at, b.at, activity(w, ran), uint32_t(std::popcount(w.tmask)), w.cta});
     }
+    // A warp that came into an empty slot in between ran its instructions since it came: each is one
+    // of the launch's, so it came no later than b.at minus its count (drawn from there, not from b).
+    for (const WarpSample& w : b.warps) {
+      if (w.instret == 0 || std::any_of(a.warps.begin(), a.warps.end(),
+                                        [&](const WarpSample& x) { return x.core == w.core && x.slot == w.slot; }))
+        continue;
+      const uint64_t from = std::max(a.at, b.at > w.instret ? b.at - w.instret : 0);
+      WarpRow& row = rows[{w.core, w.slot}];
+      row.core = w.core;
+      row.slot = w.slot;
+      append(row, WarpInterval{from, b.at, activity(w, true), uint32_t(std::popcount(w.tmask)), w.cta});
+    }
   }
   for (auto& [k, row] : rows) t.rows.push_back(std::move(row));
   return t;

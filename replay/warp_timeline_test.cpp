@@ -141,3 +141,24 @@ TEST_CASE("a run that stopped inside its launch: the last sample has warps and s
   CHECK((t[0].console[0].by == 100 && t[0].console[0].text == "assertion failed"));
   CHECK(build_warp_timeline({}).empty());
 }
+
+TEST_CASE("a warp that came into an empty slot between two samples is drawn from when it must have come") {
+  std::vector<TimelineSample> s;
+  // Slot 1 is empty at 100; at 200 its warp has retired 30 instructions: it came by 170. Slot 0 ran
+  // throughout. A warp with nothing retired yet (slot 2) adds nothing before it was seen.
+  s.push_back({1, 100, {warp(0, 10)}, {}});
+  s.push_back({1, 200, {warp(0, 60), warp(1, 30, 0x3, 0, 0, 5), warp(2, 0)}, {}});
+  s.push_back({1, 210, {}, {}});
+  std::vector<LaunchTimeline> t = build_warp_timeline(s);
+  REQUIRE(t.size() == 1);
+  REQUIRE(t[0].rows.size() == 3);
+  CHECK(t[0].rows[2].intervals.front().from == 200);  // slot 2: nothing before its first sample
+  const WarpRow& r = t[0].rows[1];
+  CHECK(r.slot == 1);
+  REQUIRE(r.intervals.size() == 1);  // from 170, then on to the end as any warp: one interval
+  CHECK(r.intervals[0].from == 170);
+  CHECK(r.intervals[0].to == 210);
+  CHECK(r.intervals[0].activity == WarpActivity::Running);
+  CHECK(r.intervals[0].lanes == 2);
+  CHECK(r.intervals[0].cta == 5);
+}

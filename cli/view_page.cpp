@@ -355,6 +355,10 @@ function showTip(e, text) {
 }
 function hideTip() { tooltip.style.display = "none"; }
 
+// Registers in the prompt's order (x0..x31 by their ABI names, then the pc), not as text sorts them.
+const REG_ORDER = ["zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1", "a2", "a3", "a4", "a5", "a6",
+  "a7", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6", "pc"];
+const regOrder = (r) => { const i = REG_ORDER.indexOf(r); return i < 0 ? REG_ORDER.length : i; };
 function where(h) { return h && h.file ? base(h.file) + ":" + h.line : ""; }
 function markTip(m) {
   const h = m.header;
@@ -409,9 +413,10 @@ function select(m, el) {
   const vars = (id, head, list) => '<table id="' + id + '"><tr><th>' + head + "</th><th>value</th><th>type</th></tr>" +
     list.map((v) => "<tr><td>" + esc(v.name) + "</td><td>" + esc(v.text) + "</td><td>" + esc(v.type || "") + "</td></tr>").join("") + "</table>";
   if (m.args && m.args.length) html += vars("args", "argument", m.args);
-  if (m.locals) html += vars("locals", "variable", m.locals);
+  if (m.locals && m.locals.length) html += vars("locals", "variable", m.locals);
+  else if (m.locals) html += '<p class="note" id="no-locals">No locals.</p>';
   if (m.registers) html += '<table id="registers"><tr><th>register</th><th>value</th></tr>' +
-    Object.keys(m.registers).map((k) => "<tr><td>" + esc(k) + "</td><td>" + hex(m.registers[k]) + "</td></tr>").join("") + "</table>";
+    Object.keys(m.registers).sort((a, b) => regOrder(a) - regOrder(b)).map((k) => "<tr><td>" + esc(k) + "</td><td>" + hex(m.registers[k]) + "</td></tr>").join("") + "</table>";
   if (m.note) html += '<p id="point-note" class="note">' + esc(m.note) + "</p>";
   if (m.text) html += '<pre id="point-text">' + esc(m.text) + "</pre>";
   if (m.command) html += '<p>Reopen this point: <code id="reopen">' + esc(m.command) + "</code></p>";

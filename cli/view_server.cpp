@@ -286,7 +286,7 @@ int serve_view(ViewRecording& o, const std::string& page, const HostPort& at) {
     return kExitUsage;
   }
   struct sigaction act {};
-  act.sa_handler = on_stop_signal;  // no SA_RESTART: accept() returns EINTR
+  act.sa_handler = on_stop_signal;  // no SA_RESTART: poll() returns EINTR
   struct sigaction old_int, old_term;
   sigaction(SIGINT, &act, &old_int);
   sigaction(SIGTERM, &act, &old_term);
@@ -319,7 +319,9 @@ int serve_view(ViewRecording& o, const std::string& page, const HostPort& at) {
         pending.push_back({client, {}, now + std::chrono::seconds(5)});
       }
     }
-    for (size_t i = 0; i < pending.size();) {
+    // The connections polled (one accepted just now waits for the next poll).
+    const size_t polled = fds.size() - 1;
+    for (size_t i = 0; i < polled && i < pending.size();) {
       Pending& p = pending[i];
       bool done = false;  // answered, or dropped
       if (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) {

@@ -306,6 +306,26 @@ Outcome exec_rounded(ExecCtx& c, const Decoded& d) {
   return Outcome::retire();
 }
 
+// The copy of exec_rounded<Op> for warps of N lanes: a fully active warp in round-to-nearest (the
+// common case) goes straight to the fixed-width lane loop; everything else to exec_rounded<Op>.
+// kFma: the host has AVX2 and FMA (specialize() picks this copy only then).
+template <class Op, bool kFma, unsigned N>
+Outcome exec_rounded_fixed(ExecCtx& c, const Decoded& d) {
+  const unsigned rm = d.rm == kDyn ? (c.w.fcsr >> 5) & 7 : d.rm;
+  if (rm == kRne && c.tmask == full_lane_mask(N)) {
+    c.m.fp_claim(c.w);  // the flags stay in the host FPU until settled
+    uint32_t flags = 0;
+    uint32_t* f = c.f;
+    if constexpr (kFma)
+      rne_lanes_fma<Op::kOp, N>(f + d.rd * N, f + d.rs1 * N, f + d.rs2 * N, f + d.rs3 * N, &flags);
+    else
+      rne_lanes_base<Op::kOp, N>(f + d.rd * N, f + d.rs1 * N, f + d.rs2 * N, f + d.rs3 * N, &flags);
+    raise_flags(c, flags);
+    return Outcome::retire();
+  }
+  return exec_rounded<Op>(c, d);
+}
+
 // --- Conversions ---------------------------------------------------------------
 
 // Rounds a binary32 value (held exactly in a double) to an integer in mode rm.
@@ -524,6 +544,13 @@ Outcome exec_flw(ExecCtx& c, const Decoded& d) {
   if constexpr (N >= 8) {
     if (load_words_direct<N>(c, d, freg<N>(c, d.rd))) return Outcome::retire();
   }
+  if constexpr (N == 1) {  // one lane, and it is active: nothing to gather
+    Outcome fault;
+    const uint8_t* p = c.m.data_for_load(c, 0, c.x[d.rs1] + uint32_t(d.imm), 4, &fault);
+    if (p == nullptr) return fault;
+    std::memcpy(&c.f[d.rd], p, 4);
+    return Outcome::retire();
+  }
   std::array<uint32_t, 32> v;  // filled for every active lane before use
   const uint32_t* base = xreg<N>(c, d.rs1);
   Outcome fault;
@@ -611,7 +638,28 @@ const InsnRow kRows[] = {
 };
 
 // The fixed-width copies of the executors the table names, for specialize() (isa.hpp).
+using FMAdd = MulAdd<false, false>;
+using FMSub = MulAdd<false, true>;
+using FNMSub = MulAdd<true, false>;
+using FNMAdd = MulAdd<true, true>;
+#define VX_ROUNDED(Op)                                                                                               \
+  {                                                                                                                  \
+    &exec_rounded<Op>,                                                                                               \
+        {&exec_rounded_fixed<Op, false, 1>, &exec_rounded_fixed<Op, false, 2>,  &exec_rounded_fixed<Op, false, 4>,   \
+         &exec_rounded_fixed<Op, false, 8>, &exec_rounded_fixed<Op, false, 16>, &exec_rounded_fixed<Op, false, 32>}, \
+        {&exec_rounded_fixed<Op, true, 1>, &exec_rounded_fixed<Op, true, 2>,  &exec_rounded_fixed<Op, true, 4>,      \
+         &exec_rounded_fixed<Op, true, 8>, &exec_rounded_fixed<Op, true, 16>, &exec_rounded_fixed<Op, true, 32>},    \
+  }
 const SpecializedExec kSpecialized[] = {
+    VX_ROUNDED(FMAdd),
+    VX_ROUNDED(FMSub),
+    VX_ROUNDED(FNMSub),
+    VX_ROUNDED(FNMAdd),
+    VX_ROUNDED(Add),
+    VX_ROUNDED(Sub),
+    VX_ROUNDED(Mul),
+    VX_ROUNDED(Div),
+    VX_ROUNDED(Sqrt),
     VX_WIDTHS0(exec_flw),
     VX_WIDTHS0(exec_fsw),
     VX_WIDTHS(exec_fcvt_from_int, false),
@@ -623,10 +671,14 @@ const SpecializedExec kSpecialized[] = {
     VX_WIDTHS0(exec_fmv_w_x),
 };
 
+constexpr auto kSites =
+    site_table<&exec_flw<1>, &exec_flw<2>, &exec_flw<4>, &exec_flw<8>, &exec_flw<16>, &exec_flw<32>>();
+
 }  // namespace
 
 std::span<const InsnRow> fp_rows() { return kRows; }
 std::span<const SpecializedExec> fp_specialized() { return kSpecialized; }
+std::span<const SiteExec> fp_sites() { return kSites; }
 
 void Machine::fp_switch(WarpState* next) {
   const int host = host_flags();

@@ -630,9 +630,16 @@ const SpecializedExec kSpecialized[] = {
     VX_WIDTHS(exec_reg, Op::CzeroNez),
 };
 
+#define VX_LOAD_WIDTHS(T) \
+  &exec_load<T, 1>, &exec_load<T, 2>, &exec_load<T, 4>, &exec_load<T, 8>, &exec_load<T, 16>, &exec_load<T, 32>
+constexpr auto kSites = site_table<VX_LOAD_WIDTHS(int8_t), VX_LOAD_WIDTHS(int16_t), VX_LOAD_WIDTHS(uint32_t),
+                                   VX_LOAD_WIDTHS(uint8_t), VX_LOAD_WIDTHS(uint16_t)>();
+#undef VX_LOAD_WIDTHS
+
 }  // namespace
 
 std::span<const InsnRow> int_rows() { return kRows; }
 std::span<const SpecializedExec> int_specialized() { return kSpecialized; }
+std::span<const SiteExec> int_sites() { return kSites; }
 
 }  // namespace vx

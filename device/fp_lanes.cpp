@@ -130,6 +130,49 @@ inline bool cvt_by_width(unsigned nt, uint32_t* out, const uint32_t* in, uint32_
 
 }  // namespace
 
+// The fixed-width copies reach the same loops as rne_full_lanes through its dispatch, with the operation
+// and the width constant: the switches fold away.
+template <FpOp op, unsigned N>
+void rne_lanes_base(uint32_t* out, const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* flags) {
+  dispatch<false>(op, N, out, a, b, c, flags);
+}
+
+template <FpOp op, unsigned N>
+#if defined(__x86_64__) && defined(__GNUC__)
+[[gnu::target("avx2,fma"), gnu::flatten]]
+#endif
+void rne_lanes_fma(uint32_t* out, const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* flags) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  dispatch<true>(op, N, out, a, b, c, flags);
+#else
+  dispatch<false>(op, N, out, a, b, c, flags);
+#endif
+}
+
+#define VX_RNE_LANES(op)                                                                                         \
+  template void rne_lanes_base<op, 1>(uint32_t*, const uint32_t*, const uint32_t*, const uint32_t*, uint32_t*);  \
+  template void rne_lanes_base<op, 2>(uint32_t*, const uint32_t*, const uint32_t*, const uint32_t*, uint32_t*);  \
+  template void rne_lanes_base<op, 4>(uint32_t*, const uint32_t*, const uint32_t*, const uint32_t*, uint32_t*);  \
+  template void rne_lanes_base<op, 8>(uint32_t*, const uint32_t*, const uint32_t*, const uint32_t*, uint32_t*);  \
+  template void rne_lanes_base<op, 16>(uint32_t*, const uint32_t*, const uint32_t*, const uint32_t*, uint32_t*); \
+  template void rne_lanes_base<op, 32>(uint32_t*, const uint32_t*, const uint32_t*, const uint32_t*, uint32_t*); \
+  template void rne_lanes_fma<op, 1>(uint32_t*, const uint32_t*, const uint32_t*, const uint32_t*, uint32_t*);   \
+  template void rne_lanes_fma<op, 2>(uint32_t*, const uint32_t*, const uint32_t*, const uint32_t*, uint32_t*);   \
+  template void rne_lanes_fma<op, 4>(uint32_t*, const uint32_t*, const uint32_t*, const uint32_t*, uint32_t*);   \
+  template void rne_lanes_fma<op, 8>(uint32_t*, const uint32_t*, const uint32_t*, const uint32_t*, uint32_t*);   \
+  template void rne_lanes_fma<op, 16>(uint32_t*, const uint32_t*, const uint32_t*, const uint32_t*, uint32_t*);  \
+  template void rne_lanes_fma<op, 32>(uint32_t*, const uint32_t*, const uint32_t*, const uint32_t*, uint32_t*);
+VX_RNE_LANES(FpOp::Add)
+VX_RNE_LANES(FpOp::Sub)
+VX_RNE_LANES(FpOp::Mul)
+VX_RNE_LANES(FpOp::Div)
+VX_RNE_LANES(FpOp::Sqrt)
+VX_RNE_LANES(FpOp::MAdd)
+VX_RNE_LANES(FpOp::MSub)
+VX_RNE_LANES(FpOp::NMSub)
+VX_RNE_LANES(FpOp::NMAdd)
+#undef VX_RNE_LANES
+
 bool rne_full_lanes(FpOp op, unsigned nt, uint32_t* out, const uint32_t* a, const uint32_t* b, const uint32_t* c,
                     uint32_t* flags) {
 #if defined(__x86_64__) && defined(__GNUC__)

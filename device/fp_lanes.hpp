@@ -21,6 +21,18 @@ bool rne_full_lanes(FpOp op, unsigned nt, uint32_t* out, const uint32_t* a, cons
 // FCVT.S.W / FCVT.S.WU in round-to-nearest over nt lanes (as above): *flags gets NX when a lane's
 // integer has no exact float. The host raises the same NX.
 bool rne_full_cvt_from_int(bool is_unsigned, unsigned nt, uint32_t* out, const uint32_t* in, uint32_t* flags);
+// One operation over exactly N lanes (1, 2, 4, 8, 16 or 32), as rne_full_lanes does it, for the F
+// executors' fixed-width copies (exec_fp.cpp): no dispatch on the operation or the width at run time.
+// rne_lanes_fma is compiled for AVX2 and FMA hosts (x86-64 only; call it only when
+// host_has_avx2_fma()), rne_lanes_base for any host. Instantiated in fp_lanes.cpp.
+using RneLanesFn = void (*)(uint32_t* out, const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* flags);
+template <FpOp op, unsigned N>
+void rne_lanes_base(uint32_t* out, const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* flags);
+template <FpOp op, unsigned N>
+#if defined(__x86_64__) && defined(__GNUC__)
+[[gnu::target("avx2,fma")]]  // on this first declaration: GCC takes a template's target from it
+#endif
+void rne_lanes_fma(uint32_t* out, const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* flags);
 // The same, always with the x86-64 baseline copy (what a host without AVX2 and FMA runs): for tests.
 bool rne_full_lanes_baseline(FpOp op, unsigned nt, uint32_t* out, const uint32_t* a, const uint32_t* b,
                              const uint32_t* c, uint32_t* flags);

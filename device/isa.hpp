@@ -3,6 +3,7 @@
 // read the same rows; a test fails when two rows overlap.
 #pragma once
 
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -157,6 +158,50 @@ template <ExecFn F>
 ExecFn specialize(ExecFn generic, uint32_t nt);
 std::span<const SpecializedExec> int_specialized();  // exec_int.cpp
 std::span<const SpecializedExec> fp_specialized();   // exec_fp.cpp
+
+// Load sites. A host core's stride prefetcher follows each host load instruction's addresses; when one
+// executor's load serves every guest load, it sees their addresses interleaved (a column walk beside
+// a row walk shows no stride) and prefetches nothing. So each fixed-width load executor is compiled
+// kLoadSites times more, and the decode cache gives a load the copy its pc picks: neighbouring guest
+// loads get host loads of their own. Same code, same results (specialize_test.cpp checks each copy).
+constexpr unsigned kLoadSites = 4;
+struct SiteExec {
+  ExecFn specialized;  // a by_width or wide copy
+  ExecFn at[kLoadSites];
+};
+std::span<const SiteExec> int_sites();  // exec_int.cpp
+std::span<const SiteExec> fp_sites();   // exec_fp.cpp
+// The copy of a fixed-width executor for the instruction at pc, or `specialized` itself when it has none.
+ExecFn at_site(ExecFn specialized, uint32_t pc);
+
+template <ExecFn F, unsigned S>
+[[gnu::flatten]] Outcome exec_at_site(ExecCtx& c, const Decoded& d) {
+  asm volatile("" ::"i"(S));  // the copies differ, or the toolchain would fold them into one
+  return F(c, d);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+template <ExecFn F, unsigned S>
+[[gnu::target("avx2,fma,popcnt,bmi,bmi2,lzcnt"), gnu::flatten]] Outcome exec_wide_at_site(ExecCtx& c,
+                                                                                          const Decoded& d) {
+  asm volatile("" ::"i"(S));
+  return F(c, d);
+}
+#endif
+// The site copies of the baseline and the wide copy of each executor F (fixed-width instances).
+template <ExecFn... F>
+constexpr auto site_table() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return std::array<SiteExec, 2 * sizeof...(F)>{
+      SiteExec{F, {&exec_at_site<F, 0>, &exec_at_site<F, 1>, &exec_at_site<F, 2>, &exec_at_site<F, 3>}}...,
+      SiteExec{
+          &exec_wide<F>,
+          {&exec_wide_at_site<F, 0>, &exec_wide_at_site<F, 1>, &exec_wide_at_site<F, 2>, &exec_wide_at_site<F, 3>}}...};
+#else
+  return std::array<SiteExec, sizeof...(F)>{
+      SiteExec{F, {&exec_at_site<F, 0>, &exec_at_site<F, 1>, &exec_at_site<F, 2>, &exec_at_site<F, 3>}}...};
+#endif
+}
+static_assert(kLoadSites == 4, "site_table() lists four copies");
 
 // The rows of each extension group, each defined beside its executors.
 std::span<const InsnRow> int_rows();     // exec_int.cpp: RV32I, M, A, Zicond, Zicsr, system

@@ -169,6 +169,13 @@ ExecFn specialize(ExecFn generic, uint32_t nt) {
   return generic;
 }
 
+ExecFn at_site(ExecFn specialized, uint32_t pc) {
+  for (auto list : {int_sites(), fp_sites()})
+    for (const SiteExec& s : list)
+      if (s.specialized == specialized) return s.at[(pc >> 2) % kLoadSites];
+  return specialized;
+}
+
 Decoded decode(uint32_t raw) {
   Decoded d;
   d.raw = raw;

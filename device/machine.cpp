@@ -206,7 +206,7 @@ const Decoded* Machine::fetch(uint32_t pc, Cause* cause) {
   // fetch() may have marked the page as code; that never bumps the generation.
   e.key = icache_key(pc);
   e.d = decode(word);
-  if (!opts_.reference) e.d.exec = specialize(e.d.exec, cfg_.threads);
+  if (!opts_.reference) e.d.exec = at_site(specialize(e.d.exec, cfg_.threads), pc);
   return &e.d;
 }
 

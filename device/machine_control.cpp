@@ -3,6 +3,7 @@
 // CTAs, and the console. The data path, fetch, the run loop, watchpoints, barriers and spawn are in
 // machine.cpp.
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cassert>
 #include <cstring>
@@ -480,11 +481,13 @@ void Machine::dispatch_pending() {
 // --- Console -------------------------------------------------------------------
 
 void Machine::drain_console() {
+  // Every slot's indices at once: this runs every few thousand instructions, mostly to find nothing.
+  std::array<uint32_t, memmap::kConsoleSlots> wrs{}, rds{}, losts{};
+  mem_.read(memmap::kConsoleWrIdx, wrs.data(), sizeof wrs);
+  mem_.read(memmap::kConsoleRdIdx, rds.data(), sizeof rds);
+  mem_.read(memmap::kConsoleLost, losts.data(), sizeof losts);
   for (uint32_t s = 0; s < memmap::kConsoleSlots; ++s) {
-    uint32_t wr = 0, rd = 0, lost = 0;
-    mem_.read(memmap::kConsoleWrIdx + 4 * s, &wr, 4);
-    mem_.read(memmap::kConsoleRdIdx + 4 * s, &rd, 4);
-    mem_.read(memmap::kConsoleLost + 4 * s, &lost, 4);
+    const uint32_t wr = wrs[s], rd = rds[s], lost = losts[s];
     if (wr == rd && lost == 0) continue;
     ConsoleChunk chunk;
     chunk.slot = s;

@@ -56,7 +56,7 @@ bool same(const ExecResult& a, const ExecResult& b) {
 
 TEST_CASE("every executor compiled for one warp width does what the generic executor does") {
   std::mt19937 rng(4242);
-  uint32_t checked = 0;
+  uint32_t checked = 0, sites = 0;
   for (auto list : {int_specialized(), fp_specialized()}) {
     for (const SpecializedExec& s : list) {
       const InsnRow* row = nullptr;
@@ -94,12 +94,35 @@ TEST_CASE("every executor compiled for one warp width does what the generic exec
           INFO("width " << nt << " mask 0x" << std::hex << tmask << " word 0x" << raw);
           CHECK(same(execute(s.by_width[wi], d, nt, tmask, x, f, data), want));
           if (host_has_avx2_fma()) CHECK(same(execute(s.wide[wi], d, nt, tmask, x, f, data), want));
+          // The load-site copies of both (isa.hpp, at_site): the same again at every site.
+          for (uint32_t pc = 0; pc < 4 * kLoadSites; pc += 4) {
+            const ExecFn base = at_site(s.by_width[wi], pc);
+            if (base != s.by_width[wi]) {
+              ++sites;
+              CHECK(same(execute(base, d, nt, tmask, x, f, data), want));
+            }
+            const ExecFn wide = at_site(s.wide[wi], pc);
+            if (host_has_avx2_fma() && wide != s.wide[wi]) CHECK(same(execute(wide, d, nt, tmask, x, f, data), want));
+          }
           ++checked;
         }
       }
     }
   }
   CHECK(checked > 1000);
+  // Every load row (LB, LH, LW, LBU, LHU, FLW) at every width, 20 rounds, kLoadSites sites.
+  CHECK(sites == 6 * 6 * 20 * kLoadSites);
+}
+
+TEST_CASE("neighbouring loads get different site copies; other executors have none") {
+  const Decoded lw = decode(0x0005a503);  // lw a0, 0(a1)
+  for (uint32_t nt : kWidths) {
+    const ExecFn e = specialize(lw.exec, nt);
+    CHECK(at_site(e, 0x100) != at_site(e, 0x104));
+    CHECK(at_site(e, 0x100) == at_site(e, 0x100 + 4 * kLoadSites));
+  }
+  const Decoded add = decode(0x00b50533);  // add a0, a0, a1
+  CHECK(at_site(specialize(add.exec, 4), 0x100) == specialize(add.exec, 4));
 }
 
 // The register-to-register and immediate ALU rows, and FP rows that only move or convert lane values,

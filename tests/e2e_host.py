@@ -9,6 +9,8 @@ Usage: e2e_host.py VXREPLAY BUILD_ROOT SOURCE_ROOT CHECK
              continue to the host's own PASSED; sgemm -n 64 at the README's line
     kill     SIGKILL of the host while its kernel is stopped: the session says so, exits 137, and
              the recording replays
+    killmany SIGKILL of vxreplay at random points while it records a program of many small launches:
+             every launch the program saw complete is in the recording, which replays to its end
     misuse   null and stale handles, copies past a buffer's end, vx_start on a data buffer, an
              overlapping reserve...: each call fails with a reason on stderr, plain and under vxreplay
     status   125 (vxreplay's own failure), 126 (cannot execute), 127 (not found), the host's own
@@ -20,6 +22,7 @@ Usage: e2e_host.py VXREPLAY BUILD_ROOT SOURCE_ROOT CHECK
 """
 import glob
 import os
+import random
 import re
 import shutil
 import signal
@@ -363,6 +366,42 @@ def check_kill():
             check(rc == 0 and "launch 2 (pipeline)" in out, f"the recording replays to launch 2: {rc} {out!r} {err!r}")
 
 
+def check_killmany():
+    # A recording lives in LMDB commits that a killed process cannot take back (docs/store.md,
+    # "Durability"): a kill at any point keeps every launch the host saw complete. Fixed seed.
+    rng = random.Random(3701)
+    bench = os.path.join(BUILD, "tests", "host_bench")
+    kernel = os.path.join(HOST_DIR, "vecadd_kernel.elf")
+    most = 0
+    for trial in range(5):
+        delay = rng.uniform(0.2, 1.2)
+        with tempfile.TemporaryDirectory() as tmp:
+            p = subprocess.Popen([VX, "run", "--db", tmp, "--batch", "-ex", "continue", "--", bench, "launches-log",
+                                  "1000000", kernel], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            time.sleep(delay)
+            p.kill()
+            # The host sees the channel close and ends; its output pipe is the session's.
+            out, err = p.communicate(timeout=60)
+            done = [int(m) for m in re.findall(r"^launch (\d+) done$", out, re.M)]
+            seen = max(done, default=0)
+            most = max(most, seen)
+            what = f"kill {trial} after {delay:.2f} s ({seen} launches seen)"
+            check(p.returncode == -signal.SIGKILL, f"{what}: vxreplay killed: {p.returncode} {err[-300:]!r}")
+            dirs = glob.glob(os.path.join(tmp, "host_bench-*"))
+            check(len(dirs) == 1, f"{what}: one recording: {dirs}")
+            if len(dirs) != 1:
+                continue
+            rc, listing, lerr = run([VX, "replay", dirs[0], "--batch", "-ex", "info launches"])
+            rows = [int(m) for m in re.findall(r"^[* ] (\d+) +vecadd ", listing, re.M)]
+            check(rc == 0 and rows == list(range(1, len(rows) + 1)) and len(rows) >= seen,
+                  f"{what}: the recording lists launches 1..{len(rows)}: {rc} {lerr[-300:]!r}")
+            rc, ran, rerr = run([VX, "replay", dirs[0], "--batch", "-ex", "continue"])
+            passes = re.search(r"over (\d+) passes", rerr + ran)
+            check(rc == 0 and "end of recording" in ran + rerr and passes and int(passes.group(1)) >= seen,
+                  f"{what}: the recording replays to its end: {rc} {ran[-300:]!r} {rerr[-300:]!r}")
+    check(most > 0, "some kill came after the program saw a launch complete")
+
+
 def check_misuse():
     kernel = os.path.join(HOST_DIR, "vecadd_kernel.elf")
     misuse = os.path.join(BUILD, "tests", "host_misuse")
@@ -497,7 +536,7 @@ def check_abi():
               f"exported symbols: extra {sorted(set(names) - declared)}, missing {sorted(declared - set(names))}")
 
 
-{"plain": check_plain, "session": check_session, "kill": check_kill, "misuse": check_misuse,
+{"plain": check_plain, "session": check_session, "kill": check_kill, "killmany": check_killmany, "misuse": check_misuse,
  "status": check_status, "replay": check_replay, "abi": check_abi, "images": check_images,
  "channel": check_channel, "vortex2": check_vortex2, "live": check_live,
  "timeout": check_timeout}[CHECK]()

@@ -1,7 +1,8 @@
 // The host-program benchmark (scripts/bench-host.sh): `calls N` times N vx_mem_info round trips
 // and prints microseconds per call; `pingpong N` times N round trips of 16 bytes on a bare socket
-// pair between two processes (the machine's floor for any channel); `launches N` makes N small launches of the vecadd kernel
-// (one CTA of 16 elements each) and checks the last result.
+// pair between two processes (the machine's floor for any channel); `launches N` makes N small launches of the vecadd
+// kernel (one CTA of 16 elements each) and checks the last result; `launches-log N` does the same and prints a line as
+// each launch completes (the kill test of a many-launch recording, tests/e2e_host.py).
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,7 @@ static double now_us(void) {
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    fprintf(stderr, "usage: %s calls|launches N KERNEL\n", argv[0]);
+    fprintf(stderr, "usage: %s calls|pingpong|launches|launches-log N KERNEL\n", argv[0]);
     return 2;
   }
   const long n = strtol(argv[2], NULL, 10);
@@ -76,9 +77,15 @@ int main(int argc, char** argv) {
   if (vx_upload_bytes(dev, args, sizeof args, &dargs) != 0) return 1;
   vx_dcr_write(dev, 0x019, 1);  // grid 1
   vx_dcr_write(dev, 0x016, N);  // block N
+  const int log = strcmp(argv[1], "launches-log") == 0;
   const double t0 = now_us();
-  for (long i = 0; i < n; i++)
+  for (long i = 0; i < n; i++) {
     if (vx_start(dev, kernel, dargs) != 0 || vx_ready_wait(dev, VX_MAX_TIMEOUT) != 0) return 1;
+    if (log) {
+      printf("launch %ld done\n", i + 1);
+      fflush(stdout);
+    }
+  }
   const double dt = now_us() - t0;
   if (vx_copy_from_dev(c, dc, 0, sizeof c) != 0) return 1;
   for (int i = 0; i < N; i++)

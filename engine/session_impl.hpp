@@ -164,14 +164,16 @@ struct Session::Impl {
   };
 
   struct Mode {
-    enum Kind { Continue, Step, RunTo, Seek, Scan, UntilWarp } kind = Continue;
+    // ToLaunch: on through the recorded host operations to the start of launch `target` (a seek
+    // into a launch that has no checkpoint of its own); the only quiet run that crosses launches.
+    enum Kind { Continue, Step, RunTo, Seek, Scan, UntilWarp, ToLaunch } kind = Continue;
     WarpId warp;
     uint32_t lanes = 0;
     StepPolicy policy;
     uint64_t target = 0;
     uint32_t cta = 0;  // UntilWarp: the CTA the warp must hold
     uint64_t n = 0;    // UntilWarp: stop before the warp's instruction number n
-    bool quiet() const { return kind == Seek || kind == Scan || kind == UntilWarp; }
+    bool quiet() const { return kind == Seek || kind == Scan || kind == UntilWarp || kind == ToLaunch; }
   };
 
   Impl(Driver& d, const SessionOptions& o) : dev(d), opts(o), host_driver(*this), traps(d) {}

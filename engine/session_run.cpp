@@ -234,22 +234,27 @@ Result<std::optional<StopEvent>> Session::Impl::leave_stop(const Mode& mode, boo
 Result<std::optional<StopEvent>> Session::Impl::begin_piece(const Mode& mode) {
   auto next = next_piece(mode);
   if (!next || *next) return next;
-  if (mode.kind == Mode::Seek || mode.kind == Mode::Scan || mode.kind == Mode::UntilWarp) {
+  if (mode.kind != Mode::ToLaunch && mode.quiet()) {
     // A quiet run never crosses into another launch.
     dev.abort();
     phase = Phase::Dead;
     return make_error(ErrorCode::Internal, "internal error: a seek ran past the end of its launch");
   }
-  if (store && opts.checkpoint_interval && !opts.read_only) {
+  const bool auto_start = store && opts.checkpoint_interval && !opts.read_only;
+  // A run to a launch's start stops where that launch's first checkpoint would be taken: with the
+  // launch begun on the device, before its first instruction.
+  if (auto_start || mode.kind == Mode::ToLaunch) {
     DeviceEvent e0 = dev.wait(0);
     if (e0.kind == EventKind::Budget) {
-      if (auto r = auto_checkpoint(); !r) return r.error();
+      if (auto_start)
+        if (auto r = auto_checkpoint(); !r) return r.error();
     } else if (e0.kind == EventKind::CommandError) {
       account_pass();
       phase = Phase::Dead;
       return some(killed("a command failed: " + e0.message, ErrorCode::Input));
     }
   }
+  if (mode.kind == Mode::ToLaunch && launch >= mode.target) return some(stop(StopReason::InstructionCount, {}));
   return std::optional<StopEvent>{};
 }
 
@@ -457,7 +462,7 @@ Result<std::optional<StopEvent>> Session::Impl::on_launch_end(const Mode& mode) 
   progress_at_pass_start = 0;
   dev.clear_warp_trigger();
   phase = Phase::Idle;
-  if (!mode.quiet()) return std::optional<StopEvent>{};
+  if (!mode.quiet() || mode.kind == Mode::ToLaunch) return std::optional<StopEvent>{};
   StopEvent ev;
   ev.reason = StopReason::Exited;
   ev.launch = launch;

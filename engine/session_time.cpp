@@ -87,7 +87,8 @@ Result<std::optional<StopEvent>> Session::Impl::follow_recording(const Mode& mod
       return Out(std::move(*ev));
     }
     const bool departure = rec.stop.kind == checkpoint::StopKind::Automatic;
-    const bool onward = mode.kind == Mode::Continue || (mode.kind == Mode::RunTo && mode.target > to.instret);
+    const bool onward = mode.kind == Mode::Continue || mode.kind == Mode::ToLaunch ||
+                        (mode.kind == Mode::RunTo && mode.target > to.instret);
     const bool inside = (mode.kind == Mode::Seek || mode.kind == Mode::RunTo || mode.kind == Mode::UntilWarp) &&
                         mode.target < to.instret;
     if ((!departure && !onward) || inside) return make_error(stepped_message(from, to));
@@ -215,22 +216,45 @@ Result<StopEvent> Session::Impl::seek(TimePoint t, StopReason as, std::optional<
                                       std::vector<WatchEvent> watch) {
   if (auto r = need_store(); !r) return r.error();
   if (t.launch == 0 || t.launch > plan.launches())
-    return make_error("launch " + std::to_string(t.launch) + " has not run in this session");
+    return make_error("launch " + std::to_string(t.launch) + " is not in this session's history" +
+                      (plan.launches() == 0 ? std::string(" (no launch has begun)")
+                                            : " (launches 1 to " + std::to_string(plan.launches()) + ")"));
   auto key = store->at_or_before(checkpoint::TimeKey{t.launch, t.instret});
   if (!key) return key.error();
-  if (!*key || (*key)->launch != t.launch)
-    return make_error("no checkpoint of launch " + std::to_string(t.launch) + " at or before instruction " +
-                      std::to_string(t.instret));
   // Already there: nothing to restore, unless the state here may not be the recorded one (a live
   // session's history, which a re-launch can reach in another state: docs/live.md).
   bool here = phase == Phase::Stopped && launch == t.launch && ctx.kernel_instructions == t.instret;
-  if (here && !runner->holds_device() && **key == checkpoint::TimeKey{t.launch, t.instret}) {
+  if (here && *key && !runner->holds_device() && **key == checkpoint::TimeKey{t.launch, t.instret}) {
     auto rec = store->get(**key);
     if (!rec) return rec.error();
     if (rec->live || rec->stepped) here = false;
   }
-  if (!here) {
+  if (!here && (!*key || (*key)->launch != t.launch)) {
+    // The launch has no checkpoint of its own: a recording made without automatic checkpoints, or
+    // one whose last launches' starts were still staged when it was killed (docs/store.md,
+    // "Durability"). Its start is derived: the recorded host operations run on from the latest
+    // checkpoint before it.
+    // With no checkpoint before it either, the run starts from the workload's beginning, which a
+    // session that has not begun yet stands at.
+    const bool at_beginning = phase == Phase::Idle && launch == 0;
+    if (!*key && !at_beginning)
+      return make_error("no checkpoint at or before launch " + std::to_string(t.launch) + " to run on from");
+    if (*key)
+      if (auto r = restore(**key); !r) return r.error();
+    Mode m;
+    m.kind = Mode::ToLaunch;
+    m.target = t.launch;
+    auto ev = quiet_run(m, false, false);
+    if (!ev) return ev.error();
+    if (launch != t.launch || ctx.kernel_instructions != 0)
+      return make_error("launch " + std::to_string(t.launch) + " is past the end of the recording (it ends in launch " +
+                        std::to_string(launch) + ")");
+    key = std::optional<checkpoint::TimeKey>(checkpoint::TimeKey{t.launch, 0});
+    here = t.instret == 0;
+  } else if (!here) {
     if (auto r = restore(**key); !r) return r.error();
+  }
+  if (!here) {
     if (t.instret > (*key)->instret) {
       Mode m;
       m.kind = Mode::Seek;

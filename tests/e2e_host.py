@@ -399,7 +399,37 @@ def check_killmany():
             passes = re.search(r"over (\d+) passes", rerr + ran)
             check(rc == 0 and "end of recording" in ran + rerr and passes and int(passes.group(1)) >= seen,
                   f"{what}: the recording replays to its end: {rc} {ran[-300:]!r} {rerr[-300:]!r}")
+            if seen >= 2:
+                # The last launch seen: its start checkpoint was still staged at the kill, so goto derives it
+                # from the recorded host operations (engine/session_time.cpp, seek). The state there is the
+                # one a whole recording of as many launches has (each launch's schedule is its own).
+                at = f"goto {seen}:20"
+                rc, out, err = run([VX, "replay", dirs[0], "--batch", "-ex", at, "-ex", "info registers"])
+                got = out[out.find(f"Launch {seen}, instruction 20,"):].split("\nsession: ")[0]
+                with tempfile.TemporaryDirectory() as whole:
+                    run([VX, "run", "--db", whole, "--batch", "-ex", "continue", "--", bench, "launches", str(seen),
+                         kernel])
+                    ref = glob.glob(os.path.join(whole, "host_bench-*"))
+                    rrc, rout, rerr = run([VX, "replay", ref[0] if ref else whole, "--batch", "-ex", at, "-ex",
+                                           "info registers"])
+                want = rout[rout.find(f"Launch {seen}, instruction 20,"):].split("\nsession: ")[0]
+                check(rc == 0 and rrc == 0 and "zero " in got and got == want,
+                      f"{what}: {at} reaches the state a whole recording has: {rc} {got[-400:]!r} {err!r}; "
+                      f"whole: {rrc} {want[-400:]!r} {rerr[-300:]!r}")
+                rc, out, err = run([VX, "replay", dirs[0], "--batch", "-ex", f"goto {len(rows) + 1}:0"])
+                check(f"launch {len(rows) + 1} is not in this session's history (launches 1 to {len(rows)})" in out + err,
+                      f"{what}: a launch past the recording: {rc} {out[-300:]!r} {err[-300:]!r}")
     check(most > 0, "some kill came after the program saw a launch complete")
+    # A recording without automatic checkpoints has none at all: goto runs from the beginning.
+    states = []
+    for extra in ([], ["--checkpoint-interval", "0"]):
+        with tempfile.TemporaryDirectory() as tmp:
+            run([VX, "run", "--db", tmp] + extra + ["--batch", "-ex", "continue", "--", bench, "launches", "3", kernel])
+            rec = glob.glob(os.path.join(tmp, "host_bench-*"))
+            rc, out, err = run([VX, "replay", rec[0] if rec else tmp, "--batch", "-ex", "goto 2:20", "-ex", "info registers"])
+            states.append((rc, out[out.find("Launch 2, instruction 20,"):].split("\nsession: ")[0], err))
+    check(states[0][0] == 0 and states[1][0] == 0 and "zero " in states[0][1] and states[0][1] == states[1][1],
+          f"goto 2:20 without automatic checkpoints: {states}")
 
 
 def check_misuse():

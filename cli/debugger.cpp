@@ -897,8 +897,8 @@ int Debugger::finish_session(const std::string& store_dir, std::optional<int> st
       break;
   }
   // The automatic checkpoints staged since the last durable write are committed now, not when the
-  // session closes, so that a failure is counted below.
-  (void)s_.flush();
+  // session closes, so that a failure is counted below; then the one sync of the session's end.
+  auto ended = s_.end();
   engine::SessionStats st = s_.stats();
   if ((st.store_failures > 0 || st.unrecorded_ops > 0) && !status_override) {
     // Nothing recorded was lost, but the recording is incomplete (stops the user saw, or only the
@@ -917,6 +917,9 @@ int Debugger::finish_session(const std::string& store_dir, std::optional<int> st
               " not recorded";
     err(what + ": " + s_.store_error());
     status = 74;  // docs/cli.md: the recording could not be written
+  } else if (!ended) {
+    err(ended.error().message);  // everything was written, but not synced to the disk
+    status = 74;
   }
   if (status_override) status = *status_override;
   report_divergence();

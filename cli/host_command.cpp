@@ -383,8 +383,7 @@ int host_command(const HostArgs& a) {
     override_status = exit_status_of(*host_wstatus);
   }
   ::close(fd);
-  if (auto r = s.flush(); !r) say(*sink, r.error().message);
-  return dbg.finish_session(store_dir, override_status);
+  return dbg.finish_session(store_dir, override_status);  // the session's end commits and syncs (Session::end)
 }
 
 }  // namespace vx::cli

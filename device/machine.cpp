@@ -206,7 +206,10 @@ const Decoded* Machine::fetch(uint32_t pc, Cause* cause) {
   // fetch() may have marked the page as code; that never bumps the generation.
   e.key = icache_key(pc);
   e.d = decode(word);
-  if (!opts_.reference) e.d.exec = at_site(specialize(e.d.exec, cfg_.threads), pc);
+  if (!opts_.reference) {
+    e.d.exec = specialize(e.d.exec, cfg_.threads);
+    if (e.d.cls == InsnClass::Load) e.d.exec = at_site(e.d.exec, pc);  // only loads have site copies
+  }
   return &e.d;
 }
 

@@ -22,7 +22,7 @@ const char* stop_reason_name(StopReason r) {
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() {
-  if (!impl_) return;
+  if (!impl_ || impl_->ended) return;
   (void)impl_->flush();
   if (impl_->store && !impl_->opts.read_only) (void)impl_->store->sync();
   if (impl_->store && !impl_->opts.replay && !impl_->opts.read_only) (void)impl_->store->set_writer_open(false);
@@ -305,6 +305,13 @@ std::optional<TimePoint> Session::frontier(uint32_t launch) const {
 uint32_t Session::launches_started() const { return uint32_t(impl_->plan.launches()); }
 
 Result<void> Session::flush() {
+  if (auto r = commit_writes(); !r) return r;
+  Impl& I = *impl_;
+  if (I.store && !I.opts.read_only) return I.store->flush();  // durable against a machine failure too
+  return {};
+}
+
+Result<void> Session::commit_writes() {
   Impl& I = *impl_;
   I.recorder.queue_timeline_op();  // the samples after the last checkpoint written
   if (auto r = I.flush(); !r) {
@@ -315,11 +322,21 @@ Result<void> Session::flush() {
   }
   I.st.unrecorded_ops = 0;
   // A failed commit of the staged checkpoints is counted by the store (stats(), store_error()).
-  if (I.store && !I.opts.read_only) {
+  if (I.store && !I.opts.read_only)
     if (auto r = I.store->sync(); !r) return r;
-    return I.store->flush();  // the end: durable against a machine failure too
-  }
   return {};
+}
+
+Result<void> Session::end() {
+  Impl& I = *impl_;
+  Result<void> r = commit_writes();
+  if (I.store && !I.opts.replay && !I.opts.read_only)
+    if (auto w = I.store->set_writer_open(false); !w && r) r = w;
+  I.ended = true;
+  // One sync for all of it: the writer flag's commit is the last, so closing the store syncs nothing.
+  if (I.store && !I.opts.read_only)
+    if (auto f = I.store->flush(); !f && r) r = f;
+  return r;
 }
 
 Result<void> Session::host_finished(uint32_t host_status) {

@@ -332,6 +332,10 @@ class Session {
   // Writes the host operations not yet in the store (they are also written with every checkpoint)
   // and commits the automatic checkpoints staged since the last stop the user saw.
   Result<void> flush();
+  // The end of the session, as the destructor would do it (flush() without its sync, then a
+  // recording's writer flag cleared), with one sync and safe point for all of it: once this
+  // returns, the recording is durable against a machine failure too. The session must not run after.
+  Result<void> end();
   // The host will issue nothing more (host_status: its exit status): recorded as the end of the
   // workload, so a replay runs to its end instead of stopping at "end of recording".
   Result<void> host_finished(uint32_t host_status = 0);
@@ -363,6 +367,8 @@ class Session {
   struct Impl;
 
  private:
+  // flush() without its sync: the host operations written, the staged checkpoints committed.
+  Result<void> commit_writes();
   explicit Session(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -180,6 +180,7 @@ struct Session::Impl {
 
   Driver& dev;
   SessionOptions opts;
+  bool ended = false;  // Session::end() ran: the destructor has nothing left to do
   HostDriver host_driver;
   std::optional<checkpoint::Store> store;
   std::atomic<bool> interrupted{false};

@@ -173,7 +173,7 @@ Result<StopEvent> Session::Impl::run_pass(const Mode& mode) {
     budget = record_budget(budget, now);
     // Checked at every return from the device, not only at slice ends: a step whose policy asks
     // after every instruction (stepi N, nexti) returns through a trigger each time.
-    if (interrupted && !quiet) return stop(StopReason::Interrupt, {});
+    if (interrupted && (!quiet || mode.kind == Mode::ToLaunch)) return stop(StopReason::Interrupt, {});
     DeviceEvent e = dev.wait(budget);
     drain_console();
     auto ended = on_event(mode, e, step_armed);
@@ -246,7 +246,10 @@ Result<std::optional<StopEvent>> Session::Impl::begin_piece(const Mode& mode) {
   if (auto_start || mode.kind == Mode::ToLaunch) {
     DeviceEvent e0 = dev.wait(0);
     if (e0.kind == EventKind::Budget) {
-      if (auto_start)
+      // A run to a launch's start writes the starts it derives (staged, like every automatic
+      // checkpoint) even when automatic checkpoints are off: the next move there, and a reverse
+      // move's intervals, find them.
+      if (auto_start || (mode.kind == Mode::ToLaunch && store && !opts.read_only))
         if (auto r = auto_checkpoint(); !r) return r.error();
     } else if (e0.kind == EventKind::CommandError) {
       account_pass();

@@ -236,9 +236,15 @@ Result<StopEvent> Session::Impl::seek(TimePoint t, StopReason as, std::optional<
     // checkpoint before it.
     // With no checkpoint before it either, the run starts from the workload's beginning, which a
     // session that has not begun yet stands at.
+    // A read-only session writes nothing, not even in memory, so it could not find the start it
+    // derives again (nor could a reverse move's intervals): it refuses.
+    const std::string none = "launch " + std::to_string(t.launch) + " has no checkpoint of its own in this recording";
+    if (opts.read_only)
+      return make_error(none +
+                        ", and a read-only session does not derive one: open the recording with "
+                        "`vxreplay replay` once, which writes the launch starts it derives");
     const bool at_beginning = phase == Phase::Idle && launch == 0;
-    if (!*key && !at_beginning)
-      return make_error("no checkpoint at or before launch " + std::to_string(t.launch) + " to run on from");
+    if (!*key && !at_beginning) return make_error(none + " nor one before it to run on from");
     if (*key)
       if (auto r = restore(**key); !r) return r.error();
     Mode m;
@@ -246,9 +252,17 @@ Result<StopEvent> Session::Impl::seek(TimePoint t, StopReason as, std::optional<
     m.target = t.launch;
     auto ev = quiet_run(m, false, false);
     if (!ev) return ev.error();
-    if (launch != t.launch || ctx.kernel_instructions != 0)
-      return make_error("launch " + std::to_string(t.launch) + " is past the end of the recording (it ends in launch " +
-                        std::to_string(launch) + ")");
+    if (launch != t.launch || ctx.kernel_instructions != 0) {
+      const std::string at =
+          "launch " + std::to_string(ev->launch) + ", instruction " + std::to_string(ev->instructions);
+      if (ev->reason == StopReason::Interrupt)
+        return make_error("interrupted at " + at + " on the way to launch " + std::to_string(t.launch));
+      if (ev->reason == StopReason::Exited || ev->reason == StopReason::EndOfRecording)
+        return make_error("launch " + std::to_string(t.launch) +
+                          " is past the end of the recording (it ends in launch " + std::to_string(launch) + ")");
+      return make_error("the run to launch " + std::to_string(t.launch) + "'s start stopped at " + at + ": " +
+                        stop_reason_name(ev->reason));
+    }
     key = std::optional<checkpoint::TimeKey>(checkpoint::TimeKey{t.launch, 0});
     here = t.instret == 0;
   } else if (!here) {

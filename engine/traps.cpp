@@ -138,8 +138,11 @@ TrapTable::Suspended TrapTable::suspend() {
 
 void TrapTable::restore(Suspended& s) {
   for (const auto& [addr, word] : s.words) {
+    // What is there now is what the EBREAK covers: a run while suspended may have replaced the code
+    // (a seek that replays the host's copies of another kernel image between launches).
+    auto now = read_word(dev_, addr);
     (void)write_word(dev_, addr, kEbreak);
-    planted_[addr] = word;
+    planted_[addr] = now && *now != kEbreak ? *now : word;
   }
   s.words.clear();
 }

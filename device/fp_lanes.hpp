@@ -25,7 +25,6 @@ bool rne_full_cvt_from_int(bool is_unsigned, unsigned nt, uint32_t* out, const u
 // executors' fixed-width copies (exec_fp.cpp): no dispatch on the operation or the width at run time.
 // rne_lanes_fma is compiled for AVX2 and FMA hosts (x86-64 only; call it only when
 // host_has_avx2_fma()), rne_lanes_base for any host. Instantiated in fp_lanes.cpp.
-using RneLanesFn = void (*)(uint32_t* out, const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* flags);
 template <FpOp op, unsigned N>
 void rne_lanes_base(uint32_t* out, const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* flags);
 template <FpOp op, unsigned N>

@@ -288,13 +288,13 @@ struct Store::Impl {
     file_bytes = uint64_t(st.st_size);
     return end <= file_bytes;
   }
-  // A mark as it is written at key k: with the number (and the stop's warp and lane) it already has
-  // when the point is marked again, else 1 + the highest number so far (numbers are never reused,
-  // so `goto N` stays N and comes back to the lane stop N was about).
   // The highest mark number committed, read once (a scan of the marks) and kept up to date by the
   // commits that write marks (pending_mark until its transaction commits): a stop costs no scan.
   std::optional<uint32_t> highest_mark;
   uint32_t pending_mark = 0;
+  // A mark as it is written at key k: with the number (and the stop's warp and lane) it already has
+  // when the point is marked again, else 1 + the highest number so far (numbers are never reused,
+  // so `goto N` stays N and comes back to the lane stop N was about).
   template <class Txn, class Key>
   Result<StopRecord> numbered(Txn& txn, const Key& k, StopRecord mark) {
     if (mark.number) return mark;

@@ -7,10 +7,7 @@
 # Usage: scripts/bench-durability.sh BASELINE_VXREPLAY [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { echo "usage: $0 BASELINE_VXREPLAY [RUNS]" >&2; exit 64; }
-ninja -C build vxreplay examples/sgemm.elf >/dev/null
-echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')  nproc: $(nproc)  cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-line=$(grep -n 'for (uint32_t k = 0; k < T; k++) acc +=' examples/sgemm.c | cut -d: -f1)
+source scripts/sgemm-session-setup.sh
 python3 - "$PWD/build/vxreplay" "$1" "$PWD/build/examples/sgemm.elf" "$line" "${2:-5}" <<'PY'
 import os, resource, shutil, statistics, subprocess, sys, tempfile, time
 new, base, elf, line, runs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])

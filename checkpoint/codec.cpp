@@ -334,15 +334,20 @@ struct Codec::Contexts {
   }
 };
 
-Codec::Codec(int zstd_level) : ctx_(std::make_unique<Contexts>()), level_(zstd_level) {}
+Codec::Codec(int zstd_level, int record_level)
+    : ctx_(std::make_unique<Contexts>()), level_(zstd_level), record_level_(record_level) {}
 Codec::~Codec() = default;
 Codec::Codec(Codec&&) noexcept = default;
 Codec& Codec::operator=(Codec&&) noexcept = default;
 
 std::vector<uint8_t> Codec::seal(Magic magic, const uint8_t* payload, size_t size, bool compress) {
+  return seal(magic, payload, size, compress, level_);
+}
+
+std::vector<uint8_t> Codec::seal(Magic magic, const uint8_t* payload, size_t size, bool compress, int level) {
   if (compress && size > 0) {
     std::vector<uint8_t> z(ZSTD_compressBound(size));
-    size_t n = ZSTD_compressCCtx(ctx_->c, z.data(), z.size(), payload, size, level_);
+    size_t n = ZSTD_compressCCtx(ctx_->c, z.data(), z.size(), payload, size, level);
     // Incompressible data is kept raw: a stored value is never larger than raw + envelope.
     if (!ZSTD_isError(n) && n < size) return envelope(magic, Encoding::Zstd, uint32_t(size), z.data(), n);
   }
@@ -553,7 +558,7 @@ std::vector<uint8_t> Codec::encode_checkpoint(const CheckpointRecord& rec) {
 
   kj::Array<capnp::word> words = capnp::messageToFlatArray(msg);
   auto bytes = words.asBytes();
-  return seal(Magic::Checkpoint, bytes.begin(), bytes.size(), true);
+  return seal(Magic::Checkpoint, bytes.begin(), bytes.size(), true, record_level_);
 }
 
 Result<CheckpointRecord> Codec::decode_checkpoint(const uint8_t* value, size_t size) {

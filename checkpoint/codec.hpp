@@ -40,13 +40,16 @@ std::optional<PageHash> decode_hash(const uint8_t* bytes, size_t size);
 // zstd contexts, reused across calls. One per Store; not shared between threads.
 class Codec {
  public:
-  explicit Codec(int zstd_level = 3);
+  // Pages at zstd_level; checkpoint records at record_level. A record is written at every stop the
+  // user sees and rarely read, a page once per content: the record's level is the faster one.
+  explicit Codec(int zstd_level = 3, int record_level = -1);
   ~Codec();
   Codec(Codec&&) noexcept;
   Codec& operator=(Codec&&) noexcept;
 
   // Envelope around payload: zstd-compressed when that is smaller (and allowed), raw otherwise.
   std::vector<uint8_t> seal(Magic magic, const uint8_t* payload, size_t size, bool compress);
+  std::vector<uint8_t> seal(Magic magic, const uint8_t* payload, size_t size, bool compress, int level);
   // Checks checksum, magic, encoding and size, then decodes the payload into out (resized to the
   // raw size). Errors say what was wrong.
   Result<void> unseal(Magic magic, const uint8_t* value, size_t size, uint32_t max_raw, std::vector<uint8_t>* out);
@@ -71,6 +74,7 @@ class Codec {
   struct Contexts;
   std::unique_ptr<Contexts> ctx_;
   int level_;
+  int record_level_;
 };
 
 // Empty when the device shape is usable, otherwise what is wrong with it.

@@ -394,6 +394,10 @@ struct Store::Impl {
   // Pages of given-up checkpoints: their writers count them as stored, so a later checkpoint or
   // host operation may name them without giving them; they are written when one does (encoded).
   std::map<PageHash, std::vector<uint8_t>> orphans;
+  // Pages this Store has seen committed in the file, checked once (in the file, the size the
+  // records use them at), with that size: a put names every page of memory at every stop, and
+  // pages are never deleted, so a stop looks up only the pages new to it.
+  std::map<PageHash, uint32_t> known_pages;
   // A commit of the staged checkpoints failed: they are given up (counted in staged_lost, the
   // error kept) with their pages (kept in orphans), so that a durable write no longer carries what
   // does not fit; a later checkpoint that names one of those pages writes it then.
@@ -566,7 +570,7 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
                                const OpenOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->dir = dir;
-  impl->codec = codec::Codec(options.zstd_level);
+  impl->codec = codec::Codec(options.zstd_level, options.record_zstd_level);
   impl->read_only = mode == OpenMode::ReadOnly;
   Impl& I = *impl;
   auto body = [&]() -> Result<void> {
@@ -829,7 +833,14 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
     std::vector<PageHash> adopted;  // pages of given-up checkpoints this one writes
 
     uint64_t written = 0, stored_bytes = 0, new_raw = 0;
+    std::vector<std::pair<PageHash, uint32_t>> committed;  // known once the transaction commits
     for (const auto& [hash, size] : *named) {
+      if (auto kp = I.known_pages.find(hash); kp != I.known_pages.end()) {
+        if (kp->second != size)
+          return I.corrupt(what + ": the stored page " + hash.to_string() + " is not " + std::to_string(size) +
+                           " bytes (the store is corrupt)");
+        continue;
+      }
       auto hk = codec::encode_hash(hash);
       MDB_val v;
       if (auto r = txn->get(I.pages, hash_val(hk), &v, &found, "page"); !r) return I.err(what, r.error());
@@ -839,6 +850,7 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
         if (!raw || *raw != size)
           return I.corrupt(what + ": the stored page " + hash.to_string() + " is not " + std::to_string(size) +
                            " bytes (the store is corrupt)");
+        committed.emplace_back(hash, size);
         continue;
       }
       if (!durable && I.staged_pages.count(hash)) continue;
@@ -861,6 +873,7 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
       }
       if (auto r = txn->put(I.pages, hash_val(hk), lmdb::val(pv.data(), pv.size()), 0, nullptr, "page"); !r)
         return I.err(what, r.error());
+      committed.emplace_back(hash, size);
       ++written;
       stored_bytes += pv.size();
       new_raw += size;
@@ -878,8 +891,10 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
       }
       if (auto r = I.commit(*txn); !r) return I.err(what, r.error());
       for (const auto& h : adopted) I.orphans.erase(h);
+      I.known_pages.insert(committed.begin(), committed.end());
     } else {
       for (const auto& h : adopted) I.orphans.erase(h);
+      I.known_pages.insert(committed.begin(), committed.end());  // found by a read: committed already
       I.staged_bytes += value.size() + stored_bytes;
       I.staged.emplace(k, value);
       I.staged_pages.merge(new_staged);

@@ -36,7 +36,8 @@ struct OpenOptions {
   // machine failure loses at most the commits of the last N ms (and the time a sync takes). 0: a
   // sync at every commit.
   uint32_t sync_interval_ms = 0;
-  int zstd_level = 3;
+  int zstd_level = 3;          // of pages
+  int record_zstd_level = -1;  // of checkpoint records (zstd's fast levels are negative)
   // Virtual address space reserved for the file; it grows on disk only as pages are written.
   uint64_t map_size = sizeof(void*) >= 8 ? (64ull << 30) : (1ull << 30);
 };

@@ -54,6 +54,8 @@ struct CommandTables {
          [](auto& d, A a) { d.cmd_goto(a); }},
         {"checkpoint", {}, "", "mark the current stop as a checkpoint (info checkpoints lists it)",
          [](auto& d, A a) { d.cmd_checkpoint(a); }},
+        {"origin", {}, "[-goto] EXPR", "the write each byte of EXPR's memory holds (who, where, when; -goto: go there)",
+         [](auto& d, A a) { d.cmd_origin(a); }},
         // "wh" was a unique prefix of when before whatis: it keeps meaning when.
         {"when", {"wh"}, "", "show the current point in time: launch, instruction, the focus warp's count",
          [](auto& d, A a) { d.cmd_when(a); }},
@@ -172,6 +174,8 @@ struct CommandTables {
          [](auto& d, R r) { if (d.no_args("info args", r)) d.info_variables(true); }},
         {"display", {}, "", "the expressions display shows at every stop",
          [](auto& d, R r) { if (d.no_args("info display", r)) d.info_display(); }},
+        {"executions", {}, "LOC", "every time LOC ran in the history, per warp, with the threads that ran it",
+         [](auto& d, R r) { d.info_executions(r); }},
         {"frame", {"f"}, "", "the selected function level: pc, CFA, what it is inlined into",
          [](auto& d, R r) { d.cmd_frame("info frame", CommandLine{"frame", "", r}); }},
         // "la" and "lan" were unique prefixes of lanes before launches: they keep meaning lanes.
@@ -196,6 +200,8 @@ struct CommandTables {
          [](auto& d, R r) { if (d.no_args("info warps", r)) d.show_warps(); }},
         {"watchpoints", {}, "", "watchpoints with their conditions and hit counts",
          [](auto& d, R r) { if (d.no_args("info watchpoints", r)) d.info_watchpoints(); }},
+        {"writes", {}, "EXPR [-range A,B]", "every write to EXPR's memory in the history, in time order (who, where, old and new)",
+         [](auto& d, R r) { d.info_writes(r); }},
     };
     // clang-format on
   }

@@ -361,8 +361,9 @@ int debug_command(const DebugArgs& a) {
     if (!ep) return fail(*sink, kExitUsage, ep.error().message);
     ep->allow_remote = a.gdb_remote;
     ep->allow_files = a.gdb_allow_files;
-    std::optional<int> status = serve_gdb(**session, symbols ? &*symbols : nullptr, *launch, *ep, a.run.kernel,
-                                          store_dir, GdbStart{false, launch->entry_pc});
+    std::optional<int> status =
+        serve_gdb(**session, symbols ? &*symbols : nullptr, *launch, *ep, a.run.kernel, store_dir,
+                  GdbStart{false, launch->entry_pc}, variables ? &*variables : nullptr);
     const int served = *status;
     status.reset();
     launch_checks(status);

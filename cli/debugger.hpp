@@ -28,6 +28,7 @@
 #include "engine/session.hpp"
 #include "engine/symbols.hpp"
 #include "engine/variables.hpp"
+#include "replay/history.hpp"
 #include "replay/timeline.hpp"
 
 namespace vx::cli {
@@ -219,6 +220,18 @@ class Debugger {
   void cmd_checkpoint(Args a);
   void cmd_when(Args a);
   void cmd_watch(const std::string& name, Args a);
+  // Questions over the history (debugger_history.cpp).
+  void cmd_origin(Args a);
+  void info_writes(const std::string& args);
+  void info_executions(const std::string& args);
+  // The history's writes (kept until the history grows) or, with pcs, the executions of those pcs
+  // (a pass of its own); nullptr after reporting why not. `name` starts the messages.
+  replay::HistoryIndex* history(const std::set<uint32_t>& pcs, const std::string& name);
+  std::string write_text(const replay::HistoryIndex& h, const replay::WriteRecord& w, nlohmann::json* data) const;
+  std::unique_ptr<replay::HistoryIndex> history_, executions_;
+  std::vector<uint64_t> history_extent_;  // how far each launch had gone when history_ was gathered
+  double gathered_ms_ = 0;                // the last history() call's gathering (0: reused)
+  nlohmann::json history_data(const replay::HistoryIndex& h, std::chrono::steady_clock::time_point start) const;
   void info_watchpoints();
   void describe_watchpoint(const UserBreakpoint& b, std::string* text, nlohmann::json* list) const;
   // Reports the stop a time move reached (or its error).

@@ -19,6 +19,7 @@
 #include "device/image.hpp"
 #include "device/isa.hpp"
 #include "engine/session.hpp"
+#include "replay/history.hpp"
 #include "replay/recording.hpp"
 
 namespace vx::cli {
@@ -30,14 +31,8 @@ using replay::Divergence;
 using replay::ThreadKey;
 using replay::ThreadObs;
 
-std::string dims3(const std::array<uint32_t, 3>& d) {
-  return "(" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) + ")";
-}
-
-std::array<uint32_t, 3> split3(uint64_t linear, const std::array<uint32_t, 3>& shape) {
-  return {uint32_t(linear % shape[0]), uint32_t((linear / shape[0]) % shape[1]),
-          uint32_t(linear / (uint64_t(shape[0]) * shape[1]))};
-}
+using replay::dims3;
+using replay::split3;
 
 // Software coordinates of a thread, as a person names it.
 struct ThreadName {
@@ -363,10 +358,9 @@ std::string thread_text(const LaunchState& l, uint32_t unit, uint32_t thread, js
     (*data)["instance"] = thread;
     return "instance " + std::to_string(thread);
   }
-  auto cta = split3(unit, l.grid), t = split3(thread, l.block);
-  (*data)["cta"] = cta;
-  (*data)["thread"] = t;
-  return "CTA " + dims3(cta) + " thread " + dims3(t);
+  (*data)["cta"] = split3(unit, l.grid);
+  (*data)["thread"] = split3(thread, l.block);
+  return replay::thread_text(l, unit, thread);
 }
 
 std::pair<std::string, json> race_access(const replay::Race& r, const replay::RaceAccess& a,

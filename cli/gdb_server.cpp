@@ -529,9 +529,10 @@ int GdbServer::serve(const GdbStart& start, const std::string& store_dir) {
 
 int serve_gdb(engine::Session& session, const engine::Symbols* symbols, const GridLaunch& launch,
               const GdbEndpoint& endpoint, const std::string& kernel, const std::string& store_dir,
-              const GdbStart& start) {
+              const GdbStart& start, const engine::Variables* variables) {
   std::unique_ptr<Sink> capture = make_capture_sink();
   Debugger dbg(session, symbols, launch, *capture);
+  if (variables) dbg.set_variables(variables);
   // The client reads no file here unless the server was started to allow it (docs/gdb.md, "Trust").
   dbg.set_file_access(
       endpoint.allow_files

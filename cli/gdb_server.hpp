@@ -157,10 +157,11 @@ class GdbServer {
 };
 
 // `--gdb`: a session served to gdb instead of the prompt (debug_command, replay_command). `kernel`
-// names the ELF gdb should read the symbols from (printed in the hint on stderr).
+// names the ELF gdb should read the symbols from (printed in the hint on stderr). variables: the
+// kernel's C variables, for `monitor` commands that name them (nullptr: none).
 int serve_gdb(engine::Session& session, const engine::Symbols* symbols, const GridLaunch& launch,
               const GdbEndpoint& endpoint, const std::string& kernel, const std::string& store_dir,
-              const GdbStart& start);
+              const GdbStart& start, const engine::Variables* variables = nullptr);
 
 // A Sink that keeps the text a command prints (for `monitor`).
 std::unique_ptr<Sink> make_capture_sink();

@@ -196,7 +196,7 @@ int replay_command(const ReplayArgs& a) {
       return fail(*sink, kExitInternal, "cannot write the recorded kernel image to a temporary file for gdb");
     return serve_gdb(s, symbols ? &*symbols : nullptr, launch, *ep,
                      o.image_file.empty() ? std::string("KERNEL.elf") : o.image_file, dir,
-                     GdbStart{true, launch.entry_pc});
+                     GdbStart{true, launch.entry_pc}, o.variables ? &*o.variables : nullptr);
   }
   Debugger& dbg = *o.dbg;
   StartView sv;

@@ -227,11 +227,22 @@ Result<int> Breakpoints::add_watchpoint(const WatchRequest& request, const std::
   Breakpoint b;
   b.watch_command = name;
   b.watch_kind = name == "watch" ? kWatchWrite : name == "rwatch" ? kWatchRead : (kWatchRead | kWatchWrite);
-  auto e = Expr::parse(request.expression);
-  if (!e) return make_error(name + ": " + e.error().message);
+  auto place = lvalue_place(name, request.expression, focus, level);
+  if (!place) return place.error();
   auto cond = parse_condition(request.condition);
   if (!cond) return cond.error();
   b.condition = std::move(cond).value();
+  b.watch = place->spec;
+  b.watch.kind = b.watch_kind;
+  b.watch_ctype = place->type;
+  b.location = place->text;
+  return insert(std::move(b));
+}
+
+Result<Breakpoints::Place> Breakpoints::lvalue_place(const std::string& name, const std::string& expression,
+                                                     const std::optional<Lane>& focus, unsigned level) {
+  auto e = Expr::parse(expression);
+  if (!e) return make_error(name + ": " + e.error().message);
   // The lvalue, as gdb takes it: the address and the type's size of what EXPR designates.
   std::optional<Lane> at;
   if (focus && insp_.readable())
@@ -256,33 +267,41 @@ Result<int> Breakpoints::add_watchpoint(const WatchRequest& request, const std::
     v = insp_.evaluate_c(*e->root(), at, level);
   }
   if (!v) return make_error(name + ": " + v.error().message);
+  const bool watching = name.find("watch") != std::string::npos;
   if (!v->missing.empty())
-    return make_error(name + ": " + e->text() + " is " + v->missing + ": there is no memory to watch");
+    return make_error(name + ": " + e->text() + " is " + v->missing + ": there is no memory to " +
+                      (watching ? "watch" : "ask about"));
   if (v->reg && !v->address)
     return make_error(name + ": " + e->text() + " lives in register $" + std::string(xreg_name(*v->reg % 32)) +
-                      ", not in memory: watchpoints watch memory (watch its address where it has one)");
-  if (!v->address) return make_error("Cannot watch constant value `" + e->text() + "'.");
+                      ", not in memory: " +
+                      (watching ? "watchpoints watch memory (watch its address where it has one)"
+                                : "the history follows memory (a register's history is not supported yet)"));
+  if (!v->address)
+    return make_error(watching ? "Cannot watch constant value `" + e->text() + "'."
+                               : name + ": " + e->text() + " is a value, not a place in memory");
   const uint32_t len = v->type ? v->type->size : 4;
   if (len == 0 || len > 4096)
-    return make_error(name + ": " + e->text() + " is " + std::to_string(len) + " bytes: a watchpoint covers 1 to 4096");
+    return make_error(name + ": " + e->text() + " is " + std::to_string(len) +
+                      " bytes: " + (watching ? "a watchpoint covers" : "it takes places of") + " 1 to 4096");
   const uint32_t addr = *v->address;
   if (uint64_t(addr) + len > (1ull << 32))
     return make_error(name + ": the range runs past the end of the address space");
-  b.watch.addr = addr;
-  b.watch.len = len;
-  b.watch.kind = b.watch_kind;
-  b.watch_ctype = v->type;
+  Place out;
+  out.spec.addr = addr;
+  out.spec.len = len;
+  out.type = v->type;
+  out.text = e->text();
   if (addr >= memmap::kLocalMemBase) {
     // The focus core's local memory, as `x` reads it (core 0 before there is a focus).
-    b.watch.local = true;
-    b.watch.core = at ? int32_t(at->core) : 0;
+    out.spec.local = true;
+    out.spec.core = at ? int32_t(at->core) : 0;
   } else if (uint64_t(addr) + len > memmap::kLocalMemBase) {
     return make_error(name + ": the range crosses the start of local memory at " + hex32(memmap::kLocalMemBase));
   } else if (auto r = s_.read_memory(addr, len); !r) {
-    return make_error(name + ": cannot watch " + e->text() + " at " + hex32(addr) + ": " + r.error().message);
+    return make_error(name + ": cannot " + (watching ? "watch " : "read ") + e->text() + " at " + hex32(addr) + ": " +
+                      r.error().message);
   }
-  b.location = e->text();
-  return insert(std::move(b));
+  return out;
 }
 
 Result<void> Breakpoints::remove(const std::vector<int>& ids) {

@@ -76,6 +76,17 @@ class Breakpoints {
   // watch/rwatch/awatch EXPR: the memory EXPR designates (gdb's lvalue: its address and its type's
   // size), in the focus lane's frame `level`.
   Result<int> add_watchpoint(const WatchRequest& request, const std::optional<Lane>& focus, unsigned level);
+  // The memory EXPR designates as gdb's `watch` takes it (the lvalue's address and its type's size;
+  // *POINTER need not be readable): what a watchpoint watches and what `origin` and `info writes`
+  // ask about. `name` starts the error messages. local: the focus core's local memory (core 0
+  // before there is a focus).
+  struct Place {
+    engine::WatchSpec spec;  // addr, len, local, core (kind left as it is)
+    const engine::CType* type = nullptr;
+    std::string text;  // EXPR as parsed
+  };
+  Result<Place> lvalue_place(const std::string& name, const std::string& expression, const std::optional<Lane>& focus,
+                             unsigned level);
 
   const std::map<int, Breakpoint>& all() const { return bps_; }
   Breakpoint* find(int id);

@@ -48,6 +48,11 @@ struct ObservedAccess {
   uint8_t size = 0;
   uint8_t kind = 0;    // kWatchRead, kWatchWrite, both for an AMO (device/context.hpp)
   bool local = false;  // the core's local memory
+  // A write: what the `size` bytes held right before this access wrote them, and what it wrote
+  // (little-endian, the low `size` bytes). Lanes of one instruction write lowest first, so a lane's
+  // `before` is what a lower lane of the same instruction wrote there, if one did.
+  uint32_t before = 0;
+  uint32_t after = 0;
 };
 
 struct Observation {
@@ -83,6 +88,12 @@ class DeviceObserver {
   // A launch started (not a re-launch): its shape and the launch's index since the device opened.
   virtual void launch_started(const LaunchState& launch) = 0;
   virtual void retired(const Observation& o) = 0;
+  // Also report the instructions of InsnClass Other (no values, no accesses): read once, when the
+  // observer is set.
+  virtual bool wants_every_instruction() const { return false; }
+  // false: leave out loads and their values (an observer of writes only; a run observed this way
+  // pays nothing on its loads).
+  virtual bool wants_reads() const { return true; }
 };
 
 class Driver {

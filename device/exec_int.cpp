@@ -416,6 +416,25 @@ inline uint32_t amo_op(uint32_t mem, uint32_t reg) {
   if constexpr (k == Amo::Maxu) return mem > reg ? mem : reg;
 }
 
+}  // namespace
+
+uint32_t amo_value(uint32_t word, uint32_t mem, uint32_t reg) {
+  switch (word >> 27) {
+    case 0x01: return amo_op<Amo::Swap>(mem, reg);
+    case 0x00: return amo_op<Amo::Add>(mem, reg);
+    case 0x04: return amo_op<Amo::Xor>(mem, reg);
+    case 0x0c: return amo_op<Amo::And>(mem, reg);
+    case 0x08: return amo_op<Amo::Or>(mem, reg);
+    case 0x10: return amo_op<Amo::Min>(mem, reg);
+    case 0x14: return amo_op<Amo::Max>(mem, reg);
+    case 0x18: return amo_op<Amo::Minu>(mem, reg);
+    case 0x1c: return amo_op<Amo::Maxu>(mem, reg);
+    default: return reg;
+  }
+}
+
+namespace {
+
 // Lane by lane, lowest first (spec): two lanes on one word see each other's
 // update, and each lane's rd gets the value from before its own update.
 template <Amo k>

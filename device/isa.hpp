@@ -78,6 +78,8 @@ struct InsnRow {
 };
 // True when some encoding matches both rows (exact, exclusions included).
 bool rows_overlap(const InsnRow& a, const InsnRow& b);
+// What the AMO instruction `word` (AMO*.W) writes over `mem` with the operand `reg` (exec_int.cpp).
+uint32_t amo_value(uint32_t word, uint32_t mem, uint32_t reg);
 
 // What an instruction is to an observer (device/driver.hpp, DeviceObserver): the kinds whose
 // result can depend on other threads or on the schedule, and the synchronization a race detector needs.

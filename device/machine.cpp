@@ -149,7 +149,7 @@ uint8_t* Machine::data_pointer(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_
     uint32_t off = a - memmap::kLocalMemBase;
     if (off + size <= c.core.local_mem.size()) {
       if (data_hooks_) [[unlikely]]
-        data_hook(c, lane, a, size, kWrite ? kWatchWrite : kWatchRead, true);
+        data_hook(c, lane, a, size, kWrite ? kWatchWrite : kWatchRead, true, c.core.local_mem.data() + off);
       return c.core.local_mem.data() + off;
     }
   }
@@ -160,7 +160,7 @@ uint8_t* Machine::data_pointer(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_
   if (!p) {
     *fault = Outcome::fault(kWrite ? Cause::StoreFault : Cause::LoadFault, lane, addr);
   } else if (data_hooks_) [[unlikely]] {
-    data_hook(c, lane, a, size, kWrite ? kWatchWrite : kWatchRead, false);
+    data_hook(c, lane, a, size, kWrite ? kWatchWrite : kWatchRead, false, p);
   }
   return p;
 }
@@ -240,9 +240,14 @@ Outcome Machine::step_inner(uint32_t c, uint32_t w, DeviceException* exc) {
     return Outcome::fault(fetch_cause, exc->lane, ws.pc);
   }
   ExecCtx ctx{*this, c, w, core, ws, cfg_.threads, ws.x.data(), ws.f.data(), ws.pc, ws.tmask, ws.pc + 4, ws.tmask};
-  Outcome o = d->exec(ctx, *d);
-  if (observer_) [[unlikely]]
+  Outcome o;
+  if (observer_) [[unlikely]] {
+    observe_before(ctx, *d);
+    o = d->exec(ctx, *d);
     observe_step(ctx, *d, o.step);
+  } else {
+    o = d->exec(ctx, *d);
+  }
   if (override_index < overrides_.size() && (o.step == Step::Retire || o.step == Step::Trap))
     overrides_.erase(overrides_.begin() + ptrdiff_t(override_index));
   return complete_step(c, w, ctx, o, exc);
@@ -320,9 +325,14 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
       if (d->sync) [[unlikely]] {
         settle();
         ctx.tmask = ctx.next_tmask = ws.tmask;
-        Outcome o = d->exec(ctx, *d);
-        if (observing) [[unlikely]]
+        Outcome o;
+        if (observing) [[unlikely]] {
+          observe_before(ctx, *d);
+          o = d->exec(ctx, *d);
           observe_step(ctx, *d, o.step);
+        } else {
+          o = d->exec(ctx, *d);
+        }
         ++stepped;
         o = complete_step(c, w, ctx, o, exc);
         if (o.step != Step::Retire) return o;
@@ -341,10 +351,14 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
           return Outcome::retire();
         }
       } else {
-        Outcome o = d->exec(ctx, *d);
+        Outcome o;
         if (observing) [[unlikely]] {
+          observe_before(ctx, *d);
+          o = d->exec(ctx, *d);
           settle();  // the observer reads the counters and the pc as step() leaves them
           observe_step(ctx, *d, o.step);
+        } else {
+          o = d->exec(ctx, *d);
         }
         if (o.step != Step::Retire) [[unlikely]] {
           settle();
@@ -634,14 +648,29 @@ std::vector<WatchHit> Machine::take_watch_hits() {
   return out;
 }
 
-void Machine::data_hook(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, uint8_t kind, bool local) {
+void Machine::data_hook(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, uint8_t kind, bool local,
+                        const uint8_t* data) {
   fp_settle();
   if (watch_active_) watch_access(c, lane, addr, size, kind, local);
-  if (observer_) obs_accesses_.push_back(ObservedAccess{lane, addr, uint8_t(size), kind, local});
+  if (observer_ && (observe_reads_ || (kind & kWatchWrite))) {
+    ObservedAccess a{lane, addr, uint8_t(size), kind, local};
+    // Executors find every lane's target before any lane writes: this is the memory before the
+    // instruction (observe_step lays the lower lanes' writes over it).
+    if (kind & kWatchWrite) std::memcpy(&a.before, data, std::min<uint32_t>(size, 4));
+    obs_accesses_.push_back(a);
+  }
+}
+
+void Machine::observe_before(const ExecCtx& c, const Decoded& d) {
+  if (d.cls != InsnClass::Store && d.cls != InsnClass::Atomic) return;
+  const uint32_t* regs = d.row->mnemonic[0] == 'f' ? c.f : c.x;  // fsw stores an F register
+  obs_sources_.assign(regs + size_t(d.rs2) * c.nt, regs + size_t(d.rs2) * c.nt + c.nt);
 }
 
 void Machine::set_observer(DeviceObserver* observer) {
   observer_ = observer;
+  observe_all_ = observer && observer->wants_every_instruction();
+  observe_reads_ = observer && observer->wants_reads();
   obs_accesses_.clear();
   update_data_hooks();
 }
@@ -649,13 +678,47 @@ void Machine::set_observer(DeviceObserver* observer) {
 void Machine::observe_step(const ExecCtx& c, const Decoded& d, Step step) {
   fp_settle();  // the observer is foreign code
   // The thread-entry routine is the debugger's code, and an instruction that did not retire did nothing.
-  if (step != Step::Retire || restore_phase_ || d.cls == InsnClass::Other) {
+  if (step != Step::Retire || restore_phase_ || (d.cls == InsnClass::Other && !observe_all_) ||
+      (d.cls == InsnClass::Load && !observe_reads_ && !observe_all_)) {
     obs_accesses_.clear();
     return;
   }
-  // An AMO reads and writes through one store pointer: its accesses are both.
-  if (d.cls == InsnClass::Atomic)
+  if (d.cls == InsnClass::Store || d.cls == InsnClass::Atomic) {
+    // What each write wrote: lane by lane, lowest first, over the memory as the lower lanes left it.
+    for (size_t i = 0; i < obs_accesses_.size(); ++i) {
+      ObservedAccess& a = obs_accesses_[i];
+      if (!(a.kind & kWatchWrite)) continue;
+      uint8_t cur[4];
+      std::memcpy(cur, &a.before, 4);
+      for (size_t j = 0; j < i; ++j) {
+        const ObservedAccess& b = obs_accesses_[j];
+        if (!(b.kind & kWatchWrite) || b.local != a.local) continue;
+        for (uint32_t k = 0; k < a.size; ++k)
+          if (a.addr + k >= b.addr && a.addr + k < b.addr + b.size)
+            cur[k] = uint8_t(b.after >> (8 * (a.addr + k - b.addr)));
+      }
+      std::memcpy(&a.before, cur, 4);
+      const uint32_t src = a.lane < obs_sources_.size() ? obs_sources_[a.lane] : 0;
+      const std::string_view m = d.row->mnemonic;
+      uint32_t v = m.starts_with("amo") ? amo_value(d.raw, a.before, src) : src;
+      if (a.size < 4) v &= (1u << (8 * a.size)) - 1;
+      a.after = v;
+    }
+  }
+  // An AMO reads and writes through one store pointer: its accesses (the write's and the read's
+  // the executor checks after it) are both, with the write's values.
+  if (d.cls == InsnClass::Atomic) {
+    const ObservedAccess* write = nullptr;
+    for (ObservedAccess& a : obs_accesses_) {
+      if (a.kind & kWatchWrite) {
+        write = &a;
+      } else if (write && write->lane == a.lane && write->addr == a.addr && write->local == a.local) {
+        a.before = write->before;
+        a.after = write->after;
+      }
+    }
     for (ObservedAccess& a : obs_accesses_) a.kind = d.row->mnemonic[0] == 'l' ? kWatchRead : kWatchRead | kWatchWrite;
+  }
   Observation o;
   o.cls = d.cls;
   o.core = c.core_id;

@@ -357,7 +357,11 @@ class Machine {
   void watch_discard_instruction();
   // Forgets everything not yet reported.
   void watch_discard_pending();
-  void data_hook(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, uint8_t kind, bool local);
+  void data_hook(ExecCtx& c, uint32_t lane, uint32_t addr, uint32_t size, uint8_t kind, bool local,
+                 const uint8_t* data);
+  // Before an instruction executes while an observer is set: what observe_step needs of the state
+  // the instruction changes (a store's or atomic's source register).
+  void observe_before(const ExecCtx& c, const Decoded& d);
   void observe_step(const ExecCtx& c, const Decoded& d, Step step);
   void update_data_hooks() { data_hooks_ = watch_active_ || observer_ != nullptr; }
   void fp_switch(WarpState* next);  // exec_fp.cpp
@@ -417,8 +421,11 @@ class Machine {
 
   // Observations (driver.hpp). observer_ is step()'s one test when nothing observes.
   DeviceObserver* observer_ = nullptr;
+  bool observe_all_ = false;                  // observer_->wants_every_instruction()
+  bool observe_reads_ = false;                // observer_->wants_reads()
   std::vector<ObservedAccess> obs_accesses_;  // the current instruction's
   std::vector<uint32_t> obs_values_;
+  std::vector<uint32_t> obs_sources_;  // a store's or atomic's rs2, lane by lane, before it executed
 
   // The warp whose FP flags may still be in the host FPU (fp_claim), or nullptr.
   WarpState* fp_owner_ = nullptr;

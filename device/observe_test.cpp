@@ -129,3 +129,60 @@ TEST_CASE("Instruction classes come from the table rows") {
   CHECK(decode(rv::csrr(t0, 0xB00)).cls == InsnClass::Csr);
   CHECK(decode(rv::addi(t0, t0, 1)).cls == InsnClass::Other);
 }
+
+TEST_CASE("A write reports the bytes it found and the bytes it wrote, lowest lane first") {
+  // Every lane: an AMO adding 1 to the word at a0, with rd = rs2 (the operand is gone after it),
+  // then a byte store of its global index to a0 + 64, all lanes to one byte.
+  const std::vector<uint32_t> code{rv::csrr(t0, 0xCD6),
+                                   rv::csrr(t1, 0xCD9),
+                                   rv::csrr(t2, 0xCD3),
+                                   mul(t0, t0, t1),
+                                   rv::add(t0, t0, t2),
+                                   rv::li(t1, 1),
+                                   r_type(0, t1, a0, 2, t1, 0x2f),  // amoadd.w t1, t1, (a0)
+                                   s_type(64, t0, a0, 0, 0x23),     // sb t0, 64(a0)
+                                   rv::ret()};
+  Bench b;
+  b.load_kernel(code);
+  b.write32(Bench::kData, 100);
+  Recorder rec;
+  b.m.set_observer(&rec);
+  REQUIRE(b.run_grid({1, 1, 1}, {8, 1, 1}, 0, Bench::kData).stop == RunStop::LaunchDone);
+  const uint32_t amo_pc = Bench::kKernel + 6 * 4, sb_pc = Bench::kKernel + 7 * 4;
+  // The adds chain in execution order: each write's `before` is the previous one's `after`.
+  uint32_t counter = 100, amos = 0, bytes = 0;
+  uint32_t last_byte = 0;
+  for (const Recorder::Copy& c : rec.seen) {
+    if (c.pc == amo_pc) {
+      uint32_t prev_lane = 0;
+      bool first = true;
+      for (const ObservedAccess& a : c.accesses) {
+        // The AMO's write and its read are both reported, with the write's values.
+        if (!first && a.lane == prev_lane) {
+          CHECK(a.after == counter);
+          continue;
+        }
+        first = false;
+        prev_lane = a.lane;
+        CHECK(a.before == counter);
+        CHECK(a.after == counter + 1);
+        ++counter;
+        ++amos;
+      }
+    } else if (c.pc == sb_pc) {
+      REQUIRE(c.accesses.size() == 4);
+      for (size_t i = 0; i < c.accesses.size(); ++i) {
+        const ObservedAccess& a = c.accesses[i];
+        CHECK(a.size == 1);
+        CHECK(a.before == (i == 0 ? last_byte : c.accesses[i - 1].after));
+        last_byte = a.after;
+        ++bytes;
+      }
+      // The highest lane's byte is what memory holds after the instruction.
+    }
+  }
+  CHECK(amos == 8);
+  CHECK(bytes == 8);
+  CHECK(b.read32(Bench::kData) == 108);
+  CHECK((b.read32(Bench::kData + 64) & 0xff) == last_byte);
+}

@@ -58,6 +58,7 @@ class WorkloadPlan {
 
   // --- Entries and the cursor --------------------------------------------------------------------
   size_t size() const { return entries_.size(); }
+  const PlanEntry& entry(size_t i) const { return entries_.at(i); }
   size_t cursor() const { return cursor_; }
   // The entry at the cursor (nullptr: the plan is exhausted) and whether it is applied for the first time.
   PlanEntry* next() { return cursor_ < entries_.size() ? &entries_[cursor_] : nullptr; }

@@ -304,6 +304,80 @@ std::optional<TimePoint> Session::frontier(uint32_t launch) const {
 
 uint32_t Session::launches_started() const { return uint32_t(impl_->plan.launches()); }
 
+std::vector<Session::HostWrite> Session::host_writes() const {
+  const WorkloadPlan& plan = impl_->plan;
+  std::vector<HostWrite> out;
+  uint32_t next = 1;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    while (next <= plan.launches() && plan.launch(next).entry < i) ++next;
+    const PlanEntry& e = plan.entry(i);
+    if (e.kind == checkpoint::HostOpKind::Copy) out.push_back(HostWrite{next, e.addr, e.size});
+  }
+  return out;
+}
+
+Result<std::vector<Session::HistoryPass>> Session::observe_history(
+    DeviceObserver& observer, const std::function<void(uint32_t, const DeviceContext&)>& launch_begins) {
+  Impl& I = *impl_;
+  if (auto r = I.need_store(); !r) return r.error();
+  if (!stopped()) return make_error("the history is read from a stop, and the kernel is not stopped");
+  const StopEvent saved = I.last;
+  const TimePoint here = now();
+  struct Off {
+    Driver& dev;
+    ~Off() { dev.set_observer(nullptr); }
+  } off{I.dev};
+  std::vector<HistoryPass> out;
+  Error failed;
+  bool ok = true;
+  const uint32_t launches = uint32_t(I.plan.launches());
+  for (uint32_t n = 1; n <= launches && ok; ++n) {
+    // An earlier launch ended (the session is in a later one); a later one (after a move back)
+    // runs as far as the session has seen it go.
+    uint64_t until = UINT64_MAX;
+    if (n >= here.launch && !I.completed.count(n)) {
+      auto f = frontier(n);
+      until = std::max<uint64_t>(f ? f->instret : 0, n == here.launch ? here.instret : 0);
+    }
+    if (until == 0) continue;
+    auto start = I.seek(TimePoint{n, 0}, StopReason::InstructionCount, std::nullopt, {});
+    if (!start) {
+      failed = start.error();
+      ok = false;
+      break;
+    }
+    launch_begins(n, I.ctx);
+    ScanRequest req;
+    req.until = until;
+    I.dev.set_observer(&observer);
+    auto r = I.scan(req);
+    I.dev.set_observer(nullptr);
+    if (!r) {
+      failed = r.error();
+      ok = false;
+      break;
+    }
+    out.push_back(HistoryPass{n, r->reached, r->launch_ended});
+  }
+  // Back where the user stands, with the stop as it was reported (the state is the same: the run
+  // is deterministic).
+  std::optional<WarpId> focus;
+  if (!saved.hits.empty()) focus = saved.hits.front().warp;
+  auto back = I.seek(here,
+                     saved.reason == StopReason::Exception || saved.reason == StopReason::Assertion ||
+                             saved.reason == StopReason::Watchdog
+                         ? StopReason::InstructionCount
+                         : saved.reason,
+                     focus, saved.watches);
+  if (!back)
+    return with_context("could not come back to launch " + std::to_string(here.launch) + ", instruction " +
+                            std::to_string(here.instret) + " after reading the history: ",
+                        back.error());
+  I.last = saved;
+  if (!ok) return failed;
+  return out;
+}
+
 Result<void> Session::flush() {
   if (auto r = commit_writes(); !r) return r;
   Impl& I = *impl_;

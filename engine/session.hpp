@@ -327,6 +327,26 @@ class Session {
   // The furthest point each launch has reached (goto end) and whether it completed.
   std::optional<TimePoint> frontier(uint32_t launch) const;
   uint32_t launches_started() const;
+  // The session's history under a device observer (docs/time-travel.md, "Questions over the
+  // history"): every launch the session has begun, from its start to its end (to the furthest point
+  // it reached when it has not ended), re-executed quietly with `observer` set on the device, then
+  // back to the current stop as it was. `launch_begins(n, ctx)` is called at each launch's start,
+  // before its first instruction is observed. Needs a stop and a store; interruptible.
+  // The host's copies to device memory in the session's plan, in order, each with the launch
+  // that began next after it (launches_started() + 1 for copies after the last launch began).
+  struct HostWrite {
+    uint32_t before_launch = 0;
+    uint32_t addr = 0;
+    uint64_t size = 0;
+  };
+  std::vector<HostWrite> host_writes() const;
+  struct HistoryPass {
+    uint32_t launch = 0;
+    uint64_t reached = 0;  // the launch's count the pass ended at
+    bool ended = false;    // the launch ran to its end
+  };
+  Result<std::vector<HistoryPass>> observe_history(
+      DeviceObserver& observer, const std::function<void(uint32_t, const DeviceContext&)>& launch_begins);
 
   // --- Recordings ------------------------------------------------------------------------------
   // Writes the host operations not yet in the store (they are also written with every checkpoint)

@@ -3,10 +3,30 @@ running the binary."""
 import os
 import subprocess
 import sys
+import tempfile
 
 EXIT_USAGE, EXIT_BAD_INPUT, EXIT_DEVICE_STOP = 64, 65, 66
 
 failures = []
+
+
+def finish():
+    """The script's exit status: 1 after any failure (counted on stderr), else 0 ("ok")."""
+    if failures:
+        print(f"{len(failures)} failure(s)", file=sys.stderr)
+        return 1
+    print("ok")
+    return 0
+
+
+def run_check(checks, which, *args):
+    """Runs checks[which](*args, TMP) with a fresh temporary directory; the script's exit status."""
+    if which not in checks:
+        print("unknown check", which, file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="vx-e2e-") as tmp:
+        checks[which](*args, tmp)
+    return finish()
 
 
 def check(cond, what):

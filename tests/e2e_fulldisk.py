@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-from e2e_common import check, failures
+from e2e_common import check, finish
 from e2e_debug import source_line
 
 EXIT_CANT_WRITE = 74
@@ -210,11 +210,7 @@ def main():
         rc, events, err = session(vx, elf, os.path.join(tmp, "none"), ["continue"], preexec=limited(16))
         msgs = [e["message"] for e in events if e.get("event") == "error"]
         check(rc == EXIT_CANT_WRITE and msgs and "cannot write" in msgs[0], f"no room at the start: {rc} {msgs} {err[-200:]!r}")
-    if failures:
-        print(f"{len(failures)} failure(s)", file=sys.stderr)
-        return 1
-    print("ok")
-    return 0
+    return finish()
 
 
 if __name__ == "__main__":

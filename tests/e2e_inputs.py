@@ -10,7 +10,7 @@ import sys
 import tempfile
 import time
 
-from e2e_common import EXIT_BAD_INPUT, EXIT_USAGE, check, failures
+from e2e_common import EXIT_BAD_INPUT, EXIT_USAGE, check, finish
 
 
 def run(vx, args, timeout=30):
@@ -99,11 +99,7 @@ def main():
         rc, out, err = run(vx, ["ls", root])
         check(rc == 0 and "none" in out and "no data.mdb in it" in out and "data.mdb is a directory" in out
               and "(a FIFO)" in out and "(a device, through a symbolic link)" in out, f"ls: {rc} {out!r} {err!r}")
-    if failures:
-        print(f"{len(failures)} failure(s)", file=sys.stderr)
-        return 1
-    print("ok")
-    return 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -20,10 +20,9 @@ import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 
-from e2e_common import EXIT_BAD_INPUT, check, failures
+from e2e_common import EXIT_BAD_INPUT, check, run_check
 from e2e_debug import Session, source_line
 
 
@@ -355,16 +354,7 @@ def check_words(vx, ex, src, tmp):
 def main():
     vx, ex, src, what = sys.argv[1:5]
     checks = {"reverse": check_reverse, "watch": check_watch, "recordings": check_recordings, "words": check_words}
-    if what not in checks:
-        print("unknown check", what, file=sys.stderr)
-        return 2
-    with tempfile.TemporaryDirectory() as tmp:
-        checks[what](vx, ex, src, tmp)
-    if failures:
-        print(f"{len(failures)} failure(s)", file=sys.stderr)
-        return 1
-    print("ok")
-    return 0
+    return run_check(checks, what, vx, ex, src)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,424 @@
+// Questions over the history (docs/time-travel.md, "Questions over the history"): origin, info
+// writes, info executions. One quiet re-execution of the session's history gathers every write
+// (replay/history.hpp); it is kept until the history grows, and asked as often as needed.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "base/hex.hpp"
+#include "cli/debugger.hpp"
+#include "cli/text.hpp"
+#include "replay/history.hpp"
+
+namespace vx::cli {
+
+namespace {
+
+using nlohmann::json;
+
+// The value of bytes [from, from + n) of a write, as stored (little-endian), in hex.
+std::string write_bytes(uint32_t v, uint32_t from, uint32_t n) {
+  uint32_t part = (v >> (8 * from)) & (n >= 4 ? 0xffffffffu : ((1u << (8 * n)) - 1));
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%0*x", int(2 * n), part);
+  return buf;
+}
+
+// The time points `-range A,B` names: LAUNCH:INSTRUCTION, or an instruction of `launch`.
+Result<engine::TimePoint> parse_point(const std::string& text, uint32_t launch) {
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos) {
+    auto i = parse_u64(text);
+    if (!i) return make_error("'" + text + "' is not a point in time (LAUNCH:INSTRUCTION or INSTRUCTION)");
+    return engine::TimePoint{launch, *i};
+  }
+  auto l = parse_u32(text.substr(0, colon));
+  auto i = parse_u64(text.substr(colon + 1));
+  if (!l || !i || *l == 0) return make_error("'" + text + "' is not a point in time (LAUNCH:INSTRUCTION)");
+  return engine::TimePoint{*l, *i};
+}
+
+// Splits "-flag ... rest": the flags the command knows, then the rest (the expression).
+struct Flags {
+  bool go = false;
+  std::optional<std::string> depth, range;
+  std::string rest;
+};
+Result<Flags> split_flags(const std::string& name, std::string_view args, bool origin) {
+  Flags f;
+  for (;;) {
+    args = trim(args);
+    if (args.empty() || args[0] != '-') break;
+    const size_t end = args.find_first_of(" \t");
+    const std::string flag(args.substr(0, end));
+    args = end == std::string_view::npos ? std::string_view() : args.substr(end);
+    auto value = [&]() -> Result<std::string> {
+      args = trim(args);
+      const size_t e = args.find_first_of(" \t");
+      std::string v(args.substr(0, e));
+      args = e == std::string_view::npos ? std::string_view() : args.substr(e);
+      if (v.empty()) return make_error(name + ": " + flag + " needs a value");
+      return v;
+    };
+    if (origin && flag == "-goto") {
+      f.go = true;
+    } else if (origin && flag == "-depth") {
+      auto v = value();
+      if (!v) return v.error();
+      f.depth = *v;
+    } else if (!origin && flag == "-range") {
+      auto v = value();
+      if (!v) return v.error();
+      f.range = *v;
+    } else {
+      return make_error(name + ": unknown option " + flag +
+                        (origin ? " (origin takes -goto and -depth N)" : " (-range A,B)"));
+    }
+  }
+  f.rest = std::string(args);
+  return f;
+}
+
+}  // namespace
+
+replay::HistoryIndex* Debugger::history(const std::set<uint32_t>& pcs, const std::string& name) {
+  if (!s_.store()) {
+    err(name + ": the history is read from the recording, and this session runs with --no-db.");
+    return nullptr;
+  }
+  if (!s_.stopped()) {
+    err(name + ": the history is read from a stop, and the kernel is not stopped" +
+        (state_ == State::Exited ? std::string(" (it has exited: go back into the recording first, e.g. \"goto end\")")
+                                 : std::string(".")));
+    return nullptr;
+  }
+  // What the history holds now: how far each launch has gone. The index stays while it is the same.
+  std::vector<uint64_t> extent;
+  for (uint32_t n = 1; n <= s_.launches_started(); ++n) {
+    auto f = s_.frontier(n);
+    extent.push_back(f ? f->instret : 0);
+  }
+  const bool executions = !pcs.empty();
+  gathered_ms_ = 0;
+  if (!executions && history_ && history_extent_ == extent) return history_.get();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto index = std::make_unique<replay::HistoryIndex>(s_.config());
+  index->watch_pcs(pcs);
+  auto passes =
+      s_.observe_history(*index, [&](uint32_t n, const DeviceContext& ctx) { index->begin_launch(n, ctx.launch); });
+  if (!passes) {
+    err(name + ": could not read the history: " + passes.error().message);
+    return nullptr;
+  }
+  gathered_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (executions) {
+    executions_ = std::move(index);
+    return executions_.get();
+  }
+  history_ = std::move(index);
+  history_extent_ = extent;
+  return history_.get();
+}
+
+json Debugger::history_data(const replay::HistoryIndex& h, std::chrono::steady_clock::time_point start) const {
+  // What the question cost (BENCHMARKS.md, "Questions over the history"): gathered_ms is 0 when
+  // the writes gathered before were reused.
+  return {{"writes", h.writes().size()},
+          {"index_bytes", h.bytes()},
+          {"gathered_ms", gathered_ms_},
+          {"elapsed_ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count()}};
+}
+
+std::string Debugger::write_text(const replay::HistoryIndex& h, const replay::WriteRecord& w, json* data) const {
+  const engine::Symbols* sym = launch_symbols(w.when.launch);
+  std::string who = h.thread_name(w.when.launch, w.who);
+  std::string text = who + " (core " + std::to_string(w.core) + " warp " + std::to_string(w.slot) + " lane " +
+                     std::to_string(w.lane) + "), launch " + std::to_string(w.when.launch) + " instruction " +
+                     std::to_string(w.when.instret) + ", " + describe_pc(w.pc, sym) + " in " + location_text(w.pc, sym);
+  json j = {{"launch", w.when.launch},
+            {"instret", w.when.instret},
+            {"pc", w.pc},
+            {"core", w.core},
+            {"warp", w.slot},
+            {"lane", w.lane},
+            {"thread", who},
+            {"addr", w.addr},
+            {"size", w.size},
+            {"local", w.local},
+            {"atomic", w.atomic},
+            {"before", w.before},
+            {"after", w.after}};
+  if (sym)
+    if (auto loc = sym->locate(w.pc); loc && loc->line) {
+      j["file"] = text::base_name(loc->file);
+      j["line"] = loc->line;
+      if (auto src = sym->source_line(loc->file, loc->line)) {
+        std::string line(trim(*src));
+        text += "\n      " + std::to_string(loc->line) + "\t" + line;
+        j["source"] = line;
+      }
+    }
+  *data = j;
+  return text;
+}
+
+void Debugger::cmd_origin(Args a) {
+  const auto start = std::chrono::steady_clock::now();
+  auto f = split_flags("origin", a.args, true);
+  if (!f) return usage(f.error().message);
+  if (f->rest.empty()) return usage("origin: expected an expression (a variable, an array element, *(TYPE *)ADDRESS)");
+  if (f->depth) {
+    auto d = parse_u32(*f->depth);
+    if (!d || *d == 0) return usage("origin: -depth takes a number from 1");
+    if (*d > 1)
+      return err("origin: -depth " + *f->depth +
+                 " (the origins of the values a write was computed from) is not supported yet: "
+                 "origin follows memory, one write deep");
+  }
+  if (!ensure_stopped()) return;
+  auto place =
+      bps_.lvalue_place("origin", f->rest, focus_warp() ? std::optional<Lane>(focus_) : std::nullopt, frame_level_);
+  if (!place) return err(place.error().message);
+  replay::HistoryIndex* h = history({}, "origin");
+  if (!h) return;
+  const engine::TimePoint now = s_.now();
+  const replay::MemoryPlace mp{place->spec.addr, place->spec.len, place->spec.local,
+                               uint32_t(std::max(place->spec.core, 0))};
+  const std::vector<const replay::WriteRecord*> last = h->last_writers(mp, now);
+  // A host copy to a byte after its last kernel write (a later launch) is where its value came from.
+  const std::vector<engine::Session::HostWrite> copies = s_.host_writes();
+  auto host_copy = [&](uint32_t addr, uint32_t after_launch) -> const engine::Session::HostWrite* {
+    const engine::Session::HostWrite* found = nullptr;
+    if (mp.local) return nullptr;
+    for (const auto& c : copies)
+      if (c.before_launch <= now.launch && c.before_launch > after_launch && addr >= c.addr && addr - c.addr < c.size)
+        found = &c;
+    return found;
+  };
+  std::string where = place->text + " (" + std::to_string(mp.len) + (mp.len == 1 ? " byte" : " bytes") + " at " +
+                      (mp.local ? "local " : "") + hex32(mp.addr) + ")";
+  std::string text = "origin of " + where + " at launch " + std::to_string(now.launch) + ", instruction " +
+                     std::to_string(now.instret) + ":\n";
+  json parts = json::array();
+  const replay::WriteRecord* goto_write = nullptr;
+  for (uint32_t i = 0; i < mp.len;) {
+    const replay::WriteRecord* w = last[i];
+    const engine::Session::HostWrite* c = host_copy(mp.addr + i, w ? w->when.launch : 0);
+    // A run of bytes with the same origin.
+    uint32_t j = i + 1;
+    while (j < mp.len && last[j] == w && host_copy(mp.addr + j, w ? w->when.launch : 0) == c) ++j;
+    const std::string bytes = mp.len == j - i && i == 0 ? "  "
+                                                        : "  bytes " + std::to_string(i) +
+                                                              (j - i > 1 ? ".." + std::to_string(j - 1) : "") + ": ";
+    json part = {{"offset", i}, {"length", j - i}};
+    if (c) {
+      text += bytes + "copied by the host before launch " + std::to_string(c->before_launch) + " (" +
+              std::to_string(c->size) + " bytes to " + hex32(c->addr) + "); no kernel instruction wrote " +
+              (w ? "them after it\n" : "them in this history\n");
+      part["host_copy"] = {{"before_launch", c->before_launch}, {"addr", c->addr}, {"size", c->size}};
+    } else if (w) {
+      json jw;
+      const uint32_t from = mp.addr + i - w->addr;
+      text += bytes + "written by " + write_text(*h, *w, &jw) + "\n";
+      text += std::string(bytes.size(), ' ') + "  it wrote " + write_bytes(w->after, from, j - i) + " over " +
+              write_bytes(w->before, from, j - i) + (w->atomic ? " (an atomic)" : "") + "\n";
+      part["write"] = jw;
+      if (!goto_write) goto_write = w;
+    } else {
+      text += bytes +
+              "not written by any kernel instruction or host copy in this history: it holds what device "
+              "memory held before the first launch (the kernel image, or the launch's arguments)\n";
+      part["unwritten"] = true;
+    }
+    parts.push_back(part);
+    i = j;
+  }
+  out(text, {{"expression", place->text},
+             {"addr", mp.addr},
+             {"length", mp.len},
+             {"local", mp.local},
+             {"launch", now.launch},
+             {"instret", now.instret},
+             {"origin", parts},
+             {"history", history_data(*h, start)}});
+  if (f->go) {
+    if (!goto_write) return err("origin -goto: no kernel instruction wrote " + place->text + " before this point");
+    goto_point(goto_write->when, Lane{goto_write->core, goto_write->slot, goto_write->lane});
+  }
+}
+
+void Debugger::info_writes(const std::string& args) {
+  const auto start = std::chrono::steady_clock::now();
+  // EXPR [-range A,B]: the option may follow the expression, as the usage shows it.
+  std::string line = args;
+  std::optional<std::string> trailing;
+  if (const size_t at = line.rfind(" -range "); at != std::string::npos) {
+    trailing = std::string(trim(std::string_view(line).substr(at + 8)));
+    line = line.substr(0, at);
+  }
+  auto f = split_flags("info writes", line, false);
+  if (f && trailing) {
+    if (f->range) return usage("info writes: -range given twice");
+    f->range = *trailing;
+  }
+  if (!f) return usage(f.error().message);
+  if (f->rest.empty())
+    return usage("info writes: expected an expression (a variable, an array element, *(TYPE *)ADDRESS)");
+  if (!ensure_stopped()) return;
+  engine::TimePoint from{0, 0}, to{UINT32_MAX, UINT64_MAX};
+  if (f->range) {
+    const size_t comma = f->range->find(',');
+    if (comma == std::string::npos)
+      return usage("info writes: -range takes A,B (two points in time, LAUNCH:INSTRUCTION)");
+    auto a = parse_point(f->range->substr(0, comma), s_.now().launch);
+    auto b = parse_point(f->range->substr(comma + 1), s_.now().launch);
+    if (!a) return usage("info writes: -range: " + a.error().message);
+    if (!b) return usage("info writes: -range: " + b.error().message);
+    if (*b < *a) return usage("info writes: -range " + *f->range + " ends before it starts");
+    from = *a;
+    to = *b;
+  }
+  auto place = bps_.lvalue_place("info writes", f->rest, focus_warp() ? std::optional<Lane>(focus_) : std::nullopt,
+                                 frame_level_);
+  if (!place) return err(place.error().message);
+  replay::HistoryIndex* h = history({}, "info writes");
+  if (!h) return;
+  const replay::MemoryPlace mp{place->spec.addr, place->spec.len, place->spec.local,
+                               uint32_t(std::max(place->spec.core, 0))};
+  std::vector<const replay::WriteRecord*> all = h->writes_to(mp, to);
+  std::erase_if(all, [&](const replay::WriteRecord* w) { return w->when < from; });
+  constexpr size_t kShown = 50;
+  const engine::TimePoint now = s_.now();
+  std::string text = std::to_string(all.size()) + (all.size() == 1 ? " write" : " writes") + " to " + place->text +
+                     " (" + std::to_string(mp.len) + (mp.len == 1 ? " byte" : " bytes") + " at " +
+                     (mp.local ? "local " : "") + hex32(mp.addr) + ")" +
+                     (f->range ? " from " + std::to_string(from.launch) + ":" + std::to_string(from.instret) + " to " +
+                                     std::to_string(to.launch) + ":" + std::to_string(to.instret)
+                               : " in the history") +
+                     (all.empty() ? "." : ":") + "\n";
+  json list = json::array();
+  bool marked_now = false;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const replay::WriteRecord& w = *all[i];
+    if (!marked_now && now < w.when) {
+      marked_now = true;
+      if (i < kShown)
+        text += "  --- now: launch " + std::to_string(now.launch) + ", instruction " + std::to_string(now.instret) +
+                " ---\n";
+    }
+    json jw;
+    std::string line = write_text(*h, w, &jw);
+    list.push_back(jw);
+    if (i >= kShown) continue;
+    // The part of the write that lands in the place, as the place holds it.
+    const uint32_t lo = std::max(w.addr, mp.addr),
+                   hi = std::min<uint64_t>(uint64_t(w.addr) + w.size, uint64_t(mp.addr) + mp.len);
+    text += "  " + std::to_string(i + 1) + ". " + line + "\n      " +
+            (lo == w.addr && hi == uint64_t(w.addr) + w.size && w.size == mp.len
+                 ? std::string()
+                 : hex32(w.addr) + " (" + std::to_string(w.size) + "): ") +
+            write_bytes(w.before, 0, w.size) + " -> " + write_bytes(w.after, 0, w.size) +
+            (w.atomic ? " (atomic)" : "") + "\n";
+  }
+  if (all.size() > kShown)
+    text += "  ... " + std::to_string(all.size() - kShown) + " more (-range A,B shows a part of the history)\n";
+  out(text, {{"expression", place->text},
+             {"addr", mp.addr},
+             {"length", mp.len},
+             {"local", mp.local},
+             {"count", all.size()},
+             {"writes", list},
+             {"history", history_data(*h, start)}});
+}
+
+void Debugger::info_executions(const std::string& args) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string location(trim(args));
+  if (location.empty()) return usage("info executions: expected a location (FILE:LINE, FUNCTION, *ADDRESS)");
+  if (!ensure_stopped()) return;
+  std::set<uint32_t> pcs;
+  if (location[0] == '*') {
+    auto e = Expr::parse(std::string_view(location).substr(1));
+    if (!e) return usage("info executions: bad address: " + e.error().message);
+    auto v = evaluate(*e, focus_warp() ? std::optional<Lane>(focus_) : std::nullopt);
+    if (!v) return err("info executions: bad address: " + v.error().message);
+    if (*v < 0 || *v > int64_t(UINT32_MAX))
+      return err("info executions: address " + std::to_string(*v) + " is not 32-bit");
+    pcs.insert(uint32_t(*v));
+  } else {
+    if (!sym_) return err("info executions: no symbols in the kernel image: only *ADDRESS locations work");
+    auto r = sym_->resolve(location);
+    if (!r) return err("info executions: " + r.error().message);
+    pcs.insert(r->addresses.begin(), r->addresses.end());
+  }
+  replay::HistoryIndex* h = history(pcs, "info executions");
+  if (!h) return;
+  const auto& ex = h->executions();
+  // Per warp of each launch: how many times, the first and last, and every lane that ran it.
+  struct PerWarp {
+    uint32_t launch = 0, core = 0, slot = 0;
+    uint64_t count = 0;
+    engine::TimePoint first, last;
+    std::set<std::pair<uint32_t, uint32_t>> threads;  // (CTA, thread) or (0, instance)
+    bool grid = true;
+  };
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, PerWarp> warps;
+  for (const replay::ExecutionRecord& e : ex) {
+    PerWarp& p = warps[{e.when.launch, e.core, e.slot}];
+    if (p.count == 0) {
+      p.launch = e.when.launch;
+      p.core = e.core;
+      p.slot = e.slot;
+      p.first = e.when;
+    }
+    ++p.count;
+    p.last = e.when;
+    p.grid = e.grid;
+    for (uint32_t lane = 0; lane < 32; ++lane)
+      if (e.tmask & (1u << lane))
+        p.threads.insert(e.grid ? std::pair{e.cta, e.rank * nt() + lane} : std::pair{0u, e.instance_base + lane});
+  }
+  std::string pcs_text;
+  for (uint32_t pc : pcs) pcs_text += (pcs_text.empty() ? "" : ", ") + hex32(pc);
+  std::string text = location + " (" + pcs_text + ") ran " + std::to_string(ex.size()) +
+                     (ex.size() == 1 ? " time" : " times") + " in the history" + (ex.empty() ? "." : ":") + "\n";
+  json list = json::array();
+  for (const auto& [key, p] : warps) {
+    text += "  launch " + std::to_string(p.launch) + " core " + std::to_string(p.core) + " warp " +
+            std::to_string(p.slot) + ": " + std::to_string(p.count) + (p.count == 1 ? " time" : " times") +
+            ", instructions " + std::to_string(p.first.instret) +
+            (p.count > 1 ? " to " + std::to_string(p.last.instret) : "") + "\n    threads:";
+    json threads = json::array();
+    std::string line;
+    for (const auto& [cta, thread] : p.threads) {
+      const std::string t = h->thread_name(p.launch, replay::LaunchThread{p.grid, cta, thread});
+      threads.push_back(t);
+      text += (line.empty() ? " " : ", ") + t;
+      line = t;
+    }
+    text += "\n";
+    list.push_back({{"launch", p.launch},
+                    {"core", p.core},
+                    {"warp", p.slot},
+                    {"count", p.count},
+                    {"first", p.first.instret},
+                    {"last", p.last.instret},
+                    {"threads", threads}});
+  }
+  json each = json::array();
+  for (const replay::ExecutionRecord& e : ex)
+    each.push_back({{"launch", e.when.launch},
+                    {"instret", e.when.instret},
+                    {"pc", e.pc},
+                    {"core", e.core},
+                    {"warp", e.slot},
+                    {"tmask", e.tmask}});
+  out(text, {{"location", location},
+             {"pcs", pcs},
+             {"count", ex.size()},
+             {"warps", list},
+             {"executions", each},
+             {"history", history_data(*h, start)}});
+}
+
+}  // namespace vx::cli

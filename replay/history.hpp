@@ -1,0 +1,111 @@
+// Questions over a session's history (docs/time-travel.md, "Questions over the history"): every
+// write a kernel instruction made to memory, with who made it and the bytes before and after, and
+// every execution of chosen pcs, gathered by one quiet re-execution of the history under a device
+// observer (engine::Session::observe_history), then asked as often as needed.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "device/config.hpp"
+#include "device/driver.hpp"
+#include "device/state.hpp"
+#include "engine/session.hpp"
+
+namespace vx::replay {
+
+// A linear index in a 3-D shape, and back to coordinates ("(1,0,0)").
+std::array<uint32_t, 3> split3(uint64_t linear, const std::array<uint32_t, 3>& shape);
+std::string dims3(const std::array<uint32_t, 3>& d);
+// "CTA (1,0,0) thread (3,0,0)" for thread `thread` of CTA `unit` of a grid launch, "instance 5" for
+// an instance launch's thread.
+std::string thread_text(const LaunchState& l, uint32_t unit, uint32_t thread);
+
+// A thread of a launch in software coordinates, as a kernel names it.
+struct LaunchThread {
+  bool grid = true;
+  uint32_t cta = 0;     // grid: the CTA's linear index
+  uint32_t thread = 0;  // grid: the thread's linear index in its CTA; instances: the instance
+};
+
+// One write of one lane to memory.
+struct WriteRecord {
+  engine::TimePoint when;  // the launch's count with the writing instruction (it has retired then)
+  uint32_t pc = 0;
+  uint32_t core = 0, slot = 0, lane = 0;
+  LaunchThread who;
+  uint32_t addr = 0;  // after the memory windows; local memory keeps its 0xffff.... address
+  uint8_t size = 0;
+  bool local = false;  // core `core`'s local memory
+  bool atomic = false;
+  uint32_t before = 0, after = 0;  // the low `size` bytes, little-endian
+};
+
+// One execution of a watched pc by a warp.
+struct ExecutionRecord {
+  engine::TimePoint when;  // the launch's count with the instruction
+  uint32_t pc = 0;
+  uint32_t core = 0, slot = 0;
+  uint32_t tmask = 0;  // the lanes that executed it
+  // The threads of its lanes: grid launches (CTA, rank), instance launches instance_base + lane.
+  bool grid = true;
+  uint32_t cta = 0, rank = 0, instance_base = 0;
+};
+
+// A place in memory: `len` bytes at `addr`, in global memory or in core `core`'s local memory.
+struct MemoryPlace {
+  uint32_t addr = 0;
+  uint32_t len = 0;
+  bool local = false;
+  uint32_t core = 0;
+  bool overlaps(const WriteRecord& w) const {
+    return w.local == local && (!local || w.core == core) && uint64_t(w.addr) + w.size > addr &&
+           uint64_t(addr) + len > w.addr;
+  }
+};
+
+// The observer of a history pass, and what it gathered.
+class HistoryIndex final : public DeviceObserver {
+ public:
+  explicit HistoryIndex(const DeviceConfig& config) : cfg_(config) {}
+  // Also keep every execution of these pcs (empty: none).
+  void watch_pcs(std::set<uint32_t> pcs) { pcs_ = std::move(pcs); }
+  bool wants_every_instruction() const override { return !pcs_.empty(); }
+  bool wants_reads() const override { return false; }
+
+  // Session::observe_history's launch_begins.
+  void begin_launch(uint32_t launch, const LaunchState& state);
+  void launch_started(const LaunchState&) override {}
+  void retired(const Observation& o) override;
+
+  const std::deque<WriteRecord>& writes() const { return writes_; }
+  const std::vector<ExecutionRecord>& executions() const { return executions_; }
+  // The writes to any byte of `place` at or before `until`, in time order (lanes of one
+  // instruction lowest first).
+  std::vector<const WriteRecord*> writes_to(const MemoryPlace& place, engine::TimePoint until) const;
+  // Per byte of `place`: the last write to it at or before `until` (nullptr: none in the history).
+  std::vector<const WriteRecord*> last_writers(const MemoryPlace& place, engine::TimePoint until) const;
+  // How a person names the thread: "CTA (1,0,0) thread (3,0,0)" or "instance 5".
+  std::string thread_name(uint32_t launch, const LaunchThread& t) const;
+  const LaunchState* launch(uint32_t n) const;
+  // The memory the index holds, in bytes (docs/time-travel.md quotes it).
+  uint64_t bytes() const;
+
+ private:
+  DeviceConfig cfg_;
+  std::set<uint32_t> pcs_;
+  uint32_t launch_ = 0;
+  std::map<uint32_t, LaunchState> launches_;
+  // A deque: a history of millions of writes grows without copying them (a vector's reallocations
+  // were a third of the gathering's time).
+  std::deque<WriteRecord> writes_;
+  const LaunchState* state_ = nullptr;  // launch_'s
+  std::vector<ExecutionRecord> executions_;
+};
+
+}  // namespace vx::replay

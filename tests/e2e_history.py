@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Questions over the history through the real binary (docs/time-travel.md, "Questions over the
+history"), with answers known from the kernels' sources:
+
+    origin       `origin counter` in racy names the racing store (racy.c's `counter = v + 1u`) and
+                 the value it wrote is the value counter holds; `origin -goto` goes to that write
+                 with the writing lane in focus; a place never written says so
+    writes       `info writes bins[3]` in histogram lists exactly one atomic add per CTA, each
+                 adding to what the one before left, ending at the value bins[3] holds
+    executions   `info executions` of a line inside a divergent branch of diverge lists only the
+                 threads that take it (odd ones inside `if (x & 1)`, even ones in its else)
+    walkthrough  docs/time-travel.md's walkthrough on examples/offbyone.c: `origin table[4]` names
+                 thread 0's store one entry past its row
+    replay       the same answers from `vxreplay replay` of the recording, the kernel file deleted
+    gdb          the same answers through gdb-multiarch's `monitor`
+    errors       clear errors: no recording, a value that is not a place, -depth past 1, bad options
+
+Usage: e2e_history.py VXREPLAY EXAMPLES_DIR SOURCE_DIR CHECK
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+from e2e_common import check, run_check
+from e2e_debug import Session, source_line
+from e2e_gdb import gdb_batch, served
+
+
+def check_origin(vx, ex, src, tmp):
+    store = source_line(src, "racy", "counter = v + 1u;")
+    stop = source_line(src, "racy", "VX_IF(order == threads - 1)")
+    s = Session(vx, os.path.join(ex, "racy.elf"),
+                [f"break racy.c:{stop}", "continue", "origin counter", "print counter", "info writes counter",
+                 "origin -goto counter", "when", "origin sgemm_unknown", "origin 42"],
+                db=os.path.join(tmp, "racy"))
+    t = s.tag()
+    o = s.output("origin counter")
+    parts = o.get("origin", [])
+    if check(len(parts) == 1 and "write" in parts[0], f"{t}: origin counter: {o}"):
+        w = parts[0]["write"]
+        check(w.get("line") == store and w.get("file") == "racy.c",
+              f"{t}: origin names {w.get('file')}:{w.get('line')}, not the store at racy.c:{store}")
+        value = s.output("print counter").get("value")
+        check(str(w.get("after")) == str(value) or f"{w.get('after')}" == re.sub(r"\D", "", str(value)),
+              f"{t}: the origin wrote {w.get('after')}, counter is {value}")
+        writes = s.output("info writes counter").get("writes", [])
+        # The origin is the last write before now: here, the last of the history's.
+        check(writes and writes[-1]["instret"] == w["instret"] and writes[-1]["lane"] == w["lane"],
+              f"{t}: origin {w} is not the last write {writes[-1:]}")
+        # Every write to counter is the racy store (the lanes of a warp write the same value).
+        check(all(x.get("line") == store for x in writes), f"{t}: writes from elsewhere: {writes}")
+        stops = s.stops()
+        when = s.output("when")
+        check(stops and stops[-1]["instructions"] == w["instret"] and
+              stops[-1].get("focus", {}).get("lane", w["lane"]) == w["lane"],
+              f"{t}: origin -goto went to {stops[-1:]} (the write: {w['instret']}, lane {w['lane']}); when {when}")
+    errs = s.errors()
+    check(any("not a place in memory" in e for e in errs), f"{t}: origin 42: {errs}")
+    check(any("sgemm_unknown" in e for e in errs), f"{t}: origin of an unknown name: {errs}")
+
+
+def histogram_answers(s):
+    """The writes of bins[3] and the value it holds, from a session stopped at the report."""
+    return s.output("info writes bins[3]"), s.output("print bins[3]").get("value")
+
+
+def check_bins(t, writes_out, value, ctas):
+    writes = writes_out.get("writes", [])
+    check(writes_out.get("count") == ctas and len(writes) == ctas,
+          f"{t}: {writes_out.get('count')} writes to bins[3], the grid has {ctas} CTAs (one atomic add each)")
+    check(all(w["atomic"] for w in writes), f"{t}: not every write is an atomic: {writes}")
+    threads = [w["thread"] for w in writes]
+    check(len(set(re.sub(r" thread.*", "", x) for x in threads)) == len(threads), f"{t}: a CTA wrote twice: {threads}")
+    chain = all(a["after"] == b["before"] for a, b in zip(writes, writes[1:]))
+    check(writes and writes[0]["before"] == 0 and chain, f"{t}: the adds do not chain from 0: {writes}")
+    check(writes and str(writes[-1]["after"]) == re.sub(r"\D", "", str(value)),
+          f"{t}: the last add left {writes[-1]['after'] if writes else None}, bins[3] is {value}")
+
+
+def check_walkthrough(vx, ex, src, tmp):
+    """docs/time-travel.md's walkthrough: the off-by-one store found by one origin command."""
+    report = source_line(src, "offbyone", 'vx_printf("offbyone:')
+    loop = source_line(src, "offbyone", "for (uint32_t j = 0; j <= ROW; j++)")
+    s = Session(vx, os.path.join(ex, "offbyone.elf"),
+                [f"break offbyone.c:{report}", "continue", "print table[4]", "origin table[4]", "info writes table[4]"],
+                db=os.path.join(tmp, "obo"))
+    t = s.tag()
+    parts = s.output("origin table[4]").get("origin", [])
+    w = parts[0].get("write", {}) if len(parts) == 1 else {}
+    # Thread 0's loop ran to j == ROW (4): 0 * 100 + 4 over thread 1's own 100.
+    check(w.get("thread") == "CTA (0,0,0) thread (0,0,0)" and w.get("line") == loop and w.get("after") == 4 and
+          w.get("before") == 100, f"{t}: origin table[4]: {parts}")
+    writes = s.output("info writes table[4]").get("writes", [])
+    check([(x["thread"], x["after"]) for x in writes] == [("CTA (0,0,0) thread (1,0,0)", 100),
+                                                           ("CTA (0,0,0) thread (0,0,0)", 4)],
+          f"{t}: info writes table[4]: {writes}")
+
+
+def check_writes(vx, ex, src, tmp):
+    report = source_line(src, "histogram", 'vx_printf("histogram:')
+    s = Session(vx, os.path.join(ex, "histogram.elf"),
+                [f"break histogram.c:{report}", "continue", "info writes bins[3]", "print bins[3]",
+                 "info writes bins[3] -range 1:0,1:1000"], db=os.path.join(tmp, "hist"))
+    out, value = histogram_answers(s)
+    check_bins(s.tag(), out, value, 8)
+    part = s.output("info writes bins[3] -range 1:0,1:1000")
+    check(0 < part.get("count", 0) < 8 and all(w["instret"] <= 1000 for w in part.get("writes", [])),
+          f"{s.tag()}: -range 1:0,1:1000 gave {part.get('count')} writes")
+
+
+def check_executions(vx, ex, src, tmp):
+    odd = source_line(src, "diverge", "VX_IF(x % 3u == 0)")
+    even = source_line(src, "diverge", "VX_IF((float)x * 0.75f > 6.0f)")
+    stop = source_line(src, "diverge", "vx_fail(got != job.result);")
+    s = Session(vx, os.path.join(ex, "diverge.elf"),
+                [f"break diverge.c:{stop}", "continue", f"info executions diverge.c:{odd}",
+                 f"info executions diverge.c:{even}"], db=os.path.join(tmp, "div"))
+    for line, parity in ((odd, 1), (even, 0)):
+        o = s.output(f"info executions diverge.c:{line}")
+        names = [n for w in o.get("warps", []) for n in w["threads"]]
+        xs = [int(m[1]) for m in (re.match(r"CTA \(0,0,0\) thread \((\d+),0,0\)", n) for n in names) if m]
+        check(xs and len(xs) == len(names) and all(x % 2 == parity for x in xs),
+              f"{s.tag()}: diverge.c:{line} ran in threads {names}, expected only {'odd' if parity else 'even'} ones")
+        # Each execution's lane mask has no lane of the other parity either.
+        check(all(bin(e["tmask"]).count("1") <= 2 for e in o.get("executions", [])),
+              f"{s.tag()}: diverge.c:{line}: masks {[e['tmask'] for e in o.get('executions', [])]}")
+
+
+def check_replay(vx, ex, src, tmp):
+    report = source_line(src, "histogram", 'vx_printf("histogram:')
+    kernel = os.path.join(tmp, "histogram.elf")
+    shutil.copy(os.path.join(ex, "histogram.elf"), kernel)
+    db = os.path.join(tmp, "rep")
+    first = Session(vx, kernel, [f"break histogram.c:{report}", "continue", "info writes bins[3]", "print bins[3]"],
+                    db=db)
+    os.remove(kernel)
+    rec = os.path.join(db, sorted(os.listdir(db))[0])
+    p = subprocess.run([vx, "replay", rec, "--batch", "--json", "-ex", "info writes bins[3]", "-ex", "print bins[3]",
+                        "-ex", "origin bins[3]"], capture_output=True, text=True, timeout=120)
+    events = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
+    out = next((e for e in events if e.get("command") == "info writes bins[3]"), {})
+    value = next((e for e in events if e.get("command") == "print bins[3]"), {}).get("value")
+    t = f"replay {rec}"
+    check(p.returncode == 0, f"{t}: exit {p.returncode}: {p.stderr}")
+    check_bins(t, out, value, 8)
+    check(out.get("writes") == first.output("info writes bins[3]").get("writes"),
+          f"{t}: the replay's writes differ from the recording session's")
+    origin = next((e for e in events if e.get("command") == "origin bins[3]"), {}).get("origin", [{}])
+    check(origin and origin[0].get("write", {}).get("instret") == (out.get("writes") or [{}])[-1].get("instret"),
+          f"{t}: origin {origin} is not the last write")
+
+
+def check_gdb(vx, ex, src, tmp):
+    if not shutil.which("gdb-multiarch"):
+        check(False, "gdb-multiarch is not installed (the README's test command installs it)")
+        return
+    report = source_line(src, "histogram", 'vx_printf("histogram:')
+    elf = os.path.join(ex, "histogram.elf")
+    # Lane 0 of each CTA asks whether it is the last one: once per CTA.
+    last = source_line(src, "histogram", "if (vx_atomic_add(&done, 1) == nblocks - 1)")
+    out = gdb_batch(served(vx, elf, "--db", os.path.join(tmp, "gdb")), elf,
+                    [f"break histogram.c:{report}", "continue", "monitor info writes bins[3]", "monitor origin bins[3]",
+                     f"monitor info executions histogram.c:{last}"])
+    check(re.search(r"^8 writes to bins\[3\] \(4 bytes at 0x[0-9a-f]+\) in the history:", out, re.M),
+          f"gdb: monitor info writes:\n{out}")
+    check(re.search(r"written by CTA \(\d,0,0\) thread \(3,0,0\)", out) and "(an atomic)" in out,
+          f"gdb: monitor origin:\n{out}")
+    check(re.search(r"histogram\.c:\d+ \(0x[0-9a-f]+\) ran 8 times in the history", out) and
+          all(f"CTA ({c},0,0) thread (0,0,0)" in out for c in range(8)),
+          f"gdb: monitor info executions:\n{out}")
+    check("the kernel moved" not in out, f"gdb: a question moved the kernel:\n{out}")
+
+
+def check_errors(vx, ex, src, tmp):
+    report = source_line(src, "histogram", 'vx_printf("histogram:')
+    elf = os.path.join(ex, "histogram.elf")
+    s = Session(vx, elf, [f"break histogram.c:{report}", "continue", "origin bins[3]"])  # --no-db
+    check(any("--no-db" in e for e in s.errors()), f"{s.tag()}: origin without a recording: {s.errors()}")
+    s = Session(vx, elf, ["origin bins[3]", f"break histogram.c:{report}", "continue", "origin -depth 2 bins[3]",
+                          "origin -bogus bins[3]", "origin", "info writes bins[3] -range 5", "info executions",
+                          "info executions nowhere_at_all"], db=os.path.join(tmp, "err"))
+    errs = s.errors()
+    for want in ("not running", "not supported yet", "unknown option -bogus", "expected an expression",
+                 "-range takes A,B", "expected a location", "nowhere_at_all"):
+        check(any(want in e for e in errs), f"{s.tag()}: no error saying '{want}': {errs}")
+    # After the errors the session still answers.
+    check(s.rc == 0 or s.rc == 64, f"{s.tag()}: exit {s.rc}")
+
+
+CHECKS = {"origin": check_origin, "walkthrough": check_walkthrough, "writes": check_writes, "executions": check_executions, "replay": check_replay,
+          "gdb": check_gdb, "errors": check_errors}
+
+
+def main():
+    vx, ex, src, which = sys.argv[1:5]
+    return run_check(CHECKS, which, vx, ex, src)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

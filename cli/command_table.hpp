@@ -54,7 +54,7 @@ struct CommandTables {
          [](auto& d, A a) { d.cmd_goto(a); }},
         {"checkpoint", {}, "", "mark the current stop as a checkpoint (info checkpoints lists it)",
          [](auto& d, A a) { d.cmd_checkpoint(a); }},
-        {"origin", {}, "[-goto] EXPR", "the write each byte of EXPR's memory holds (who, where, when; -goto: go there)",
+        {"origin", {}, "[-goto] [-depth N] EXPR", "the write each byte of EXPR's memory holds (who, where, when; -goto: go there)",
          [](auto& d, A a) { d.cmd_origin(a); }},
         // "wh" was a unique prefix of when before whatis: it keeps meaning when.
         {"when", {"wh"}, "", "show the current point in time: launch, instruction, the focus warp's count",

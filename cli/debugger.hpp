@@ -228,6 +228,10 @@ class Debugger {
   // (a pass of its own); nullptr after reporting why not. `name` starts the messages.
   replay::HistoryIndex* history(const std::set<uint32_t>& pcs, const std::string& name);
   std::string write_text(const replay::HistoryIndex& h, const replay::WriteRecord& w, nlohmann::json* data) const;
+  // origin -depth: one level, the inputs of `writes` (appended to *text), and the writes that
+  // produced those inputs (the next level).
+  Result<std::pair<nlohmann::json, std::vector<replay::WriteRecord>>> follow_values(
+      const replay::HistoryIndex& h, const std::vector<replay::WriteRecord>& writes, uint32_t depth, std::string* text);
   std::unique_ptr<replay::HistoryIndex> history_, executions_;
   std::vector<uint64_t> history_extent_;  // how far each launch had gone when history_ was gathered
   double gathered_ms_ = 0;                // the last history() call's gathering (0: reused)

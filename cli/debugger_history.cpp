@@ -79,7 +79,108 @@ Result<Flags> split_flags(const std::string& name, std::string_view args, bool o
   return f;
 }
 
+constexpr uint32_t kMaxOriginDepth = 4;
+constexpr size_t kMaxFollowed = 64;  // writes followed at one level of origin -depth
+
+bool same_write(const replay::WriteRecord& a, const replay::WriteRecord& b) {
+  return a.when == b.when && a.pc == b.pc && a.core == b.core && a.slot == b.slot && a.lane == b.lane;
+}
+
 }  // namespace
+
+Result<std::pair<json, std::vector<replay::WriteRecord>>> Debugger::follow_values(
+    const replay::HistoryIndex& h, const std::vector<replay::WriteRecord>& writes, uint32_t depth, std::string* text) {
+  replay::DataflowTracker tracker(s_.config(), writes);
+  auto passes = s_.observe_history(tracker, [&](uint32_t n, const DeviceContext&) { tracker.begin_launch(n); });
+  if (!passes) return passes.error();
+  // Grouped by the instruction that read each input; for a load, the writes that produced it.
+  struct Group {
+    replay::ValueSource::Kind kind;
+    uint32_t pc = 0;
+    uint64_t count = 0;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    bool local = false;
+    std::map<uint32_t, std::set<std::string>> writers;  // by the writing pc: the writing threads
+    uint64_t unwritten = 0;
+  };
+  std::map<std::pair<int, uint32_t>, Group> groups;
+  std::vector<replay::WriteRecord> next;
+  json inputs = json::array();
+  uint64_t total = 0;
+  bool cut = false, unreached = false, dropped = false;
+  for (size_t k = 0; k < writes.size(); ++k) {
+    const auto& r = tracker.results()[k];
+    cut |= r.truncated;
+    unreached |= !r.reached;
+    for (const replay::ValueSource& v : r.sources) {
+      ++total;
+      Group& g = groups[{int(v.kind), v.pc}];
+      g.kind = v.kind;
+      g.pc = v.pc;
+      ++g.count;
+      json jv = {{"of", k},
+                 {"kind", v.kind == replay::ValueSource::Kind::Load  ? "load"
+                          : v.kind == replay::ValueSource::Kind::Csr ? "csr"
+                                                                     : "lanes"},
+                 {"launch", v.when.launch},
+                 {"instret", v.when.instret},
+                 {"pc", v.pc},
+                 {"value", v.value}};
+      if (v.kind == replay::ValueSource::Kind::Load) {
+        g.lo = std::min(g.lo, v.addr);
+        g.hi = std::max(g.hi, v.addr);
+        g.local = v.local;
+        jv["addr"] = v.addr;
+        jv["size"] = v.size;
+        jv["local"] = v.local;
+        const replay::MemoryPlace at{v.addr, v.size, v.local, v.core};
+        const replay::WriteRecord* w =
+            v.when.instret ? h.last_writers(at, engine::TimePoint{v.when.launch, v.when.instret - 1}).front() : nullptr;
+        if (w) {
+          g.writers[w->pc].insert(h.thread_name(w->when.launch, w->who));
+          json jw;
+          (void)write_text(h, *w, &jw);
+          jv["write"] = jw;
+          if (std::none_of(next.begin(), next.end(), [&](const replay::WriteRecord& x) { return same_write(x, *w); })) {
+            if (next.size() < kMaxFollowed)
+              next.push_back(*w);
+            else
+              dropped = true;
+          }
+        } else {
+          ++g.unwritten;
+        }
+      } else if (v.kind == replay::ValueSource::Kind::Csr) {
+        jv["csr"] = v.addr;
+      }
+      inputs.push_back(jv);
+    }
+  }
+  const engine::Symbols* sym = launch_symbols(writes.front().when.launch);
+  *text += "  depth " + std::to_string(depth) + ": " + (depth == 2 ? "the value written" : "the values written") +
+           (writes.size() > 1 ? " by those " + std::to_string(writes.size()) + " writes" : "") + " came from " +
+           std::to_string(total) + (total == 1 ? " input" : " inputs") +
+           (total == 0 ? " (immediates and the launch's initial registers only)" : "") + (cut ? " (cut)" : "") +
+           (unreached ? " (a write was not reached by its thread's replay)" : "") + (total ? ":\n" : "\n");
+  for (const auto& [key, g] : groups) {
+    const std::string what = g.kind == replay::ValueSource::Kind::Load  ? "load"
+                             : g.kind == replay::ValueSource::Kind::Csr ? "CSR read"
+                                                                        : "exchange with other lanes";
+    *text += "    " + std::to_string(g.count) + " " + what + (g.count == 1 ? "" : "s") + " at " +
+             describe_pc(g.pc, sym) + " in " + location_text(g.pc, sym);
+    if (g.kind == replay::ValueSource::Kind::Load)
+      *text += ", " + std::string(g.local ? "local " : "") + hex32(g.lo) + (g.hi != g.lo ? ".." + hex32(g.hi) : "");
+    *text += "\n";
+    for (const auto& [pc, threads] : g.writers)
+      *text += "      written at " + location_text(pc, sym) + " by " + std::to_string(threads.size()) +
+               (threads.size() == 1 ? " thread: " : " threads: ") + *threads.begin() +
+               (threads.size() > 1 ? " .. " + *threads.rbegin() : "") + "\n";
+    if (g.unwritten) *text += "      " + std::to_string(g.unwritten) + " read memory no kernel instruction wrote\n";
+  }
+  if (dropped)
+    *text += "    (a next level follows the first " + std::to_string(kMaxFollowed) + " of the writes behind them)\n";
+  return std::pair{json{{"depth", depth}, {"inputs", inputs}, {"truncated", cut}}, std::move(next)};
+}
 
 replay::HistoryIndex* Debugger::history(const std::set<uint32_t>& pcs, const std::string& name) {
   if (!s_.store()) {
@@ -167,13 +268,12 @@ void Debugger::cmd_origin(Args a) {
   auto f = split_flags("origin", a.args, true);
   if (!f) return usage(f.error().message);
   if (f->rest.empty()) return usage("origin: expected an expression (a variable, an array element, *(TYPE *)ADDRESS)");
+  uint32_t depth = 1;
   if (f->depth) {
     auto d = parse_u32(*f->depth);
-    if (!d || *d == 0) return usage("origin: -depth takes a number from 1");
-    if (*d > 1)
-      return err("origin: -depth " + *f->depth +
-                 " (the origins of the values a write was computed from) is not supported yet: "
-                 "origin follows memory, one write deep");
+    if (!d || *d == 0 || *d > kMaxOriginDepth)
+      return usage("origin: -depth takes a number from 1 to " + std::to_string(kMaxOriginDepth));
+    depth = *d;
   }
   if (!ensure_stopped()) return;
   auto place =
@@ -233,6 +333,18 @@ void Debugger::cmd_origin(Args a) {
     parts.push_back(part);
     i = j;
   }
+  // -depth: what those writes were computed from, one level per pass over the history.
+  std::vector<replay::WriteRecord> level;
+  for (const replay::WriteRecord* w : last)
+    if (w && std::none_of(level.begin(), level.end(), [&](const replay::WriteRecord& x) { return same_write(x, *w); }))
+      level.push_back(*w);
+  json levels = json::array();
+  for (uint32_t d = 2; d <= depth && !level.empty(); ++d) {
+    auto inputs = follow_values(*h, level, d, &text);
+    if (!inputs) return err("origin -depth: " + inputs.error().message);
+    levels.push_back(inputs->first);
+    level = std::move(inputs->second);
+  }
   out(text, {{"expression", place->text},
              {"addr", mp.addr},
              {"length", mp.len},
@@ -240,6 +352,7 @@ void Debugger::cmd_origin(Args a) {
              {"launch", now.launch},
              {"instret", now.instret},
              {"origin", parts},
+             {"depth", levels},
              {"history", history_data(*h, start)}});
   if (f->go) {
     if (!goto_write) return err("origin -goto: no kernel instruction wrote " + place->text + " before this point");

@@ -1,6 +1,7 @@
 #include "replay/history.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace vx::replay {
 
@@ -90,6 +91,127 @@ const LaunchState* HistoryIndex::launch(uint32_t n) const {
 uint64_t HistoryIndex::bytes() const {
   return writes_.size() * sizeof(WriteRecord) + executions_.capacity() * sizeof(ExecutionRecord) +
          launches_.size() * sizeof(LaunchState);
+}
+
+DataflowTracker::DataflowTracker(const DeviceConfig& config, std::vector<WriteRecord> targets) : cfg_(config) {
+  for (WriteRecord& t : targets) followed_.push_back(Followed{t, {}});
+  results_.resize(followed_.size());
+}
+
+namespace {
+
+// The union of the inputs of `from` into `to`, in time order, without repeats, cut at `max`.
+void merge_into(std::vector<ValueSource>& to, const std::vector<ValueSource>& from, size_t max, bool* cut) {
+  if (from.empty()) return;
+  std::vector<ValueSource> out;
+  out.reserve(to.size() + from.size());
+  std::merge(to.begin(), to.end(), from.begin(), from.end(), std::back_inserter(out),
+             [](const ValueSource& a, const ValueSource& b) { return a.key() < b.key(); });
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const ValueSource& a, const ValueSource& b) { return a.key() == b.key(); }),
+            out.end());
+  if (out.size() > max) {
+    out.resize(max);
+    *cut = true;
+  }
+  to = std::move(out);
+}
+
+}  // namespace
+
+void DataflowTracker::retired(const Observation& o) {
+  for (size_t i = 0; i < followed_.size(); ++i) {
+    Followed& f = followed_[i];
+    Result& res = results_[i];
+    const WriteRecord& t = f.target;
+    if (res.reached || launch_ != t.when.launch || o.core != t.core || o.slot != t.slot || !((o.tmask >> t.lane) & 1))
+      continue;
+    // The same thread: the warp slot may hold another CTA's warp earlier in the launch.
+    const uint32_t thread = t.who.grid ? o.cta_rank * cfg_.threads + t.lane : o.instance_base + t.lane;
+    if (thread != t.who.thread || (t.who.grid && o.cta_linear != t.who.cta)) continue;
+    if (t.when.instret < o.launch_instret) continue;
+    const Decoded d = decode(o.word);
+    if (!d.row) continue;
+    const std::string_view args = d.row->args;
+    auto reg = [&](char c) -> int {
+      switch (c) {
+        case 's': return d.rs1;
+        case 't': return d.rs2;
+        case 'S': return 32 + d.rs1;
+        case 'T': return 32 + d.rs2;
+        case 'R': return 32 + d.rs3;
+        default: return -1;
+      }
+    };
+    const engine::TimePoint when{launch_, o.launch_instret};
+    auto read_of = [&](const ObservedAccess& a) {
+      ValueSource v;
+      v.kind = ValueSource::Kind::Load;
+      v.when = when;
+      v.pc = o.pc;
+      v.addr = a.addr;
+      v.size = a.size;
+      v.local = a.local;
+      v.core = o.core;
+      v.value = t.lane < o.values.size() ? o.values[t.lane] : 0;
+      return v;
+    };
+    const ObservedAccess* access = nullptr;
+    for (const ObservedAccess& a : o.accesses)
+      if (a.lane == t.lane) {
+        access = &a;
+        break;
+      }
+    if (o.launch_instret == t.when.instret && o.pc == t.pc) {
+      // The write: its value is the data register's (an AMO's also the memory it combined).
+      std::vector<ValueSource> in;
+      for (char c : args)
+        if (c == 't' || c == 'T') merge_into(in, f.regs[size_t(reg(c))], kMaxSources, &res.truncated);
+      if (o.cls == InsnClass::Atomic && access) merge_into(in, {read_of(*access)}, kMaxSources, &res.truncated);
+      res.sources = std::move(in);
+      res.reached = true;
+      continue;
+    }
+    int rd = -1;
+    for (char c : args)
+      if (c == 'd' && d.rd != 0)
+        rd = d.rd;
+      else if (c == 'D')
+        rd = 32 + d.rd;
+    if (rd < 0) continue;
+    std::vector<ValueSource> in;
+    switch (o.cls) {
+      case InsnClass::Load:
+      case InsnClass::Atomic:
+        if (access) in.push_back(read_of(*access));
+        break;
+      case InsnClass::Csr: {
+        ValueSource v;
+        v.kind = ValueSource::Kind::Csr;
+        v.when = when;
+        v.pc = o.pc;
+        v.addr = o.csr;
+        v.value = t.lane < o.values.size() ? o.values[t.lane] : 0;
+        in.push_back(v);
+        break;
+      }
+      case InsnClass::Warp: {
+        ValueSource v;
+        v.kind = ValueSource::Kind::Lanes;
+        v.when = when;
+        v.pc = o.pc;
+        v.value = t.lane < o.values.size() ? o.values[t.lane] : 0;
+        in.push_back(v);
+        break;
+      }
+      default:
+        // Address registers ('o', 'A') locate a load; the value comes from memory, above.
+        for (char c : args)
+          if (int r = reg(c); r > 0) merge_into(in, f.regs[size_t(r)], kMaxSources, &res.truncated);
+        break;
+    }
+    f.regs[size_t(rd)] = std::move(in);
+  }
 }
 
 }  // namespace vx::replay

@@ -10,10 +10,12 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "device/config.hpp"
 #include "device/driver.hpp"
+#include "device/isa.hpp"
 #include "device/state.hpp"
 #include "engine/session.hpp"
 
@@ -106,6 +108,53 @@ class HistoryIndex final : public DeviceObserver {
   std::deque<WriteRecord> writes_;
   const LaunchState* state_ = nullptr;  // launch_'s
   std::vector<ExecutionRecord> executions_;
+};
+
+// An input a value was computed from, through a thread's registers: a load (or an atomic's read)
+// of memory, a CSR, or other lanes (a vote or shuffle). What a value computed only from immediates
+// and the launch's initial registers has: none.
+struct ValueSource {
+  enum class Kind : uint8_t { Load, Csr, Lanes };
+  Kind kind = Kind::Load;
+  engine::TimePoint when;  // the reading instruction's
+  uint32_t pc = 0;
+  uint32_t addr = 0;  // Load: where (local memory: 0xffff.... of core `core`); Csr: the CSR
+  uint8_t size = 0;
+  bool local = false;
+  uint32_t core = 0;
+  uint32_t value = 0;  // what was read (the lane's rd after it)
+  auto key() const { return std::tuple(when, pc, addr, uint8_t(kind)); }
+};
+
+// Follows threads through their registers (origin -depth): for each target write, the inputs the
+// written value was computed from, from the thread's launch start to the write. One pass of the
+// history follows every target at once (Session::observe_history; every instruction observed).
+class DataflowTracker final : public DeviceObserver {
+ public:
+  DataflowTracker(const DeviceConfig& config, std::vector<WriteRecord> targets);
+  bool wants_every_instruction() const override { return true; }
+  void begin_launch(uint32_t launch) { launch_ = launch; }
+  void launch_started(const LaunchState&) override {}
+  void retired(const Observation& o) override;
+  // Per target (in the order given): the inputs of its written value, in time order; whether the
+  // write was reached, and whether the list was cut at kMaxSources.
+  struct Result {
+    std::vector<ValueSource> sources;
+    bool reached = false;
+    bool truncated = false;
+  };
+  const std::vector<Result>& results() const { return results_; }
+  static constexpr size_t kMaxSources = 1024;
+
+ private:
+  struct Followed {
+    WriteRecord target;
+    std::array<std::vector<ValueSource>, 64> regs;  // x0..x31, then f0..f31
+  };
+  DeviceConfig cfg_;
+  uint32_t launch_ = 0;
+  std::vector<Followed> followed_;
+  std::vector<Result> results_;
 };
 
 }  // namespace vx::replay

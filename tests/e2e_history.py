@@ -9,6 +9,8 @@ history"), with answers known from the kernels' sources:
                  adding to what the one before left, ending at the value bins[3] holds
     executions   `info executions` of a line inside a divergent branch of diverge lists only the
                  threads that take it (odd ones inside `if (x & 1)`, even ones in its else)
+    depth        `origin -depth 3` of an sgemm output element: the loads of the A and B tile elements
+                 it was computed from, written by its row's and column's threads; those from CSRs
     walkthrough  docs/time-travel.md's walkthrough on examples/offbyone.c: `origin table[4]` names
                  thread 0's store one entry past its row
     replay       the same answers from `vxreplay replay` of the recording, the kernel file deleted
@@ -99,6 +101,44 @@ def check_walkthrough(vx, ex, src, tmp):
           f"{t}: info writes table[4]: {writes}")
 
 
+def check_depth(vx, ex, src, tmp):
+    """origin -depth 2 of an sgemm output element: the loads of the A and B tile elements it was
+    computed from (sgemm.c's inner loop, N of each), written by the threads of its row and its
+    column of the CTA; depth 3: those were computed from CSRs only (gen_a, gen_b)."""
+    inner = source_line(src, "sgemm", "for (uint32_t k = 0; k < T; k++) acc +=")
+    a_store = source_line(src, "sgemm", "As[ty * T + tx] = gen_a(row, k0 + tx);")
+    b_store = source_line(src, "sgemm", "Bs[ty * T + tx] = gen_b(k0 + ty, col);")
+    s = Session(vx, os.path.join(ex, "sgemm.elf"),
+                ["continue", "goto end", "origin -depth 3 sgemm_C[37]"], db=os.path.join(tmp, "sg"))
+    t = s.tag()
+    o = s.output("origin -depth 3 sgemm_C[37]")
+    levels = o.get("depth", [])
+    if not check(len(levels) == 2, f"{t}: {len(levels)} depth levels: {o}"):
+        return
+    n = 32  # the default launch: grid 8x8, block 4x4
+    row, col = 37 // n, 37 % n
+    inputs = levels[0]["inputs"]
+    loads = [i for i in inputs if i["kind"] == "load"]
+    check(len(inputs) == 2 * n and len(loads) == 2 * n, f"{t}: depth 2 has {len(inputs)} inputs, want {2 * n} loads")
+    a = [i for i in loads if i.get("write", {}).get("line") == a_store]
+    b = [i for i in loads if i.get("write", {}).get("line") == b_store]
+    check(len(a) == n and len(b) == n, f"{t}: {len(a)} loads of A tiles, {len(b)} of B tiles, want {n} each")
+    check(all(i["local"] for i in loads), f"{t}: a tile load outside local memory: {loads[:2]}")
+    # Each load is on the inner loop's line; the A elements come from the threads of the element's row
+    # of the CTA (ty = row % 4), the B elements from its column (tx = col % 4).
+    lines = {(i.get("write", {}).get("line")) for i in loads}
+    check(lines == {a_store, b_store}, f"{t}: writers at lines {lines}")
+    ty, tx = row % 4, col % 4
+    check(all(re.search(rf"thread \(\d,{ty},0\)$", i["write"]["thread"]) for i in a) and
+          all(re.search(rf"thread \({tx},\d,0\)$", i["write"]["thread"]) for i in b),
+          f"{t}: A writers {sorted({i['write']['thread'] for i in a})}, B writers {sorted({i['write']['thread'] for i in b})}")
+    check(f"sgemm.c:{inner})" in s.output("origin -depth 3 sgemm_C[37]").get("text", ""),
+          f"{t}: the loads are not shown at sgemm.c:{inner}")
+    # gen_a and gen_b compute from the thread's coordinates: CSR reads only.
+    check(levels[1]["inputs"] and all(i["kind"] == "csr" for i in levels[1]["inputs"]),
+          f"{t}: depth 3 inputs {[i['kind'] for i in levels[1]['inputs']][:8]}")
+
+
 def check_writes(vx, ex, src, tmp):
     report = source_line(src, "histogram", 'vx_printf("histogram:')
     s = Session(vx, os.path.join(ex, "histogram.elf"),
@@ -179,18 +219,18 @@ def check_errors(vx, ex, src, tmp):
     elf = os.path.join(ex, "histogram.elf")
     s = Session(vx, elf, [f"break histogram.c:{report}", "continue", "origin bins[3]"])  # --no-db
     check(any("--no-db" in e for e in s.errors()), f"{s.tag()}: origin without a recording: {s.errors()}")
-    s = Session(vx, elf, ["origin bins[3]", f"break histogram.c:{report}", "continue", "origin -depth 2 bins[3]",
+    s = Session(vx, elf, ["origin bins[3]", f"break histogram.c:{report}", "continue", "origin -depth 9 bins[3]",
                           "origin -bogus bins[3]", "origin", "info writes bins[3] -range 5", "info executions",
                           "info executions nowhere_at_all"], db=os.path.join(tmp, "err"))
     errs = s.errors()
-    for want in ("not running", "not supported yet", "unknown option -bogus", "expected an expression",
+    for want in ("not running", "-depth takes a number from 1 to 4", "unknown option -bogus", "expected an expression",
                  "-range takes A,B", "expected a location", "nowhere_at_all"):
         check(any(want in e for e in errs), f"{s.tag()}: no error saying '{want}': {errs}")
     # After the errors the session still answers.
     check(s.rc == 0 or s.rc == 64, f"{s.tag()}: exit {s.rc}")
 
 
-CHECKS = {"origin": check_origin, "walkthrough": check_walkthrough, "writes": check_writes, "executions": check_executions, "replay": check_replay,
+CHECKS = {"origin": check_origin, "walkthrough": check_walkthrough, "depth": check_depth, "writes": check_writes, "executions": check_executions, "replay": check_replay,
           "gdb": check_gdb, "errors": check_errors}
 
 

@@ -232,6 +232,13 @@ class Debugger {
   // produced those inputs (the next level).
   Result<std::pair<nlohmann::json, std::vector<replay::WriteRecord>>> follow_values(
       const replay::HistoryIndex& h, const std::vector<replay::WriteRecord>& writes, uint32_t depth, std::string* text);
+  // One level's text (appended) and JSON from the inputs of each followed value, and the writes
+  // behind its loads (the next level).
+  std::pair<nlohmann::json, std::vector<replay::WriteRecord>> describe_inputs(
+      const replay::HistoryIndex& h, const std::vector<const std::vector<replay::ValueSource>*>& sources, bool cut,
+      bool unreached, uint32_t depth, uint32_t launch, std::string* text);
+  // origin of a register of the focus lane (DWARF number: 0..31 x, 32..63 f).
+  void origin_of_register(const std::string& text, unsigned reg, uint32_t depth, bool go);
   std::unique_ptr<replay::HistoryIndex> history_, executions_;
   std::vector<uint64_t> history_extent_;  // how far each launch had gone when history_ was gathered
   double gathered_ms_ = 0;                // the last history() call's gathering (0: reused)

@@ -93,6 +93,19 @@ Result<std::pair<json, std::vector<replay::WriteRecord>>> Debugger::follow_value
   replay::DataflowTracker tracker(s_.config(), writes);
   auto passes = s_.observe_history(tracker, [&](uint32_t n, const DeviceContext&) { tracker.begin_launch(n); });
   if (!passes) return passes.error();
+  std::vector<const std::vector<replay::ValueSource>*> sources;
+  bool cut = false, unreached = false;
+  for (const auto& r : tracker.results()) {
+    sources.push_back(&r.sources);
+    cut |= r.truncated;
+    unreached |= !r.reached;
+  }
+  return describe_inputs(h, sources, cut, unreached, depth, writes.front().when.launch, text);
+}
+
+std::pair<json, std::vector<replay::WriteRecord>> Debugger::describe_inputs(
+    const replay::HistoryIndex& h, const std::vector<const std::vector<replay::ValueSource>*>& sources, bool cut,
+    bool unreached, uint32_t depth, uint32_t launch, std::string* text) {
   // Grouped by the instruction that read each input; for a load, the writes that produced it.
   struct Group {
     replay::ValueSource::Kind kind;
@@ -107,12 +120,9 @@ Result<std::pair<json, std::vector<replay::WriteRecord>>> Debugger::follow_value
   std::vector<replay::WriteRecord> next;
   json inputs = json::array();
   uint64_t total = 0;
-  bool cut = false, unreached = false, dropped = false;
-  for (size_t k = 0; k < writes.size(); ++k) {
-    const auto& r = tracker.results()[k];
-    cut |= r.truncated;
-    unreached |= !r.reached;
-    for (const replay::ValueSource& v : r.sources) {
+  bool dropped = false;
+  for (size_t k = 0; k < sources.size(); ++k) {
+    for (const replay::ValueSource& v : *sources[k]) {
       ++total;
       Group& g = groups[{int(v.kind), v.pc}];
       g.kind = v.kind;
@@ -156,9 +166,9 @@ Result<std::pair<json, std::vector<replay::WriteRecord>>> Debugger::follow_value
       inputs.push_back(jv);
     }
   }
-  const engine::Symbols* sym = launch_symbols(writes.front().when.launch);
+  const engine::Symbols* sym = launch_symbols(launch);
   *text += "  depth " + std::to_string(depth) + ": " + (depth == 2 ? "the value written" : "the values written") +
-           (writes.size() > 1 ? " by those " + std::to_string(writes.size()) + " writes" : "") + " came from " +
+           (sources.size() > 1 ? " by those " + std::to_string(sources.size()) + " writes" : "") + " came from " +
            std::to_string(total) + (total == 1 ? " input" : " inputs") +
            (total == 0 ? " (immediates and the launch's initial registers only)" : "") + (cut ? " (cut)" : "") +
            (unreached ? " (a write was not reached by its thread's replay)" : "") + (total ? ":\n" : "\n");
@@ -276,6 +286,21 @@ void Debugger::cmd_origin(Args a) {
     depth = *d;
   }
   if (!ensure_stopped()) return;
+  // A register of the focus lane ($a0, $ft2), or a C variable the focus frame keeps in one.
+  if (auto e = Expr::parse(f->rest); e && focus_warp()) {
+    const Expr::Node& n = *e->root();
+    if (n.op == ExprOp::Var && (n.var.kind == debug::Variable::Kind::XReg || n.var.kind == debug::Variable::Kind::FReg))
+      return origin_of_register(e->text(), n.var.index + (n.var.kind == debug::Variable::Kind::FReg ? 32 : 0), depth,
+                                f->go);
+    if (n.op == ExprOp::Var && n.var.kind == debug::Variable::Kind::Source)
+      if (auto v = evaluate_c_in(n, focus_, frame_level_); v && v->reg && !v->address && *v->reg < 64) {
+        if (frame_level_ != 0)
+          return err("origin: " + e->text() +
+                     " lives in a register of an outer frame: select frame 0 (its value "
+                     "there is a saved copy)");
+        return origin_of_register(e->text(), *v->reg, depth, f->go);
+      }
+  }
   auto place =
       bps_.lvalue_place("origin", f->rest, focus_warp() ? std::optional<Lane>(focus_) : std::nullopt, frame_level_);
   if (!place) return err(place.error().message);
@@ -357,6 +382,74 @@ void Debugger::cmd_origin(Args a) {
   if (f->go) {
     if (!goto_write) return err("origin -goto: no kernel instruction wrote " + place->text + " before this point");
     goto_point(goto_write->when, Lane{goto_write->core, goto_write->slot, goto_write->lane});
+  }
+}
+
+void Debugger::origin_of_register(const std::string& what, unsigned reg, uint32_t depth, bool go) {
+  const auto start = std::chrono::steady_clock::now();
+  replay::HistoryIndex* h = history({}, "origin");
+  if (!h) return;
+  const WarpState* w = focus_warp();
+  if (!w) return err("origin: no focus lane");
+  const engine::TimePoint now = s_.now();
+  const bool grid = s_.context().launch.kind == LaunchKind::Grid;
+  // The focus lane's thread up to now, as a target that is never reached (pc 0).
+  replay::WriteRecord me;
+  me.when = now;
+  me.core = focus_.core;
+  me.slot = focus_.slot;
+  me.lane = focus_.lane;
+  me.who = grid ? replay::LaunchThread{true, w->cta_linear, w->cta_rank * nt() + focus_.lane}
+                : replay::LaunchThread{false, 0, w->instance_base + focus_.lane};
+  replay::DataflowTracker tracker(s_.config(), {me});
+  auto passes = s_.observe_history(tracker, [&](uint32_t n, const DeviceContext&) { tracker.begin_launch(n); });
+  if (!passes) return err("origin: could not read the history: " + passes.error().message);
+  const auto state = tracker.register_state(0, reg);
+  const engine::Symbols* sym = launch_symbols(now.launch);
+  const std::string name = reg < 32 ? std::string(xreg_name(reg)) : "f" + std::to_string(reg - 32);
+  const std::string who = h->thread_name(now.launch, me.who);
+  std::string text = "origin of " + what + " (register " + name + " of " + who + ", core " + std::to_string(me.core) +
+                     " warp " + std::to_string(me.slot) + " lane " + std::to_string(me.lane) + ") at launch " +
+                     std::to_string(now.launch) + ", instruction " + std::to_string(now.instret) + ":\n";
+  json data = {{"expression", what}, {"register", name}, {"launch", now.launch}, {"instret", now.instret}};
+  if (state.written) {
+    text += "  written by instruction " + std::to_string(state.written->instret) + " of launch " +
+            std::to_string(state.written->launch) + ", " + describe_pc(state.pc, sym) + " in " +
+            location_text(state.pc, sym) + "\n";
+    json jw = {{"launch", state.written->launch}, {"instret", state.written->instret}, {"pc", state.pc}};
+    if (sym)
+      if (auto loc = sym->locate(state.pc); loc && loc->line) {
+        jw["file"] = text::base_name(loc->file);
+        jw["line"] = loc->line;
+        if (auto src = sym->source_line(loc->file, loc->line)) {
+          std::string line(trim(*src));
+          text += "      " + std::to_string(loc->line) + "\t" + line + "\n";
+          jw["source"] = line;
+        }
+      }
+    data["write"] = jw;
+  } else {
+    text += "  not written in this launch by the thread: it holds what the launch started it with\n";
+    data["unwritten"] = true;
+  }
+  json levels = json::array();
+  if (depth >= 2 && state.written) {
+    auto first = describe_inputs(*h, {state.sources}, false, false, 2, now.launch, &text);
+    levels.push_back(first.first);
+    std::vector<replay::WriteRecord> level = std::move(first.second);
+    for (uint32_t d = 3; d <= depth && !level.empty(); ++d) {
+      auto inputs = follow_values(*h, level, d, &text);
+      if (!inputs) return err("origin -depth: " + inputs.error().message);
+      levels.push_back(inputs->first);
+      level = std::move(inputs->second);
+    }
+  }
+  data["depth"] = levels;
+  data["history"] = history_data(*h, start);
+  out(text, data);
+  if (go) {
+    if (!state.written) return err("origin -goto: nothing in this launch wrote " + what + " before this point");
+    goto_point(*state.written, Lane(focus_));
   }
 }
 

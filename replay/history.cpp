@@ -211,7 +211,19 @@ void DataflowTracker::retired(const Observation& o) {
         break;
     }
     f.regs[size_t(rd)] = std::move(in);
+    f.last[size_t(rd)] = {when, o.pc};
   }
+}
+
+DataflowTracker::RegisterState DataflowTracker::register_state(size_t k, unsigned r) const {
+  const Followed& f = followed_.at(k);
+  RegisterState s;
+  if (f.last.at(r).first.launch != 0) {
+    s.written = f.last[r].first;
+    s.pc = f.last[r].second;
+  }
+  s.sources = &f.regs[r];
+  return s;
 }
 
 }  // namespace vx::replay

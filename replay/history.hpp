@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -144,12 +145,23 @@ class DataflowTracker final : public DeviceObserver {
     bool truncated = false;
   };
   const std::vector<Result>& results() const { return results_; }
+  // Register r (0..31 x, 32..63 f) of target k's thread as the pass left it: at the target's
+  // point when the pass went past it. A target with pc 0 is never reached: it follows the thread
+  // up to its `when` (origin of a register). The last instruction that wrote the register (none:
+  // it holds what the launch started with) and the inputs of its value.
+  struct RegisterState {
+    std::optional<engine::TimePoint> written;
+    uint32_t pc = 0;
+    const std::vector<ValueSource>* sources = nullptr;
+  };
+  RegisterState register_state(size_t k, unsigned r) const;
   static constexpr size_t kMaxSources = 1024;
 
  private:
   struct Followed {
     WriteRecord target;
-    std::array<std::vector<ValueSource>, 64> regs;  // x0..x31, then f0..f31
+    std::array<std::vector<ValueSource>, 64> regs;                  // x0..x31, then f0..f31
+    std::array<std::pair<engine::TimePoint, uint32_t>, 64> last{};  // each register's last writer (launch 0: none)
   };
   DeviceConfig cfg_;
   uint32_t launch_ = 0;

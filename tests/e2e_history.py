@@ -4,7 +4,8 @@ history"), with answers known from the kernels' sources:
 
     origin       `origin counter` in racy names the racing store (racy.c's `counter = v + 1u`) and
                  the value it wrote is the value counter holds; `origin -goto` goes to that write
-                 with the writing lane in focus; a place never written says so
+                 with the writing lane in focus; variables in registers (`order`, `threads`) name
+                 the instruction that computed them and its inputs
     writes       `info writes bins[3]` in histogram lists exactly one atomic add per CTA, each
                  adding to what the one before left, ending at the value bins[3] holds
     executions   `info executions` of a line inside a divergent branch of diverge lists only the
@@ -36,7 +37,8 @@ def check_origin(vx, ex, src, tmp):
     stop = source_line(src, "racy", "VX_IF(order == threads - 1)")
     s = Session(vx, os.path.join(ex, "racy.elf"),
                 [f"break racy.c:{stop}", "continue", "origin counter", "print counter", "info writes counter",
-                 "origin -goto counter", "when", "origin sgemm_unknown", "origin 42"],
+                 "origin -depth 2 order", "origin -depth 2 threads", "origin -goto counter", "when", "origin sgemm_unknown",
+                 "origin 42"],
                 db=os.path.join(tmp, "racy"))
     t = s.tag()
     o = s.output("origin counter")
@@ -59,6 +61,16 @@ def check_origin(vx, ex, src, tmp):
         check(stops and stops[-1]["instructions"] == w["instret"] and
               stops[-1].get("focus", {}).get("lane", w["lane"]) == w["lane"],
               f"{t}: origin -goto went to {stops[-1:]} (the write: {w['instret']}, lane {w['lane']}); when {when}")
+    # Variables the frame keeps in registers: `order` is vx_atomic_add's result (one input: the
+    # read of `finished`); `threads` is computed from the grid's and block's dimensions (CSRs only).
+    order = s.output("origin -depth 2 order")
+    inputs = (order.get("depth") or [{}])[0].get("inputs", [])
+    check(order.get("register") and order.get("write", {}).get("file") == "vx_runtime.h" and len(inputs) == 1 and
+          inputs[0]["kind"] == "load", f"{t}: origin -depth 2 order: {order}")
+    threads = s.output("origin -depth 2 threads")
+    inputs = (threads.get("depth") or [{}])[0].get("inputs", [])
+    check(threads.get("register") and len(inputs) == 6 and all(i["kind"] == "csr" for i in inputs),
+          f"{t}: origin -depth 2 threads: {threads}")
     errs = s.errors()
     check(any("not a place in memory" in e for e in errs), f"{t}: origin 42: {errs}")
     check(any("sgemm_unknown" in e for e in errs), f"{t}: origin of an unknown name: {errs}")

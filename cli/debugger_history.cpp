@@ -79,6 +79,21 @@ Result<Flags> split_flags(const std::string& name, std::string_view args, bool o
   return f;
 }
 
+// pc's file and line into *j (and its source line, trimmed), and that line as origin shows it
+// ("      18\tcode"); "" without a line.
+std::string source_of(const engine::Symbols* sym, uint32_t pc, json* j) {
+  if (!sym) return "";
+  auto loc = sym->locate(pc);
+  if (!loc || !loc->line) return "";
+  (*j)["file"] = text::base_name(loc->file);
+  (*j)["line"] = loc->line;
+  auto src = sym->source_line(loc->file, loc->line);
+  if (!src) return "";
+  std::string line(trim(*src));
+  (*j)["source"] = line;
+  return "      " + std::to_string(loc->line) + "\t" + line;
+}
+
 constexpr uint32_t kMaxOriginDepth = 4;
 constexpr size_t kMaxFollowed = 64;  // writes followed at one level of origin -depth
 
@@ -259,16 +274,7 @@ std::string Debugger::write_text(const replay::HistoryIndex& h, const replay::Wr
             {"atomic", w.atomic},
             {"before", w.before},
             {"after", w.after}};
-  if (sym)
-    if (auto loc = sym->locate(w.pc); loc && loc->line) {
-      j["file"] = text::base_name(loc->file);
-      j["line"] = loc->line;
-      if (auto src = sym->source_line(loc->file, loc->line)) {
-        std::string line(trim(*src));
-        text += "\n      " + std::to_string(loc->line) + "\t" + line;
-        j["source"] = line;
-      }
-    }
+  if (std::string line = source_of(sym, w.pc, &j); !line.empty()) text += "\n" + line;
   *data = j;
   return text;
 }
@@ -417,16 +423,7 @@ void Debugger::origin_of_register(const std::string& what, unsigned reg, uint32_
             std::to_string(state.written->launch) + ", " + describe_pc(state.pc, sym) + " in " +
             location_text(state.pc, sym) + "\n";
     json jw = {{"launch", state.written->launch}, {"instret", state.written->instret}, {"pc", state.pc}};
-    if (sym)
-      if (auto loc = sym->locate(state.pc); loc && loc->line) {
-        jw["file"] = text::base_name(loc->file);
-        jw["line"] = loc->line;
-        if (auto src = sym->source_line(loc->file, loc->line)) {
-          std::string line(trim(*src));
-          text += "      " + std::to_string(loc->line) + "\t" + line + "\n";
-          jw["source"] = line;
-        }
-      }
+    if (std::string line = source_of(sym, state.pc, &jw); !line.empty()) text += line + "\n";
     data["write"] = jw;
   } else {
     text += "  not written in this launch by the thread: it holds what the launch started it with\n";

@@ -185,21 +185,14 @@ void DataflowTracker::retired(const Observation& o) {
       case InsnClass::Atomic:
         if (access) in.push_back(read_of(*access));
         break;
-      case InsnClass::Csr: {
-        ValueSource v;
-        v.kind = ValueSource::Kind::Csr;
-        v.when = when;
-        v.pc = o.pc;
-        v.addr = o.csr;
-        v.value = t.lane < o.values.size() ? o.values[t.lane] : 0;
-        in.push_back(v);
-        break;
-      }
+      case InsnClass::Csr:
       case InsnClass::Warp: {
+        // A CSR read (addr: the CSR) or an exchange with the other lanes (vote, shuffle).
         ValueSource v;
-        v.kind = ValueSource::Kind::Lanes;
+        v.kind = o.cls == InsnClass::Csr ? ValueSource::Kind::Csr : ValueSource::Kind::Lanes;
         v.when = when;
         v.pc = o.pc;
+        v.addr = o.cls == InsnClass::Csr ? o.csr : 0;
         v.value = t.lane < o.values.size() ? o.values[t.lane] : 0;
         in.push_back(v);
         break;

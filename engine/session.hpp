@@ -327,11 +327,6 @@ class Session {
   // The furthest point each launch has reached (goto end) and whether it completed.
   std::optional<TimePoint> frontier(uint32_t launch) const;
   uint32_t launches_started() const;
-  // The session's history under a device observer (docs/time-travel.md, "Questions over the
-  // history"): every launch the session has begun, from its start to its end (to the furthest point
-  // it reached when it has not ended), re-executed quietly with `observer` set on the device, then
-  // back to the current stop as it was. `launch_begins(n, ctx)` is called at each launch's start,
-  // before its first instruction is observed. Needs a stop and a store; interruptible.
   // The host's copies to device memory in the session's plan, in order, each with the launch
   // that began next after it (launches_started() + 1 for copies after the last launch began).
   struct HostWrite {
@@ -340,6 +335,11 @@ class Session {
     uint64_t size = 0;
   };
   std::vector<HostWrite> host_writes() const;
+  // The session's history under a device observer (docs/time-travel.md, "Questions over the
+  // history"): every launch the session has begun, from its start to its end (to the furthest point
+  // it reached when it has not ended), re-executed quietly with `observer` set on the device, then
+  // back to the current stop as it was. `launch_begins(n, ctx)` is called at each launch's start,
+  // before its first instruction is observed. Needs a stop and a store. One entry per launch passed.
   struct HistoryPass {
     uint32_t launch = 0;
     uint64_t reached = 0;  // the launch's count the pass ended at

@@ -133,6 +133,7 @@ std::pair<json, std::vector<replay::WriteRecord>> Debugger::describe_inputs(
   };
   std::map<std::pair<int, uint32_t>, Group> groups;
   std::vector<replay::WriteRecord> next;
+  const std::vector<engine::Session::HostWrite> copies = s_.host_writes();
   json inputs = json::array();
   uint64_t total = 0;
   bool dropped = false;
@@ -158,23 +159,37 @@ std::pair<json, std::vector<replay::WriteRecord>> Debugger::describe_inputs(
         jv["addr"] = v.addr;
         jv["size"] = v.size;
         jv["local"] = v.local;
+        // Every byte's producer: a kernel write, unless a host copy came after it (or none).
         const replay::MemoryPlace at{v.addr, v.size, v.local, v.core};
-        const replay::WriteRecord* w =
-            v.when.instret ? h.last_writers(at, engine::TimePoint{v.when.launch, v.when.instret - 1}).front() : nullptr;
-        if (w) {
+        std::vector<const replay::WriteRecord*> by_byte(v.size, nullptr);
+        if (v.when.instret) by_byte = h.last_writers(at, engine::TimePoint{v.when.launch, v.when.instret - 1});
+        json jws = json::array();
+        bool other = false;
+        for (uint32_t b = 0; b < by_byte.size(); ++b) {
+          const replay::WriteRecord* w = by_byte[b];
+          const bool copied = !v.local && std::any_of(copies.begin(), copies.end(), [&](const auto& c) {
+            return c.before_launch <= v.when.launch && c.before_launch > (w ? w->when.launch : 0) &&
+                   v.addr + b >= c.addr && v.addr + b - c.addr < c.size;
+          });
+          if (!w || copied) {
+            other = true;
+            continue;
+          }
+          if (b > 0 && by_byte[b - 1] == w) continue;
           g.writers[w->pc].insert(h.thread_name(w->when.launch, w->who));
           json jw;
           (void)write_text(h, *w, &jw);
-          jv["write"] = jw;
+          jws.push_back(jw);
           if (std::none_of(next.begin(), next.end(), [&](const replay::WriteRecord& x) { return same_write(x, *w); })) {
             if (next.size() < kMaxFollowed)
               next.push_back(*w);
             else
               dropped = true;
           }
-        } else {
-          ++g.unwritten;
         }
+        if (!jws.empty()) jv["write"] = jws[0];
+        if (jws.size() > 1) jv["writes"] = jws;
+        if (other) ++g.unwritten;
       } else if (v.kind == replay::ValueSource::Kind::Csr) {
         jv["csr"] = v.addr;
       }
@@ -200,7 +215,9 @@ std::pair<json, std::vector<replay::WriteRecord>> Debugger::describe_inputs(
       *text += "      written at " + location_text(pc, sym) + " by " + std::to_string(threads.size()) +
                (threads.size() == 1 ? " thread: " : " threads: ") + *threads.begin() +
                (threads.size() > 1 ? " .. " + *threads.rbegin() : "") + "\n";
-    if (g.unwritten) *text += "      " + std::to_string(g.unwritten) + " read memory no kernel instruction wrote\n";
+    if (g.unwritten)
+      *text += "      " + std::to_string(g.unwritten) +
+               " read bytes no kernel instruction wrote since (a host copy, the image or the launch's arguments)\n";
   }
   if (dropped)
     *text += "    (a next level follows the first " + std::to_string(kMaxFollowed) + " of the writes behind them)\n";
@@ -237,12 +254,23 @@ replay::HistoryIndex* Debugger::history(const std::set<uint32_t>& pcs, const std
     return nullptr;
   }
   gathered_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  // A pass a device stop ended early leaves the rest of its launch out: the answers say so.
+  std::string partial;
+  for (const auto& p : *passes)
+    if (!p.complete)
+      partial += (partial.empty() ? "" : ", ") + std::string("launch ") + std::to_string(p.launch) +
+                 " after instruction " + std::to_string(p.reached);
+  if (!partial.empty())
+    partial = "(not read: " + partial +
+              "; a device stop the run went on past ends a quiet re-execution there, so later writes are missing)\n";
   if (executions) {
     executions_ = std::move(index);
+    executions_partial_ = partial;
     return executions_.get();
   }
   history_ = std::move(index);
   history_extent_ = extent;
+  history_partial_ = partial;
   return history_.get();
 }
 
@@ -376,6 +404,7 @@ void Debugger::cmd_origin(Args a) {
     levels.push_back(inputs->first);
     level = std::move(inputs->second);
   }
+  text += history_partial_;
   out(text, {{"expression", place->text},
              {"addr", mp.addr},
              {"length", mp.len},
@@ -443,6 +472,7 @@ void Debugger::origin_of_register(const std::string& what, unsigned reg, uint32_
   }
   data["depth"] = levels;
   data["history"] = history_data(*h, start);
+  text += history_partial_;
   out(text, data);
   if (go) {
     if (!state.written) return err("origin -goto: nothing in this launch wrote " + what + " before this point");
@@ -525,6 +555,7 @@ void Debugger::info_writes(const std::string& args) {
   }
   if (all.size() > kShown)
     text += "  ... " + std::to_string(all.size() - kShown) + " more (-range A,B shows a part of the history)\n";
+  text += history_partial_;
   out(text, {{"expression", place->text},
              {"addr", mp.addr},
              {"length", mp.len},
@@ -548,15 +579,37 @@ void Debugger::info_executions(const std::string& args) {
     if (*v < 0 || *v > int64_t(UINT32_MAX))
       return err("info executions: address " + std::to_string(*v) + " is not 32-bit");
     pcs.insert(uint32_t(*v));
-  } else {
-    if (!sym_) return err("info executions: no symbols in the kernel image: only *ADDRESS locations work");
-    auto r = sym_->resolve(location);
-    if (!r) return err("info executions: " + r.error().message);
-    pcs.insert(r->addresses.begin(), r->addresses.end());
+  }
+  // A source location is resolved in each launch's image (a host program may run several at the
+  // same addresses): an execution counts when its pc is LOC in the image its launch ran.
+  std::map<const engine::Symbols*, std::set<uint32_t>> in_image;
+  auto resolved = [&](const engine::Symbols* sym) -> const std::set<uint32_t>* {
+    auto it = in_image.find(sym);
+    if (it == in_image.end()) {
+      std::set<uint32_t> at;
+      if (sym)
+        if (auto r = sym->resolve(location)) at.insert(r->addresses.begin(), r->addresses.end());
+      it = in_image.emplace(sym, std::move(at)).first;
+    }
+    return &it->second;
+  };
+  if (location[0] != '*') {
+    if (!sym_ && !launch_symbols(s_.now().launch))
+      return err("info executions: no symbols in the kernel image: only *ADDRESS locations work");
+    const engine::Symbols* here = sym_ ? sym_ : launch_symbols(s_.now().launch);
+    if (auto r = here->resolve(location); !r) return err("info executions: " + r.error().message);
+    for (uint32_t n = 1; n <= s_.launches_started(); ++n) {
+      const auto* at = resolved(launch_symbols(n));
+      pcs.insert(at->begin(), at->end());
+    }
+    const auto* at = resolved(here);
+    pcs.insert(at->begin(), at->end());
   }
   replay::HistoryIndex* h = history(pcs, "info executions");
   if (!h) return;
-  const auto& ex = h->executions();
+  std::vector<replay::ExecutionRecord> ex;
+  for (const replay::ExecutionRecord& e : h->executions())
+    if (location[0] == '*' || resolved(launch_symbols(e.when.launch))->count(e.pc)) ex.push_back(e);
   // Per warp of each launch: how many times, the first and last, and every lane that ran it.
   struct PerWarp {
     uint32_t launch = 0, core = 0, slot = 0;
@@ -616,6 +669,7 @@ void Debugger::info_executions(const std::string& args) {
                     {"core", e.core},
                     {"warp", e.slot},
                     {"tmask", e.tmask}});
+  text += executions_partial_;
   out(text, {{"location", location},
              {"pcs", pcs},
              {"count", ex.size()},

@@ -322,6 +322,7 @@ Result<std::vector<Session::HistoryPass>> Session::observe_history(
   if (auto r = I.need_store(); !r) return r.error();
   if (!stopped()) return make_error("the history is read from a stop, and the kernel is not stopped");
   const StopEvent saved = I.last;
+  const bool was_fatal = I.fatal;  // a fault's stop stays one that cannot be continued
   const TimePoint here = now();
   struct Off {
     Driver& dev;
@@ -357,7 +358,7 @@ Result<std::vector<Session::HistoryPass>> Session::observe_history(
       ok = false;
       break;
     }
-    out.push_back(HistoryPass{n, r->reached, r->launch_ended});
+    out.push_back(HistoryPass{n, r->reached, r->launch_ended, r->launch_ended || r->reached >= until});
   }
   // Back where the user stands, with the stop as it was reported (the state is the same: the run
   // is deterministic).
@@ -374,6 +375,7 @@ Result<std::vector<Session::HistoryPass>> Session::observe_history(
                             std::to_string(here.instret) + " after reading the history: ",
                         back.error());
   I.last = saved;
+  I.fatal = was_fatal;
   if (!ok) return failed;
   return out;
 }

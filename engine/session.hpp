@@ -344,6 +344,9 @@ class Session {
     uint32_t launch = 0;
     uint64_t reached = 0;  // the launch's count the pass ended at
     bool ended = false;    // the launch ran to its end
+    // It reached where it was to go. false: a device stop (an exception or assertion the user
+    // went on past, in the recorded run) ended the quiet run earlier.
+    bool complete = true;
   };
   Result<std::vector<HistoryPass>> observe_history(
       DeviceObserver& observer, const std::function<void(uint32_t, const DeviceContext&)>& launch_begins);

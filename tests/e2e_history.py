@@ -240,6 +240,11 @@ def check_errors(vx, ex, src, tmp):
         check(any(want in e for e in errs), f"{s.tag()}: no error saying '{want}': {errs}")
     # After the errors the session still answers.
     check(s.rc == 0 or s.rc == 64, f"{s.tag()}: exit {s.rc}")
+    # A question at a fault's stop leaves it a stop that cannot be continued.
+    s = Session(vx, os.path.join(ex, "fault.elf"), ["continue", "info writes even_results[2]", "continue"],
+                db=os.path.join(tmp, "fault"))
+    check(any("cannot go on" in e for e in s.errors()) and len(s.stops()) == 1,
+          f"{s.tag()}: continue after a question at a fault: {s.errors()}, {len(s.stops())} stops")
 
 
 CHECKS = {"origin": check_origin, "walkthrough": check_walkthrough, "depth": check_depth, "writes": check_writes, "executions": check_executions, "replay": check_replay,

@@ -3,7 +3,6 @@
 // (replay/history.hpp); it is kept until the history grows, and asked as often as needed.
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 
 #include "base/hex.hpp"
 #include "cli/debugger.hpp"
@@ -94,6 +93,17 @@ std::string source_of(const engine::Symbols* sym, uint32_t pc, json* j) {
   return "      " + std::to_string(loc->line) + "\t" + line;
 }
 
+// The last host copy to global address `addr` made after launch `after` (0: any) and before launch
+// `by` began, or nullptr. Host copies go between launches (Session::host_writes), so such a copy
+// came after every kernel write of launch `after`: the byte's value is the copy's.
+const engine::Session::HostWrite* copy_between(const std::vector<engine::Session::HostWrite>& copies, uint32_t addr,
+                                               uint32_t after, uint32_t by) {
+  const engine::Session::HostWrite* found = nullptr;
+  for (const auto& c : copies)
+    if (c.before_launch <= by && c.before_launch > after && addr >= c.addr && addr - c.addr < c.size) found = &c;
+  return found;
+}
+
 constexpr uint32_t kMaxOriginDepth = 4;
 constexpr size_t kMaxFollowed = 64;  // writes followed at one level of origin -depth
 
@@ -167,10 +177,7 @@ std::pair<json, std::vector<replay::WriteRecord>> Debugger::describe_inputs(
         bool other = false;
         for (uint32_t b = 0; b < by_byte.size(); ++b) {
           const replay::WriteRecord* w = by_byte[b];
-          const bool copied = !v.local && std::any_of(copies.begin(), copies.end(), [&](const auto& c) {
-            return c.before_launch <= v.when.launch && c.before_launch > (w ? w->when.launch : 0) &&
-                   v.addr + b >= c.addr && v.addr + b - c.addr < c.size;
-          });
+          const bool copied = !v.local && copy_between(copies, v.addr + b, w ? w->when.launch : 0, v.when.launch);
           if (!w || copied) {
             other = true;
             continue;
@@ -346,13 +353,8 @@ void Debugger::cmd_origin(Args a) {
   const std::vector<const replay::WriteRecord*> last = h->last_writers(mp, now);
   // A host copy to a byte after its last kernel write (a later launch) is where its value came from.
   const std::vector<engine::Session::HostWrite> copies = s_.host_writes();
-  auto host_copy = [&](uint32_t addr, uint32_t after_launch) -> const engine::Session::HostWrite* {
-    const engine::Session::HostWrite* found = nullptr;
-    if (mp.local) return nullptr;
-    for (const auto& c : copies)
-      if (c.before_launch <= now.launch && c.before_launch > after_launch && addr >= c.addr && addr - c.addr < c.size)
-        found = &c;
-    return found;
+  auto host_copy = [&](uint32_t addr, uint32_t after_launch) {
+    return mp.local ? nullptr : copy_between(copies, addr, after_launch, now.launch);
   };
   std::string where = place->text + " (" + std::to_string(mp.len) + (mp.len == 1 ? " byte" : " bytes") + " at " +
                       (mp.local ? "local " : "") + hex32(mp.addr) + ")";

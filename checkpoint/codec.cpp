@@ -725,6 +725,114 @@ Result<HostOpRecord> Codec::decode_op(const uint8_t* value, size_t size) {
   return op;
 }
 
+namespace {
+
+template <class T, class L>
+void set_list(L&& builder, const std::vector<T>& v) {
+  for (size_t i = 0; i < v.size(); ++i) builder.set(unsigned(i), v[i]);
+}
+
+template <class T, class R>
+std::vector<T> get_list(R reader) {
+  std::vector<T> out;
+  out.reserve(reader.size());
+  for (auto x : reader) out.push_back(T(x));
+  return out;
+}
+
+}  // namespace
+
+std::vector<uint8_t> Codec::encode_history(const HistoryRecord& h) {
+  capnp::MallocMessageBuilder msg;
+  auto b = msg.initRoot<s::History>();
+  b.setLaunch(h.launch);
+  b.setVersion(h.version);
+  b.setReached(h.reached);
+  b.setUntil(h.until);
+  b.setEnded(h.ended);
+  b.setComplete(h.complete);
+  b.setGrid(h.grid);
+  set_list(b.initGridDims(3), std::vector<uint32_t>(h.grid_dims.begin(), h.grid_dims.end()));
+  set_list(b.initBlockDims(3), std::vector<uint32_t>(h.block_dims.begin(), h.block_dims.end()));
+  auto st = b.initStepped(unsigned(h.stepped.size()));
+  for (size_t i = 0; i < h.stepped.size(); ++i) {
+    st[unsigned(i)].setFrom(h.stepped[i].from);
+    st[unsigned(i)].setTo(h.stepped[i].to);
+  }
+  const HistoryWritesRecord& w = h.writes;
+  const auto n = unsigned(w.count());
+  set_list(b.initInstret(n), w.instret);
+  set_list(b.initPc(n), w.pc);
+  set_list(b.initCore(n), w.core);
+  set_list(b.initSlot(n), w.slot);
+  set_list(b.initLane(n), w.lane);
+  set_list(b.initCta(n), w.cta);
+  set_list(b.initThread(n), w.thread);
+  set_list(b.initAddr(n), w.addr);
+  set_list(b.initSize(n), w.size);
+  set_list(b.initFlags(n), w.flags);
+  set_list(b.initBefore(n), w.before);
+  set_list(b.initAfter(n), w.after);
+  auto bytes = to_bytes(msg);
+  return seal(Magic::History, bytes.data(), bytes.size(), true);
+}
+
+Result<HistoryRecord> Codec::decode_history(const uint8_t* value, size_t size) {
+  auto words = unseal_message(ctx_->d, Magic::History, value, size);
+  if (!words) return words.error();
+  HistoryRecord h;
+  auto r = read_message<s::History>(*words, [&](s::History::Reader root) -> Result<void> {
+    h.launch = root.getLaunch();
+    h.version = root.getVersion();
+    h.reached = root.getReached();
+    h.until = root.getUntil();
+    h.ended = root.getEnded();
+    h.complete = root.getComplete();
+    h.grid = root.getGrid();
+    auto gd = root.getGridDims();
+    auto bd = root.getBlockDims();
+    if (gd.size() != 3 || bd.size() != 3) return make_error("the launch's dimensions are not 3 numbers each");
+    for (unsigned i = 0; i < 3; ++i) {
+      h.grid_dims[i] = gd[i];
+      h.block_dims[i] = bd[i];
+    }
+    for (auto s : root.getStepped()) {
+      if (s.getTo() < s.getFrom()) return make_error("a stepped interval ends before it starts");
+      h.stepped.push_back(SteppedIntervalRecord{s.getFrom(), s.getTo()});
+    }
+    HistoryWritesRecord& w = h.writes;
+    w.instret = get_list<uint64_t>(root.getInstret());
+    const size_t n = w.instret.size();
+    w.pc = get_list<uint32_t>(root.getPc());
+    w.core = get_list<uint32_t>(root.getCore());
+    w.slot = get_list<uint32_t>(root.getSlot());
+    w.lane = get_list<uint32_t>(root.getLane());
+    w.cta = get_list<uint32_t>(root.getCta());
+    w.thread = get_list<uint32_t>(root.getThread());
+    w.addr = get_list<uint32_t>(root.getAddr());
+    w.size = get_list<uint8_t>(root.getSize());
+    w.flags = get_list<uint8_t>(root.getFlags());
+    w.before = get_list<uint32_t>(root.getBefore());
+    w.after = get_list<uint32_t>(root.getAfter());
+    for (size_t m : {w.pc.size(), w.core.size(), w.slot.size(), w.lane.size(), w.cta.size(), w.thread.size(),
+                     w.addr.size(), w.size.size(), w.flags.size(), w.before.size(), w.after.size()})
+      if (m != n)
+        return make_error("its write columns differ in length (" + std::to_string(m) + " and " + std::to_string(n) +
+                          ")");
+    for (size_t i = 0; i < n; ++i) {
+      if (w.size[i] == 0 || w.size[i] > 4)
+        return make_error("write " + std::to_string(i) + " has size " + std::to_string(w.size[i]) + " (1 to 4)");
+      if (w.flags[i] > 3) return make_error("write " + std::to_string(i) + " has unknown flags");
+      if (i && w.instret[i] < w.instret[i - 1]) return make_error("its writes are not in time order");
+      if (w.instret[i] > h.reached)
+        return make_error("write " + std::to_string(i) + " is past the point the pass reached");
+    }
+    return {};
+  });
+  if (!r) return r.error();
+  return h;
+}
+
 std::vector<uint8_t> Codec::encode_page(const uint8_t* bytes, size_t size) {
   return seal(Magic::Page, bytes, size, true);
 }

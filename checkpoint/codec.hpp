@@ -29,6 +29,7 @@ enum class Magic : uint32_t {
   Page = 0x31505856,        // "VXP1"
   Mark = 0x314d5856,        // "VXM1"
   HostOp = 0x314f5856,      // "VXO1"
+  History = 0x31495856,     // "VXI1"
 };
 enum class Encoding : uint8_t { Raw = 0, Zstd = 1 };
 
@@ -66,6 +67,8 @@ class Codec {
   Result<StopRecord> decode_mark(const uint8_t* value, size_t size);
   std::vector<uint8_t> encode_op(const HostOpRecord& op);
   Result<HostOpRecord> decode_op(const uint8_t* value, size_t size);
+  std::vector<uint8_t> encode_history(const HistoryRecord& h);  // compressed at the pages' level
+  Result<HistoryRecord> decode_history(const uint8_t* value, size_t size);
   std::vector<uint8_t> encode_page(const uint8_t* bytes, size_t size);
   // Decodes and checks that the bytes hash to expect.
   Result<std::vector<uint8_t>> decode_page(const uint8_t* value, size_t size, const PageHash& expect);

@@ -280,3 +280,38 @@ struct HostOp {
   data @3 :BlobRef;  # copy, submit, symbols: the bytes, stored as a page of that size
   name @4 :Text;     # symbols: the image's file name
 }
+
+# A launch's interval a live session ran by Debug Module steps (not re-executed).
+struct SteppedInterval {
+  from @0 :UInt64;
+  to @1 :UInt64;
+}
+
+# A value of the "history" database (format 3, optional; docs/store.md "History"), keyed by the
+# launch number (u32 big-endian): the writes a quiet re-execution of that launch gathered for the
+# questions over the history (docs/time-travel.md), one entry per lane's write, in columns.
+struct History {
+  launch @0 :UInt32;
+  version @1 :UInt32;     # of the gathering (1); an entry of another version is gathered again
+  reached @2 :UInt64;     # the launch's count the pass ended at
+  ended @3 :Bool;         # the launch ran to its end
+  complete @4 :Bool;      # false: a device stop ended the pass early
+  grid @5 :Bool;          # a grid launch (else instances)
+  gridDims @6 :List(UInt32);   # 3 entries
+  blockDims @7 :List(UInt32);  # 3 entries
+  stepped @8 :List(SteppedInterval);
+  # The writes: every list has one entry per write.
+  instret @9 :List(UInt64);
+  pc @10 :List(UInt32);
+  core @11 :List(UInt32);
+  slot @12 :List(UInt32);
+  lane @13 :List(UInt32);
+  cta @14 :List(UInt32);      # grid: the CTA's linear index (instances: 0)
+  thread @15 :List(UInt32);   # grid: the thread's linear index in its CTA; instances: the instance
+  addr @16 :List(UInt32);
+  size @17 :List(UInt8);
+  flags @18 :List(UInt8);     # bit 0 local memory, bit 1 an atomic
+  before @19 :List(UInt32);
+  after @20 :List(UInt32);
+  until @21 :UInt64;      # where the pass was to go (2^64-1: the launch's end)
+}

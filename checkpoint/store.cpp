@@ -35,6 +35,7 @@ constexpr char kCheckpointDb[] = "checkpoints";
 constexpr char kPageDb[] = "pages";
 constexpr char kMarkDb[] = "marks";
 constexpr char kOpDb[] = "ops";
+constexpr char kHistoryDb[] = "history";  // optional: created at the first put_history
 constexpr char kHeaderKey[] = "header";
 // Present while a recording session has the store open for writing: a store that still has it was
 // left by a process that did not end cleanly (killed).
@@ -242,6 +243,7 @@ struct Store::Impl {
   MDB_dbi pages = 0;
   MDB_dbi marks = 0;
   MDB_dbi ops = 0;
+  MDB_dbi history = 0;  // 0: the store has no "history" database (yet)
   uint64_t op_count = 0;
   StoreHeader header;
   codec::Codec codec;
@@ -675,10 +677,12 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
                                {kCheckpointDb, &I.checkpoints},
                                {kPageDb, &I.pages},
                                {kMarkDb, &I.marks},
-                               {kOpDb, &I.ops}}) {
-        int rc = mdb_dbi_open(txn->get(), name, dflags, dbi);
+                               {kOpDb, &I.ops},
+                               {kHistoryDb, &I.history}}) {
+        // The history is created when a question first stores one (put_history).
+        int rc = mdb_dbi_open(txn->get(), name, dbi == &I.history ? 0 : dflags, dbi);
         // A store of format 1 has no marks or ops: the header check below says so.
-        if (rc == MDB_NOTFOUND && (dbi == &I.marks || dbi == &I.ops)) continue;
+        if (rc == MDB_NOTFOUND && (dbi == &I.marks || dbi == &I.ops || dbi == &I.history)) continue;
         if (rc == MDB_NOTFOUND)
           return I.err(std::string("not a vxreplay checkpoint store (an LMDB file without the '") + name +
                        "' database)");
@@ -1101,6 +1105,73 @@ Result<void> Store::set_mark(const TimeKey& key, const StopRecord& mark) {
     return {};
   };
   return guarded<void>(I.err(what).message, [&] { return I.durable_write(attempt); });
+}
+
+namespace {
+std::array<uint8_t, 4> launch_key(uint32_t launch) {
+  return {uint8_t(launch >> 24), uint8_t(launch >> 16), uint8_t(launch >> 8), uint8_t(launch)};
+}
+}  // namespace
+
+Result<void> Store::put_history(const HistoryRecord& rec) {
+  Impl& I = *impl_;
+  const std::string what = "cannot store the history of launch " + std::to_string(rec.launch);
+  auto attempt = [&]() -> Result<void> {
+    if (I.read_only) return I.err(what + ": the store is open read-only");
+    auto txn = I.begin_write();
+    if (!txn) return I.err(what, txn.error());
+    MDB_dbi dbi = I.history;
+    if (!dbi)
+      if (int rc = mdb_dbi_open(txn->get(), kHistoryDb, MDB_CREATE, &dbi))
+        return I.err(what, lmdb::error(rc, "mdb_dbi_open history"));
+    auto k = launch_key(rec.launch);
+    auto v = I.codec.encode_history(rec);
+    if (auto r = txn->put(dbi, lmdb::val(k.data(), k.size()), lmdb::val(v.data(), v.size()), 0, nullptr, "history");
+        !r)
+      return I.err(what, r.error());
+    if (auto r = I.commit(*txn); !r) return I.err(what, r.error());
+    I.history = dbi;  // a handle opened in a transaction lives on once it committed
+    return {};
+  };
+  return guarded<void>(I.err(what).message, [&] { return I.durable_write(attempt); });
+}
+
+Result<std::optional<HistoryRecord>> Store::history(uint32_t launch) {
+  Impl& I = *impl_;
+  using Out = std::optional<HistoryRecord>;
+  const std::string what = "the history of launch " + std::to_string(launch);
+  return guarded<Out>(I.err(what).message, [&]() -> Result<Out> {
+    if (!I.history) return Out();
+    auto txn = lmdb::Txn::begin(I.env.get(), true);
+    if (!txn) return I.err(what, txn.error());
+    auto k = launch_key(launch);
+    MDB_val v;
+    bool found = false;
+    if (auto r = txn->get(I.history, lmdb::val(k.data(), k.size()), &v, &found, "history"); !r)
+      return I.err(what, r.error());
+    if (!found) return Out();
+    if (!I.in_file(v)) return I.past_end(what, v);
+    auto h = I.codec.decode_history(bytes_of(v), v.mv_size);
+    // Derivable data: damage here is the caller's to gather again, not the recording's.
+    if (!h) return I.err(what + " is corrupt: " + h.error().message, ErrorCode::StoreCorrupt);
+    if (h->launch != launch)
+      return I.err(what + " is corrupt: it is stored under launch " + std::to_string(launch) + " but names launch " +
+                       std::to_string(h->launch),
+                   ErrorCode::StoreCorrupt);
+    return Out(std::move(*h));
+  });
+}
+
+uint64_t Store::history_bytes(uint32_t launch) {
+  Impl& I = *impl_;
+  if (!I.history) return 0;
+  auto txn = lmdb::Txn::begin(I.env.get(), true);
+  if (!txn) return 0;
+  auto k = launch_key(launch);
+  MDB_val v;
+  bool found = false;
+  if (!txn->get(I.history, lmdb::val(k.data(), k.size()), &v, &found, "history") || !found) return 0;
+  return v.mv_size;
 }
 
 Result<std::vector<std::pair<TimeKey, StopRecord>>> Store::marks() {

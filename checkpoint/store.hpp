@@ -127,6 +127,14 @@ class Store {
   Result<std::vector<HostOpRecord>> ops();
   uint64_t op_count() const;
 
+  // The gathered history of a launch (docs/store.md "History"): derivable data that saves later
+  // sessions a re-execution. put_history replaces the launch's entry (the "history" database is
+  // created at the first one). history() is nullopt when there is none; a damaged entry is an
+  // error (StoreCorrupt) that does not count as the store's damage: the caller gathers it again.
+  Result<void> put_history(const HistoryRecord& rec);
+  Result<std::optional<HistoryRecord>> history(uint32_t launch);
+  uint64_t history_bytes(uint32_t launch);  // the stored entry's size (0: none)
+
   // The record at key, decoded and validated: checksum, structure, key, shape, and every page it
   // names is present with the right size. Page contents are verified when read (read_page, verify).
   Result<CheckpointRecord> get(const TimeKey& key);

@@ -1256,3 +1256,113 @@ TEST_CASE("Group commit: a machine failure that lost the commits after the last 
   auto s = sample_at(later[0]);
   must(store.put(later[0], s.rec, s.pages));
 }
+
+namespace {
+HistoryRecord sample_history(uint32_t launch, size_t writes) {
+  HistoryRecord h;
+  h.launch = launch;
+  h.reached = 20 + 3 * writes;
+  h.until = h.reached + 100;
+  h.ended = true;
+  h.grid = true;
+  h.grid_dims = {4, 2, 1};
+  h.block_dims = {8, 1, 1};
+  h.stepped = {{100, 250}};
+  for (size_t i = 0; i < writes; ++i) {
+    HistoryWritesRecord& w = h.writes;
+    w.instret.push_back(10 + i * 3);
+    w.pc.push_back(0x80000100u + uint32_t(i % 7) * 4);
+    w.core.push_back(0);
+    w.slot.push_back(uint32_t(i % 4));
+    w.lane.push_back(uint32_t(i % 4));
+    w.cta.push_back(uint32_t(i % 8));
+    w.thread.push_back(uint32_t(i % 8));
+    w.addr.push_back(0x10000u + uint32_t(i) * 4);
+    w.size.push_back(i % 3 == 0 ? 1 : 4);
+    w.flags.push_back(uint8_t(i % 4));
+    w.before.push_back(uint32_t(i * 2654435761u));
+    w.after.push_back(uint32_t(i * 40503u));
+  }
+  return h;
+}
+}  // namespace
+
+TEST_CASE("A launch's gathered history reads back exactly, is replaced by a later one, and a read-only store keeps it") {
+  TempDir dir;
+  fill(dir.path, {{1, 0}});
+  const HistoryRecord first = sample_history(2, 3000), later = sample_history(2, 10);
+  {
+    auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadWrite, no_sync()));
+    CHECK_FALSE(must(store.history(2)).has_value());  // no history database yet
+    must(store.put_history(first));
+    CHECK(must(store.history(2)) == first);
+    CHECK_FALSE(must(store.history(1)).has_value());
+    CHECK(store.history_bytes(2) > 0);
+    CHECK(store.history_bytes(2) < 3000 * 16);  // compressed columns: the raw ones take 50 bytes a write
+  }
+  {
+    auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadWrite, no_sync()));
+    CHECK(must(store.history(2)) == first);
+    must(store.put_history(later));
+    CHECK(must(store.history(2)) == later);
+    must(store.check_values());
+  }
+  auto ro = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadOnly));
+  CHECK(must(ro.history(2)) == later);
+  auto refused = ro.put_history(first);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(contains(refused.error().message, "read-only"));
+}
+
+TEST_CASE("Damage in a stored history is an error naming the launch, and not the recording's damage", "[malformed]") {
+  TempDir dir;
+  const TimeKey key{1, 0};
+  fill(dir.path, {key});
+  const HistoryRecord h = sample_history(3, 40);
+  {
+    auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadWrite, no_sync()));
+    must(store.put_history(h));
+  }
+  codec::Codec c;
+  const auto value = c.encode_history(h);
+  const std::string data = dir.path + "/data.mdb";
+  auto at = find_all(read_file(data), value);
+  REQUIRE(!at.empty());
+  auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadOnly));
+  for (size_t i = 0; i < value.size(); i += 7) {
+    std::vector<size_t> offs;
+    for (size_t a : at) offs.push_back(a + i);
+    xor_bytes(data, offs, uint8_t(1u << (i % 8)));
+    auto r = store.history(3);
+    INFO("byte " << i << " of " << value.size());
+    REQUIRE_FALSE(r.ok());
+    CHECK(contains(r.error().message, "history of launch 3"));
+    xor_bytes(data, offs, uint8_t(1u << (i % 8)));
+  }
+  CHECK_FALSE(store.damage().has_value());
+  CHECK(must(store.history(3)) == h);
+  CHECK(must(store.get(key)) == sample_at(key).rec);
+}
+
+TEST_CASE("A stored history whose writes are out of order, too large or past its pass is refused by the codec",
+          "[malformed]") {
+  codec::Codec c;
+  HistoryRecord h = sample_history(1, 5);
+  std::swap(h.writes.instret[1], h.writes.instret[3]);
+  auto v = c.encode_history(h);
+  auto r = c.decode_history(v.data(), v.size());
+  REQUIRE_FALSE(r.ok());
+  CHECK(contains(r.error().message, "time order"));
+  h = sample_history(1, 5);
+  h.writes.size[2] = 8;
+  v = c.encode_history(h);
+  r = c.decode_history(v.data(), v.size());
+  REQUIRE_FALSE(r.ok());
+  CHECK(contains(r.error().message, "size 8"));
+  h = sample_history(1, 5);
+  h.reached = 12;
+  v = c.encode_history(h);
+  r = c.decode_history(v.data(), v.size());
+  REQUIRE_FALSE(r.ok());
+  CHECK(contains(r.error().message, "past the point"));
+}

@@ -240,9 +240,14 @@ class Debugger {
   // origin of a register of the focus lane (DWARF number: 0..31 x, 32..63 f).
   void origin_of_register(const std::string& text, unsigned reg, uint32_t depth, bool go);
   std::unique_ptr<replay::HistoryIndex> history_, executions_;
-  std::vector<uint64_t> history_extent_;              // how far each launch had gone when history_ was gathered
-  double gathered_ms_ = 0;                            // the last history() call's gathering (0: reused)
-  std::string history_partial_, executions_partial_;  // what their passes could not read ("" all)
+  // How far each launch went when they were gathered (Session::history_extent), and executions_'s pcs.
+  std::vector<uint64_t> history_extent_, executions_extent_;
+  std::set<uint32_t> executions_pcs_;
+  double gathered_ms_ = 0;  // the last history() call's gathering (0: reused)
+  uint32_t read_from_recording_ = 0, history_launches_gathered_ = 0;  // by the last gathering
+  std::string history_note_;  // what the last history() call could not read from or keep in the recording
+  // What an answer from h says it could not read ("" when nothing).
+  std::string history_unread(const replay::HistoryIndex& h) const;
   nlohmann::json history_data(const replay::HistoryIndex& h, std::chrono::steady_clock::time_point start) const;
   void info_watchpoints();
   void describe_watchpoint(const UserBreakpoint& b, std::string* text, nlohmann::json* list) const;

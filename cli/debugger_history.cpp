@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "base/hex.hpp"
+#include "checkpoint/store.hpp"
 #include "cli/debugger.hpp"
 #include "cli/text.hpp"
 #include "replay/history.hpp"
@@ -224,12 +225,49 @@ std::pair<json, std::vector<replay::WriteRecord>> Debugger::describe_inputs(
                (threads.size() > 1 ? " .. " + *threads.rbegin() : "") + "\n";
     if (g.unwritten)
       *text += "      " + std::to_string(g.unwritten) +
-               " read bytes no kernel instruction wrote since (a host copy, the image or the launch's arguments)\n";
+               " read bytes no kernel instruction wrote since (a host copy, the kernel image's or arguments' among "
+               "them, or the command processor)\n";
   }
   if (dropped)
     *text += "    (a next level follows the first " + std::to_string(kMaxFollowed) + " of the writes behind them)\n";
   return std::pair{json{{"depth", depth}, {"inputs", inputs}, {"truncated", cut}}, std::move(next)};
 }
+
+namespace {
+
+// Whether a stored pass of a launch answers for a pass to `until` now: the same target, or a launch
+// that ended (or a device stop that cut the pass) before either target.
+bool stored_pass_fits(const checkpoint::HistoryRecord& r, uint64_t until) {
+  if (r.version != checkpoint::kHistoryVersion) return false;
+  if (r.until == until) return true;
+  if (r.ended) return r.reached <= until;                             // the pass ends there again
+  if (!r.complete) return r.reached < until && r.reached < r.until;  // cut by the same device stop
+  return false;
+}
+
+// What the passes could not read, as the answers say it ("" when they read everything).
+std::string unread_text(const replay::HistoryIndex& h) {
+  std::string cut, stepped;
+  for (const auto& [n, p] : h.passes()) {
+    if (!p.complete)
+      cut += (cut.empty() ? "" : ", ") + std::string("launch ") + std::to_string(n) + " after instruction " +
+             std::to_string(p.reached);
+    for (const auto& [from, to] : p.stepped)
+      stepped += (stepped.empty() ? "" : ", ") + std::string("launch ") + std::to_string(n) + " from instruction " +
+                 std::to_string(from) + " to " + std::to_string(to);
+  }
+  std::string out;
+  if (!cut.empty())
+    out += "(not read: " + cut +
+           "; a device stop the run went on past ends a quiet re-execution there, so later writes are missing)\n";
+  if (!stepped.empty())
+    out += "(not re-executed: " + stepped +
+           ", which the live session ran by Debug Module steps; only the ends of such an interval are recorded "
+           "(docs/live.md), so writes made inside it are missing)\n";
+  return out;
+}
+
+}  // namespace
 
 replay::HistoryIndex* Debugger::history(const std::set<uint32_t>& pcs, const std::string& name) {
   if (!s_.store()) {
@@ -242,51 +280,88 @@ replay::HistoryIndex* Debugger::history(const std::set<uint32_t>& pcs, const std
                                  : std::string(".")));
     return nullptr;
   }
-  // What the history holds now: how far each launch has gone. The index stays while it is the same.
-  std::vector<uint64_t> extent;
-  for (uint32_t n = 1; n <= s_.launches_started(); ++n) {
-    auto f = s_.frontier(n);
-    extent.push_back(f ? f->instret : 0);
-  }
+  // What the history holds now: how far each launch goes. An index stays while that is the same.
+  const std::vector<uint64_t> extent = s_.history_extent();
   const bool executions = !pcs.empty();
   gathered_ms_ = 0;
+  history_note_.clear();
   if (!executions && history_ && history_extent_ == extent) return history_.get();
+  if (executions && executions_ && executions_extent_ == extent && executions_pcs_ == pcs) return executions_.get();
   const auto t0 = std::chrono::steady_clock::now();
   auto index = std::make_unique<replay::HistoryIndex>(s_.config());
   index->watch_pcs(pcs);
-  auto passes =
-      s_.observe_history(*index, [&](uint32_t n, const DeviceContext& ctx) { index->begin_launch(n, ctx.launch); });
-  if (!passes) {
-    err(name + ": could not read the history: " + passes.error().message);
-    return nullptr;
+  // The writes of a launch come from the index held before when its extent is the same, else from
+  // the recording when it keeps them (docs/store.md "History"); executions are always gathered.
+  std::set<uint32_t> gather;
+  read_from_recording_ = 0;
+  for (uint32_t n = 1; n <= extent.size(); ++n) {
+    const uint64_t until = extent[n - 1];
+    if (until == 0) continue;
+    if (!executions && history_ && n <= history_extent_.size() && history_extent_[n - 1] == until &&
+        history_->passes().count(n))
+      if (index->load(history_->record(n))) continue;
+    if (!executions) {
+      auto stored = s_.store()->history(n);
+      if (!stored) {
+        history_note_ += "(the recording's stored history of launch " + std::to_string(n) +
+                         " could not be read, so it was gathered again: " + stored.error().message + ")\n";
+      } else if (*stored && stored_pass_fits(**stored, until)) {
+        if (auto r = index->load(**stored); r) {
+          ++read_from_recording_;
+          continue;
+        } else {
+          history_note_ += "(the recording's stored history of launch " + std::to_string(n) +
+                           " does not fit this device, so it was gathered again: " + r.error().message + ")\n";
+        }
+      }
+    }
+    gather.insert(n);
+  }
+  if (!gather.empty()) {
+    auto passes = s_.observe_history(
+        *index, [&](uint32_t n, const DeviceContext& ctx) { index->begin_launch(n, ctx.launch); }, &gather);
+    if (!passes) {
+      err(name + ": could not read the history: " + passes.error().message);
+      return nullptr;
+    }
+    for (const auto& p : *passes) {
+      index->end_launch(p);
+      // Kept in the recording for later sessions when every later pass would see the same: the
+      // launch's start is a checkpoint (records are immutable, the run deterministic).
+      if (executions || s_.read_only() || !s_.launch_start_recorded(p.launch)) continue;
+      if (auto r = s_.store()->put_history(index->record(p.launch)); !r)
+        history_note_ += "(the gathered history of launch " + std::to_string(p.launch) +
+                         " could not be kept in the recording: " + r.error().message + ")\n";
+    }
   }
   gathered_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  // A pass a device stop ended early leaves the rest of its launch out: the answers say so.
-  std::string partial;
-  for (const auto& p : *passes)
-    if (!p.complete)
-      partial += (partial.empty() ? "" : ", ") + std::string("launch ") + std::to_string(p.launch) +
-                 " after instruction " + std::to_string(p.reached);
-  if (!partial.empty())
-    partial = "(not read: " + partial +
-              "; a device stop the run went on past ends a quiet re-execution there, so later writes are missing)\n";
+  history_launches_gathered_ = uint32_t(gather.size());
   if (executions) {
     executions_ = std::move(index);
-    executions_partial_ = partial;
+    executions_extent_ = extent;
+    executions_pcs_ = pcs;
     return executions_.get();
   }
   history_ = std::move(index);
   history_extent_ = extent;
-  history_partial_ = partial;
   return history_.get();
 }
 
+std::string Debugger::history_unread(const replay::HistoryIndex& h) const { return unread_text(h) + history_note_; }
+
 json Debugger::history_data(const replay::HistoryIndex& h, std::chrono::steady_clock::time_point start) const {
   // What the question cost (BENCHMARKS.md, "Questions over the history"): gathered_ms is 0 when
-  // the writes gathered before were reused.
-  return {{"writes", h.writes().size()},
+  // the writes gathered before were reused; launches_read counts launches whose writes came from
+  // the recording (docs/store.md "History"), launches_gathered those re-executed for this question.
+  json stepped = json::array();
+  for (const auto& [n, p] : h.passes())
+    for (const auto& [from, to] : p.stepped) stepped.push_back({{"launch", n}, {"from", from}, {"to", to}});
+  return {{"writes", h.write_count()},
           {"index_bytes", h.bytes()},
           {"gathered_ms", gathered_ms_},
+          {"launches_read", gathered_ms_ ? read_from_recording_ : 0},
+          {"launches_gathered", gathered_ms_ ? history_launches_gathered_ : 0},
+          {"not_reexecuted", stepped},
           {"elapsed_ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count()}};
 }
 
@@ -387,10 +462,24 @@ void Debugger::cmd_origin(Args a) {
       if (!goto_write) goto_write = w;
     } else {
       text += bytes +
-              "not written by any kernel instruction or host copy in this history: it holds what device "
-              "memory held before the first launch (the kernel image, or the launch's arguments)\n";
+              "not written by any kernel instruction or host copy in this history: it holds what device memory "
+              "held before (zero where nothing was put), or what a command buffer's STORE_REG64, STORE_IMM64 or "
+              "COPY_MEM64 put there (the command processor's writes are not in the history)\n";
       part["unwritten"] = true;
     }
+    // An interval a live session stepped, after that write or copy (or the history's start) and
+    // before now: a write inside it would be the origin instead, and it is not in the history.
+    const engine::TimePoint since = c ? engine::TimePoint{c->before_launch, 0} : w ? w->when : engine::TimePoint{0, 0};
+    json unseen = json::array();
+    for (const auto& [n, p] : h->passes())
+      for (const auto& [from, to] : p.stepped)
+        if (since < engine::TimePoint{n, to} && engine::TimePoint{n, from} < now) {
+          unseen.push_back({{"launch", n}, {"from", from}, {"to", to}});
+          text += std::string(bytes.size(), ' ') + "  unless it was written from launch " + std::to_string(n) +
+                  " instruction " + std::to_string(from) + " to " + std::to_string(to) +
+                  ", which the live session ran by Debug Module steps (not re-executed)\n";
+        }
+    if (!unseen.empty()) part["not_reexecuted"] = unseen;
     parts.push_back(part);
     i = j;
   }
@@ -406,7 +495,7 @@ void Debugger::cmd_origin(Args a) {
     levels.push_back(inputs->first);
     level = std::move(inputs->second);
   }
-  text += history_partial_;
+  text += history_unread(*h);
   out(text, {{"expression", place->text},
              {"addr", mp.addr},
              {"length", mp.len},
@@ -474,7 +563,7 @@ void Debugger::origin_of_register(const std::string& what, unsigned reg, uint32_
   }
   data["depth"] = levels;
   data["history"] = history_data(*h, start);
-  text += history_partial_;
+  text += history_unread(*h);
   out(text, data);
   if (go) {
     if (!state.written) return err("origin -goto: nothing in this launch wrote " + what + " before this point");
@@ -557,7 +646,7 @@ void Debugger::info_writes(const std::string& args) {
   }
   if (all.size() > kShown)
     text += "  ... " + std::to_string(all.size() - kShown) + " more (-range A,B shows a part of the history)\n";
-  text += history_partial_;
+  text += history_unread(*h);
   out(text, {{"expression", place->text},
              {"addr", mp.addr},
              {"length", mp.len},
@@ -671,7 +760,7 @@ void Debugger::info_executions(const std::string& args) {
                     {"core", e.core},
                     {"warp", e.slot},
                     {"tmask", e.tmask}});
-  text += executions_partial_;
+  text += history_unread(*h);
   out(text, {{"location", location},
              {"pcs", pcs},
              {"count", ex.size()},

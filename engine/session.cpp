@@ -316,8 +316,35 @@ std::vector<Session::HostWrite> Session::host_writes() const {
   return out;
 }
 
+bool Session::read_only() const { return impl_->opts.read_only; }
+
+std::vector<uint64_t> Session::history_extent() const {
+  const Impl& I = *impl_;
+  const TimePoint here = now();
+  std::vector<uint64_t> out;
+  for (uint32_t n = 1; n <= uint32_t(I.plan.launches()); ++n) {
+    // An earlier launch ended (the session is in a later one); a later one (after a move back)
+    // runs as far as the session has seen it go.
+    uint64_t until = UINT64_MAX;
+    if (n >= here.launch && !I.completed.count(n)) {
+      auto f = frontier(n);
+      until = std::max<uint64_t>(f ? f->instret : 0, n == here.launch ? here.instret : 0);
+    }
+    out.push_back(until);
+  }
+  return out;
+}
+
+bool Session::launch_start_recorded(uint32_t launch) {
+  Impl& I = *impl_;
+  if (!I.store) return false;
+  auto has = I.store->has(checkpoint::TimeKey{launch, 0});
+  return has && *has;
+}
+
 Result<std::vector<Session::HistoryPass>> Session::observe_history(
-    DeviceObserver& observer, const std::function<void(uint32_t, const DeviceContext&)>& launch_begins) {
+    DeviceObserver& observer, const std::function<void(uint32_t, const DeviceContext&)>& launch_begins,
+    const std::set<uint32_t>* only) {
   Impl& I = *impl_;
   if (auto r = I.need_store(); !r) return r.error();
   if (!stopped()) return make_error("the history is read from a stop, and the kernel is not stopped");
@@ -331,16 +358,10 @@ Result<std::vector<Session::HistoryPass>> Session::observe_history(
   std::vector<HistoryPass> out;
   Error failed;
   bool ok = true;
-  const uint32_t launches = uint32_t(I.plan.launches());
-  for (uint32_t n = 1; n <= launches && ok; ++n) {
-    // An earlier launch ended (the session is in a later one); a later one (after a move back)
-    // runs as far as the session has seen it go.
-    uint64_t until = UINT64_MAX;
-    if (n >= here.launch && !I.completed.count(n)) {
-      auto f = frontier(n);
-      until = std::max<uint64_t>(f ? f->instret : 0, n == here.launch ? here.instret : 0);
-    }
-    if (until == 0) continue;
+  const std::vector<uint64_t> extent = history_extent();
+  for (uint32_t n = 1; n <= extent.size() && ok; ++n) {
+    const uint64_t until = extent[n - 1];
+    if (until == 0 || (only && !only->count(n))) continue;
     auto start = I.seek(TimePoint{n, 0}, StopReason::InstructionCount, std::nullopt, {});
     if (!start) {
       failed = start.error();
@@ -348,17 +369,46 @@ Result<std::vector<Session::HistoryPass>> Session::observe_history(
       break;
     }
     launch_begins(n, I.ctx);
+    HistoryPass pass{n};
+    pass.until = until;
     ScanRequest req;
     req.until = until;
-    I.dev.set_observer(&observer);
-    auto r = I.scan(req);
-    I.dev.set_observer(nullptr);
-    if (!r) {
-      failed = r.error();
-      ok = false;
-      break;
+    for (;;) {
+      I.dev.set_observer(&observer);
+      auto r = I.scan(req);
+      I.dev.set_observer(nullptr);
+      if (!r) {
+        failed = r.error();
+        ok = false;
+        break;
+      }
+      pass.reached = r->reached;
+      pass.ended = r->launch_ended;
+      if (r->launch_ended || r->reached >= until || I.fatal) break;
+      // An interval a live session ran by Debug Module steps ends the scan at its start: only its
+      // two ends are recorded (docs/live.md), so the pass goes on from its end.
+      auto ahead = I.stepped_ahead();
+      if (!ahead) {
+        failed = ahead.error();
+        ok = false;
+        break;
+      }
+      if (!*ahead) break;
+      pass.stepped.emplace_back(r->reached, (*ahead)->key.instret);
+      if ((*ahead)->key.instret >= until) {
+        pass.reached = until;  // nothing before it is left to observe
+        break;
+      }
+      if (auto re = I.restore((*ahead)->key); !re) {
+        failed = re.error();
+        ok = false;
+        break;
+      }
+      pass.reached = (*ahead)->key.instret;
     }
-    out.push_back(HistoryPass{n, r->reached, r->launch_ended, r->launch_ended || r->reached >= until});
+    if (!ok) break;
+    pass.complete = pass.ended || pass.reached >= until;
+    out.push_back(std::move(pass));
   }
   // Back where the user stands, with the stop as it was reported (the state is the same: the run
   // is deterministic).

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -270,6 +271,7 @@ class Session {
 
   // --- State at the current stop ------------------------------------------------------------
   bool stopped() const;      // a launch is stopped (its state is readable)
+  bool read_only() const;    // the recording is open read-only (SessionOptions::read_only)
   SessionInfo info() const;  // the mode, the Debug Module, whether the device is held
   const StopEvent& last_stop() const;
   const DeviceContext& context() const;  // valid while stopped()
@@ -340,6 +342,7 @@ class Session {
   // it reached when it has not ended), re-executed quietly with `observer` set on the device, then
   // back to the current stop as it was. `launch_begins(n, ctx)` is called at each launch's start,
   // before its first instruction is observed. Needs a stop and a store. One entry per launch passed.
+  // `only`: the launches to pass (nullptr: every one).
   struct HistoryPass {
     uint32_t launch = 0;
     uint64_t reached = 0;  // the launch's count the pass ended at
@@ -347,9 +350,21 @@ class Session {
     // It reached where it was to go. false: a device stop (an exception or assertion the user
     // went on past, in the recorded run) ended the quiet run earlier.
     bool complete = true;
+    // Intervals (from, to) a live session ran by Debug Module steps: not re-executed (only their
+    // ends are recorded, docs/live.md), so nothing inside them was observed; the pass went on
+    // from each one's end.
+    std::vector<std::pair<uint64_t, uint64_t>> stepped;
+    uint64_t until = 0;  // where it was to go (history_extent())
   };
   Result<std::vector<HistoryPass>> observe_history(
-      DeviceObserver& observer, const std::function<void(uint32_t, const DeviceContext&)>& launch_begins);
+      DeviceObserver& observer, const std::function<void(uint32_t, const DeviceContext&)>& launch_begins,
+      const std::set<uint32_t>* only = nullptr);
+  // Where observe_history would pass each launch to (index launch - 1): its end (UINT64_MAX), the
+  // furthest point the session has seen, or 0 when it has not begun.
+  std::vector<uint64_t> history_extent() const;
+  // Whether launch's start is a checkpoint in the recording: a pass of it then observes the same
+  // thing in every session (records are immutable, the run deterministic).
+  bool launch_start_recorded(uint32_t launch);
 
   // --- Recordings ------------------------------------------------------------------------------
   // Writes the host operations not yet in the store (they are also written with every checkpoint)

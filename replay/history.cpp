@@ -24,9 +24,13 @@ void HistoryIndex::begin_launch(uint32_t launch, const LaunchState& state) {
   launches_[launch] = state;
   state_ = &launches_[launch];
   // A launch passed again (a second pass over the history) replaces what the first gathered.
-  std::erase_if(writes_, [&](const WriteRecord& w) { return w.when.launch == launch; });
+  current_ = &writes_[launch];
+  current_->clear();
+  passes_.erase(launch);
   std::erase_if(executions_, [&](const ExecutionRecord& e) { return e.when.launch == launch; });
 }
+
+void HistoryIndex::end_launch(const engine::Session::HistoryPass& pass) { passes_[pass.launch] = pass; }
 
 void HistoryIndex::retired(const Observation& o) {
   if (launch_ == 0) return;
@@ -55,16 +59,95 @@ void HistoryIndex::retired(const Observation& o) {
     w.atomic = o.cls == InsnClass::Atomic;
     w.before = a.before;
     w.after = a.after;
-    writes_.push_back(w);
+    current_->push_back(w);
   }
+}
+
+checkpoint::HistoryRecord HistoryIndex::record(uint32_t launch) const {
+  checkpoint::HistoryRecord r;
+  r.launch = launch;
+  if (auto p = passes_.find(launch); p != passes_.end()) {
+    r.reached = p->second.reached;
+    r.until = p->second.until;
+    r.ended = p->second.ended;
+    r.complete = p->second.complete;
+    for (const auto& [from, to] : p->second.stepped) r.stepped.push_back(checkpoint::SteppedIntervalRecord{from, to});
+  }
+  if (const LaunchState* l = this->launch(launch)) {
+    r.grid = l->kind == LaunchKind::Grid;
+    r.grid_dims = l->grid;
+    r.block_dims = l->block;
+  }
+  auto it = writes_.find(launch);
+  if (it == writes_.end()) return r;
+  checkpoint::HistoryWritesRecord& c = r.writes;
+  for (const WriteRecord& w : it->second) {
+    c.instret.push_back(w.when.instret);
+    c.pc.push_back(w.pc);
+    c.core.push_back(w.core);
+    c.slot.push_back(w.slot);
+    c.lane.push_back(w.lane);
+    c.cta.push_back(w.who.cta);
+    c.thread.push_back(w.who.thread);
+    c.addr.push_back(w.addr);
+    c.size.push_back(w.size);
+    c.flags.push_back(uint8_t((w.local ? 1 : 0) | (w.atomic ? 2 : 0)));
+    c.before.push_back(w.before);
+    c.after.push_back(w.after);
+  }
+  return r;
+}
+
+Result<void> HistoryIndex::load(const checkpoint::HistoryRecord& r) {
+  const checkpoint::HistoryWritesRecord& c = r.writes;
+  std::deque<WriteRecord> writes;
+  for (size_t i = 0; i < c.count(); ++i) {
+    WriteRecord w;
+    w.when = engine::TimePoint{r.launch, c.instret[i]};
+    w.pc = c.pc[i];
+    w.core = c.core[i];
+    w.slot = c.slot[i];
+    w.lane = c.lane[i];
+    if (w.core >= cfg_.total_cores() || w.slot >= cfg_.warps || w.lane >= cfg_.threads)
+      return make_error("the stored history of launch " + std::to_string(r.launch) + " names core " +
+                        std::to_string(w.core) + " warp " + std::to_string(w.slot) + " lane " +
+                        std::to_string(w.lane) + ", not on a " + cfg_.to_string() + " device");
+    w.who = LaunchThread{r.grid, c.cta[i], c.thread[i]};
+    w.addr = c.addr[i];
+    w.size = c.size[i];
+    w.local = c.flags[i] & 1;
+    w.atomic = c.flags[i] & 2;
+    w.before = c.before[i];
+    w.after = c.after[i];
+    writes.push_back(w);
+  }
+  LaunchState l;
+  l.kind = r.grid ? LaunchKind::Grid : LaunchKind::Instances;
+  l.grid = r.grid_dims;
+  l.block = r.block_dims;
+  launches_[r.launch] = l;
+  writes_[r.launch] = std::move(writes);
+  engine::Session::HistoryPass p{r.launch, r.reached, r.ended, r.complete, {}, r.until};
+  for (const auto& s : r.stepped) p.stepped.emplace_back(s.from, s.to);
+  passes_[r.launch] = std::move(p);
+  return {};
+}
+
+uint64_t HistoryIndex::write_count() const {
+  uint64_t n = 0;
+  for (const auto& [launch, w] : writes_) n += w.size();
+  return n;
 }
 
 std::vector<const WriteRecord*> HistoryIndex::writes_to(const MemoryPlace& place, engine::TimePoint until) const {
   std::vector<const WriteRecord*> out;
-  // Passes run launch after launch, so the list is in time order.
-  for (const WriteRecord& w : writes_) {
-    if (until < w.when) break;
-    if (place.overlaps(w)) out.push_back(&w);
+  // Launch after launch, each in time order.
+  for (const auto& [launch, writes] : writes_) {
+    if (launch > until.launch) break;
+    for (const WriteRecord& w : writes) {
+      if (until < w.when) break;
+      if (place.overlaps(w)) out.push_back(&w);
+    }
   }
   return out;
 }
@@ -89,7 +172,7 @@ const LaunchState* HistoryIndex::launch(uint32_t n) const {
 }
 
 uint64_t HistoryIndex::bytes() const {
-  return writes_.size() * sizeof(WriteRecord) + executions_.capacity() * sizeof(ExecutionRecord) +
+  return write_count() * sizeof(WriteRecord) + executions_.capacity() * sizeof(ExecutionRecord) +
          launches_.size() * sizeof(LaunchState);
 }
 

@@ -18,6 +18,7 @@
 #include "device/driver.hpp"
 #include "device/isa.hpp"
 #include "device/state.hpp"
+#include "checkpoint/records.hpp"
 #include "engine/session.hpp"
 
 namespace vx::replay {
@@ -72,7 +73,9 @@ struct MemoryPlace {
   }
 };
 
-// The observer of a history pass, and what it gathered.
+// The observer of a history pass, and what it gathered, launch by launch. A launch's writes can
+// also come from the recording (docs/store.md "History"): `record` gives what to store, `load`
+// takes it back.
 class HistoryIndex final : public DeviceObserver {
  public:
   explicit HistoryIndex(const DeviceConfig& config) : cfg_(config) {}
@@ -83,10 +86,18 @@ class HistoryIndex final : public DeviceObserver {
 
   // Session::observe_history's launch_begins.
   void begin_launch(uint32_t launch, const LaunchState& state);
+  // What the pass of a launch ended with (Session::HistoryPass).
+  void end_launch(const engine::Session::HistoryPass& pass);
   void launch_started(const LaunchState&) override {}
   void retired(const Observation& o) override;
 
-  const std::deque<WriteRecord>& writes() const { return writes_; }
+  // A launch's writes and pass as the store keeps them, and back (replacing what the index held
+  // of that launch). load() fails on a record that does not fit the device shape.
+  checkpoint::HistoryRecord record(uint32_t launch) const;
+  Result<void> load(const checkpoint::HistoryRecord& rec);
+
+  // The writes held, over every launch.
+  uint64_t write_count() const;
   const std::vector<ExecutionRecord>& executions() const { return executions_; }
   // The writes to any byte of `place` at or before `until`, in time order (lanes of one
   // instruction lowest first).
@@ -96,6 +107,8 @@ class HistoryIndex final : public DeviceObserver {
   // How a person names the thread: "CTA (1,0,0) thread (3,0,0)" or "instance 5".
   std::string thread_name(uint32_t launch, const LaunchThread& t) const;
   const LaunchState* launch(uint32_t n) const;
+  // Per launch passed: where its pass ended, and the intervals it could not re-execute.
+  const std::map<uint32_t, engine::Session::HistoryPass>& passes() const { return passes_; }
   // The memory the index holds, in bytes (docs/time-travel.md quotes it).
   uint64_t bytes() const;
 
@@ -104,9 +117,11 @@ class HistoryIndex final : public DeviceObserver {
   std::set<uint32_t> pcs_;
   uint32_t launch_ = 0;
   std::map<uint32_t, LaunchState> launches_;
-  // A deque: a history of millions of writes grows without copying them (a vector's reallocations
-  // were a third of the gathering's time).
-  std::deque<WriteRecord> writes_;
+  // Per launch, in time order. A deque: a history of millions of writes grows without copying them
+  // (a vector's reallocations were a third of the gathering's time).
+  std::map<uint32_t, std::deque<WriteRecord>> writes_;
+  std::deque<WriteRecord>* current_ = nullptr;  // launch_'s
+  std::map<uint32_t, engine::Session::HistoryPass> passes_;
   const LaunchState* state_ = nullptr;  // launch_'s
   std::vector<ExecutionRecord> executions_;
 };

@@ -17,6 +17,8 @@ history"), with answers known from the kernels' sources:
     replay       the same answers from `vxreplay replay` of the recording, the kernel file deleted
     gdb          the same answers through gdb-multiarch's `monitor`
     errors       clear errors: no recording, a value that is not a place, -depth past 1, bad options
+    live         a live session's interval run by Debug Module steps is named as not re-executed, and
+                 the history goes on past it; origin warns of it when it lies after the write
 
 Usage: e2e_history.py VXREPLAY EXAMPLES_DIR SOURCE_DIR CHECK
 """
@@ -203,6 +205,38 @@ def check_replay(vx, ex, src, tmp):
     origin = next((e for e in events if e.get("command") == "origin bins[3]"), {}).get("origin", [{}])
     check(origin and origin[0].get("write", {}).get("instret") == (out.get("writes") or [{}])[-1].get("instret"),
           f"{t}: origin {origin} is not the last write")
+    # The recording session kept the writes it gathered (docs/store.md "History"): the replay read
+    # them instead of re-executing the launch.
+    first_hist = first.output("info writes bins[3]").get("history", {})
+    hist = out.get("history", {})
+    check(first_hist.get("launches_gathered") == 1 and first_hist.get("launches_read") == 0,
+          f"{t}: the recording session's question: {first_hist}")
+    check(hist.get("launches_read") == 1 and hist.get("launches_gathered") == 0,
+          f"{t}: the replay did not read the stored history: {hist}")
+    # A damaged stored history is gathered again, with a note, and the answers stay the same.
+    data = os.path.join(rec, "data.mdb")
+    blob = bytearray(open(data, "rb").read())
+    # Every copy LMDB's pages hold (a freed page may keep an older one).
+    at = [i for i in range(len(blob) - 3) if blob[i:i + 4] == b"VXI1"]
+    if check(at, f"{t}: no stored history value (magic VXI1) in {data}"):
+        for i in at:
+            blob[i + 40] ^= 0x10
+        open(data, "wb").write(bytes(blob))
+        p = subprocess.run([vx, "replay", rec, "--batch", "--json", "-ex", "info writes bins[3]"],
+                           capture_output=True, text=True, timeout=120)
+        events = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
+        again = next((e for e in events if e.get("command") == "info writes bins[3]"), {})
+        check(p.returncode == 0 and again.get("writes") == out.get("writes"),
+              f"{t}: after damaging the stored history: exit {p.returncode}, {again.get('count')} writes: {p.stderr}")
+        check(again.get("history", {}).get("launches_gathered") == 1 and
+              "stored history of launch 1 could not be read" in again.get("text", "") + p.stdout,
+              f"{t}: the damaged stored history was not reported and gathered again: {again.get('history')}")
+        # Gathered again and kept: the next replay reads it.
+        p = subprocess.run([vx, "replay", rec, "--batch", "--json", "-ex", "info writes bins[3]"],
+                           capture_output=True, text=True, timeout=120)
+        events = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
+        third = next((e for e in events if e.get("command") == "info writes bins[3]"), {})
+        check(third.get("history", {}).get("launches_read") == 1, f"{t}: not kept again: {third.get('history')}")
 
 
 def check_gdb(vx, ex, src, tmp):
@@ -247,8 +281,42 @@ def check_errors(vx, ex, src, tmp):
           f"{s.tag()}: continue after a question at a fault: {s.errors()}, {len(s.stops())} stops")
 
 
+def check_live(vx, ex, src, tmp):
+    store = source_line(src, "racy", "counter = v + 1u;")
+    stop = source_line(src, "racy", "VX_IF(order == threads - 1)")
+    s = Session(vx, os.path.join(ex, "racy.elf"),
+                [f"break racy.c:{store}", "continue", "stepi 4", "origin counter", "delete", f"break racy.c:{stop}",
+                 "continue", "info writes counter", "origin counter", "print counter"],
+                extra=["--mode", "live"], db=os.path.join(tmp, "live"))
+    t = s.tag()
+    stops = s.stops()
+    if not check(len(stops) == 3, f"{t}: {len(stops)} stops: {s.errors()}"):
+        return
+    a, b = stops[0]["instructions"], stops[1]["instructions"]
+    # At the end of the stepped interval: the interval is named, after whatever wrote counter.
+    early = s.outputs("origin counter")[0] if s.outputs("origin counter") else {}
+    parts = early.get("origin", [])
+    check(parts and parts[0].get("not_reexecuted") == [{"launch": 1, "from": a, "to": b}] and
+          f"unless it was written from launch 1 instruction {a} to {b}" in early.get("text", ""),
+          f"{t}: origin at the stepped interval's end: {early}")
+    writes = s.output("info writes counter")
+    check(writes.get("history", {}).get("not_reexecuted") == [{"launch": 1, "from": a, "to": b}] and
+          f"(not re-executed: launch 1 from instruction {a} to {b}" in writes.get("text", ""),
+          f"{t}: info writes does not name the stepped interval {a}..{b}: {writes.get('history')}")
+    listed = writes.get("writes", [])
+    # The history goes on past the interval (it used to end there), and nothing inside it is listed.
+    check(any(w["instret"] > b for w in listed) and not any(a < w["instret"] <= b for w in listed),
+          f"{t}: writes around the stepped interval {a}..{b}: {[w['instret'] for w in listed]}")
+    last = s.outputs("origin counter")[-1]
+    value = s.output("print counter").get("value")
+    w = (last.get("origin") or [{}])[0].get("write", {})
+    check(w.get("line") == store and str(w.get("after")) == re.sub(r"\D", "", str(value)) and
+          "not_reexecuted" not in last["origin"][0],
+          f"{t}: origin after the interval: {last.get('origin')} (counter = {value})")
+
+
 CHECKS = {"origin": check_origin, "walkthrough": check_walkthrough, "depth": check_depth, "writes": check_writes, "executions": check_executions, "replay": check_replay,
-          "gdb": check_gdb, "errors": check_errors}
+          "gdb": check_gdb, "errors": check_errors, "live": check_live}
 
 
 def main():

@@ -257,10 +257,13 @@ class Server {
     if (auto failed = go(q, &header, &note)) return *failed;
     o_.rec->dbg->execute("origin " + expr);
     const std::vector<json> events = take_events(o_.events);
-    // The debugger refused the question: the expression is no place (or names nothing there), or
-    // the history cannot be read.
+    // The debugger refused the question: the expression is no place (or names nothing there), 400;
+    // or the recording's history could not be read, 500.
     for (const json& e : events)
-      if (e.value("event", "") == "error") return error_response(400, e.value("message", "origin: no answer"));
+      if (e.value("event", "") == "error") {
+        const std::string why = e.value("message", "origin: no answer");
+        return error_response(why.find("could not read the history") != std::string::npos ? 500 : 400, why);
+      }
     auto answer = find_event(events, "expression");
     if (!answer) return error_response(500, "the debugger answered no origin");
     if (header.contains("core"))

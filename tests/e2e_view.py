@@ -23,9 +23,10 @@ Usage: e2e_view.py VXREPLAY BUILD_ROOT SOURCE_ROOT CHECK ARTIFACT_DIR
     origin  `vxreplay view --serve` of offbyone stopped after its stores: GET /origin answers what
             `goto L:I` then `origin EXPR` answer at the prompt (table[4]: thread 0's store at the
             loop, 0x00000004 over 0x00000064), and refuses bad questions; in the page, a click on a
-            C variable's value, on a byte of memory, and the form's expression show who wrote it
-            under the stop panel with a marker at each writer's point on its row, and a click on a
-            marker opens the writer's point; the page written with -o has no clickable values
+            register's or a C variable's value, on a byte of memory, and the form's expression show
+            who wrote it under the stop panel (or why that cannot be said) with a marker at each
+            writer's point on its row, and a click on a marker opens the writer's point; the page
+            written with -o has no clickable values
 """
 import json
 import os

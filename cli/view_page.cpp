@@ -511,8 +511,9 @@ function openPoint(p) {
 // Who wrote a value: `origin EXPR` at the point and lane the stop panel shows. The answer goes
 // under the panel as text, and each instruction that wrote a part of it is a diamond on its warp's
 // row at its point; clicking one (or its button) opens that point with the writing lane in focus.
-let originEls = [];
+let originEls = [], originAsked = 0;  // originAsked: the last question's number (a later one wins)
 function clearOrigin() {
+  ++originAsked;
   for (const { d } of originEls) d.remove();
   originEls = [];
   const box = document.getElementById("origin");
@@ -521,15 +522,16 @@ function clearOrigin() {
 }
 function askOrigin(expr) {
   if (!originAt || !expr) return;
-  const at = originAt, box = document.getElementById("origin");
+  const at = originAt, box = document.getElementById("origin"), asked = ++originAsked;
   for (const { d } of originEls) d.remove();
   originEls = [];
   box.hidden = false;
   box.innerHTML = '<p class="note" id="origin-wait">Asking who wrote ' + esc(expr) + " at launch " + at.launch + ", instruction " + at.instret + "\u2026</p>";
   let q = "origin?launch=" + at.launch + "&instret=" + at.instret;
   if (at.core !== undefined) q += "&core=" + at.core + "&warp=" + at.warp + "&lane=" + at.lane;
-  ask(q + "&expr=" + encodeURIComponent(expr), (r) => showOrigin(r, at),
-    (msg) => { box.innerHTML = '<h2>Origin of ' + esc(expr) + '</h2><p id="origin-error">' + esc(msg) + "</p>"; draw(); });
+  ask(q + "&expr=" + encodeURIComponent(expr), (r) => { if (asked === originAsked) showOrigin(r, at); }, (msg) => {
+    if (asked === originAsked) box.innerHTML = "<h2>Origin of " + esc(expr) + '</h2><p id="origin-error">' + esc(msg) + "</p>";
+  });
 }
 // Bytes [from, from + n) of a stored 32-bit value (little-endian), in hex as the prompt writes them.
 function partHex(v, from, n) {

@@ -59,6 +59,14 @@ header .meta { color: #aab3c5; }
 .point.write { background: #2e86c1; }
 .point.access { background: #c0392b; }
 .point.selected { box-shadow: 0 0 0 3px #f39c12; }
+.origin-able { cursor: pointer; text-decoration: underline dotted #2e86c1; }
+.origin-able:hover { background: #d6eaf8; }
+.origin-mark { position: absolute; width: 9px; height: 9px; margin: -6px 0 0 -6px; background: #16a085; border: 1.5px solid #fff; transform: rotate(45deg); cursor: pointer; z-index: 4; }
+.origin-mark.selected { box-shadow: 0 0 0 3px #f39c12; }
+#origin { padding: 0 14px 30px; }
+#origin h2 { font-size: 14px; margin: 4px 0 8px; }
+#origin pre { background: #fff; border: 1px solid #d9dde5; padding: 6px 10px; font: 12px ui-monospace, monospace; margin: 4px 0; white-space: pre-wrap; }
+#origin button { font: inherit; padding: 1px 7px; }
 #summary { padding: 6px 14px; background: #fff; border-bottom: 1px solid #d9dde5; }
 #summary pre { font: 12px ui-monospace, monospace; margin: 4px 0; white-space: pre-wrap; }
 #summary table { border-collapse: collapse; font: 12px ui-monospace, monospace; margin: 4px 0; }
@@ -74,6 +82,7 @@ header .meta { color: #aab3c5; }
 <section id="summary" hidden></section>
 <div id="tooltip"></div>
 <section id="source"><p class="note" id="hint">Click a mark (a triangle above the rows) to see its source line, registers and C variables.</p></section>
+<section id="origin" hidden></section>
 <script id="data" type="application/json">)HTML";
 
 const char* const kScript = R"HTML(</script>
@@ -321,6 +330,7 @@ function draw() {
     ctx.fillRect(x, TOP + band.first * ROW_H, 1, band.count * ROW_H);
   }
   drawPoints(w);
+  drawOrigin(w);
   if (picked) {
     const x = toX(off(0, picked.launch) + picked.instret);
     if (x >= LABEL_W && x <= w) { ctx.fillStyle = "rgba(46,134,193,0.9)"; ctx.fillRect(x, TOP - 4, 2, rows.length * ROW_H + 8); }
@@ -410,13 +420,18 @@ function select(m, el) {
       html += '<pre id="stop-source"><div class="current" data-line="' + h.line + '">' + String(h.line).padStart(5) + "  " + esc(h.source) + "</div></pre>";
     }
   }
+  // Served, each value is a click away from who wrote it (origin at this point, this lane in focus).
+  originAt = data.serve ? { launch: m.launch, instret: m.instret } : null;
+  if (originAt && h && h.core !== undefined) Object.assign(originAt, { core: h.core, warp: h.warp, lane: h.lane });
+  const cell = (expr, shown) => originAt ? '<td class="origin-able" data-expr="' + esc(expr) + '" title="who wrote it: origin ' + esc(expr) + '">' + shown + "</td>" : "<td>" + shown + "</td>";
   const vars = (id, head, list) => '<table id="' + id + '"><tr><th>' + head + "</th><th>value</th><th>type</th></tr>" +
-    list.map((v) => "<tr><td>" + esc(v.name) + "</td><td>" + esc(v.text) + "</td><td>" + esc(v.type || "") + "</td></tr>").join("") + "</table>";
+    list.map((v) => "<tr><td>" + esc(v.name) + "</td>" + cell(v.name, esc(v.text)) + "<td>" + esc(v.type || "") + "</td></tr>").join("") + "</table>";
   if (m.args && m.args.length) html += vars("args", "argument", m.args);
   if (m.locals && m.locals.length) html += vars("locals", "variable", m.locals);
   else if (m.locals) html += '<p class="note" id="no-locals">No locals.</p>';
   if (m.registers) html += '<table id="registers"><tr><th>register</th><th>value</th></tr>' +
-    Object.keys(m.registers).sort((a, b) => regOrder(a) - regOrder(b)).map((k) => "<tr><td>" + esc(k) + "</td><td>" + hex(m.registers[k]) + "</td></tr>").join("") + "</table>";
+    Object.keys(m.registers).sort((a, b) => regOrder(a) - regOrder(b)).map((k) => "<tr><td>" + esc(k) + "</td>" +
+      (k === "pc" ? "<td>" + hex(m.registers[k]) + "</td>" : cell("$" + k, hex(m.registers[k]))) + "</tr>").join("") + "</table>";
   if (m.note) html += '<p id="point-note" class="note">' + esc(m.note) + "</p>";
   if (m.text) html += '<pre id="point-text">' + esc(m.text) + "</pre>";
   if (m.command) html += '<p>Reopen this point: <code id="reopen">' + esc(m.command) + "</code></p>";
@@ -426,7 +441,9 @@ function select(m, el) {
       '" data-lane="' + l + '">' + l + "</button>").join(" ") + "</p>";
   if (data.serve)
     html += '<form id="memory-form">Memory at this point: address <input id="memory-addr" size="12" placeholder="0x...">' +
-      ' bytes <input id="memory-len" size="5" value="64"> <button type="submit">Read</button></form><pre id="memory"></pre>';
+      ' bytes <input id="memory-len" size="5" value="64"> <button type="submit">Read</button></form><pre id="memory"></pre>' +
+      '<form id="origin-form">Who wrote it: origin of <input id="origin-expr" size="24" placeholder="table[4], *(int *)0x..., $a0">' +
+      ' <button type="submit">Ask</button> <span class="note">(or click a value above)</span></form>';
   src.innerHTML = html;
   for (const b of document.querySelectorAll("#lanes button"))
     b.addEventListener("click", () => openPoint({ launch: m.launch, instret: m.instret, core: h.core, warp: h.warp, lane: Number(b.dataset.lane) }));
@@ -435,8 +452,12 @@ function select(m, el) {
       e.preventDefault();
       const q = "launch=" + m.launch + "&instret=" + m.instret + "&addr=" + encodeURIComponent(document.getElementById("memory-addr").value.trim()) +
         "&len=" + encodeURIComponent(document.getElementById("memory-len").value.trim());
-      ask("memory?" + q, (r) => { document.getElementById("memory").textContent = r.text; },
+      ask("memory?" + q, (r) => { document.getElementById("memory").innerHTML = memoryHtml(r.text, r.address); },
         (msg) => { document.getElementById("memory").textContent = msg; });
+    });
+    document.getElementById("origin-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      askOrigin(document.getElementById("origin-expr").value.trim());
     });
   }
   draw();
@@ -444,6 +465,16 @@ function select(m, el) {
 
 // --- Served (vxreplay view --serve): any point of the timeline, read from the recording. ---
 let picked = null;  // the point last asked for: { launch, instret }
+let originAt = null;  // the point and focus lane the stop panel shows: where a value's origin is asked
+// The prompt's `x` text with each byte a click away from who wrote it (its address from the first).
+function memoryHtml(text, address) {
+  let i = 0;
+  return text.split("\n").map((line) => {
+    const f = line.split("\t");
+    return esc(f[0]) + f.slice(1).map((b) => "\t" + (originAt
+      ? '<span class="origin-able" data-expr="*(unsigned char *)' + hex(address + i++) + '">' + esc(b) + "</span>" : esc(b))).join("");
+  }).join("\n");
+}
 function ask(what, done, failed) {
   fetch(what).then((r) => r.json().then((j) => ({ ok: r.ok, j }))).then(({ ok, j }) => {
     if (ok) done(j); else failed(j.error || "the server answered an error");
@@ -477,6 +508,140 @@ function openPoint(p) {
   }, (msg) => { src.innerHTML = '<p id="point-error">' + esc(msg) + "</p>"; });
 }
 
+// Who wrote a value: `origin EXPR` at the point and lane the stop panel shows. The answer goes
+// under the panel as text, and each instruction that wrote a part of it is a diamond on its warp's
+// row at its point; clicking one (or its button) opens that point with the writing lane in focus.
+let originEls = [], originAsked = 0;  // originAsked: the last question's number (a later one wins)
+function clearOrigin() {
+  ++originAsked;
+  for (const { d } of originEls) d.remove();
+  originEls = [];
+  const box = document.getElementById("origin");
+  box.innerHTML = ""; box.hidden = true;
+  draw();
+}
+function askOrigin(expr) {
+  if (!originAt || !expr) return;
+  const at = originAt, box = document.getElementById("origin"), asked = ++originAsked;
+  for (const { d } of originEls) d.remove();
+  originEls = [];
+  box.hidden = false;
+  box.innerHTML = '<p class="note" id="origin-wait">Asking who wrote ' + esc(expr) + " at launch " + at.launch + ", instruction " + at.instret + "\u2026</p>";
+  let q = "origin?launch=" + at.launch + "&instret=" + at.instret;
+  if (at.core !== undefined) q += "&core=" + at.core + "&warp=" + at.warp + "&lane=" + at.lane;
+  ask(q + "&expr=" + encodeURIComponent(expr), (r) => { if (asked === originAsked) showOrigin(r, at); }, (msg) => {
+    if (asked === originAsked) box.innerHTML = "<h2>Origin of " + esc(expr) + '</h2><p id="origin-error">' + esc(msg) + "</p>";
+  });
+}
+// Bytes [from, from + n) of a stored 32-bit value (little-endian), in hex as the prompt writes them.
+function partHex(v, from, n) {
+  const part = n >= 4 ? v >>> 0 : ((v >>> (8 * from)) & ((1 << (8 * n)) - 1)) >>> 0;
+  return "0x" + part.toString(16).padStart(2 * n, "0");
+}
+function showOrigin(r, at) {
+  const box = document.getElementById("origin");
+  const lane = r.focus || at;
+  const place = r.register !== undefined
+    ? "register " + r.register + " of core " + lane.core + " warp " + lane.warp + " lane " + lane.lane
+    : r.length + (r.length === 1 ? " byte" : " bytes") + " at " + (r.local ? "local " : "") + hex(r.addr);
+  let html = '<h2 id="origin-title">Origin of ' + esc(r.expression) + " (" + esc(place) + ") at launch " + r.launch + ", instruction " + r.instret +
+    ' <button type="button" id="origin-clear">Clear</button></h2>';
+  if (r.note) html += '<p class="note" id="origin-note">' + esc(r.note) + "</p>";
+  const writers = [];  // distinct writes, each one marker
+  const writerOf = (w) => {
+    let i = writers.findIndex((o) => o.launch === w.launch && o.instret === w.instret && o.pc === w.pc &&
+      o.core === w.core && o.warp === w.warp && o.lane === w.lane);
+    if (i < 0) { i = writers.length; writers.push(w); }
+    return i;
+  };
+  const at_ = (w) => "launch " + w.launch + ", instruction " + w.instret + ", pc " + hex(w.pc) + (w.file ? " at " + w.file + ":" + w.line : "");
+  const open = (i) => ' <button type="button" class="origin-open" data-writer="' + i + '">open the writer\u2019s point</button>';
+  const parts = [];
+  if (r.register !== undefined) {
+    // A register: its last write by the lane's own thread, in this launch.
+    if (r.write) {
+      const w = Object.assign({ core: lane.core, warp: lane.warp, lane: lane.lane, thread: "the lane's own thread" }, r.write);
+      const i = writerOf(w);
+      parts.push({ text: "written by the lane's own thread, " + at_(w) + (w.source ? "\n    " + w.line + "\t" + w.source : ""), writer: i });
+    } else {
+      parts.push({ text: "not written in this launch by the thread: it holds what the launch started it with" });
+    }
+  } else {
+    for (const p of r.origin || []) {
+      const bytes = r.origin.length === 1 && p.offset === 0 && p.length === r.length ? ""
+        : "bytes " + p.offset + (p.length > 1 ? ".." + (p.offset + p.length - 1) : "") + ": ";
+      if (p.write) {
+        const w = p.write, i = writerOf(w), from = r.addr + p.offset - w.addr;
+        parts.push({ writer: i, text: bytes + "written by " + w.thread + " (core " + w.core + " warp " + w.warp + " lane " + w.lane + "), " + at_(w) +
+          (w.source ? "\n    " + w.line + "\t" + w.source : "") + "\n  it wrote " + partHex(w.after, from, p.length) + " over " +
+          partHex(w.before, from, p.length) + (w.atomic ? " (an atomic)" : "") });
+      } else if (p.host_copy) {
+        const c = p.host_copy;
+        parts.push({ text: bytes + "copied by the host before launch " + c.before_launch + " (" + c.size + " bytes to " + hex(c.addr) +
+          "); no kernel instruction wrote them after it" });
+      } else {
+        parts.push({ text: bytes + "not written by any kernel instruction or host copy in this history: it holds what device memory held before the first launch" });
+      }
+    }
+  }
+  html += '<div id="origin-parts">' + parts.map((p) => '<div class="origin-part"' + (p.writer !== undefined ? ' data-writer="' + p.writer + '"' : "") + "><pre>" +
+    esc(p.text) + "</pre>" + (p.writer !== undefined ? open(p.writer) : "") + "</div>").join("") + "</div>";
+  box.innerHTML = html;
+  box.hidden = false;
+  document.getElementById("origin-clear").addEventListener("click", clearOrigin);
+  for (const [i, w] of writers.entries()) {
+    const d = document.createElement("div");
+    d.className = "origin-mark";
+    for (const k of ["launch", "instret", "core", "warp", "lane"]) d.dataset[k] = w[k];
+    d.dataset.writer = i;
+    const tip = "wrote " + r.expression + ": " + w.thread + " (core " + w.core + " warp " + w.warp + " lane " + w.lane + ")\n" + at_(w) +
+      (w.source ? "\n" + w.line + "\t" + w.source : "") + "\nclick: open this point";
+    d.addEventListener("mouseenter", (e) => showTip(e, tip));
+    d.addEventListener("mousemove", (e) => showTip(e, tip));
+    d.addEventListener("mouseleave", hideTip);
+    d.addEventListener("mousedown", (e) => e.stopPropagation());
+    d.addEventListener("click", (e) => { e.stopPropagation(); openWriter(i); });
+    timeline.appendChild(d);
+    originEls.push({ w, d });
+  }
+  for (const b of box.querySelectorAll(".origin-open")) b.addEventListener("click", () => openWriter(Number(b.dataset.writer)));
+  // The writers in view, zoomed in far enough that each stands apart (two lanes of one instruction
+  // stand one below the other, drawOrigin nudges them).
+  if (originEls.length) {
+    const gs = originEls.map(({ w }) => off(0, w.launch) + w.instret).sort((a, b) => a - b);
+    let gap = Infinity;
+    for (let i = 1; i < gs.length; ++i) if (gs[i] > gs[i - 1]) gap = Math.min(gap, gs[i] - gs[i - 1]);
+    if (gap !== Infinity && gap * scale < 16) scale = Math.min(16 / gap, 64);
+    const lo = toX(gs[0]), hi = toX(gs[gs.length - 1]);
+    if (lo < LABEL_W || hi > width()) x0 = (gs[0] + gs[gs.length - 1]) / 2 - (width() - LABEL_W) / 2 / scale;
+  }
+  draw();
+}
+function openWriter(i) {
+  const e = originEls[i];
+  if (!e) return;
+  for (const { d } of originEls) d.classList.remove("selected");
+  e.d.classList.add("selected");
+  openPoint({ launch: e.w.launch, instret: e.w.instret, core: e.w.core, warp: e.w.warp, lane: e.w.lane });
+}
+function drawOrigin(w) {
+  const seen = new Map();  // writers at one place (lanes of one instruction): each a little lower
+  for (const { w: o, d } of originEls) {
+    const x = toX(off(0, o.launch) + o.instret);
+    const row = rowIndex.get(rowKey(0, o.core, o.warp));
+    const k = o.launch + ":" + o.instret + ":" + o.core + ":" + o.warp, n = seen.get(k) || 0;
+    seen.set(k, n + 1);
+    d.style.display = x >= LABEL_W && x <= w ? "" : "none";
+    d.style.left = x + "px";
+    // No row for the warp (no sample of it): above the rows.
+    d.style.top = (row === undefined ? TOP - 6 : TOP + row * ROW_H + ROW_H / 2 + (n % 3) * 4) + "px";
+  }
+}
+document.getElementById("source").addEventListener("click", (e) => {
+  const v = e.target.closest && e.target.closest(".origin-able");
+  if (v) askOrigin(v.dataset.expr);
+});
+
 // Zoom around the pointer, pan by dragging.
 timeline.addEventListener("wheel", (e) => {
   e.preventDefault();
@@ -492,7 +657,7 @@ window.addEventListener("mouseup", (e) => {
   drag = null; timeline.classList.remove("dragging");
   // A click (no drag) on the rows, served: the state at that point.
   if (!data.serve || !was || Math.abs(e.clientX - was.x) > 3 || Math.abs(e.clientY - was.y) > 3) return;
-  if (e.target.classList && ["mark", "console-mark", "point"].some((c) => e.target.classList.contains(c))) return;
+  if (e.target.classList && ["mark", "console-mark", "point", "origin-mark"].some((c) => e.target.classList.contains(c))) return;
   const rect = timeline.getBoundingClientRect();
   const p = pointAt(e.clientX - rect.left, e.clientY - rect.top);
   if (p) openPoint(p);
@@ -501,7 +666,7 @@ window.addEventListener("mousemove", (e) => {
   if (drag) { x0 = drag.x0 - (e.clientX - drag.x) / scale; draw(); return; }
   const rect = timeline.getBoundingClientRect();
   if (e.clientY < rect.top || e.clientY > rect.bottom || e.clientX < rect.left || e.clientX > rect.right) return;
-  if (e.target.classList && ["mark", "console-mark", "point"].some((c) => e.target.classList.contains(c))) return;
+  if (e.target.classList && ["mark", "console-mark", "point", "origin-mark"].some((c) => e.target.classList.contains(c))) return;
   const hit = intervalAt(e.clientX - rect.left, e.clientY - rect.top);
   if (!hit) return hideTip();
   const [from, to, act, lanes, cta] = hit.iv;
@@ -529,7 +694,7 @@ if (data.report || data.classes) {
   sum.hidden = false;
 }
 fit();
-if (data.serve) document.getElementById("hint").textContent += " Served: click any point of a warp's row for the state there.";
+if (data.serve) document.getElementById("hint").textContent += " Served: click any point of a warp's row for the state there, and a value for who wrote it.";
 if (!data.marks.length && !pointEls.length && !data.serve) document.getElementById("hint").textContent = "Hover a warp's row for its state; this page has no marks.";
 if (pointEls.length) document.getElementById("hint").textContent = "Click a dot on a warp's row (a read, the write behind it, a race's access) to see its source line and what happened there.";
 // drawn: milliseconds from the navigation's start to the first picture; redraw(): one redraw's milliseconds

@@ -2,8 +2,10 @@
 // behind it the recording: GET /state?launch=L&instret=I[&core=C&warp=W[&lane=N]] goes to that
 // point through the same Debugger as the prompt (`goto L:I`) and answers the stop, the focus lane's
 // args, locals and registers; GET /memory?launch=L&instret=I&addr=A[&len=N] answers `x/Nxb A`
-// there. One request at a time, each on its own connection; a bad request is answered with an
-// error and the server goes on. SIGINT or SIGTERM ends it.
+// there; GET /origin?launch=L&instret=I[&core=C&warp=W[&lane=N]]&expr=EXPR answers `origin EXPR`
+// there with that lane in focus (who last wrote it). One request at a time, each on its own
+// connection; a bad request is answered with an error and the server goes on. SIGINT or SIGTERM
+// ends it.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -12,6 +14,8 @@
 
 #include <poll.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -135,9 +139,11 @@ class Server {
     if (path == "/" || path == "/index.html") return Response{200, "text/html; charset=utf-8", page_};
     if (path == "/state") return state(*query);
     if (path == "/memory") return memory(*query);
+    if (path == "/origin") return origin(*query);
     return error_response(404, "no such page: " + path.substr(0, 200) +
                                    " (the page is /; the state at a point /state?launch=L&instret=I; memory there "
-                                   "/memory?launch=L&instret=I&addr=A&len=N)");
+                                   "/memory?launch=L&instret=I&addr=A&len=N; who wrote a value there "
+                                   "/origin?launch=L&instret=I&expr=EXPR)");
   }
 
  private:
@@ -227,6 +233,43 @@ class Server {
                 {"bytes", (*v)["values"]},
                 {"text", v->value("text", "")}};
     return Response{200, "application/json", out.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"};
+  }
+
+  // `origin EXPR` at the point, with the query's lane in focus: the debugger's answer as the prompt
+  // gives it with --json, and the lane it was asked in (`focus`, and `note` when that is not the
+  // lane the query named).
+  Response origin(const Query& q) {
+    auto it = q.find("expr");
+    if (it == q.end())
+      return error_response(400,
+                            "the query needs expr=EXPRESSION (URL-encoded): a C variable, an array element, "
+                            "*(TYPE *)ADDRESS or a register ($a0)");
+    const std::string expr(trim(it->second));
+    if (expr.empty()) return error_response(400, "expr= is empty: give the expression to ask about");
+    if (std::any_of(expr.begin(), expr.end(), [](char c) { return std::iscntrl(uint8_t(c)); }))
+      return error_response(400, "expr= holds a control character: one expression on one line");
+    if (expr[0] == '-')
+      return error_response(400, "expr=" + expr.substr(0, 200) +
+                                     ": an expression, not an option (this answers `origin EXPR`; -goto and -depth "
+                                     "are the prompt's)");
+    json header;
+    std::string note;
+    if (auto failed = go(q, &header, &note)) return *failed;
+    o_.rec->dbg->execute("origin " + expr);
+    const std::vector<json> events = take_events(o_.events);
+    // The debugger refused the question: the expression is no place (or names nothing there), 400;
+    // or the recording's history could not be read, 500.
+    for (const json& e : events)
+      if (e.value("event", "") == "error") {
+        const std::string why = e.value("message", "origin: no answer");
+        return error_response(why.find("could not read the history") != std::string::npos ? 500 : 400, why);
+      }
+    auto answer = find_event(events, "expression");
+    if (!answer) return error_response(500, "the debugger answered no origin");
+    if (header.contains("core"))
+      (*answer)["focus"] = {{"core", header["core"]}, {"warp", header["warp"]}, {"lane", header["lane"]}};
+    if (!note.empty()) (*answer)["note"] = note;
+    return Response{200, "application/json", answer->dump(-1, ' ', false, json::error_handler_t::replace) + "\n"};
   }
 
   ViewRecording& o_;

@@ -20,6 +20,13 @@ Usage: e2e_view.py VXREPLAY BUILD_ROOT SOURCE_ROOT CHECK ARTIFACT_DIR
             there, the registers and C variables as `goto LAUNCH:INSTRUCTION` shows them at the
             prompt (and another lane's, as `focus` shows them), and memory as `x` shows it; requests for points outside the recording and
             malformed requests get errors and the server goes on; SIGINT ends it with status 0
+    origin  `vxreplay view --serve` of offbyone stopped after its stores: GET /origin answers what
+            `goto L:I` then `origin EXPR` answer at the prompt (table[4]: thread 0's store at the
+            loop, 0x00000004 over 0x00000064), and refuses bad questions; in the page, a click on a
+            register's or a C variable's value, on a byte of memory, and the form's expression show
+            who wrote it under the stop panel (or why that cannot be said) with a marker at each
+            writer's point on its row, and a click on a marker opens the writer's point; the page
+            written with -o has no clickable values
 """
 import json
 import os
@@ -31,6 +38,7 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from e2e_common import EXIT_BAD_INPUT, EXIT_USAGE, check, failures, line_of, run_cmd
@@ -544,6 +552,264 @@ def check_serve():
                 check(False, "serve: the server did not end on SIGINT")
 
 
+def prompt_origin(rec, launch, instret, expr, focus=None):
+    """`origin EXPR` at a point as the prompt answers it with --json (focus: (core, warp, lane))."""
+    cmd = [VX, "replay", rec, "--batch", "--json", "-ex", f"goto {launch}:{instret}"]
+    if focus:
+        cmd += ["-ex", "focus core %d warp %d lane %d" % tuple(focus)]
+    rc, out, err = run(cmd + ["-ex", "origin " + expr])
+    check(rc == 0, f"origin: replay {rec} -ex 'origin {expr}': status {rc}: {err[-300:]!r}")
+    answer = None
+    for line in out.splitlines():
+        e = json.loads(line)
+        if e.get("event") == "error":
+            check(False, f"origin: the prompt at {launch}:{instret}: {e.get('message')}")
+        elif e.get("command") == "origin " + expr:
+            answer = e
+    return answer
+
+
+def same_origin(got, want, what):
+    """The server's answer is the prompt's, but for what reading the history cost and the lane it adds."""
+    def strip(a):
+        return {k: v for k, v in (a or {}).items() if k not in ("history", "focus", "note")}
+    check(want is not None and got is not None and strip(got) == strip(want),
+          f"origin: {what}: the server answered {strip(got)}, the prompt {strip(want)}")
+
+
+def origin_shown(driver, before):
+    """The page's answer under the stop panel once it replaced `before` (its title, or an error)."""
+    from selenium.webdriver.common.by import By
+    for _ in range(600):
+        found = driver.find_elements(By.CSS_SELECTOR, "#origin-title, #origin-error")
+        if found and driver.find_element(By.ID, "origin").text != before:
+            return found[0].get_attribute("id"), driver.find_element(By.ID, "origin").text
+        time.sleep(0.1)
+    return None, ""
+
+
+def origin_marks(driver):
+    """The page's origin markers: their point and lane, and where each stands against xOf/yOf."""
+    from selenium.webdriver.common.by import By
+    out = []
+    for d in driver.find_elements(By.CSS_SELECTOR, ".origin-mark"):
+        m = {k: int(d.get_attribute("data-" + k)) for k in ("launch", "instret", "core", "warp", "lane")}
+        m["el"] = d
+        m["x"], m["y"] = driver.execute_script(
+            "const d = arguments[0]; return [parseFloat(d.style.left), parseFloat(d.style.top)]", d)
+        m["want_x"] = driver.execute_script("return window.vxreplayView.xOf(arguments[0], arguments[1])",
+                                            m["launch"], m["instret"])
+        m["want_y"] = driver.execute_script("return window.vxreplayView.yOf(arguments[0], arguments[1])",
+                                            m["core"], m["warp"])
+        m["shown"] = d.is_displayed()
+        out.append(m)
+    return out
+
+
+def ask_in_page(driver, expr=None, cell=None):
+    """Asks the page who wrote a value: a click on `cell`, or `expr` through the form."""
+    from selenium.webdriver.common.by import By
+    before = driver.find_element(By.ID, "origin").text
+    if cell is not None:
+        cell.click()
+    else:
+        box = driver.find_element(By.ID, "origin-expr")
+        box.clear()
+        box.send_keys(expr)
+        driver.find_element(By.CSS_SELECTOR, "#origin-form button").click()
+    return origin_shown(driver, before)
+
+
+def check_marks_at(driver, writes, what):
+    """One marker per distinct write, each at the write's point on its warp's row."""
+    marks = origin_marks(driver)
+    want = sorted({(w["launch"], w["instret"], w["core"], w["warp"], w["lane"]) for w in writes})
+    got = sorted((m["launch"], m["instret"], m["core"], m["warp"], m["lane"]) for m in marks)
+    check(got == want, f"origin: {what}: markers at {got}, the writers are {want}")
+    for m in marks:
+        check(m["shown"] and abs(m["x"] - m["want_x"]) < 0.1 and m["want_y"] is not None and abs(m["y"] - m["want_y"]) < 0.1,
+              f"origin: {what}: the marker of {m['launch']}:{m['instret']} stands at ({m['x']}, {m['y']}), "
+              f"its point and row at ({m['want_x']}, {m['want_y']}), shown {m['shown']}")
+    return marks
+
+
+def check_origin():
+    from selenium.webdriver.common.by import By
+    src = os.path.join(SRC, "examples", "offbyone.c")
+    stop = line_of(src, "VX_IF(table[i * ROW] != i * 100u)")
+    loop = line_of(src, "for (uint32_t j = 0; j <= ROW; j++)")
+    with tempfile.TemporaryDirectory() as tmp:
+        db = os.path.join(tmp, "obo")
+        rc, _, err = run([VX, "run", os.path.join(EXAMPLES, "offbyone.elf"), "--db", db, "--batch", "-ex",
+                          f"break offbyone.c:{stop}", "-ex", "continue", "-ex", "delete", "-ex", "continue"])
+        if not check(rc == 0 and os.path.isdir(db), f"origin: the recording session: status {rc}: {err[-300:]!r}"):
+            return
+        rec = os.path.join(db, os.listdir(db)[0])
+        marks, answers = prompt_answers(rec)
+        if not check(len(marks) == 1, f"origin: one mark, the stop after the stores: {marks}"):
+            return
+        mark = marks[0]
+        L, I = mark["launch"], mark["instret"]
+        stop_ev, locals_, _, _ = answers[mark["number"]]
+        focus = (stop_ev["core"], stop_ev["warp"], stop_ev["lane"])
+        server = subprocess.Popen([VX, "view", rec, "--serve", "0"], stderr=subprocess.PIPE, text=True)
+        try:
+            line = server.stderr.readline()
+            if not check("http://127.0.0.1:" in line, f"origin: the server says where it listens: {line!r}"):
+                return
+            base = "http://" + line.split("http://")[1].split("/")[0] + "/"
+            # Over HTTP: what the prompt answers; table[4] holds thread 0's last store (j == ROW) over
+            # thread 1's own first entry, 1 * 100.
+            got, body = http_get(base, f"origin?launch={L}&instret={I}&expr=table%5B4%5D")
+            table4 = json.loads(body)
+            check(got == 200, f"origin: GET /origin table[4]: {got} {body[:300]!r}")
+            same_origin(table4, prompt_origin(rec, L, I, "table[4]"), "table[4]")
+            parts = table4.get("origin", [])
+            w4 = parts[0].get("write", {}) if len(parts) == 1 else {}
+            check(w4.get("thread") == "CTA (0,0,0) thread (0,0,0)" and w4.get("file") == "offbyone.c" and
+                  w4.get("line") == loop and w4.get("after") == 4 and w4.get("before") == 100,
+                  f"origin: table[4] over HTTP: {parts}")
+            check(table4.get("focus") == dict(zip(("core", "warp", "lane"), focus)),
+                  f"origin: asked in lane {table4.get('focus')}, the stop's is {focus}")
+            # A register of another lane of the stop's warp ($a0 holds i there): that lane's own.
+            other = (focus[0], focus[1], focus[2] + 1)
+            got, body = http_get(base, f"origin?launch={L}&instret={I}&core={other[0]}&warp={other[1]}"
+                                       f"&lane={other[2]}&expr={urllib.parse.quote('$a0')}")
+            a0 = json.loads(body)
+            check(got == 200 and a0.get("register") == "a0" and a0.get("write", {}).get("instret", 0) > 0,
+                  f"origin: GET /origin $a0 in lane {other}: {got} {body[:300]!r}")
+            check(a0.get("focus") == dict(zip(("core", "warp", "lane"), other)),
+                  f"origin: $a0 asked in lane {a0.get('focus')}, not {other}")
+            same_origin(a0, prompt_origin(rec, L, I, "$a0", other), f"$a0 in lane {other}")
+            # Bad questions: each refused with its reason, and the server goes on.
+            for path, status, why in ((f"origin?launch={L}&instret={I}", 400, "expr="),
+                                      (f"origin?launch={L}&instret={I}&expr=", 400, "empty"),
+                                      (f"origin?launch={L}&instret={I}&expr=1%20%2B%202", 400, "not a place"),
+                                      (f"origin?launch={L}&instret={I}&expr=-goto%20table%5B4%5D", 400, "not an option"),
+                                      (f"origin?launch={L}&instret={I}&expr=a%0Ab", 400, "control character"),
+                                      (f"origin?launch={L}&instret=999999999&expr=table%5B4%5D", 404, "past the end"),
+                                      (f"origin?instret={I}&expr=table%5B4%5D", 400, "launch=")):
+                got, body = http_get(base, path)
+                check(got == status and why in json.loads(body).get("error", ""),
+                      f"origin: GET /{path}: {got} {body!r}, want {status} naming {why!r}")
+            check(server.poll() is None, "origin: the server is still running after the bad questions")
+            driver = started_browser()
+            if not driver:
+                return
+            try:
+                check_origin_page(driver, rec, base, mark, focus, locals_, table4, loop, tmp)
+            finally:
+                driver.quit()
+        finally:
+            server.send_signal(signal.SIGINT)
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                check(False, "origin: the server did not end on SIGINT")
+
+
+def check_origin_page(driver, rec, base, mark, focus, locals_, table4, loop, tmp):
+    from selenium.webdriver.common.by import By
+    L, I = mark["launch"], mark["instret"]
+    if not check(open_page(driver, base), "origin: the served page draws"):
+        return
+    driver.find_element(By.CSS_SELECTOR, f'#mark-list li[data-number="{mark["number"]}"]').click()
+    # The C variables are clickable; the compiler kept none of them at this line: the prompt's reason.
+    cells = {c.get_attribute("data-expr"): c for c in driver.find_elements(By.CSS_SELECTOR, "#locals td.origin-able")}
+    if check(locals_ and set(cells) == {v["name"] for v in locals_} and "i" in cells,
+             f"origin: the stop's C variables are clickable: {sorted(cells)}, the prompt's {locals_}"):
+        kind, text = ask_in_page(driver, cell=cells["i"])
+        check(kind == "origin-error" and "i is optimized out" in text, f"origin: a click on i's value: {text!r}")
+        check(not origin_marks(driver), "origin: no marker for a question with no answer")
+        # The browser logs the refusal (a 400) and nothing else.
+        logged = [l["message"] for l in driver.get_log("browser") if l.get("level") == "SEVERE"]
+        check(len(logged) == 1 and "expr=i " in logged[0] and "400" in logged[0],
+              f"origin: the page logged {logged}, want the 400 of the question about i")
+    # A register's value ($a0 holds i): the instruction of the lane's own thread that set it.
+    regs = {c.get_attribute("data-expr"): c for c in driver.find_elements(By.CSS_SELECTOR, "#registers td.origin-able")}
+    check("$a0" in regs and "$s0" in regs and "$pc" not in regs, f"origin: clickable registers {sorted(regs)}")
+    if "$a0" in regs:
+        want = prompt_origin(rec, L, I, "$a0", focus)
+        kind, text = ask_in_page(driver, cell=regs["$a0"])
+        w = (want or {}).get("write")
+        if check(kind == "origin-title" and w, f"origin: a click on $a0: {text!r}, the prompt {want}"):
+            w = dict({"core": focus[0], "warp": focus[1], "lane": focus[2]}, **w)  # the lane's own thread
+            check(f"Origin of $a0 (register a0 of core {focus[0]} warp {focus[1]} lane {focus[2]})" in text and
+                  f"launch {w['launch']}, instruction {w['instret']}, pc 0x{w['pc']:08x} at {w['file']}:{w['line']}" in text
+                  and w["source"] in text, f"origin: $a0: the page says {text!r}, the prompt {want.get('text')!r}")
+            check_marks_at(driver, [w], "$a0")
+    if "$s0" in regs:  # the launch started the thread with it
+        kind, text = ask_in_page(driver, cell=regs["$s0"])
+        check(kind == "origin-title" and "not written in this launch by the thread" in text and not origin_marks(driver),
+              f"origin: a click on $s0: {text!r}")
+    # table[4] through the form: thread 0's store at the loop, 0x00000004 over 0x00000064.
+    kind, text = ask_in_page(driver, expr="table[4]")
+    check(kind == "origin-title" and "written by CTA (0,0,0) thread (0,0,0) (core " in text and
+          f"offbyone.c:{loop}" in text and "it wrote 0x00000004 over 0x00000064" in text,
+          f"origin: table[4] in the page: {text!r}")
+    w4 = table4["origin"][0]["write"]
+    check_marks_at(driver, [w4], "table[4]")
+    # Bytes of memory: table[4] and table[5] read at the stop, each byte a click away.
+    driver.find_element(By.ID, "memory-addr").send_keys(hex(table4["addr"]))
+    driver.find_element(By.ID, "memory-len").clear()
+    driver.find_element(By.ID, "memory-len").send_keys("8")
+    driver.find_element(By.CSS_SELECTOR, "#memory-form button").click()
+    spans = []
+    for _ in range(300):
+        spans = driver.find_elements(By.CSS_SELECTOR, "#memory span.origin-able")
+        if spans:
+            break
+        time.sleep(0.1)
+    if check(len(spans) == 8, f"origin: 8 clickable bytes of memory, {len(spans)} shown"):
+        check(spans[0].get_attribute("data-expr") == "*(unsigned char *)" + "0x%08x" % table4["addr"],
+              f"origin: the first byte asks {spans[0].get_attribute('data-expr')!r}")
+        kind, text = ask_in_page(driver, cell=spans[0])
+        check(kind == "origin-title" and "CTA (0,0,0) thread (0,0,0)" in text and "it wrote 0x04 over 0x64" in text,
+              f"origin: table[4]'s first byte in the page: {text!r}")
+        check_marks_at(driver, [w4], "table[4]'s first byte")
+        # table[5] (thread 1's second entry, 1 * 100 + 1) over the zero it started as.
+        kind, text = ask_in_page(driver, cell=spans[4])
+        check(kind == "origin-title" and "CTA (0,0,0) thread (1,0,0)" in text and "it wrote 0x65 over 0x00" in text,
+              f"origin: table[5]'s first byte in the page: {text!r}")
+    # Two writers: two markers.
+    both = prompt_origin(rec, L, I, "*(unsigned long long *)&table[4]")
+    kind, text = ask_in_page(driver, expr="*(unsigned long long *)&table[4]")
+    writes = [p["write"] for p in (both or {}).get("origin", []) if "write" in p]
+    check(kind == "origin-title" and len(writes) == 2 and "bytes 0..3: written by CTA (0,0,0) thread (0,0,0)" in text and
+          "bytes 4..7: written by CTA (0,0,0) thread (1,0,0)" in text, f"origin: table[4..5]: {text!r}, the prompt {both}")
+    marks = check_marks_at(driver, writes, "table[4..5]")
+    # A marker opens its writer's point with the writing lane in focus.
+    if marks:
+        m = [x for x in marks if x["lane"] == w4["lane"] and x["instret"] == w4["instret"]] or marks
+        m = m[0]
+        m["el"].click()
+        title = None
+        for _ in range(600):
+            found = driver.find_elements(By.CSS_SELECTOR, "#stop-title[data-instret], #point-error")
+            if found:
+                title = found[0]
+                break
+            time.sleep(0.1)
+        if check(title is not None and title.get_attribute("id") == "stop-title",
+                 f"origin: the marker opens a point: {title.text if title else 'nothing'}"):
+            where = driver.find_element(By.ID, "stop-where").text
+            check((int(title.get_attribute("data-launch")), int(title.get_attribute("data-instret"))) ==
+                  (m["launch"], m["instret"]) and f"core {m['core']}, warp {m['warp']}, lane {m['lane']}" in where,
+                  f"origin: the writer's point is {title.text!r} {where!r}, want {m['launch']}:{m['instret']} in "
+                  f"core {m['core']} warp {m['warp']} lane {m['lane']}")
+            check(driver.find_elements(By.CSS_SELECTOR, ".origin-mark.selected"), "origin: the opened marker is selected")
+    keep(driver, "origin", fit=False)
+    # The page written with -o has no server behind it: its values are plain text.
+    page = os.path.join(tmp, "obo.html")
+    rc, _, err = run([VX, "view", rec, "-o", page])
+    if check(rc == 0 and open_page(driver, page), f"origin: view -o: status {rc}: {err[-200:]!r}"):
+        driver.find_element(By.CSS_SELECTOR, f'#mark-list li[data-number="{mark["number"]}"]').click()
+        check(driver.find_elements(By.CSS_SELECTOR, "#locals td") and
+              not driver.find_elements(By.CSS_SELECTOR, ".origin-able, #origin-form"),
+              "origin: the written page shows its values as plain text")
+
+
 def page_points(driver):
     from selenium.webdriver.common.by import By
     return {p.get_attribute("data-id"): {k: int(p.get_attribute("data-" + k)) for k in
@@ -667,7 +933,7 @@ def check_nondet():
 
 
 CHECKS = {"pages": check_pages, "export": check_export, "errors": check_errors, "serve": check_serve,
-          "nondet": check_nondet}
+          "origin": check_origin, "nondet": check_nondet}
 
 if __name__ == "__main__":
     if CHECK not in CHECKS:

@@ -346,10 +346,12 @@ std::vector<uint8_t> Codec::seal(Magic magic, const uint8_t* payload, size_t siz
 
 std::vector<uint8_t> Codec::seal(Magic magic, const uint8_t* payload, size_t size, bool compress, int level) {
   if (compress && size > 0) {
-    std::vector<uint8_t> z(ZSTD_compressBound(size));
-    size_t n = ZSTD_compressCCtx(ctx_->c, z.data(), z.size(), payload, size, level);
+    // Not zero-filled: a large value's bound is megabytes that zstd mostly leaves untouched.
+    const size_t bound = ZSTD_compressBound(size);
+    std::unique_ptr<uint8_t[]> z(new uint8_t[bound]);
+    size_t n = ZSTD_compressCCtx(ctx_->c, z.get(), bound, payload, size, level);
     // Incompressible data is kept raw: a stored value is never larger than raw + envelope.
-    if (!ZSTD_isError(n) && n < size) return envelope(magic, Encoding::Zstd, uint32_t(size), z.data(), n);
+    if (!ZSTD_isError(n) && n < size) return envelope(magic, Encoding::Zstd, uint32_t(size), z.get(), n);
   }
   return envelope(magic, Encoding::Raw, uint32_t(size), payload, size);
 }
@@ -743,7 +745,8 @@ std::vector<T> get_list(R reader) {
 }  // namespace
 
 std::vector<uint8_t> Codec::encode_history(const HistoryRecord& h) {
-  capnp::MallocMessageBuilder msg;
+  // One segment sized for the columns (about 46 bytes a write): no growing and concatenating.
+  capnp::MallocMessageBuilder msg(unsigned(std::min<uint64_t>(h.writes.count() * 6 + 256, 1u << 28)));
   auto b = msg.initRoot<s::History>();
   b.setLaunch(h.launch);
   b.setVersion(h.version);
@@ -773,8 +776,9 @@ std::vector<uint8_t> Codec::encode_history(const HistoryRecord& h) {
   set_list(b.initFlags(n), w.flags);
   set_list(b.initBefore(n), w.before);
   set_list(b.initAfter(n), w.after);
-  auto bytes = to_bytes(msg);
-  return seal(Magic::History, bytes.data(), bytes.size(), true);
+  kj::Array<capnp::word> words = capnp::messageToFlatArray(msg);
+  auto bytes = words.asBytes();
+  return seal(Magic::History, bytes.begin(), bytes.size(), true, level_);
 }
 
 Result<HistoryRecord> Codec::decode_history(const uint8_t* value, size_t size) {
@@ -795,6 +799,7 @@ Result<HistoryRecord> Codec::decode_history(const uint8_t* value, size_t size) {
     for (unsigned i = 0; i < 3; ++i) {
       h.grid_dims[i] = gd[i];
       h.block_dims[i] = bd[i];
+      if (gd[i] == 0 || bd[i] == 0) return make_error("the launch has a dimension of 0");
     }
     for (auto s : root.getStepped()) {
       if (s.getTo() < s.getFrom()) return make_error("a stepped interval ends before it starts");

@@ -301,10 +301,11 @@ struct CheckpointRecord {
 struct HistoryWritesRecord {
   std::vector<uint64_t> instret;  // the launch's count with the writing instruction
   std::vector<uint32_t> pc, core, slot, lane;
-  std::vector<uint32_t> cta, thread;  // grid launches: the CTA's linear index and the thread's in it; instances: 0, the instance
-  std::vector<uint32_t> addr;         // after the memory windows (local memory: 0xffff.... of core `core`)
+  std::vector<uint32_t> cta,
+      thread;  // grid launches: the CTA's linear index and the thread's in it; instances: 0, the instance
+  std::vector<uint32_t> addr;  // after the memory windows (local memory: 0xffff.... of core `core`)
   std::vector<uint8_t> size;
-  std::vector<uint8_t> flags;  // bit 0 local memory, bit 1 an atomic
+  std::vector<uint8_t> flags;           // bit 0 local memory, bit 1 an atomic
   std::vector<uint32_t> before, after;  // the low `size` bytes, little-endian
   size_t count() const { return instret.size(); }
   bool operator==(const HistoryWritesRecord&) const = default;
@@ -321,11 +322,11 @@ constexpr uint32_t kHistoryVersion = 1;  // of what a pass gathers; an entry of 
 struct HistoryRecord {
   uint32_t launch = 0;
   uint32_t version = kHistoryVersion;
-  uint64_t until = 0;     // where the pass was to go (UINT64_MAX: the launch's end)
-  uint64_t reached = 0;   // the launch's count the pass ended at
-  bool ended = false;     // the launch ran to its end
-  bool complete = true;   // false: a device stop ended the pass before where it was to go
-  bool grid = true;       // the launch's kind, for naming its threads
+  uint64_t until = 0;    // where the pass was to go (UINT64_MAX: the launch's end)
+  uint64_t reached = 0;  // the launch's count the pass ended at
+  bool ended = false;    // the launch ran to its end
+  bool complete = true;  // false: a device stop ended the pass before where it was to go
+  bool grid = true;      // the launch's kind, for naming its threads
   std::array<uint32_t, 3> grid_dims{1, 1, 1}, block_dims{1, 1, 1};
   std::vector<SteppedIntervalRecord> stepped;
   HistoryWritesRecord writes;

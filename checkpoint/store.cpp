@@ -1116,6 +1116,11 @@ std::array<uint8_t, 4> launch_key(uint32_t launch) {
 Result<void> Store::put_history(const HistoryRecord& rec) {
   Impl& I = *impl_;
   const std::string what = "cannot store the history of launch " + std::to_string(rec.launch);
+  // A value is read back only up to kMaxRecordBytes decoded: a larger one is refused here, not
+  // written to be refused at every later read. (About 46 bytes a write before compression.)
+  if (rec.writes.count() > kMaxHistoryWrites)
+    return I.err(what + ": " + std::to_string(rec.writes.count()) + " writes are more than a stored history holds (" +
+                 std::to_string(kMaxHistoryWrites) + ")");
   auto attempt = [&]() -> Result<void> {
     if (I.read_only) return I.err(what + ": the store is open read-only");
     auto txn = I.begin_write();
@@ -1126,8 +1131,7 @@ Result<void> Store::put_history(const HistoryRecord& rec) {
         return I.err(what, lmdb::error(rc, "mdb_dbi_open history"));
     auto k = launch_key(rec.launch);
     auto v = I.codec.encode_history(rec);
-    if (auto r = txn->put(dbi, lmdb::val(k.data(), k.size()), lmdb::val(v.data(), v.size()), 0, nullptr, "history");
-        !r)
+    if (auto r = txn->put(dbi, lmdb::val(k.data(), k.size()), lmdb::val(v.data(), v.size()), 0, nullptr, "history"); !r)
       return I.err(what, r.error());
     if (auto r = I.commit(*txn); !r) return I.err(what, r.error());
     I.history = dbi;  // a handle opened in a transaction lives on once it committed
@@ -1141,7 +1145,17 @@ Result<std::optional<HistoryRecord>> Store::history(uint32_t launch) {
   using Out = std::optional<HistoryRecord>;
   const std::string what = "the history of launch " + std::to_string(launch);
   return guarded<Out>(I.err(what).message, [&]() -> Result<Out> {
-    if (!I.history) return Out();
+    if (!I.history) {
+      // Another process may have created the database since this store was opened.
+      auto t = lmdb::Txn::begin(I.env.get(), true);
+      if (!t) return I.err(what, t.error());
+      MDB_dbi dbi = 0;
+      int rc = mdb_dbi_open(t->get(), kHistoryDb, 0, &dbi);
+      if (rc == MDB_NOTFOUND) return Out();
+      if (rc) return I.err(what, lmdb::error(rc, "mdb_dbi_open history"));
+      if (auto r = t->commit(); !r) return I.err(what, r.error());  // the handle outlives the transaction
+      I.history = dbi;
+    }
     auto txn = lmdb::Txn::begin(I.env.get(), true);
     if (!txn) return I.err(what, txn.error());
     auto k = launch_key(launch);

@@ -1287,7 +1287,8 @@ HistoryRecord sample_history(uint32_t launch, size_t writes) {
 }
 }  // namespace
 
-TEST_CASE("A launch's gathered history reads back exactly, is replaced by a later one, and a read-only store keeps it") {
+TEST_CASE(
+    "A launch's gathered history reads back exactly, is replaced by a later one, and a read-only store keeps it") {
   TempDir dir;
   fill(dir.path, {{1, 0}});
   const HistoryRecord first = sample_history(2, 3000), later = sample_history(2, 10);

@@ -243,7 +243,7 @@ class Debugger {
   // How far each launch went when they were gathered (Session::history_extent), and executions_'s pcs.
   std::vector<uint64_t> history_extent_, executions_extent_;
   std::set<uint32_t> executions_pcs_;
-  double gathered_ms_ = 0;  // the last history() call's gathering (0: reused)
+  double gathered_ms_ = 0;                                            // the last history() call's gathering (0: reused)
   uint32_t read_from_recording_ = 0, history_launches_gathered_ = 0;  // by the last gathering
   std::string history_note_;  // what the last history() call could not read from or keep in the recording
   // What an answer from h says it could not read ("" when nothing).

@@ -117,16 +117,26 @@ bool same_write(const replay::WriteRecord& a, const replay::WriteRecord& b) {
 Result<std::pair<json, std::vector<replay::WriteRecord>>> Debugger::follow_values(
     const replay::HistoryIndex& h, const std::vector<replay::WriteRecord>& writes, uint32_t depth, std::string* text) {
   replay::DataflowTracker tracker(s_.config(), writes);
-  auto passes = s_.observe_history(tracker, [&](uint32_t n, const DeviceContext&) { tracker.begin_launch(n); });
+  auto passes = s_.observe_history(
+      tracker, [&](uint32_t n, const DeviceContext&) { tracker.begin_launch(n); }, nullptr,
+      [&](uint32_t n, uint64_t from, uint64_t to) { tracker.skipped(n, from, to); });
   if (!passes) return passes.error();
   std::vector<const std::vector<replay::ValueSource>*> sources;
-  bool cut = false, unreached = false;
+  bool cut = false, unreached = false, unseen = false;
   for (const auto& r : tracker.results()) {
     sources.push_back(&r.sources);
     cut |= r.truncated;
     unreached |= !r.reached;
+    unseen |= r.unseen;
   }
-  return describe_inputs(h, sources, cut, unreached, depth, writes.front().when.launch, text);
+  auto out = describe_inputs(h, sources, cut, unreached, depth, writes.front().when.launch, text);
+  if (unseen) {
+    *text +=
+        "    (a value followed crossed an interval the live session ran by Debug Module steps: what it took "
+        "there is not known)\n";
+    out.first["not_reexecuted"] = true;
+  }
+  return out;
 }
 
 std::pair<json, std::vector<replay::WriteRecord>> Debugger::describe_inputs(
@@ -235,14 +245,13 @@ std::pair<json, std::vector<replay::WriteRecord>> Debugger::describe_inputs(
 
 namespace {
 
-// Whether a stored pass of a launch answers for a pass to `until` now: the same target, or a launch
-// that ended (or a device stop that cut the pass) before either target.
+// Whether a stored pass of a launch answers for a pass to `until` now. A pass to an earlier point
+// gathers a prefix of a later one's (a pass stops at an exact count, and the schedule does not
+// depend on where it stops), so any pass that went as far fits, cut there (HistoryIndex::load);
+// so does one that ended, or that a device stop cut, before `until`: this pass would end there too.
 bool stored_pass_fits(const checkpoint::HistoryRecord& r, uint64_t until) {
   if (r.version != checkpoint::kHistoryVersion) return false;
-  if (r.until == until) return true;
-  if (r.ended) return r.reached <= until;                             // the pass ends there again
-  if (!r.complete) return r.reached < until && r.reached < r.until;  // cut by the same device stop
-  return false;
+  return r.reached >= until || r.ended || (!r.complete && r.reached < r.until);
 }
 
 // What the passes could not read, as the answers say it ("" when they read everything).
@@ -298,15 +307,17 @@ replay::HistoryIndex* Debugger::history(const std::set<uint32_t>& pcs, const std
     const uint64_t until = extent[n - 1];
     if (until == 0) continue;
     if (!executions && history_ && n <= history_extent_.size() && history_extent_[n - 1] == until &&
-        history_->passes().count(n))
-      if (index->load(history_->record(n))) continue;
+        history_->passes().count(n)) {
+      index->adopt(*history_, n);
+      continue;
+    }
     if (!executions) {
       auto stored = s_.store()->history(n);
       if (!stored) {
         history_note_ += "(the recording's stored history of launch " + std::to_string(n) +
                          " could not be read, so it was gathered again: " + stored.error().message + ")\n";
       } else if (*stored && stored_pass_fits(**stored, until)) {
-        if (auto r = index->load(**stored); r) {
+        if (auto r = index->load(**stored, until); r) {
           ++read_from_recording_;
           continue;
         } else {
@@ -321,6 +332,8 @@ replay::HistoryIndex* Debugger::history(const std::set<uint32_t>& pcs, const std
     auto passes = s_.observe_history(
         *index, [&](uint32_t n, const DeviceContext& ctx) { index->begin_launch(n, ctx.launch); }, &gather);
     if (!passes) {
+      history_.reset();  // it may have given launches to `index`
+      history_extent_.clear();
       err(name + ": could not read the history: " + passes.error().message);
       return nullptr;
     }
@@ -354,14 +367,18 @@ json Debugger::history_data(const replay::HistoryIndex& h, std::chrono::steady_c
   // the writes gathered before were reused; launches_read counts launches whose writes came from
   // the recording (docs/store.md "History"), launches_gathered those re-executed for this question.
   json stepped = json::array();
-  for (const auto& [n, p] : h.passes())
+  uint64_t stored = 0;  // the recording's entries for these launches (docs/store.md "History")
+  for (const auto& [n, p] : h.passes()) {
     for (const auto& [from, to] : p.stepped) stepped.push_back({{"launch", n}, {"from", from}, {"to", to}});
+    if (s_.store()) stored += s_.store()->history_bytes(n);
+  }
   return {{"writes", h.write_count()},
           {"index_bytes", h.bytes()},
           {"gathered_ms", gathered_ms_},
           {"launches_read", gathered_ms_ ? read_from_recording_ : 0},
           {"launches_gathered", gathered_ms_ ? history_launches_gathered_ : 0},
           {"not_reexecuted", stepped},
+          {"stored_bytes", stored},
           {"elapsed_ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count()}};
 }
 
@@ -528,7 +545,9 @@ void Debugger::origin_of_register(const std::string& what, unsigned reg, uint32_
   me.who = grid ? replay::LaunchThread{true, w->cta_linear, w->cta_rank * nt() + focus_.lane}
                 : replay::LaunchThread{false, 0, w->instance_base + focus_.lane};
   replay::DataflowTracker tracker(s_.config(), {me});
-  auto passes = s_.observe_history(tracker, [&](uint32_t n, const DeviceContext&) { tracker.begin_launch(n); });
+  auto passes = s_.observe_history(
+      tracker, [&](uint32_t n, const DeviceContext&) { tracker.begin_launch(n); }, nullptr,
+      [&](uint32_t n, uint64_t from, uint64_t to) { tracker.skipped(n, from, to); });
   if (!passes) return err("origin: could not read the history: " + passes.error().message);
   const auto state = tracker.register_state(0, reg);
   const engine::Symbols* sym = launch_symbols(now.launch);
@@ -548,6 +567,13 @@ void Debugger::origin_of_register(const std::string& what, unsigned reg, uint32_
   } else {
     text += "  not written in this launch by the thread: it holds what the launch started it with\n";
     data["unwritten"] = true;
+  }
+  if (state.unseen) {
+    const auto& [n, from, to] = state.interval;
+    text += "  unless it was written (or computed from registers written) from launch " + std::to_string(n) +
+            " instruction " + std::to_string(from) + " to " + std::to_string(to) +
+            ", which the live session ran by Debug Module steps (not re-executed)\n";
+    data["not_reexecuted"] = {{"launch", n}, {"from", from}, {"to", to}};
   }
   json levels = json::array();
   if (depth >= 2 && state.written) {

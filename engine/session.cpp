@@ -344,7 +344,7 @@ bool Session::launch_start_recorded(uint32_t launch) {
 
 Result<std::vector<Session::HistoryPass>> Session::observe_history(
     DeviceObserver& observer, const std::function<void(uint32_t, const DeviceContext&)>& launch_begins,
-    const std::set<uint32_t>* only) {
+    const std::set<uint32_t>* only, const std::function<void(uint32_t, uint64_t, uint64_t)>& skipped) {
   Impl& I = *impl_;
   if (auto r = I.need_store(); !r) return r.error();
   if (!stopped()) return make_error("the history is read from a stop, and the kernel is not stopped");
@@ -395,6 +395,7 @@ Result<std::vector<Session::HistoryPass>> Session::observe_history(
       }
       if (!*ahead) break;
       pass.stepped.emplace_back(r->reached, (*ahead)->key.instret);
+      if (skipped) skipped(n, r->reached, (*ahead)->key.instret);
       if ((*ahead)->key.instret >= until) {
         pass.reached = until;  // nothing before it is left to observe
         break;

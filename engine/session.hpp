@@ -15,8 +15,8 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <span>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -342,7 +342,8 @@ class Session {
   // it reached when it has not ended), re-executed quietly with `observer` set on the device, then
   // back to the current stop as it was. `launch_begins(n, ctx)` is called at each launch's start,
   // before its first instruction is observed. Needs a stop and a store. One entry per launch passed.
-  // `only`: the launches to pass (nullptr: every one).
+  // `only`: the launches to pass (nullptr: every one). `skipped(n, from, to)` is called when the
+  // pass goes on from the end of an interval it did not re-execute (HistoryPass::stepped).
   struct HistoryPass {
     uint32_t launch = 0;
     uint64_t reached = 0;  // the launch's count the pass ended at
@@ -358,7 +359,7 @@ class Session {
   };
   Result<std::vector<HistoryPass>> observe_history(
       DeviceObserver& observer, const std::function<void(uint32_t, const DeviceContext&)>& launch_begins,
-      const std::set<uint32_t>* only = nullptr);
+      const std::set<uint32_t>* only = nullptr, const std::function<void(uint32_t, uint64_t, uint64_t)>& skipped = {});
   // Where observe_history would pass each launch to (index launch - 1): its end (UINT64_MAX), the
   // furthest point the session has seen, or 0 when it has not begun.
   std::vector<uint64_t> history_extent() const;

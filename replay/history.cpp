@@ -6,6 +6,7 @@
 namespace vx::replay {
 
 std::array<uint32_t, 3> split3(uint64_t linear, const std::array<uint32_t, 3>& shape) {
+  if (shape[0] == 0 || shape[1] == 0) return {uint32_t(linear), 0, 0};  // not a launch's shape
   return {uint32_t(linear % shape[0]), uint32_t((linear / shape[0]) % shape[1]),
           uint32_t(linear / (uint64_t(shape[0]) * shape[1]))};
 }
@@ -81,6 +82,11 @@ checkpoint::HistoryRecord HistoryIndex::record(uint32_t launch) const {
   auto it = writes_.find(launch);
   if (it == writes_.end()) return r;
   checkpoint::HistoryWritesRecord& c = r.writes;
+  const size_t n = it->second.size();
+  for (auto* v : {&c.pc, &c.core, &c.slot, &c.lane, &c.cta, &c.thread, &c.addr, &c.before, &c.after}) v->reserve(n);
+  c.instret.reserve(n);
+  c.size.reserve(n);
+  c.flags.reserve(n);
   for (const WriteRecord& w : it->second) {
     c.instret.push_back(w.when.instret);
     c.pc.push_back(w.pc);
@@ -98,10 +104,10 @@ checkpoint::HistoryRecord HistoryIndex::record(uint32_t launch) const {
   return r;
 }
 
-Result<void> HistoryIndex::load(const checkpoint::HistoryRecord& r) {
+Result<void> HistoryIndex::load(const checkpoint::HistoryRecord& r, uint64_t until) {
   const checkpoint::HistoryWritesRecord& c = r.writes;
   std::deque<WriteRecord> writes;
-  for (size_t i = 0; i < c.count(); ++i) {
+  for (size_t i = 0; i < c.count() && c.instret[i] <= until; ++i) {
     WriteRecord w;
     w.when = engine::TimePoint{r.launch, c.instret[i]};
     w.pc = c.pc[i];
@@ -110,8 +116,8 @@ Result<void> HistoryIndex::load(const checkpoint::HistoryRecord& r) {
     w.lane = c.lane[i];
     if (w.core >= cfg_.total_cores() || w.slot >= cfg_.warps || w.lane >= cfg_.threads)
       return make_error("the stored history of launch " + std::to_string(r.launch) + " names core " +
-                        std::to_string(w.core) + " warp " + std::to_string(w.slot) + " lane " +
-                        std::to_string(w.lane) + ", not on a " + cfg_.to_string() + " device");
+                        std::to_string(w.core) + " warp " + std::to_string(w.slot) + " lane " + std::to_string(w.lane) +
+                        ", not on a " + cfg_.to_string() + " device");
     w.who = LaunchThread{r.grid, c.cta[i], c.thread[i]};
     w.addr = c.addr[i];
     w.size = c.size[i];
@@ -128,9 +134,24 @@ Result<void> HistoryIndex::load(const checkpoint::HistoryRecord& r) {
   launches_[r.launch] = l;
   writes_[r.launch] = std::move(writes);
   engine::Session::HistoryPass p{r.launch, r.reached, r.ended, r.complete, {}, r.until};
-  for (const auto& s : r.stepped) p.stepped.emplace_back(s.from, s.to);
+  if (r.reached > until) {  // cut: as a pass to `until` ends
+    p.reached = until;
+    p.ended = false;
+    p.complete = true;
+    p.until = until;
+  }
+  for (const auto& s : r.stepped)
+    if (s.from < p.reached) p.stepped.emplace_back(s.from, s.to);
   passes_[r.launch] = std::move(p);
   return {};
+}
+
+void HistoryIndex::adopt(HistoryIndex& from, uint32_t launch) {
+  if (auto w = from.writes_.find(launch); w != from.writes_.end()) writes_[launch] = std::move(w->second);
+  if (auto l = from.launches_.find(launch); l != from.launches_.end()) launches_[launch] = l->second;
+  if (auto p = from.passes_.find(launch); p != from.passes_.end()) passes_[launch] = p->second;
+  from.writes_.erase(launch);
+  from.passes_.erase(launch);
 }
 
 uint64_t HistoryIndex::write_count() const {
@@ -249,7 +270,10 @@ void DataflowTracker::retired(const Observation& o) {
       // The write: its value is the data register's (an AMO's also the memory it combined).
       std::vector<ValueSource> in;
       for (char c : args)
-        if (c == 't' || c == 'T') merge_into(in, f.regs[size_t(reg(c))], kMaxSources, &res.truncated);
+        if (c == 't' || c == 'T') {
+          merge_into(in, f.regs[size_t(reg(c))], kMaxSources, &res.truncated);
+          res.unseen |= f.unseen[size_t(reg(c))];
+        }
       if (o.cls == InsnClass::Atomic && access) merge_into(in, {read_of(*access)}, kMaxSources, &res.truncated);
       res.sources = std::move(in);
       res.reached = true;
@@ -263,6 +287,7 @@ void DataflowTracker::retired(const Observation& o) {
         rd = 32 + d.rd;
     if (rd < 0) continue;
     std::vector<ValueSource> in;
+    bool unseen = false;
     switch (o.cls) {
       case InsnClass::Load:
       case InsnClass::Atomic:
@@ -283,11 +308,25 @@ void DataflowTracker::retired(const Observation& o) {
       default:
         // Address registers ('o', 'A') locate a load; the value comes from memory, above.
         for (char c : args)
-          if (int r = reg(c); r > 0) merge_into(in, f.regs[size_t(r)], kMaxSources, &res.truncated);
+          if (int r = reg(c); r > 0) {
+            merge_into(in, f.regs[size_t(r)], kMaxSources, &res.truncated);
+            unseen |= f.unseen[size_t(r)];
+          }
         break;
     }
     f.regs[size_t(rd)] = std::move(in);
     f.last[size_t(rd)] = {when, o.pc};
+    f.unseen[size_t(rd)] = unseen;
+  }
+}
+
+void DataflowTracker::skipped(uint32_t launch, uint64_t from, uint64_t to) {
+  for (size_t i = 0; i < followed_.size(); ++i) {
+    Followed& f = followed_[i];
+    const WriteRecord& t = f.target;
+    if (results_[i].reached || t.when.launch != launch || t.when.instret <= from) continue;
+    f.unseen.fill(true);
+    f.interval = {launch, from, to};
   }
 }
 
@@ -299,6 +338,8 @@ DataflowTracker::RegisterState DataflowTracker::register_state(size_t k, unsigne
     s.pc = f.last[r].second;
   }
   s.sources = &f.regs[r];
+  s.unseen = f.unseen.at(r);
+  s.interval = f.interval;
   return s;
 }
 

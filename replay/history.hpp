@@ -14,11 +14,11 @@
 #include <tuple>
 #include <vector>
 
+#include "checkpoint/records.hpp"
 #include "device/config.hpp"
 #include "device/driver.hpp"
 #include "device/isa.hpp"
 #include "device/state.hpp"
-#include "checkpoint/records.hpp"
 #include "engine/session.hpp"
 
 namespace vx::replay {
@@ -92,9 +92,12 @@ class HistoryIndex final : public DeviceObserver {
   void retired(const Observation& o) override;
 
   // A launch's writes and pass as the store keeps them, and back (replacing what the index held
-  // of that launch). load() fails on a record that does not fit the device shape.
+  // of that launch), cut at `until` as a pass to there would have ended. load() fails on a record
+  // that does not fit the device shape.
   checkpoint::HistoryRecord record(uint32_t launch) const;
-  Result<void> load(const checkpoint::HistoryRecord& rec);
+  // Moves what `from` holds of a launch (its writes, pass and thread naming) into this index.
+  void adopt(HistoryIndex& from, uint32_t launch);
+  Result<void> load(const checkpoint::HistoryRecord& rec, uint64_t until = UINT64_MAX);
 
   // The writes held, over every launch.
   uint64_t write_count() const;
@@ -150,6 +153,11 @@ class DataflowTracker final : public DeviceObserver {
   DataflowTracker(const DeviceConfig& config, std::vector<WriteRecord> targets);
   bool wants_every_instruction() const override { return true; }
   void begin_launch(uint32_t launch) { launch_ = launch; }
+  // The pass went from `from` to `to` of `launch` without re-executing it (an interval a live
+  // session ran by Debug Module steps, Session::observe_history): what the followed threads did
+  // there is not known, so every register of theirs is marked unseen until an instruction seen
+  // writes it from registers that are not.
+  void skipped(uint32_t launch, uint64_t from, uint64_t to);
   void launch_started(const LaunchState&) override {}
   void retired(const Observation& o) override;
   // Per target (in the order given): the inputs of its written value, in time order; whether the
@@ -158,6 +166,7 @@ class DataflowTracker final : public DeviceObserver {
     std::vector<ValueSource> sources;
     bool reached = false;
     bool truncated = false;
+    bool unseen = false;  // the value may come from an interval not re-executed (skipped)
   };
   const std::vector<Result>& results() const { return results_; }
   // Register r (0..31 x, 32..63 f) of target k's thread as the pass left it: at the target's
@@ -168,6 +177,10 @@ class DataflowTracker final : public DeviceObserver {
     std::optional<engine::TimePoint> written;
     uint32_t pc = 0;
     const std::vector<ValueSource>* sources = nullptr;
+    // The value may have been written, or computed from registers written, in an interval not
+    // re-executed: the last one the thread crossed (launch, from, to).
+    bool unseen = false;
+    std::tuple<uint32_t, uint64_t, uint64_t> interval{};
   };
   RegisterState register_state(size_t k, unsigned r) const;
   static constexpr size_t kMaxSources = 1024;
@@ -177,6 +190,8 @@ class DataflowTracker final : public DeviceObserver {
     WriteRecord target;
     std::array<std::vector<ValueSource>, 64> regs;                  // x0..x31, then f0..f31
     std::array<std::pair<engine::TimePoint, uint32_t>, 64> last{};  // each register's last writer (launch 0: none)
+    std::array<bool, 64> unseen{};                                  // see skipped()
+    std::tuple<uint32_t, uint64_t, uint64_t> interval{};            // the last interval skipped
   };
   DeviceConfig cfg_;
   uint32_t launch_ = 0;

@@ -6,7 +6,10 @@
 #     `continue` alone; the gathering time the session itself measures is printed too;
 #   - each question after that (origin, info writes), as the session measures it, and
 #     origin -depth 2 (a pass of its own);
-#   - the gathered writes' memory against the recording's size on disk.
+#   - the gathered writes' memory against the recording's size on disk, and the size the recording
+#     keeps them in (docs/store.md "History");
+#   - the first question of a later session (`vxreplay replay`), which reads the kept writes
+#     instead of gathering them.
 # Medians over RUNS (default 7). Targets (issue 38): gathering within 3x a plain run, each later
 # question under 100 ms.
 # Usage: scripts/bench-history.sh [RUNS]
@@ -40,13 +43,27 @@ def once(cmds):
     return wall, events, size
 
 plain_w, bare_w, asked_w, gathered, later, depth2, index, rec = [], [], [], [], [], [], [], []
+stored, read_ms, bare_rec = [], [], []
+
+def replay_first():
+    db = os.path.join(tmp, "db")
+    rec_dir = os.path.join(db, sorted(os.listdir(db))[0])
+    p = subprocess.run([vx, "replay", rec_dir, "--batch", "--json", "-ex", "goto end", "-ex", questions[1]],
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    hist = [json.loads(l)["history"] for l in p.stdout.splitlines() if l.startswith("{") and '"history"' in l]
+    if p.returncode != 0 or not hist or hist[0]["launches_read"] != 1:
+        sys.exit(f"the replay did not read the kept writes ({p.returncode}): {hist} {p.stderr[-300:]}")
+    return hist[0]["gathered_ms"]
+
 for i in range(runs):
     order = [0, 1, 2] if i % 2 == 0 else [2, 1, 0]
     for k in order:
         if k == 0:
             plain_w.append(once(plain)[0])
         elif k == 1:
-            bare_w.append(once(at_end)[0])
+            w, _, size = once(at_end)
+            bare_w.append(w)
+            bare_rec.append(size)
         else:
             w, events, size = once(at_end + sum((["-ex", q] for q in questions), []))
             asked_w.append(w)
@@ -55,7 +72,9 @@ for i in range(runs):
             later.append(max(h["elapsed_ms"] for h in hist[1:-1]))
             depth2.append(hist[-1]["elapsed_ms"])
             index.append(hist[0]["index_bytes"])
+            stored.append(hist[0]["stored_bytes"])
             rec.append(size)
+            read_ms.append(replay_first())
 shutil.rmtree(tmp, ignore_errors=True)
 med = statistics.median
 # The questions' session minus the same without them, less the -depth question's own time (its
@@ -68,6 +87,9 @@ print(f"gathering the writes: {gather_wall * 1000:.1f} ms wall (session with the
 print(f"gathering / plain run: {gather_wall / med(plain_w):.2f}x (target 3x)")
 print(f"slowest later question: {med(later):.2f} ms (target 100 ms)")
 print(f"origin -depth 2 (one more pass, every instruction observed): {med(depth2):.1f} ms")
-print(f"gathered writes in memory: {med(index) / 1e6:.1f} MB; the recording on disk: {med(rec) / 1e6:.2f} MB "
-      f"({med(index) / med(rec):.0f}x)")
+print(f"gathered writes in memory: {med(index) / 1e6:.1f} MB; kept in the recording: {med(stored) / 1e6:.2f} MB; "
+      f"the recording on disk without them: {med(bare_rec) / 1e6:.2f} MB, with them {med(rec) / 1e6:.2f} MB "
+      f"(kept writes / recording without them: {med(stored) / med(bare_rec):.1f}x)")
+print(f"a later session's first question (reads the kept writes): {med(read_ms):.1f} ms, "
+      f"against {med(gathered):.1f} ms gathering ({med(gathered) / med(read_ms):.1f}x faster)")
 PY

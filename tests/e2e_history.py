@@ -285,7 +285,8 @@ def check_live(vx, ex, src, tmp):
     store = source_line(src, "racy", "counter = v + 1u;")
     stop = source_line(src, "racy", "VX_IF(order == threads - 1)")
     s = Session(vx, os.path.join(ex, "racy.elf"),
-                [f"break racy.c:{store}", "continue", "stepi 4", "origin counter", "delete", f"break racy.c:{stop}",
+                [f"break racy.c:{store}", "continue", "stepi 4", "origin counter", "origin -depth 2 $a5", "delete",
+                 f"break racy.c:{stop}",
                  "continue", "info writes counter", "origin counter", "print counter"],
                 extra=["--mode", "live"], db=os.path.join(tmp, "live"))
     t = s.tag()
@@ -299,6 +300,11 @@ def check_live(vx, ex, src, tmp):
     check(parts and parts[0].get("not_reexecuted") == [{"launch": 1, "from": a, "to": b}] and
           f"unless it was written from launch 1 instruction {a} to {b}" in early.get("text", ""),
           f"{t}: origin at the stepped interval's end: {early}")
+    # A register of the stepped warp's thread: whatever the pass saw write it, the interval may have.
+    reg = s.output("origin -depth 2 $a5")
+    check(reg.get("not_reexecuted") == {"launch": 1, "from": a, "to": b} and
+          f"from launch 1 instruction {a} to {b}" in reg.get("text", ""),
+          f"{t}: origin of a register at the stepped interval's end: {reg}")
     writes = s.output("info writes counter")
     check(writes.get("history", {}).get("not_reexecuted") == [{"launch": 1, "from": a, "to": b}] and
           f"(not re-executed: launch 1 from instruction {a} to {b}" in writes.get("text", ""),

@@ -60,6 +60,7 @@ const char* magic_name(Magic m) {
     case Magic::Page: return "page";
     case Magic::Mark: return "mark";
     case Magic::HostOp: return "host operation";
+    case Magic::History: return "stored history";
   }
   return "value";
 }
@@ -729,24 +730,26 @@ Result<HostOpRecord> Codec::decode_op(const uint8_t* value, size_t size) {
 
 namespace {
 
-template <class T, class L>
-void set_list(L&& builder, const std::vector<T>& v) {
-  for (size_t i = 0; i < v.size(); ++i) builder.set(unsigned(i), v[i]);
+// One column of the writes: field `get` of each, into a list of n.
+template <class L, class F>
+void set_column(L&& list, const std::vector<HistoryWrite>& writes, F&& get) {
+  for (unsigned i = 0; i < writes.size(); ++i) list.set(i, get(writes[i]));
 }
 
-template <class T, class R>
-std::vector<T> get_list(R reader) {
-  std::vector<T> out;
-  out.reserve(reader.size());
-  for (auto x : reader) out.push_back(T(x));
-  return out;
+template <class R, class F>
+Result<void> get_column(R list, std::vector<HistoryWrite>& writes, const char* name, F&& put) {
+  if (list.size() != writes.size())
+    return make_error(std::string("its ") + name + " column has " + std::to_string(list.size()) + " entries for " +
+                      std::to_string(writes.size()) + " writes");
+  for (unsigned i = 0; i < writes.size(); ++i) put(writes[i], list[i]);
+  return {};
 }
 
 }  // namespace
 
 std::vector<uint8_t> Codec::encode_history(const HistoryRecord& h) {
   // One segment sized for the columns (about 46 bytes a write): no growing and concatenating.
-  capnp::MallocMessageBuilder msg(unsigned(std::min<uint64_t>(h.writes.count() * 6 + 256, 1u << 28)));
+  capnp::MallocMessageBuilder msg(unsigned(std::min<uint64_t>(h.writes.size() * 6 + 256, 1u << 28)));
   auto b = msg.initRoot<s::History>();
   b.setLaunch(h.launch);
   b.setVersion(h.version);
@@ -755,30 +758,70 @@ std::vector<uint8_t> Codec::encode_history(const HistoryRecord& h) {
   b.setEnded(h.ended);
   b.setComplete(h.complete);
   b.setGrid(h.grid);
-  set_list(b.initGridDims(3), std::vector<uint32_t>(h.grid_dims.begin(), h.grid_dims.end()));
-  set_list(b.initBlockDims(3), std::vector<uint32_t>(h.block_dims.begin(), h.block_dims.end()));
+  auto gd = b.initGridDims(3);
+  auto bd = b.initBlockDims(3);
+  for (unsigned i = 0; i < 3; ++i) {
+    gd.set(i, h.grid_dims[i]);
+    bd.set(i, h.block_dims[i]);
+  }
   auto st = b.initStepped(unsigned(h.stepped.size()));
   for (size_t i = 0; i < h.stepped.size(); ++i) {
     st[unsigned(i)].setFrom(h.stepped[i].from);
     st[unsigned(i)].setTo(h.stepped[i].to);
   }
-  const HistoryWritesRecord& w = h.writes;
-  const auto n = unsigned(w.count());
-  set_list(b.initInstret(n), w.instret);
-  set_list(b.initPc(n), w.pc);
-  set_list(b.initCore(n), w.core);
-  set_list(b.initSlot(n), w.slot);
-  set_list(b.initLane(n), w.lane);
-  set_list(b.initCta(n), w.cta);
-  set_list(b.initThread(n), w.thread);
-  set_list(b.initAddr(n), w.addr);
-  set_list(b.initSize(n), w.size);
-  set_list(b.initFlags(n), w.flags);
-  set_list(b.initBefore(n), w.before);
-  set_list(b.initAfter(n), w.after);
+  const auto& w = h.writes;
+  const auto n = unsigned(w.size());
+  set_column(b.initInstret(n), w, [](const HistoryWrite& x) { return x.instret; });
+  set_column(b.initPc(n), w, [](const HistoryWrite& x) { return x.pc; });
+  set_column(b.initCore(n), w, [](const HistoryWrite& x) { return x.core; });
+  set_column(b.initSlot(n), w, [](const HistoryWrite& x) { return x.slot; });
+  set_column(b.initLane(n), w, [](const HistoryWrite& x) { return x.lane; });
+  set_column(b.initCta(n), w, [](const HistoryWrite& x) { return x.cta; });
+  set_column(b.initThread(n), w, [](const HistoryWrite& x) { return x.thread; });
+  set_column(b.initAddr(n), w, [](const HistoryWrite& x) { return x.addr; });
+  set_column(b.initSize(n), w, [](const HistoryWrite& x) { return x.size; });
+  set_column(b.initFlags(n), w, [](const HistoryWrite& x) { return x.flags; });
+  set_column(b.initBefore(n), w, [](const HistoryWrite& x) { return x.before; });
+  set_column(b.initAfter(n), w, [](const HistoryWrite& x) { return x.after; });
+  // The flat array's segment table, then the segments, streamed into zstd without joining them
+  // (megabytes for a large launch): the bytes are those of capnp::messageToFlatArray.
+  auto segments = msg.getSegmentsForOutput();
+  std::vector<uint32_t> table{uint32_t(segments.size() - 1)};
+  size_t raw = 0;
+  for (auto seg : segments) {
+    table.push_back(uint32_t(seg.size()));
+    raw += seg.size() * sizeof(capnp::word);
+  }
+  if (table.size() % 2) table.push_back(0);
+  raw += table.size() * sizeof(uint32_t);
+  ZSTD_CCtx* z = ctx_->c;
+  ZSTD_CCtx_reset(z, ZSTD_reset_session_only);
+  ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, level_);
+  ZSTD_CCtx_setPledgedSrcSize(z, raw);
+  const size_t bound = ZSTD_compressBound(raw);
+  std::unique_ptr<uint8_t[]> out(new uint8_t[bound]);  // not zero-filled: zstd writes a fraction of it
+  ZSTD_outBuffer ob{out.get(), bound, 0};
+  bool ok = true;
+  auto feed = [&](const void* p, size_t n, ZSTD_EndDirective end) {
+    ZSTD_inBuffer ib{p, n, 0};
+    for (;;) {
+      const size_t left = ZSTD_compressStream2(z, &ob, &ib, end);
+      if (ZSTD_isError(left)) {
+        ok = false;
+        return;
+      }
+      if (end == ZSTD_e_end ? left == 0 : ib.pos == ib.size) return;
+    }
+  };
+  feed(table.data(), table.size() * sizeof(uint32_t), ZSTD_e_continue);
+  for (auto seg : segments)
+    if (ok) feed(seg.begin(), seg.size() * sizeof(capnp::word), ZSTD_e_continue);
+  if (ok) feed(nullptr, 0, ZSTD_e_end);
+  ZSTD_CCtx_reset(z, ZSTD_reset_session_and_parameters);
+  if (ok && ob.pos < raw) return envelope(Magic::History, Encoding::Zstd, uint32_t(raw), out.get(), ob.pos);
   kj::Array<capnp::word> words = capnp::messageToFlatArray(msg);
   auto bytes = words.asBytes();
-  return seal(Magic::History, bytes.begin(), bytes.size(), true, level_);
+  return seal(Magic::History, bytes.begin(), bytes.size(), false);
 }
 
 Result<HistoryRecord> Codec::decode_history(const uint8_t* value, size_t size) {
@@ -805,31 +848,27 @@ Result<HistoryRecord> Codec::decode_history(const uint8_t* value, size_t size) {
       if (s.getTo() < s.getFrom()) return make_error("a stepped interval ends before it starts");
       h.stepped.push_back(SteppedIntervalRecord{s.getFrom(), s.getTo()});
     }
-    HistoryWritesRecord& w = h.writes;
-    w.instret = get_list<uint64_t>(root.getInstret());
-    const size_t n = w.instret.size();
-    w.pc = get_list<uint32_t>(root.getPc());
-    w.core = get_list<uint32_t>(root.getCore());
-    w.slot = get_list<uint32_t>(root.getSlot());
-    w.lane = get_list<uint32_t>(root.getLane());
-    w.cta = get_list<uint32_t>(root.getCta());
-    w.thread = get_list<uint32_t>(root.getThread());
-    w.addr = get_list<uint32_t>(root.getAddr());
-    w.size = get_list<uint8_t>(root.getSize());
-    w.flags = get_list<uint8_t>(root.getFlags());
-    w.before = get_list<uint32_t>(root.getBefore());
-    w.after = get_list<uint32_t>(root.getAfter());
-    for (size_t m : {w.pc.size(), w.core.size(), w.slot.size(), w.lane.size(), w.cta.size(), w.thread.size(),
-                     w.addr.size(), w.size.size(), w.flags.size(), w.before.size(), w.after.size()})
-      if (m != n)
-        return make_error("its write columns differ in length (" + std::to_string(m) + " and " + std::to_string(n) +
-                          ")");
-    for (size_t i = 0; i < n; ++i) {
-      if (w.size[i] == 0 || w.size[i] > 4)
-        return make_error("write " + std::to_string(i) + " has size " + std::to_string(w.size[i]) + " (1 to 4)");
-      if (w.flags[i] > 3) return make_error("write " + std::to_string(i) + " has unknown flags");
-      if (i && w.instret[i] < w.instret[i - 1]) return make_error("its writes are not in time order");
-      if (w.instret[i] > h.reached)
+    auto& w = h.writes;
+    w.resize(root.getInstret().size());
+    for (auto c : {get_column(root.getInstret(), w, "instret", [](HistoryWrite&x, uint64_t v) { x.instret = v; }),
+                   get_column(root.getPc(), w, "pc", [](HistoryWrite&x, uint32_t v) { x.pc = v; }),
+                   get_column(root.getCore(), w, "core", [](HistoryWrite&x, uint32_t v) { x.core = v; }),
+                   get_column(root.getSlot(), w, "slot", [](HistoryWrite&x, uint32_t v) { x.slot = v; }),
+                   get_column(root.getLane(), w, "lane", [](HistoryWrite&x, uint32_t v) { x.lane = v; }),
+                   get_column(root.getCta(), w, "cta", [](HistoryWrite&x, uint32_t v) { x.cta = v; }),
+                   get_column(root.getThread(), w, "thread", [](HistoryWrite&x, uint32_t v) { x.thread = v; }),
+                   get_column(root.getAddr(), w, "addr", [](HistoryWrite&x, uint32_t v) { x.addr = v; }),
+                   get_column(root.getSize(), w, "size", [](HistoryWrite&x, uint8_t v) { x.size = v; }),
+                   get_column(root.getFlags(), w, "flags", [](HistoryWrite&x, uint8_t v) { x.flags = v; }),
+                   get_column(root.getBefore(), w, "before", [](HistoryWrite&x, uint32_t v) { x.before = v; }),
+                   get_column(root.getAfter(), w, "after", [](HistoryWrite&x, uint32_t v) { x.after = v; })})
+      if (!c) return c;
+    for (size_t i = 0; i < w.size(); ++i) {
+      if (w[i].size == 0 || w[i].size > 4)
+        return make_error("write " + std::to_string(i) + " has size " + std::to_string(w[i].size) + " (1 to 4)");
+      if (w[i].flags > 3) return make_error("write " + std::to_string(i) + " has unknown flags");
+      if (i && w[i].instret < w[i - 1].instret) return make_error("its writes are not in time order");
+      if (w[i].instret > h.reached)
         return make_error("write " + std::to_string(i) + " is past the point the pass reached");
     }
     return {};

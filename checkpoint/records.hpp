@@ -295,20 +295,19 @@ struct CheckpointRecord {
 
 // The "history" database (docs/store.md "History"): what a quiet re-execution of one launch under
 // a device observer gathered for the questions over the history (docs/time-travel.md), kept so
-// that later sessions read it instead of re-executing the launch. Columns, one entry per write of
-// one lane, in time order. A launch's entry is stored only when its start is a checkpoint
+// that later sessions read it instead of re-executing the launch. One entry per write of one lane,
+// in time order (stored in columns). A launch's entry is stored only when its start is a checkpoint
 // (records are immutable, the run deterministic): every later pass of it gathers the same.
-struct HistoryWritesRecord {
-  std::vector<uint64_t> instret;  // the launch's count with the writing instruction
-  std::vector<uint32_t> pc, core, slot, lane;
-  std::vector<uint32_t> cta,
-      thread;  // grid launches: the CTA's linear index and the thread's in it; instances: 0, the instance
-  std::vector<uint32_t> addr;  // after the memory windows (local memory: 0xffff.... of core `core`)
-  std::vector<uint8_t> size;
-  std::vector<uint8_t> flags;           // bit 0 local memory, bit 1 an atomic
-  std::vector<uint32_t> before, after;  // the low `size` bytes, little-endian
-  size_t count() const { return instret.size(); }
-  bool operator==(const HistoryWritesRecord&) const = default;
+struct HistoryWrite {
+  uint64_t instret = 0;  // the launch's count with the writing instruction
+  uint32_t pc = 0, core = 0, slot = 0, lane = 0;
+  uint32_t cta = 0,
+           thread = 0;  // grid launches: the CTA's linear index and the thread's in it; instances: 0, the instance
+  uint32_t addr = 0;    // after the memory windows (local memory: 0xffff.... of core `core`)
+  uint8_t size = 0;
+  uint8_t flags = 0;               // bit 0 local memory, bit 1 an atomic
+  uint32_t before = 0, after = 0;  // the low `size` bytes, little-endian
+  bool operator==(const HistoryWrite&) const = default;
 };
 
 // An interval a live session ran by Debug Module steps: not re-executed, so not gathered.
@@ -329,7 +328,7 @@ struct HistoryRecord {
   bool grid = true;      // the launch's kind, for naming its threads
   std::array<uint32_t, 3> grid_dims{1, 1, 1}, block_dims{1, 1, 1};
   std::vector<SteppedIntervalRecord> stepped;
-  HistoryWritesRecord writes;
+  std::vector<HistoryWrite> writes;
   bool operator==(const HistoryRecord&) const = default;
 };
 

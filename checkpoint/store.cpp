@@ -1118,8 +1118,8 @@ Result<void> Store::put_history(const HistoryRecord& rec) {
   const std::string what = "cannot store the history of launch " + std::to_string(rec.launch);
   // A value is read back only up to kMaxRecordBytes decoded: a larger one is refused here, not
   // written to be refused at every later read. (About 46 bytes a write before compression.)
-  if (rec.writes.count() > kMaxHistoryWrites)
-    return I.err(what + ": " + std::to_string(rec.writes.count()) + " writes are more than a stored history holds (" +
+  if (rec.writes.size() > kMaxHistoryWrites)
+    return I.err(what + ": " + std::to_string(rec.writes.size()) + " writes are more than a stored history holds (" +
                  std::to_string(kMaxHistoryWrites) + ")");
   auto attempt = [&]() -> Result<void> {
     if (I.read_only) return I.err(what + ": the store is open read-only");

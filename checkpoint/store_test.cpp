@@ -1268,21 +1268,11 @@ HistoryRecord sample_history(uint32_t launch, size_t writes) {
   h.grid_dims = {4, 2, 1};
   h.block_dims = {8, 1, 1};
   h.stepped = {{100, 250}};
-  for (size_t i = 0; i < writes; ++i) {
-    HistoryWritesRecord& w = h.writes;
-    w.instret.push_back(10 + i * 3);
-    w.pc.push_back(0x80000100u + uint32_t(i % 7) * 4);
-    w.core.push_back(0);
-    w.slot.push_back(uint32_t(i % 4));
-    w.lane.push_back(uint32_t(i % 4));
-    w.cta.push_back(uint32_t(i % 8));
-    w.thread.push_back(uint32_t(i % 8));
-    w.addr.push_back(0x10000u + uint32_t(i) * 4);
-    w.size.push_back(i % 3 == 0 ? 1 : 4);
-    w.flags.push_back(uint8_t(i % 4));
-    w.before.push_back(uint32_t(i * 2654435761u));
-    w.after.push_back(uint32_t(i * 40503u));
-  }
+  for (size_t i = 0; i < writes; ++i)
+    h.writes.push_back(HistoryWrite{10 + i * 3, 0x80000100u + uint32_t(i % 7) * 4, 0, uint32_t(i % 4), uint32_t(i % 4),
+                                    uint32_t(i % 8), uint32_t(i % 8), 0x10000u + uint32_t(i) * 4,
+                                    uint8_t(i % 3 == 0 ? 1 : 4), uint8_t(i % 4), uint32_t(i * 2654435761u),
+                                    uint32_t(i * 40503u)});
   return h;
 }
 }  // namespace
@@ -1349,13 +1339,13 @@ TEST_CASE("A stored history whose writes are out of order, too large or past its
           "[malformed]") {
   codec::Codec c;
   HistoryRecord h = sample_history(1, 5);
-  std::swap(h.writes.instret[1], h.writes.instret[3]);
+  std::swap(h.writes[1].instret, h.writes[3].instret);
   auto v = c.encode_history(h);
   auto r = c.decode_history(v.data(), v.size());
   REQUIRE_FALSE(r.ok());
   CHECK(contains(r.error().message, "time order"));
   h = sample_history(1, 5);
-  h.writes.size[2] = 8;
+  h.writes[2].size = 8;
   v = c.encode_history(h);
   r = c.decode_history(v.data(), v.size());
   REQUIRE_FALSE(r.ok());

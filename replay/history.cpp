@@ -81,50 +81,35 @@ checkpoint::HistoryRecord HistoryIndex::record(uint32_t launch) const {
   }
   auto it = writes_.find(launch);
   if (it == writes_.end()) return r;
-  checkpoint::HistoryWritesRecord& c = r.writes;
-  const size_t n = it->second.size();
-  for (auto* v : {&c.pc, &c.core, &c.slot, &c.lane, &c.cta, &c.thread, &c.addr, &c.before, &c.after}) v->reserve(n);
-  c.instret.reserve(n);
-  c.size.reserve(n);
-  c.flags.reserve(n);
-  for (const WriteRecord& w : it->second) {
-    c.instret.push_back(w.when.instret);
-    c.pc.push_back(w.pc);
-    c.core.push_back(w.core);
-    c.slot.push_back(w.slot);
-    c.lane.push_back(w.lane);
-    c.cta.push_back(w.who.cta);
-    c.thread.push_back(w.who.thread);
-    c.addr.push_back(w.addr);
-    c.size.push_back(w.size);
-    c.flags.push_back(uint8_t((w.local ? 1 : 0) | (w.atomic ? 2 : 0)));
-    c.before.push_back(w.before);
-    c.after.push_back(w.after);
-  }
+  r.writes.reserve(it->second.size());
+  for (const WriteRecord& w : it->second)
+    r.writes.push_back(checkpoint::HistoryWrite{w.when.instret, w.pc, w.core, w.slot, w.lane, w.who.cta, w.who.thread,
+                                                w.addr, w.size, uint8_t((w.local ? 1 : 0) | (w.atomic ? 2 : 0)),
+                                                w.before, w.after});
   return r;
 }
 
 Result<void> HistoryIndex::load(const checkpoint::HistoryRecord& r, uint64_t until) {
-  const checkpoint::HistoryWritesRecord& c = r.writes;
   std::deque<WriteRecord> writes;
-  for (size_t i = 0; i < c.count() && c.instret[i] <= until; ++i) {
+  for (const checkpoint::HistoryWrite& c : r.writes) {
+    if (c.instret > until) break;
     WriteRecord w;
-    w.when = engine::TimePoint{r.launch, c.instret[i]};
-    w.pc = c.pc[i];
-    w.core = c.core[i];
-    w.slot = c.slot[i];
-    w.lane = c.lane[i];
+    w.when = engine::TimePoint{r.launch, c.instret};
+    w.pc = c.pc;
+    w.core = c.core;
+    w.slot = c.slot;
+    w.lane = c.lane;
     if (w.core >= cfg_.total_cores() || w.slot >= cfg_.warps || w.lane >= cfg_.threads)
       return make_error("the stored history of launch " + std::to_string(r.launch) + " names core " +
                         std::to_string(w.core) + " warp " + std::to_string(w.slot) + " lane " + std::to_string(w.lane) +
                         ", not on a " + cfg_.to_string() + " device");
-    w.who = LaunchThread{r.grid, c.cta[i], c.thread[i]};
-    w.addr = c.addr[i];
-    w.size = c.size[i];
-    w.local = c.flags[i] & 1;
-    w.atomic = c.flags[i] & 2;
-    w.before = c.before[i];
-    w.after = c.after[i];
+    w.who = LaunchThread{r.grid, c.cta, c.thread};
+    w.addr = c.addr;
+    w.size = c.size;
+    w.local = c.flags & 1;
+    w.atomic = c.flags & 2;
+    w.before = c.before;
+    w.after = c.after;
     writes.push_back(w);
   }
   LaunchState l;

@@ -57,7 +57,7 @@ TEST_CASE("The history keeps each lane's write with its thread, and reads back f
   CHECK(h.last_writers(first, engine::TimePoint{1, 15})[0]->after == 8);
 
   const checkpoint::HistoryRecord rec = h.record(1);
-  CHECK(rec.writes.count() == 12);
+  CHECK(rec.writes.size() == 12);
   CHECK(rec.ended);
   HistoryIndex whole(cfg);
   REQUIRE(whole.load(rec).ok());
@@ -79,7 +79,7 @@ TEST_CASE("The history keeps each lane's write with its thread, and reads back f
 
   // A record from another device shape is refused.
   checkpoint::HistoryRecord other = rec;
-  other.writes.slot[0] = 9;
+  other.writes[0].slot = 9;
   HistoryIndex refused(cfg);
   auto r = refused.load(other);
   REQUIRE_FALSE(r.ok());

@@ -730,26 +730,19 @@ Result<HostOpRecord> Codec::decode_op(const uint8_t* value, size_t size) {
 
 namespace {
 
-// One column of the writes: field `get` of each, into a list of n.
-template <class L, class F>
-void set_column(L&& list, const std::vector<HistoryWrite>& writes, F&& get) {
-  for (unsigned i = 0; i < writes.size(); ++i) list.set(i, get(writes[i]));
-}
-
-template <class R, class F>
-Result<void> get_column(R list, std::vector<HistoryWrite>& writes, const char* name, F&& put) {
-  if (list.size() != writes.size())
-    return make_error(std::string("its ") + name + " column has " + std::to_string(list.size()) + " entries for " +
-                      std::to_string(writes.size()) + " writes");
-  for (unsigned i = 0; i < writes.size(); ++i) put(writes[i], list[i]);
-  return {};
-}
+constexpr size_t kHistoryChunk = 4096;  // writes converted at a time (about 200 KB)
 
 }  // namespace
 
 std::vector<uint8_t> Codec::encode_history(const HistoryRecord& h) {
+  return encode_history(h, h.writes.size(), [&](size_t first, std::span<HistoryWrite> out) {
+    std::copy_n(h.writes.begin() + ptrdiff_t(first), out.size(), out.begin());
+  });
+}
+
+std::vector<uint8_t> Codec::encode_history(const HistoryRecord& h, size_t count, const HistoryWriteSource& source) {
   // One segment sized for the columns (about 46 bytes a write): no growing and concatenating.
-  capnp::MallocMessageBuilder msg(unsigned(std::min<uint64_t>(h.writes.size() * 6 + 256, 1u << 28)));
+  capnp::MallocMessageBuilder msg(unsigned(std::min<uint64_t>(count * 6 + 256, 1u << 28)));
   auto b = msg.initRoot<s::History>();
   b.setLaunch(h.launch);
   b.setVersion(h.version);
@@ -769,20 +762,30 @@ std::vector<uint8_t> Codec::encode_history(const HistoryRecord& h) {
     st[unsigned(i)].setFrom(h.stepped[i].from);
     st[unsigned(i)].setTo(h.stepped[i].to);
   }
-  const auto& w = h.writes;
-  const auto n = unsigned(w.size());
-  set_column(b.initInstret(n), w, [](const HistoryWrite& x) { return x.instret; });
-  set_column(b.initPc(n), w, [](const HistoryWrite& x) { return x.pc; });
-  set_column(b.initCore(n), w, [](const HistoryWrite& x) { return x.core; });
-  set_column(b.initSlot(n), w, [](const HistoryWrite& x) { return x.slot; });
-  set_column(b.initLane(n), w, [](const HistoryWrite& x) { return x.lane; });
-  set_column(b.initCta(n), w, [](const HistoryWrite& x) { return x.cta; });
-  set_column(b.initThread(n), w, [](const HistoryWrite& x) { return x.thread; });
-  set_column(b.initAddr(n), w, [](const HistoryWrite& x) { return x.addr; });
-  set_column(b.initSize(n), w, [](const HistoryWrite& x) { return x.size; });
-  set_column(b.initFlags(n), w, [](const HistoryWrite& x) { return x.flags; });
-  set_column(b.initBefore(n), w, [](const HistoryWrite& x) { return x.before; });
-  set_column(b.initAfter(n), w, [](const HistoryWrite& x) { return x.after; });
+  const auto n = unsigned(count);
+  auto instret = b.initInstret(n);
+  auto pc = b.initPc(n), core = b.initCore(n), slot = b.initSlot(n), lane = b.initLane(n), cta = b.initCta(n),
+       thread = b.initThread(n), addr = b.initAddr(n), before = b.initBefore(n), after = b.initAfter(n);
+  auto size = b.initSize(n), flags = b.initFlags(n);
+  // Chunk by chunk, column by column: the chunk stays in cache while each column is written.
+  std::vector<HistoryWrite> chunk(std::min(count, kHistoryChunk));
+  for (size_t first = 0; first < count; first += chunk.size()) {
+    const std::span<HistoryWrite> part(chunk.data(), std::min(chunk.size(), count - first));
+    source(first, part);
+    const auto at = unsigned(first);
+    for (unsigned i = 0; i < part.size(); ++i) instret.set(at + i, part[i].instret);
+    for (unsigned i = 0; i < part.size(); ++i) pc.set(at + i, part[i].pc);
+    for (unsigned i = 0; i < part.size(); ++i) core.set(at + i, part[i].core);
+    for (unsigned i = 0; i < part.size(); ++i) slot.set(at + i, part[i].slot);
+    for (unsigned i = 0; i < part.size(); ++i) lane.set(at + i, part[i].lane);
+    for (unsigned i = 0; i < part.size(); ++i) cta.set(at + i, part[i].cta);
+    for (unsigned i = 0; i < part.size(); ++i) thread.set(at + i, part[i].thread);
+    for (unsigned i = 0; i < part.size(); ++i) addr.set(at + i, part[i].addr);
+    for (unsigned i = 0; i < part.size(); ++i) size.set(at + i, part[i].size);
+    for (unsigned i = 0; i < part.size(); ++i) flags.set(at + i, part[i].flags);
+    for (unsigned i = 0; i < part.size(); ++i) before.set(at + i, part[i].before);
+    for (unsigned i = 0; i < part.size(); ++i) after.set(at + i, part[i].after);
+  }
   // The flat array's segment table, then the segments, streamed into zstd without joining them
   // (megabytes for a large launch): the bytes are those of capnp::messageToFlatArray.
   auto segments = msg.getSegmentsForOutput();
@@ -825,6 +828,16 @@ std::vector<uint8_t> Codec::encode_history(const HistoryRecord& h) {
 }
 
 Result<HistoryRecord> Codec::decode_history(const uint8_t* value, size_t size) {
+  std::vector<HistoryWrite> all;
+  auto h = decode_history(value, size, [&](std::span<const HistoryWrite> part) -> Result<void> {
+    all.insert(all.end(), part.begin(), part.end());
+    return {};
+  });
+  if (h) h->writes = std::move(all);
+  return h;
+}
+
+Result<HistoryRecord> Codec::decode_history(const uint8_t* value, size_t size, const HistoryWriteSink& sink) {
   auto words = unseal_message(ctx_->d, Magic::History, value, size);
   if (!words) return words.error();
   HistoryRecord h;
@@ -848,28 +861,34 @@ Result<HistoryRecord> Codec::decode_history(const uint8_t* value, size_t size) {
       if (s.getTo() < s.getFrom()) return make_error("a stepped interval ends before it starts");
       h.stepped.push_back(SteppedIntervalRecord{s.getFrom(), s.getTo()});
     }
-    auto& w = h.writes;
-    w.resize(root.getInstret().size());
-    for (auto c : {get_column(root.getInstret(), w, "instret", [](HistoryWrite&x, uint64_t v) { x.instret = v; }),
-                   get_column(root.getPc(), w, "pc", [](HistoryWrite&x, uint32_t v) { x.pc = v; }),
-                   get_column(root.getCore(), w, "core", [](HistoryWrite&x, uint32_t v) { x.core = v; }),
-                   get_column(root.getSlot(), w, "slot", [](HistoryWrite&x, uint32_t v) { x.slot = v; }),
-                   get_column(root.getLane(), w, "lane", [](HistoryWrite&x, uint32_t v) { x.lane = v; }),
-                   get_column(root.getCta(), w, "cta", [](HistoryWrite&x, uint32_t v) { x.cta = v; }),
-                   get_column(root.getThread(), w, "thread", [](HistoryWrite&x, uint32_t v) { x.thread = v; }),
-                   get_column(root.getAddr(), w, "addr", [](HistoryWrite&x, uint32_t v) { x.addr = v; }),
-                   get_column(root.getSize(), w, "size", [](HistoryWrite&x, uint8_t v) { x.size = v; }),
-                   get_column(root.getFlags(), w, "flags", [](HistoryWrite&x, uint8_t v) { x.flags = v; }),
-                   get_column(root.getBefore(), w, "before", [](HistoryWrite&x, uint32_t v) { x.before = v; }),
-                   get_column(root.getAfter(), w, "after", [](HistoryWrite&x, uint32_t v) { x.after = v; })})
-      if (!c) return c;
-    for (size_t i = 0; i < w.size(); ++i) {
-      if (w[i].size == 0 || w[i].size > 4)
-        return make_error("write " + std::to_string(i) + " has size " + std::to_string(w[i].size) + " (1 to 4)");
-      if (w[i].flags > 3) return make_error("write " + std::to_string(i) + " has unknown flags");
-      if (i && w[i].instret < w[i - 1].instret) return make_error("its writes are not in time order");
-      if (w[i].instret > h.reached)
-        return make_error("write " + std::to_string(i) + " is past the point the pass reached");
+    auto instret = root.getInstret();
+    auto pc = root.getPc(), core = root.getCore(), slot = root.getSlot(), lane = root.getLane(), cta = root.getCta(),
+         thread = root.getThread(), addr = root.getAddr(), before = root.getBefore(), after = root.getAfter();
+    auto sizes = root.getSize(), flags = root.getFlags();
+    const size_t n = instret.size();
+    for (size_t m : {pc.size(), core.size(), slot.size(), lane.size(), cta.size(), thread.size(), addr.size(),
+                     sizes.size(), flags.size(), before.size(), after.size()})
+      if (m != n)
+        return make_error("its write columns differ in length (" + std::to_string(m) + " and " + std::to_string(n) +
+                          ")");
+    std::vector<HistoryWrite> chunk(std::min(n, kHistoryChunk));
+    uint64_t last = 0;
+    for (size_t first = 0; first < n; first += chunk.size()) {
+      const size_t count = std::min(chunk.size(), n - first);
+      for (unsigned i = 0; i < count; ++i) {
+        const auto k = unsigned(first + i);
+        HistoryWrite& w = chunk[i];
+        w = HistoryWrite{instret[k], pc[k],   core[k],  slot[k],  lane[k],   cta[k],
+                         thread[k],  addr[k], sizes[k], flags[k], before[k], after[k]};
+        if (w.size == 0 || w.size > 4)
+          return make_error("write " + std::to_string(k) + " has size " + std::to_string(w.size) + " (1 to 4)");
+        if (w.flags > 3) return make_error("write " + std::to_string(k) + " has unknown flags");
+        if (w.instret < last) return make_error("its writes are not in time order");
+        if (w.instret > h.reached)
+          return make_error("write " + std::to_string(k) + " is past the point the pass reached");
+        last = w.instret;
+      }
+      if (auto t = sink(std::span<const HistoryWrite>(chunk.data(), count)); !t) return t;
     }
     return {};
   });

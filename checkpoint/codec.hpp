@@ -69,6 +69,10 @@ class Codec {
   Result<HostOpRecord> decode_op(const uint8_t* value, size_t size);
   std::vector<uint8_t> encode_history(const HistoryRecord& h);  // compressed at the pages' level
   Result<HistoryRecord> decode_history(const uint8_t* value, size_t size);
+  // The same with the writes in chunks: `head`'s own writes are ignored (encoding) or left empty
+  // (decoding, every write checked before the sink sees its chunk).
+  std::vector<uint8_t> encode_history(const HistoryRecord& head, size_t count, const HistoryWriteSource& source);
+  Result<HistoryRecord> decode_history(const uint8_t* value, size_t size, const HistoryWriteSink& sink);
   std::vector<uint8_t> encode_page(const uint8_t* bytes, size_t size);
   // Decodes and checks that the bytes hash to expect.
   Result<std::vector<uint8_t>> decode_page(const uint8_t* value, size_t size, const PageHash& expect);

@@ -8,8 +8,12 @@
 #include <array>
 #include <compare>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
+
+#include "base/result.hpp"
 
 namespace vx::checkpoint {
 
@@ -315,6 +319,12 @@ struct SteppedIntervalRecord {
   uint64_t from = 0, to = 0;  // the launch's counts at its two ends (both checkpoints)
   bool operator==(const SteppedIntervalRecord&) const = default;
 };
+
+// A launch can hold millions of writes: they can be handed over in chunks instead of as one vector.
+// A source fills `out` with the writes from index `first` on; a sink takes the next ones (an error
+// stops the reading).
+using HistoryWriteSource = std::function<void(size_t first, std::span<HistoryWrite> out)>;
+using HistoryWriteSink = std::function<Result<void>(std::span<const HistoryWrite> writes)>;
 
 constexpr uint32_t kHistoryVersion = 1;  // of what a pass gathers; an entry of another is gathered again
 

@@ -1114,12 +1114,28 @@ std::array<uint8_t, 4> launch_key(uint32_t launch) {
 }  // namespace
 
 Result<void> Store::put_history(const HistoryRecord& rec) {
+  return put_history(rec, rec.writes.size(), [&](size_t first, std::span<HistoryWrite> out) {
+    std::copy_n(rec.writes.begin() + ptrdiff_t(first), out.size(), out.begin());
+  });
+}
+
+Result<std::optional<HistoryRecord>> Store::history(uint32_t launch) {
+  std::vector<HistoryWrite> all;
+  auto h = history(launch, [&](std::span<const HistoryWrite> part) -> Result<void> {
+    all.insert(all.end(), part.begin(), part.end());
+    return {};
+  });
+  if (h && *h) (*h)->writes = std::move(all);
+  return h;
+}
+
+Result<void> Store::put_history(const HistoryRecord& rec, size_t count, const HistoryWriteSource& source) {
   Impl& I = *impl_;
   const std::string what = "cannot store the history of launch " + std::to_string(rec.launch);
   // A value is read back only up to kMaxRecordBytes decoded: a larger one is refused here, not
   // written to be refused at every later read. (About 46 bytes a write before compression.)
-  if (rec.writes.size() > kMaxHistoryWrites)
-    return I.err(what + ": " + std::to_string(rec.writes.size()) + " writes are more than a stored history holds (" +
+  if (count > kMaxHistoryWrites)
+    return I.err(what + ": " + std::to_string(count) + " writes are more than a stored history holds (" +
                  std::to_string(kMaxHistoryWrites) + ")");
   auto attempt = [&]() -> Result<void> {
     if (I.read_only) return I.err(what + ": the store is open read-only");
@@ -1130,7 +1146,7 @@ Result<void> Store::put_history(const HistoryRecord& rec) {
       if (int rc = mdb_dbi_open(txn->get(), kHistoryDb, MDB_CREATE, &dbi))
         return I.err(what, lmdb::error(rc, "mdb_dbi_open history"));
     auto k = launch_key(rec.launch);
-    auto v = I.codec.encode_history(rec);
+    auto v = I.codec.encode_history(rec, count, source);
     if (auto r = txn->put(dbi, lmdb::val(k.data(), k.size()), lmdb::val(v.data(), v.size()), 0, nullptr, "history"); !r)
       return I.err(what, r.error());
     if (auto r = I.commit(*txn); !r) return I.err(what, r.error());
@@ -1140,7 +1156,7 @@ Result<void> Store::put_history(const HistoryRecord& rec) {
   return guarded<void>(I.err(what).message, [&] { return I.durable_write(attempt); });
 }
 
-Result<std::optional<HistoryRecord>> Store::history(uint32_t launch) {
+Result<std::optional<HistoryRecord>> Store::history(uint32_t launch, const HistoryWriteSink& sink) {
   Impl& I = *impl_;
   using Out = std::optional<HistoryRecord>;
   const std::string what = "the history of launch " + std::to_string(launch);
@@ -1165,7 +1181,7 @@ Result<std::optional<HistoryRecord>> Store::history(uint32_t launch) {
       return I.err(what, r.error());
     if (!found) return Out();
     if (!I.in_file(v)) return I.past_end(what, v);
-    auto h = I.codec.decode_history(bytes_of(v), v.mv_size);
+    auto h = I.codec.decode_history(bytes_of(v), v.mv_size, sink);
     // Derivable data: damage here is the caller's to gather again, not the recording's.
     if (!h) return I.err(what + " is corrupt: " + h.error().message, ErrorCode::StoreCorrupt);
     if (h->launch != launch)

@@ -132,6 +132,9 @@ class Store {
   // created at the first one). history() is nullopt when there is none; a damaged entry is an
   // error (StoreCorrupt) that does not count as the store's damage: the caller gathers it again.
   Result<void> put_history(const HistoryRecord& rec);
+  // The same with the writes in chunks (records.hpp): `head`'s own writes are ignored / left empty.
+  Result<void> put_history(const HistoryRecord& head, size_t count, const HistoryWriteSource& source);
+  Result<std::optional<HistoryRecord>> history(uint32_t launch, const HistoryWriteSink& sink);
   static constexpr uint64_t kMaxHistoryWrites = 16u << 20;  // decoded, well under codec::kMaxRecordBytes
   Result<std::optional<HistoryRecord>> history(uint32_t launch);
   uint64_t history_bytes(uint32_t launch);  // the stored entry's size (0: none)

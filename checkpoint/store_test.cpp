@@ -1357,3 +1357,35 @@ TEST_CASE("A stored history whose writes are out of order, too large or past its
   REQUIRE_FALSE(r.ok());
   CHECK(contains(r.error().message, "past the point"));
 }
+
+TEST_CASE(
+    "A history of more writes than a chunk streams through put_history and history whole, and a sink's error "
+    "stops the reading") {
+  TempDir dir;
+  fill(dir.path, {{1, 0}});
+  const HistoryRecord h = sample_history(5, 10000);  // two and a half chunks of 4096
+  auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadWrite, no_sync()));
+  std::vector<size_t> asked;
+  must(store.put_history(h, h.writes.size(), [&](size_t first, std::span<HistoryWrite> out) {
+    asked.push_back(first);
+    std::copy_n(h.writes.begin() + ptrdiff_t(first), out.size(), out.begin());
+  }));
+  CHECK(asked == std::vector<size_t>{0, 4096, 8192});
+  std::vector<HistoryWrite> got;
+  auto head = must(store.history(5, [&](std::span<const HistoryWrite> part) -> vx::Result<void> {
+    got.insert(got.end(), part.begin(), part.end());
+    return {};
+  }));
+  REQUIRE(head.has_value());
+  CHECK(head->writes.empty());
+  CHECK(got == h.writes);
+  size_t chunks = 0;
+  auto stopped = store.history(5, [&](std::span<const HistoryWrite>) -> vx::Result<void> {
+    ++chunks;
+    return vx::make_error("enough");
+  });
+  REQUIRE_FALSE(stopped.ok());
+  CHECK(contains(stopped.error().message, "enough"));
+  CHECK(chunks == 1);
+  CHECK_FALSE(store.damage().has_value());
+}

@@ -312,18 +312,17 @@ replay::HistoryIndex* Debugger::history(const std::set<uint32_t>& pcs, const std
       continue;
     }
     if (!executions) {
-      auto stored = s_.store()->history(n);
+      auto stored = s_.store()->history(n, index->loader(n, until));
       if (!stored) {
+        index->load_drop();
         history_note_ += "(the recording's stored history of launch " + std::to_string(n) +
                          " could not be read, so it was gathered again: " + stored.error().message + ")\n";
       } else if (*stored && stored_pass_fits(**stored, until)) {
-        if (auto r = index->load(**stored, until); r) {
-          ++read_from_recording_;
-          continue;
-        } else {
-          history_note_ += "(the recording's stored history of launch " + std::to_string(n) +
-                           " does not fit this device, so it was gathered again: " + r.error().message + ")\n";
-        }
+        index->load_finish(**stored, until);
+        ++read_from_recording_;
+        continue;
+      } else {
+        index->load_drop();
       }
     }
     gather.insert(n);
@@ -342,7 +341,9 @@ replay::HistoryIndex* Debugger::history(const std::set<uint32_t>& pcs, const std
       // Kept in the recording for later sessions when every later pass would see the same: the
       // launch's start is a checkpoint (records are immutable, the run deterministic).
       if (executions || s_.read_only() || !s_.launch_start_recorded(p.launch)) continue;
-      if (auto r = s_.store()->put_history(index->record(p.launch)); !r)
+      if (auto r =
+              s_.store()->put_history(index->head(p.launch), index->write_count(p.launch), index->source(p.launch));
+          !r)
         history_note_ += "(the gathered history of launch " + std::to_string(p.launch) +
                          " could not be kept in the recording: " + r.error().message + ")\n";
     }

@@ -64,7 +64,18 @@ void HistoryIndex::retired(const Observation& o) {
   }
 }
 
-checkpoint::HistoryRecord HistoryIndex::record(uint32_t launch) const {
+namespace {
+
+checkpoint::HistoryWrite stored_form(const WriteRecord& w) {
+  return checkpoint::HistoryWrite{
+      w.when.instret, w.pc,         w.core, w.slot, w.lane,
+      w.who.cta,      w.who.thread, w.addr, w.size, uint8_t((w.local ? 1 : 0) | (w.atomic ? 2 : 0)),
+      w.before,       w.after};
+}
+
+}  // namespace
+
+checkpoint::HistoryRecord HistoryIndex::head(uint32_t launch) const {
   checkpoint::HistoryRecord r;
   r.launch = launch;
   if (auto p = passes_.find(launch); p != passes_.end()) {
@@ -79,45 +90,67 @@ checkpoint::HistoryRecord HistoryIndex::record(uint32_t launch) const {
     r.grid_dims = l->grid;
     r.block_dims = l->block;
   }
-  auto it = writes_.find(launch);
-  if (it == writes_.end()) return r;
-  r.writes.reserve(it->second.size());
-  for (const WriteRecord& w : it->second)
-    r.writes.push_back(checkpoint::HistoryWrite{w.when.instret, w.pc, w.core, w.slot, w.lane, w.who.cta, w.who.thread,
-                                                w.addr, w.size, uint8_t((w.local ? 1 : 0) | (w.atomic ? 2 : 0)),
-                                                w.before, w.after});
   return r;
 }
 
-Result<void> HistoryIndex::load(const checkpoint::HistoryRecord& r, uint64_t until) {
-  std::deque<WriteRecord> writes;
-  for (const checkpoint::HistoryWrite& c : r.writes) {
-    if (c.instret > until) break;
-    WriteRecord w;
-    w.when = engine::TimePoint{r.launch, c.instret};
-    w.pc = c.pc;
-    w.core = c.core;
-    w.slot = c.slot;
-    w.lane = c.lane;
-    if (w.core >= cfg_.total_cores() || w.slot >= cfg_.warps || w.lane >= cfg_.threads)
-      return make_error("the stored history of launch " + std::to_string(r.launch) + " names core " +
-                        std::to_string(w.core) + " warp " + std::to_string(w.slot) + " lane " + std::to_string(w.lane) +
-                        ", not on a " + cfg_.to_string() + " device");
-    w.who = LaunchThread{r.grid, c.cta, c.thread};
-    w.addr = c.addr;
-    w.size = c.size;
-    w.local = c.flags & 1;
-    w.atomic = c.flags & 2;
-    w.before = c.before;
-    w.after = c.after;
-    writes.push_back(w);
-  }
+size_t HistoryIndex::write_count(uint32_t launch) const {
+  auto it = writes_.find(launch);
+  return it == writes_.end() ? 0 : it->second.size();
+}
+
+checkpoint::HistoryWriteSource HistoryIndex::source(uint32_t launch) const {
+  auto it = writes_.find(launch);
+  const std::deque<WriteRecord>* writes = it == writes_.end() ? nullptr : &it->second;
+  return [writes](size_t first, std::span<checkpoint::HistoryWrite> out) {
+    for (size_t i = 0; i < out.size(); ++i) out[i] = stored_form((*writes)[first + i]);
+  };
+}
+
+checkpoint::HistoryRecord HistoryIndex::record(uint32_t launch) const {
+  checkpoint::HistoryRecord r = head(launch);
+  r.writes.resize(write_count(launch));
+  if (!r.writes.empty()) source(launch)(0, r.writes);
+  return r;
+}
+
+checkpoint::HistoryWriteSink HistoryIndex::loader(uint32_t launch, uint64_t until) {
+  loading_.clear();
+  return [this, launch, until](std::span<const checkpoint::HistoryWrite> part) -> Result<void> {
+    // The launch's kind comes with the record's head, after its writes: load_finish sets it.
+    for (const checkpoint::HistoryWrite& c : part) {
+      if (c.instret > until) break;
+      WriteRecord w;
+      w.when = engine::TimePoint{launch, c.instret};
+      w.pc = c.pc;
+      w.core = c.core;
+      w.slot = c.slot;
+      w.lane = c.lane;
+      if (w.core >= cfg_.total_cores() || w.slot >= cfg_.warps || w.lane >= cfg_.threads)
+        return make_error("the stored history of launch " + std::to_string(launch) + " names core " +
+                          std::to_string(w.core) + " warp " + std::to_string(w.slot) + " lane " +
+                          std::to_string(w.lane) + ", not on a " + cfg_.to_string() + " device");
+      w.who = LaunchThread{true, c.cta, c.thread};
+      w.addr = c.addr;
+      w.size = c.size;
+      w.local = c.flags & 1;
+      w.atomic = c.flags & 2;
+      w.before = c.before;
+      w.after = c.after;
+      loading_.push_back(w);
+    }
+    return {};
+  };
+}
+
+void HistoryIndex::load_finish(const checkpoint::HistoryRecord& r, uint64_t until) {
+  for (WriteRecord& w : loading_) w.who.grid = r.grid;
   LaunchState l;
   l.kind = r.grid ? LaunchKind::Grid : LaunchKind::Instances;
   l.grid = r.grid_dims;
   l.block = r.block_dims;
   launches_[r.launch] = l;
-  writes_[r.launch] = std::move(writes);
+  writes_[r.launch] = std::move(loading_);
+  loading_.clear();
   engine::Session::HistoryPass p{r.launch, r.reached, r.ended, r.complete, {}, r.until};
   if (r.reached > until) {  // cut: as a pass to `until` ends
     p.reached = until;
@@ -128,6 +161,15 @@ Result<void> HistoryIndex::load(const checkpoint::HistoryRecord& r, uint64_t unt
   for (const auto& s : r.stepped)
     if (s.from < p.reached) p.stepped.emplace_back(s.from, s.to);
   passes_[r.launch] = std::move(p);
+}
+
+Result<void> HistoryIndex::load(const checkpoint::HistoryRecord& r, uint64_t until) {
+  auto sink = loader(r.launch, until);
+  if (auto ok = sink(r.writes); !ok) {
+    load_drop();
+    return ok;
+  }
+  load_finish(r, until);
   return {};
 }
 

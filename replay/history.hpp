@@ -95,6 +95,16 @@ class HistoryIndex final : public DeviceObserver {
   // of that launch), cut at `until` as a pass to there would have ended. load() fails on a record
   // that does not fit the device shape.
   checkpoint::HistoryRecord record(uint32_t launch) const;
+  // The same in chunks (a launch can hold millions of writes): the record without its writes, how
+  // many there are and where to read them (valid while the index holds the launch); and reading
+  // one back: the sink to hand to Store::history, then load_finish with the record it returned
+  // (or load_drop when the reading failed).
+  checkpoint::HistoryRecord head(uint32_t launch) const;
+  size_t write_count(uint32_t launch) const;
+  checkpoint::HistoryWriteSource source(uint32_t launch) const;
+  checkpoint::HistoryWriteSink loader(uint32_t launch, uint64_t until);
+  void load_finish(const checkpoint::HistoryRecord& head, uint64_t until);
+  void load_drop() { loading_.clear(); }
   // Moves what `from` holds of a launch (its writes, pass and thread naming) into this index.
   void adopt(HistoryIndex& from, uint32_t launch);
   Result<void> load(const checkpoint::HistoryRecord& rec, uint64_t until = UINT64_MAX);
@@ -125,6 +135,7 @@ class HistoryIndex final : public DeviceObserver {
   std::map<uint32_t, std::deque<WriteRecord>> writes_;
   std::deque<WriteRecord>* current_ = nullptr;  // launch_'s
   std::map<uint32_t, engine::Session::HistoryPass> passes_;
+  std::deque<WriteRecord> loading_;     // a launch being read back (loader)
   const LaunchState* state_ = nullptr;  // launch_'s
   std::vector<ExecutionRecord> executions_;
 };

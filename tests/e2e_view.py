@@ -402,6 +402,17 @@ def raw_request(port, data):
             out += chunk
 
 
+def opened_point(driver, tries):
+    """The point the served page opened (its stop title), or its error, waiting up to tries/10 s."""
+    from selenium.webdriver.common.by import By
+    for _ in range(tries):
+        found = driver.find_elements(By.CSS_SELECTOR, "#stop-title[data-instret], #point-error")
+        if found:
+            return found[0]
+        time.sleep(0.1)
+    return None
+
+
 def check_served_page(driver, rec, base):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
@@ -424,13 +435,7 @@ def check_served_page(driver, rec, base):
     size = timeline.size
     ActionChains(driver).move_to_element_with_offset(timeline, int(x - size["width"] / 2),
                                                      int(y - size["height"] / 2)).click().perform()
-    title = None
-    for _ in range(300):
-        found = driver.find_elements(By.CSS_SELECTOR, "#stop-title[data-instret], #point-error")
-        if found:
-            title = found[0]
-            break
-        time.sleep(0.1)
+    title = opened_point(driver, 300)
     if not check(title is not None and title.get_attribute("id") == "stop-title",
                  f"serve: a click between marks {a['number']} and {b['number']} shows a point: "
                  f"{title.text if title else 'nothing'}"):
@@ -784,13 +789,7 @@ def check_origin_page(driver, rec, base, mark, focus, locals_, table4, loop, tmp
         m = [x for x in marks if x["lane"] == w4["lane"] and x["instret"] == w4["instret"]] or marks
         m = m[0]
         m["el"].click()
-        title = None
-        for _ in range(600):
-            found = driver.find_elements(By.CSS_SELECTOR, "#stop-title[data-instret], #point-error")
-            if found:
-                title = found[0]
-                break
-            time.sleep(0.1)
+        title = opened_point(driver, 600)
         if check(title is not None and title.get_attribute("id") == "stop-title",
                  f"origin: the marker opens a point: {title.text if title else 'nothing'}"):
             where = driver.find_element(By.ID, "stop-where").text

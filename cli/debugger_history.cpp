@@ -466,10 +466,13 @@ void Debugger::cmd_origin(Args a) {
                                                               (j - i > 1 ? ".." + std::to_string(j - 1) : "") + ": ";
     json part = {{"offset", i}, {"length", j - i}};
     if (c) {
+      // A copy that starts with the code of the image the next launch runs is that image's upload.
+      const engine::Symbols* sym = launch_symbols(std::min(c->before_launch, s_.launches_started()));
+      const bool image = sym && sym->function_at(c->addr).has_value();
       text += bytes + "copied by the host before launch " + std::to_string(c->before_launch) + " (" +
-              std::to_string(c->size) + " bytes to " + hex32(c->addr) + "); no kernel instruction wrote " +
-              (w ? "them after it\n" : "them in this history\n");
-      part["host_copy"] = {{"before_launch", c->before_launch}, {"addr", c->addr}, {"size", c->size}};
+              std::to_string(c->size) + " bytes to " + hex32(c->addr) + (image ? ": the kernel image" : "") +
+              "); no kernel instruction wrote " + (w ? "them after it\n" : "them in this history\n");
+      part["host_copy"] = {{"before_launch", c->before_launch}, {"addr", c->addr}, {"size", c->size}, {"image", image}};
     } else if (w) {
       json jw;
       const uint32_t from = mp.addr + i - w->addr;

@@ -40,7 +40,7 @@ def check_origin(vx, ex, src, tmp):
     s = Session(vx, os.path.join(ex, "racy.elf"),
                 [f"break racy.c:{stop}", "continue", "origin counter", "print counter", "info writes counter",
                  "origin -depth 2 order", "origin -depth 2 threads", "origin -goto counter", "when", "origin sgemm_unknown",
-                 "origin 42"],
+                 "origin 42", "origin *(unsigned *)$pc"],
                 db=os.path.join(tmp, "racy"))
     t = s.tag()
     o = s.output("origin counter")
@@ -76,6 +76,9 @@ def check_origin(vx, ex, src, tmp):
     errs = s.errors()
     check(any("not a place in memory" in e for e in errs), f"{t}: origin 42: {errs}")
     check(any("sgemm_unknown" in e for e in errs), f"{t}: origin of an unknown name: {errs}")
+    # Code nobody wrote: the host's upload of the kernel image, named so.
+    code = (s.output("origin *(unsigned *)$pc").get("origin") or [{}])[0].get("host_copy", {})
+    check(code.get("image") is True and code.get("before_launch") == 1, f"{t}: origin of the code at pc: {code}")
 
 
 def histogram_answers(s):

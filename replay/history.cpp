@@ -152,9 +152,9 @@ void HistoryIndex::load_finish(const checkpoint::HistoryRecord& r, uint64_t unti
   writes_[r.launch] = std::move(loading_);
   loading_.clear();
   engine::Session::HistoryPass p{r.launch, r.reached, r.ended, r.complete, {}, r.until};
-  if (r.reached > until) {  // cut: as a pass to `until` ends
+  if (r.reached >= until) {  // cut: as a pass to `until` ends (complete: it got there)
     p.reached = until;
-    p.ended = false;
+    p.ended = r.ended && r.reached == until;
     p.complete = true;
     p.until = until;
   }
@@ -353,6 +353,7 @@ void DataflowTracker::skipped(uint32_t launch, uint64_t from, uint64_t to) {
     const WriteRecord& t = f.target;
     if (results_[i].reached || t.when.launch != launch || t.when.instret <= from) continue;
     f.unseen.fill(true);
+    f.unseen[0] = false;  // x0 is always 0
     f.interval = {launch, from, to};
   }
 }

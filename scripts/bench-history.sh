@@ -20,7 +20,9 @@ echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')  nproc: $(nproc)  cpu: $(grep -m1 '
 python3 - "$PWD/build/vxreplay" "$PWD/build/examples/sgemm.elf" "${1:-7}" <<'PY'
 import json, os, resource, shutil, statistics, subprocess, sys, tempfile, time
 vx, elf, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-tmp = tempfile.mkdtemp(dir=".")  # on the disk recordings go to
+import atexit
+tmp = tempfile.mkdtemp(dir="build")  # on the disk recordings go to, ignored by git
+atexit.register(shutil.rmtree, tmp, True)  # a failed run (sys.exit) leaves nothing behind
 base = [vx, "run", elf, "--grid", "16,16", "--block", "4,4", "--batch", "--json"]
 plain = ["-ex", "continue"]
 at_end = plain + ["-ex", "goto end"]

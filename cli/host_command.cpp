@@ -32,7 +32,8 @@ namespace {
 
 struct Child {
   pid_t pid = -1;
-  int fd = -1;  // our end of the channel
+  int fd = -1;                             // our end of the channel
+  std::optional<host::SharedRings> rings;  // its shared rings, unless they could not be made
 };
 
 // Starts the program with the other end of the channel in kChannelEnv. A program that cannot be
@@ -50,10 +51,15 @@ Result<Child> spawn(const std::vector<std::string>& command, bool session, int* 
     ::close(sv[1]);
     return make_error(std::string("cannot create a pipe: ") + std::strerror(errno));
   }
+  // Without the rings (no memfd here) the socket carries every message, slower but the same.
+  auto made = host::SharedRings::create();
+  std::optional<host::SharedRings> rings;
+  if (made) rings.emplace(std::move(made).value());
   std::vector<char*> argv;
   for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   const std::string fd_text = std::to_string(sv[1]);
+  const std::string rings_text = rings ? std::to_string(rings->memfd()) : "";
   std::fflush(stdout);
   std::fflush(stderr);
   pid_t pid = ::fork();
@@ -62,6 +68,12 @@ Result<Child> spawn(const std::vector<std::string>& command, bool session, int* 
     // The child: only async-signal-safe calls until exec.
     ::fcntl(sv[1], F_SETFD, 0);  // the host keeps its end across exec
     ::setenv(host::kChannelEnv, fd_text.c_str(), 1);
+    if (rings) {
+      ::fcntl(rings->memfd(), F_SETFD, 0);
+      ::setenv(host::kRingsEnv, rings_text.c_str(), 1);
+    } else {
+      ::unsetenv(host::kRingsEnv);
+    }
     if (session) {
       int n = ::open("/dev/null", O_RDONLY);
       if (n >= 0) ::dup2(n, STDIN_FILENO);
@@ -87,7 +99,8 @@ Result<Child> spawn(const std::vector<std::string>& command, bool session, int* 
     *status = missing ? kExitHostNotFound : kExitHostCannotRun;
     return make_error(command[0] + (missing ? ": not found" : ": cannot execute: " + std::string(std::strerror(e))));
   }
-  return Child{pid, sv[0]};
+  if (rings) rings->close_memfd();  // the program has its copy; the mapping stays
+  return Child{pid, sv[0], std::move(rings)};
 }
 
 std::string describe_status(int wstatus) {
@@ -173,7 +186,7 @@ int host_command(const HostArgs& a) {
   auto session = engine::Session::create(**opened, so);
   if (!session) return abandon("--db " + store_dir + ": " + session.error().message);
   engine::Session& s = **session;
-  host::HostServer server(s.host(), fd, d.run.config.to_string());
+  host::HostServer server(s.host(), fd, d.run.config.to_string(), child->rings ? &*child->rings : nullptr);
 
   // Each kernel image the program uploads, with its symbols and C variables (per-launch symbols:
   // a stop reads its launch's image), and each launch's image.

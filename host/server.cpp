@@ -12,7 +12,7 @@ void put_console(Writer& w, const std::vector<ConsoleChunk>& chunks) {
 }
 
 Result<void> HostServer::reply(int32_t status, std::span<const uint8_t> payload) {
-  return send_message(fd_, uint32_t(status), payload);
+  return send_message(fd_, uint32_t(status), payload, on_rings_ ? rings_ : nullptr);
 }
 
 Result<void> HostServer::answer_wait(const std::string& error, const std::vector<ConsoleChunk>& console) {
@@ -96,14 +96,21 @@ Result<bool> HostServer::serve(uint32_t op_word, std::span<const uint8_t> payloa
   auto bad = [&]() { return fail(std::string("malformed ") + op_name(op) + " request"); };
   switch (op) {
     case Op::Hello: {
-      uint32_t version = 0;
+      uint32_t version = 0, transport = 0;
       if (!in.u32(&version)) return bad();
       if (version != kProtocolVersion)
         return fail("this libvortex speaks channel version " + std::to_string(version) + ", vxreplay speaks " +
                     std::to_string(kProtocolVersion) + ": rebuild the host program against this vxreplay's library");
+      if (!in.u32(&transport) || transport > 1) return bad();
       hello_ = true;
-      out.u32(kProtocolVersion).str(config_);
-      return ok();
+      // The first answer goes through the socket; after it both sides use the rings if both can,
+      // for good (a device opened again says hello through them).
+      const bool rings = on_rings_ || (transport == 1 && rings_);
+      out.u32(kProtocolVersion).str(config_).u32(rings ? 1 : 0);
+      if (auto r = ok(); !r || !rings || on_rings_) return r;
+      if (auto r = in_.use_rings(rings_); !r) return violation(r.error().message);
+      on_rings_ = true;
+      return true;
     }
     case Op::Caps: {
       uint32_t id = 0;

@@ -15,8 +15,10 @@ namespace vx::host {
 
 class HostServer {
  public:
-  HostServer(Driver& driver, int fd, std::string config_text)
-      : fd_(fd), in_(fd), config_(std::move(config_text)), dev_(driver) {
+  // `rings`: the shared rings the program may take at the handshake (SharedRings); null: the
+  // socket carries everything.
+  HostServer(Driver& driver, int fd, std::string config_text, SharedRings* rings = nullptr)
+      : fd_(fd), in_(fd), rings_(rings), config_(std::move(config_text)), dev_(driver) {
     in_.set_stall_limit_ms(kStallMs);
   }
   // How long a program may stop in the middle of a message before the channel is closed.
@@ -56,6 +58,8 @@ class HostServer {
   Error violation(const std::string& what);
   int fd_;
   Receiver in_;
+  SharedRings* rings_;
+  bool on_rings_ = false;  // the handshake moved the channel to the rings
   std::string config_;
   HostDevice dev_;
   uint64_t started_ = 0;  // launches started since the last answered wait

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -32,6 +33,7 @@ constexpr uint64_t kWaitSlice = 1u << 20;  // instructions between console drain
 struct Device {
   int fd = -1;  // the channel to vxreplay; -1: the model in this process
   std::unique_ptr<vx::host::Receiver> in;
+  vx::host::SharedRings* rings = nullptr;  // the channel's messages go through these (after the handshake)
   // Under vxreplay, vx_start and vx_dcr_write are checked here (the same checks, on a copy of the
   // DCRs and the uploaded images) and sent without waiting: their replies are read before the next
   // call's, so a launch costs one round trip (vx_ready_wait), not two.
@@ -56,6 +58,13 @@ struct Buffer {
 std::mutex g_mutex;
 std::set<Device*> g_devices;
 std::set<Buffer*> g_buffers;
+
+// The channel's shared rings (kRingsEnv), mapped at the first vx_dev_open under vxreplay; once a
+// handshake has moved the channel onto them, it stays there for the process's life (a device
+// opened again after vx_dev_close says hello through them).
+std::optional<vx::host::SharedRings> g_rings;
+bool g_rings_tried = false;
+bool g_on_rings = false;
 
 thread_local const char* t_caller = nullptr;  // vx::host::CallerScope
 
@@ -96,7 +105,7 @@ Buffer* buffer_of(vx_buffer_h h, const char* fn) {
 
 // Sends a call whose reply is read later (before the next call's).
 Result<void> post(Device* d, Op op, vx::host::Writer& w) {
-  if (auto r = vx::host::send_message(d->fd, uint32_t(op), w.data()); !r)
+  if (auto r = vx::host::send_message(d->fd, uint32_t(op), w.data(), d->rings); !r)
     return vx::make_error("vxreplay is gone (" + r.error().message + ")");
   d->unanswered.push_back(vx::host::op_name(op));
   return {};
@@ -104,7 +113,7 @@ Result<void> post(Device* d, Op op, vx::host::Writer& w) {
 
 // One call over the channel: the reply's payload, or its error.
 Result<std::vector<uint8_t>> call(Device* d, Op op, vx::host::Writer& w) {
-  if (auto r = vx::host::send_message(d->fd, uint32_t(op), w.data()); !r)
+  if (auto r = vx::host::send_message(d->fd, uint32_t(op), w.data(), d->rings); !r)
     return vx::make_error("vxreplay is gone (" + r.error().message + ")");
   for (const char* fn : d->unanswered) {
     // Checked before it was sent, a posted call should not fail; if it did, say so now.
@@ -178,14 +187,40 @@ VX_API int vx_dev_open(vx_device_h* hdevice) {
     }
     d->fd = int(fd);
     d->in = std::make_unique<vx::host::Receiver>(d->fd);
+    if (!g_rings_tried) {
+      g_rings_tried = true;
+      if (const char* rings_text = std::getenv(vx::host::kRingsEnv); rings_text && *rings_text) {
+        long rfd = std::strtol(rings_text, &end, 10);
+        auto rings = *end == '\0' && rfd >= 0 ? vx::host::SharedRings::attach(int(rfd))
+                                              : Result<vx::host::SharedRings>(vx::make_error("not a descriptor"));
+        if (rings) {
+          rings->close_memfd();  // the mapping stays; the program's own children do not inherit it
+          g_rings.emplace(std::move(rings).value());
+        } else {
+          // The socket carries the messages then, slower but the same.
+          report(fn, std::string(vx::host::kRingsEnv) + "='" + rings_text + "': " + rings.error().message +
+                         " (using the socket)");
+        }
+      }
+    }
+    if (g_on_rings) {
+      d->rings = &*g_rings;
+      if (auto u = d->in->use_rings(d->rings); !u) return report(fn, u.error().message);
+    }
     vx::host::Writer w;
-    w.u32(vx::host::kProtocolVersion);
+    w.u32(vx::host::kProtocolVersion).u32(g_rings ? 1 : 0);
     auto r = call(d.get(), Op::Hello, w);
     if (!r) return report(fn, r.error().message);
     vx::host::Reader in(*r);
-    uint32_t version = 0;
+    uint32_t version = 0, rings = 0;
     std::string cfg_text, error;
-    if (!in.u32(&version) || !in.str(&cfg_text)) return report(fn, "malformed reply");
+    if (!in.u32(&version) || !in.str(&cfg_text) || !in.u32(&rings) || (rings == 1 && !g_rings))
+      return report(fn, "malformed reply");
+    if (rings == 1 && !g_on_rings) {
+      g_on_rings = true;
+      d->rings = &*g_rings;
+      if (auto u = d->in->use_rings(d->rings); !u) return report(fn, u.error().message);
+    }
     auto cfg = vx::DeviceConfig::parse(cfg_text, &error);
     if (!cfg) return report(fn, "vxreplay's device shape '" + cfg_text + "': " + error);
     d->config = *cfg;

@@ -340,6 +340,9 @@ struct Store::Impl {
                    " bytes) reaches past the end of data.mdb");
   }
   Result<void> check_pages(lmdb::Txn& txn, const CheckpointRecord& rec, const std::string& what);
+  // Every value of the record databases against its envelope's checksum (Store::check_values).
+  Result<void> check_values();
+  bool values_checked = false;  // check_values passed and nothing was written since
   Result<CheckpointRecord> read_record(lmdb::Txn& txn, const TimeKey& key, bool* found);
 
   // Checkpoints put with durable = false, not committed yet: encoded records by encoded key (byte
@@ -381,6 +384,7 @@ struct Store::Impl {
   Result<void> commit(lmdb::Txn& txn) {
     const uint32_t marked = std::exchange(pending_mark, 0);
     if (auto r = txn.commit(); !r) return r;
+    values_checked = false;
     if (marked && highest_mark) highest_mark = std::max(*highest_mark, marked);
     clear_staged();
     if (group_sync) group_sync->committed();
@@ -478,6 +482,14 @@ std::optional<std::string> Store::damage() const { return impl_->damage; }
 
 Result<void> Store::check_values() {
   Impl& I = *impl_;
+  if (I.values_checked) return {};
+  auto r = I.check_values();
+  if (r) I.values_checked = true;
+  return r;
+}
+
+Result<void> Store::Impl::check_values() {
+  Impl& I = *this;
   return guarded<void>(I.err("checking the values").message, [&]() -> Result<void> {
     auto txn = lmdb::Txn::begin(I.env.get(), true);
     if (!txn) return I.err("checking the values", txn.error());
@@ -575,6 +587,8 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
   impl->codec = codec::Codec(options.zstd_level, options.record_zstd_level);
   impl->read_only = mode == OpenMode::ReadOnly;
   Impl& I = *impl;
+  std::optional<lmdb::SafePoint> roll_to;  // values past the safe point were damaged: roll back to it
+  std::string value_damage;
   auto body = [&]() -> Result<void> {
     std::error_code ec;
     const fs::path data = fs::path(dir) / "data.mdb";
@@ -737,10 +751,49 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
     I.stats.pages = st.ms_entries;
     if (int rc = mdb_stat(txn->get(), I.ops, &st)) return I.err("", lmdb::error(rc, "mdb_stat ops"));
     I.op_count = st.ms_entries;
+    // A machine failure under group commit can also leave the newest tree whole but holding values
+    // whose pages never reached the disk (an overflow page's old bytes): past the safe point of the
+    // last sync, every value is checked, and damage rolls the store back to that safe point as the
+    // structural check's does (docs/store.md, "Durability").
+    if (existed && !I.rolled_back) {
+      auto point = read_safe_point_file((fs::path(dir) / "synced-meta").string());
+      MDB_envinfo info;
+      if (point && mdb_env_info(raw, &info) == 0 && info.me_last_txnid > point->txnid) {
+        auto values = I.check_values();
+        if (!values && values.error().code == ErrorCode::StoreCorrupt) {
+          value_damage = values.error().message;
+          if (const std::string prefix = "checkpoint store " + dir + ": "; value_damage.rfind(prefix, 0) == 0)
+            value_damage.erase(0, prefix.size());
+          if (I.read_only)
+            return I.err(value_damage + " (it can be rolled back to its last synced state, transaction " +
+                             std::to_string(point->txnid) + ", by opening it for writing: vxreplay replay DIR)",
+                         ErrorCode::StoreCorrupt);
+          roll_to = std::move(point);
+          return {};
+        }
+        if (!values) return values.error();
+        I.values_checked = true;
+      }
+    }
     return {};
   };
   auto r = guarded<void>("checkpoint store " + dir, body);
   if (!r) return r.error();
+  if (roll_to) {
+    // This open's map is closed before the meta pages are written (no GroupSync was started: it
+    // would have recorded the damaged tree as safe), then the store is opened again.
+    impl.reset();
+    const std::string data = (fs::path(dir) / "data.mdb").string();
+    if (auto rb = lmdb::roll_back(data, *roll_to); !rb)
+      return Error{"checkpoint store " + dir + ": " + rb.error().message, rb.error().code};
+    auto again = open_impl(dir, want, mode, options);
+    if (!again) return again.error();
+    if (auto v = again->check_values(); !v) return v.error();
+    again->impl_->rolled_back = "the recording's newest commits were damaged (" + value_damage +
+                                "): rolled back to its last synced state (transaction " +
+                                std::to_string(roll_to->txnid) + ")";
+    return again;
+  }
   if (options.sync && options.sync_interval_ms && !impl->read_only) {
     impl->group_sync =
         std::make_unique<GroupSync>(impl->env.get(), dir, std::chrono::milliseconds(options.sync_interval_ms));

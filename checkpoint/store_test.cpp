@@ -1257,6 +1257,79 @@ TEST_CASE("Group commit: a machine failure that lost the commits after the last 
   must(store.put(later[0], s.rec, s.pages));
 }
 
+TEST_CASE("Group commit: a value past the last sync that never reached the disk rolls the store back to it",
+          "[crash]") {
+  namespace fs = std::filesystem;
+  TempDir dir, failed, killed;
+  OpenOptions o;
+  o.sync_interval_ms = 60000;  // no timer sync during the test: flush() is the sync
+  const std::vector<TimeKey> synced{{1, 1000}, {1, 2000}, {1, 3000}}, later{{1, 4000}, {1, 5000}};
+  {
+    auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::Create, o));
+    for (const TimeKey& k : synced) {
+      auto s = sample_at(k);
+      must(store.put(k, s.rec, s.pages));
+    }
+    must(store.flush());  // the safe point
+    for (const TimeKey& k : later) {
+      auto s = sample_at(k);
+      must(store.put(k, s.rec, s.pages));  // committed, not synced
+    }
+    // Copies while the store is open (closing it would sync): one as a kill leaves it, one as a
+    // machine failure that lost one page after the safe point.
+    for (const TempDir* d : {&failed, &killed}) {
+      fs::copy_file(fs::path(dir.path) / "data.mdb", fs::path(d->path) / "data.mdb");
+      fs::copy_file(fs::path(dir.path) / "synced-meta", fs::path(d->path) / "synced-meta");
+    }
+  }
+  // The lost page held a later checkpoint's memory page (a value of its own, no other checkpoint
+  // names it): its bytes are what the disk had before. The tree is whole, so only its checksum shows it.
+  const Sample lost = sample_at(later[0]);
+  auto unique = std::find_if(lost.pages.begin(), lost.pages.end(), [&](const PageData& p) {
+    for (const TimeKey& k : synced)
+      for (const PageData& q : sample_at(k).pages)
+        if (q.hash == p.hash) return false;
+    return true;
+  });
+  REQUIRE(unique != lost.pages.end());
+  const PageData& page = *unique;
+  codec::Codec c;
+  const auto value = c.encode_page(page.bytes.data(), page.bytes.size());
+  const std::string data = failed.path + "/data.mdb";
+  auto at = find_all(read_file(data), value);
+  REQUIRE(at.size() == 1);
+  xor_bytes(data, {at[0] + value.size() / 2}, 0x5a);
+  // Read-only: refused, naming the damage and how to roll it back.
+  auto ro = Store::open_existing(failed.path, OpenMode::ReadOnly);
+  REQUIRE(!ro);
+  CHECK(contains(ro.error().message, "page " + page.hash.to_string() + " is corrupt"));
+  CHECK(contains(ro.error().message, "it can be rolled back to its last synced state"));
+  CHECK(ro.error().code == vx::ErrorCode::StoreCorrupt);
+  {
+    // For writing: rolled back to the safe point, every synced checkpoint intact, nothing after it.
+    auto store = must(Store::open_existing(failed.path, OpenMode::ReadWrite));
+    REQUIRE(store.rolled_back());
+    CHECK(contains(*store.rolled_back(), "page " + page.hash.to_string() + " is corrupt"));
+    CHECK(contains(*store.rolled_back(), "rolled back to its last synced state (transaction "));
+    CHECK_FALSE(store.damage());
+    CHECK(must(store.list()) == synced);
+    for (const TimeKey& k : synced) {
+      must(store.verify(k));
+      CHECK(must(store.get(k)) == sample_at(k).rec);
+    }
+    must(store.check_values());
+    auto s = sample_at(later[1]);
+    must(store.put(later[1], s.rec, s.pages));  // and it goes on
+  }
+  CHECK(must(Store::open_existing(failed.path, OpenMode::ReadOnly)).rolled_back() == std::nullopt);
+  // A kill loses nothing committed: every value checks, nothing is rolled back.
+  auto whole = must(Store::open_existing(killed.path, OpenMode::ReadWrite));
+  CHECK_FALSE(whole.rolled_back());
+  std::vector<TimeKey> all = synced;
+  all.insert(all.end(), later.begin(), later.end());
+  CHECK(must(whole.list()) == all);
+}
+
 namespace {
 HistoryRecord sample_history(uint32_t launch, size_t writes) {
   HistoryRecord h;

@@ -298,8 +298,11 @@ bool Debugger::refuse_damage() {
 }
 
 void Debugger::drain_console() {
+  // Called at every progress report of a run: most have nothing (and a stream is not free).
+  std::vector<ConsoleChunk> chunks = s_.take_console();
+  if (chunks.empty()) return;
   std::ostringstream os;
-  console_.feed(s_.take_console(), os);
+  console_.feed(chunks, os);
   std::string text = os.str();
   size_t i = 0;
   while (i < text.size()) {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include "checkpoint/test_records.hpp"
+#include "checkpoint/timeline.hpp"
 #include "device/cmdbuf_builder.hpp"
 #include "engine/plan.hpp"
 #include "engine/recorder.hpp"
@@ -221,6 +222,50 @@ TEST_CASE("The recorder queues host operations until a flush, and a replay or a 
   CHECK((*ops)[0].data.hash == h);
   CHECK((*ops)[1].kind == checkpoint::HostOpKind::Free);
   CHECK(store.read_page(h).value() == bytes);
+}
+
+TEST_CASE("Timeline samples past the pending limit: a recording queues them as an operation, a replay stops sampling") {
+  TempDir dir;
+  auto store = new_store(dir);
+  // Samples of many short launches with no checkpoint between them: 8, 16, 32, 64 and the end each.
+  auto sample_launches = [](Recorder& r, uint32_t launches) {
+    for (uint32_t l = 1; l <= launches; ++l) {
+      for (uint64_t at = 0; at < 100;) {
+        if (r.sample_due(l, at)) r.add_sample(checkpoint::TimelineSample{l, at, {checkpoint::WarpSample{}}, {}});
+        const uint64_t step = r.until_sample(l, at);
+        // A run stops for a sample only where one is taken: never one instruction at a time.
+        REQUIRE((step == UINT64_MAX || at + step == r.next_sample(l)));
+        at = step == UINT64_MAX ? 100 : at + step;
+      }
+      r.add_sample(checkpoint::TimelineSample{l, 100, {}, {}});
+    }
+  };
+  Recorder rec;
+  rec.attach(&store, false, false);
+  rec.set_sample_interval(16384);
+  sample_launches(rec, 1000);      // 6000 samples
+  REQUIRE(rec.queued_ops() == 1);  // the first 4096, queued
+  REQUIRE(rec.queue_timeline_op());
+  REQUIRE(rec.flush());
+  auto ops = store.ops();
+  REQUIRE(ops);
+  REQUIRE(ops->size() == 2);
+  size_t total = 0;
+  for (const auto& op : *ops) {
+    REQUIRE(op.kind == checkpoint::HostOpKind::Timeline);
+    auto samples = checkpoint::decode_timeline(store.read_page(op.data.hash).value());
+    REQUIRE(samples);
+    total += samples->size();
+  }
+  CHECK(total == 5000);
+
+  Recorder replay;
+  replay.attach(&store, true, false);
+  replay.set_sample_interval(16384);
+  sample_launches(replay, 1000);
+  CHECK(replay.queued_ops() == 0);
+  CHECK_FALSE(replay.sample_due(1001, 8));
+  CHECK(replay.until_sample(1001, 0) == UINT64_MAX);
 }
 
 TEST_CASE(

@@ -95,8 +95,10 @@ checkpoint::TimelineSample warp_sample(const Driver& dev, uint32_t launch, uint6
 }
 
 namespace {
-constexpr size_t kMaxPendingSamples = 4096;  // between two checkpoints: later ones are not taken
-}
+// Samples kept in memory: a recording queues them as a timeline operation then (written with the
+// next host operations); a replay, which writes no operations, takes no more until its next checkpoint.
+constexpr size_t kMaxPendingSamples = 4096;
+}  // namespace
 
 uint64_t Recorder::next_sample(uint32_t launch) const {
   auto it = sampled_.find(launch);
@@ -109,7 +111,9 @@ bool Recorder::sample_due(uint32_t launch, uint64_t at) const {
 }
 
 uint64_t Recorder::until_sample(uint32_t launch, uint64_t at) const {
-  if (!samples_on()) return UINT64_MAX;
+  // No sample is taken while the pending ones are at the limit: no run stops for one (it would stop
+  // at every instruction, the next point being past).
+  if (!samples_on() || samples_.size() >= kMaxPendingSamples) return UINT64_MAX;
   const uint64_t next = next_sample(launch);
   return next > at ? next - at : 1;
 }
@@ -120,6 +124,7 @@ void Recorder::add_sample(checkpoint::TimelineSample s) {
   if (last != 0 && (s.at < last || (s.at == last && !s.warps.empty()))) return;
   last = s.at;
   samples_.push_back(std::move(s));
+  if (samples_.size() >= kMaxPendingSamples) queue_timeline_op();
 }
 
 bool Recorder::queue_timeline_op() {

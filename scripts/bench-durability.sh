@@ -9,10 +9,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/sgemm-session-setup.sh
 python3 - "$PWD/build/vxreplay" "$1" "$PWD/build/examples/sgemm.elf" "$line" "${2:-5}" <<'PY'
-import os, resource, shutil, statistics, subprocess, sys, tempfile, time
+import atexit, os, resource, shutil, statistics, subprocess, sys, tempfile, time
 new, base, elf, line, runs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
 script = ["-ex", f"break sgemm.c:{line}"] + ["-ex", "continue"] * 1000
-tmp = tempfile.mkdtemp(dir=".")  # on the disk the recordings go to, not a tmpfs
+tmp = tempfile.mkdtemp(dir="build")  # on the disk the recordings go to (not a tmpfs), ignored by git
+atexit.register(shutil.rmtree, tmp, True)  # a failed run (sys.exit) leaves nothing behind
 
 def once(vx, store):
     db = os.path.join(tmp, "db")

@@ -589,6 +589,7 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
   Impl& I = *impl;
   std::optional<lmdb::SafePoint> roll_to;  // values past the safe point were damaged: roll back to it
   std::string value_damage;
+  uint32_t roll_page_size = 0;
   auto body = [&]() -> Result<void> {
     std::error_code ec;
     const fs::path data = fs::path(dir) / "data.mdb";
@@ -769,6 +770,7 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
                              std::to_string(point->txnid) + ", by opening it for writing: vxreplay replay DIR)",
                          ErrorCode::StoreCorrupt);
           roll_to = std::move(point);
+          roll_page_size = page_size;
           return {};
         }
         if (!values) return values.error();
@@ -784,15 +786,43 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
     // would have recorded the damaged tree as safe), then the store is opened again.
     impl.reset();
     const std::string data = (fs::path(dir) / "data.mdb").string();
-    if (auto rb = lmdb::roll_back(data, *roll_to); !rb)
-      return Error{"checkpoint store " + dir + ": " + rb.error().message, rb.error().code};
-    auto again = open_impl(dir, want, mode, options);
-    if (!again) return again.error();
-    if (auto v = again->check_values(); !v) return v.error();
-    again->impl_->rolled_back = "the recording's newest commits were damaged (" + value_damage +
-                                "): rolled back to its last synced state (transaction " +
-                                std::to_string(roll_to->txnid) + ")";
-    return again;
+    const std::string where = "checkpoint store " + dir + ": ";
+    const std::string how =
+        " (it can be rolled back to its last synced state, transaction " + std::to_string(roll_to->txnid) + ", ";
+    // Another process's map of the newest tree would be written under.
+    if (lock_in_use((fs::path(dir) / "lock.mdb").string()))
+      return make_error(ErrorCode::StoreCorrupt, where + value_damage + how + "once no other process has it open)");
+    // The meta pages as they are: put back if the safe point's tree holds the damage too (it is older
+    // than the safe point, and rolling back would only lose the commits after it).
+    std::vector<uint8_t> metas(2 * size_t(roll_page_size));
+    const int fd = ::open(data.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0 || ::pread(fd, metas.data(), metas.size(), 0) != ssize_t(metas.size())) {
+      if (fd >= 0) ::close(fd);
+      return make_error(ErrorCode::StoreCorrupt, where + value_damage + how + "but " + data + " cannot be read back)");
+    }
+    auto undo = [&](const std::string& why) -> Error {
+      const bool put_back = ::pwrite(fd, metas.data(), metas.size(), 0) == ssize_t(metas.size()) && ::fsync(fd) == 0;
+      ::close(fd);
+      return make_error(ErrorCode::StoreCorrupt, where + value_damage + "; its last synced state is damaged too (" +
+                                                     why + ")" +
+                                                     (put_back ? "" : ", and the newest state could not be put back"));
+    };
+    if (auto rb = lmdb::roll_back(data, *roll_to); !rb) return undo(rb.error().message);
+    {
+      auto again = open_impl(dir, want, mode, options);
+      Result<void> checked = again ? again->check_values() : Result<void>(again.error());
+      if (checked) {
+        ::close(fd);
+        again->impl_->rolled_back = "the recording's newest commits were damaged (" + value_damage +
+                                    "): rolled back to its last synced state (transaction " +
+                                    std::to_string(roll_to->txnid) + ")";
+        return again;
+      }
+      std::string why = checked.error().message;
+      if (why.rfind(where, 0) == 0) why.erase(0, where.size());
+      again = Result<Store>(Error{why});  // closed before the meta pages are put back
+      return undo(why);
+    }
   }
   if (options.sync && options.sync_interval_ms && !impl->read_only) {
     impl->group_sync =

@@ -1322,11 +1322,32 @@ TEST_CASE("Group commit: a value past the last sync that never reached the disk 
     must(store.put(later[1], s.rec, s.pages));  // and it goes on
   }
   CHECK(must(Store::open_existing(failed.path, OpenMode::ReadOnly)).rolled_back() == std::nullopt);
+  std::vector<TimeKey> all = synced;
+  all.insert(all.end(), later.begin(), later.end());
+  {
+    // Damage older than the safe point: rolling back would only lose the later commits. The open
+    // fails naming it, and data.mdb is as it was (the newest state put back).
+    TempDir old_damage;
+    for (const char* f : {"data.mdb", "synced-meta"})
+      fs::copy_file(fs::path(killed.path) / f, fs::path(old_damage.path) / f);
+    const Sample first = sample_at(synced[0]);
+    const PageData& old_page = first.pages.front();
+    const auto old_value = c.encode_page(old_page.bytes.data(), old_page.bytes.size());
+    const std::string old_data = old_damage.path + "/data.mdb";
+    auto old_at = find_all(read_file(old_data), old_value);
+    REQUIRE(!old_at.empty());
+    xor_bytes(old_data, {old_at[0] + old_value.size() / 2}, 0x5a);
+    const auto before = read_file(old_data);
+    auto refused = Store::open_existing(old_damage.path, OpenMode::ReadWrite);
+    REQUIRE_FALSE(refused);
+    CHECK(contains(refused.error().message, "page " + old_page.hash.to_string() + " is corrupt"));
+    CHECK(contains(refused.error().message, "its last synced state is damaged too"));
+    CHECK(refused.error().code == vx::ErrorCode::StoreCorrupt);
+    CHECK(read_file(old_data) == before);
+  }
   // A kill loses nothing committed: every value checks, nothing is rolled back.
   auto whole = must(Store::open_existing(killed.path, OpenMode::ReadWrite));
   CHECK_FALSE(whole.rolled_back());
-  std::vector<TimeKey> all = synced;
-  all.insert(all.end(), later.begin(), later.end());
   CHECK(must(whole.list()) == all);
 }
 

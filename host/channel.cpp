@@ -1,6 +1,7 @@
 #include "host/channel.hpp"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -69,13 +70,15 @@ struct SharedRings::Control {
   alignas(64) std::atomic<uint64_t> tail1;
   alignas(64) std::atomic<uint32_t> sleeping0;  // side 0 sleeps on the socket
   alignas(64) std::atomic<uint32_t> sleeping1;
+  alignas(64) std::atomic<uint32_t> in_use;  // vxreplay moved the channel onto the rings
   std::atomic<uint64_t>& head(int r) { return r == 0 ? head0 : head1; }
   std::atomic<uint64_t>& tail(int r) { return r == 0 ? tail0 : tail1; }
   std::atomic<uint32_t>& sleeping(int s) { return s == 0 ? sleeping0 : sleeping1; }
 };
 static_assert(offsetof(SharedRings::Control, head0) == 64 && offsetof(SharedRings::Control, head1) == 128 &&
               offsetof(SharedRings::Control, tail0) == 192 && offsetof(SharedRings::Control, tail1) == 256 &&
-              offsetof(SharedRings::Control, sleeping0) == 320 && offsetof(SharedRings::Control, sleeping1) == 384);
+              offsetof(SharedRings::Control, sleeping0) == 320 && offsetof(SharedRings::Control, sleeping1) == 384 &&
+              offsetof(SharedRings::Control, in_use) == 448 && sizeof(SharedRings::Control) <= 4096);
 
 namespace {
 
@@ -101,11 +104,18 @@ SharedRings::SharedRings(int memfd, void* base, size_t map_bytes, Side side)
   cap_ = size_t(control()->ring_bytes);
 }
 
-SharedRings::SharedRings(SharedRings&& o) noexcept { *this = std::move(o); }
+SharedRings::SharedRings(SharedRings&& o) noexcept
+    : memfd_(std::exchange(o.memfd_, -1)),
+      base_(std::exchange(o.base_, nullptr)),
+      map_bytes_(std::exchange(o.map_bytes_, 0)),
+      cap_(o.cap_),
+      side_(o.side_),
+      read_pos_(o.read_pos_),
+      write_pos_(o.write_pos_) {}
 
 SharedRings& SharedRings::operator=(SharedRings&& o) noexcept {
   if (this != &o) {
-    this->~SharedRings();
+    release();
     memfd_ = std::exchange(o.memfd_, -1);
     base_ = std::exchange(o.base_, nullptr);
     map_bytes_ = std::exchange(o.map_bytes_, 0);
@@ -117,7 +127,9 @@ SharedRings& SharedRings::operator=(SharedRings&& o) noexcept {
   return *this;
 }
 
-SharedRings::~SharedRings() {
+SharedRings::~SharedRings() { release(); }
+
+void SharedRings::release() {
   if (base_) ::munmap(base_, map_bytes_);
   base_ = nullptr;
   close_memfd();
@@ -135,11 +147,12 @@ uint8_t* SharedRings::ring(int r) const { return static_cast<uint8_t*>(base_) + 
 Result<SharedRings> SharedRings::create(size_t ring_bytes) {
   if (ring_bytes == 0 || (ring_bytes & (ring_bytes - 1)) != 0)
     return make_error("a ring's size must be a power of two");
-  const int fd = ::memfd_create("vxreplay-host-channel", MFD_CLOEXEC);
+  const int fd = ::memfd_create("vxreplay-host-channel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return make_error(errno_text("cannot create the host channel's shared memory"));
   const size_t bytes = kControlBytes + 2 * ring_bytes;
-  if (::ftruncate(fd, off_t(bytes)) != 0) {
-    auto e = make_error(errno_text("cannot size the host channel's shared memory"));
+  // Sealed at its size: a program that shrank it would make vxreplay's next access a SIGBUS.
+  if (::ftruncate(fd, off_t(bytes)) != 0 || ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+    auto e = make_error(errno_text("cannot size and seal the host channel's shared memory"));
     ::close(fd);
     return e;
   }
@@ -172,17 +185,25 @@ Result<SharedRings> SharedRings::attach(int memfd) {
     ::munmap(base, bytes);
     return make_error("the host channel's shared memory is not a vxreplay channel of this version");
   }
+  // Replies an earlier process of the program did not read are not this one's.
+  auto* control = static_cast<Control*>(base);
+  control->tail1.store(control->head1.load(std::memory_order_acquire), std::memory_order_release);
   return SharedRings(memfd, base, bytes, kProgram);
 }
+
+bool SharedRings::in_use() const { return control()->in_use.load(std::memory_order_acquire) != 0; }
+
+void SharedRings::mark_in_use() { control()->in_use.store(1, std::memory_order_release); }
 
 Result<void> SharedRings::wake_peer(int socket) {
   std::atomic_thread_fence(std::memory_order_seq_cst);  // the counter just moved, then the flag is read
   if (control()->sleeping(1 - side_).load(std::memory_order_relaxed) == 0) return {};
   const uint8_t b = 1;
-  const ssize_t w = ::send(socket, &b, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+  ssize_t w;
+  do w = ::send(socket, &b, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+  while (w < 0 && errno == EINTR);
   // A full socket already holds a wake-up the peer has not read.
-  if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-    return make_error(errno_text("the channel is broken"));
+  if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return make_error(errno_text("the channel is broken"));
   return {};
 }
 
@@ -196,6 +217,8 @@ Result<SharedRings::Woke> SharedRings::wait(int socket, int stall_ms, Ready read
     if (i % 64 == 0 && Clock::now() >= spin_end) break;
   }
   std::atomic<uint32_t>& asleep = control()->sleeping(side_);
+  // Wake-ups and signals do not extend the stall limit: it counts from here.
+  const auto stall_end = Clock::now() + std::chrono::milliseconds(stall_ms);
   bool ended = false;
   for (;;) {
     asleep.store(1, std::memory_order_seq_cst);
@@ -205,8 +228,13 @@ Result<SharedRings::Woke> SharedRings::wait(int socket, int stall_ms, Ready read
       asleep.store(0, std::memory_order_relaxed);
       return Woke::Ended;
     }
+    int timeout = -1;
+    if (stall_ms > 0) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(stall_end - Clock::now()).count();
+      timeout = int(std::max<decltype(left)>(left, 0));
+    }
     pollfd p{socket, POLLIN, 0};
-    const int n = ::poll(&p, 1, stall_ms > 0 ? stall_ms : -1);
+    const int n = timeout == 0 ? 0 : ::poll(&p, 1, timeout);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       asleep.store(0, std::memory_order_relaxed);
@@ -228,6 +256,9 @@ Result<SharedRings::Woke> SharedRings::wait(int socket, int stall_ms, Ready read
 Result<void> SharedRings::write(int socket, std::span<const uint8_t> bytes) {
   const int r = 1 - int(side_);
   Control* c = control();
+  // The program's end trusts the region and takes its position from it: another process of the
+  // program (a fork, a later program of the same command) may have moved it.
+  if (side_ == kProgram) write_pos_ = c->head(r).load(std::memory_order_relaxed);
   uint8_t* data = ring(r);
   const uint8_t* p = bytes.data();
   size_t n = bytes.size();
@@ -268,6 +299,7 @@ Result<void> SharedRings::write(int socket, std::span<const uint8_t> bytes) {
 Result<size_t> SharedRings::read(int socket, uint8_t* out, size_t max, int stall_ms) {
   const int r = int(side_);
   Control* c = control();
+  if (side_ == kProgram) read_pos_ = c->tail(r).load(std::memory_order_relaxed);
   std::string corrupt;
   auto avail = [&]() -> uint64_t {
     const uint64_t have = c->head(r).load(std::memory_order_acquire) - read_pos_;

@@ -108,9 +108,12 @@ class Reader {
 //
 // The region: u32 magic "VXCH" at 0, u32 version 1 at 4, u64 ring size at 8 (a power of two);
 // u64 counters at 64 (bytes written into ring 0 so far), 128 (into ring 1), 192 (read from ring
-// 0), 256 (from ring 1); u32 "asleep" flags at 320 (vxreplay) and 384 (the program); ring 0 (to
-// vxreplay) at 4096, ring 1 (to the program) after it. A byte's place in its ring is its count
-// modulo the ring's size.
+// 0), 256 (from ring 1); u32 "asleep" flags at 320 (vxreplay) and 384 (the program); u32 "in
+// use" at 448 (vxreplay moved the channel onto the rings: a later process of the program says
+// hello through them); ring 0 (to vxreplay) at 4096, ring 1 (to the program) after it. A byte's
+// place in its ring is its count modulo the ring's size. vxreplay seals the region at its size.
+// The program's end reads its positions from the region at each call (a fork or a later process
+// of the program may have moved them); vxreplay's end keeps its own.
 class SharedRings {
  public:
   enum Side : uint32_t { kVxreplay = 0, kProgram = 1 };
@@ -129,6 +132,9 @@ class SharedRings {
   int memfd() const { return memfd_; }
   // Closes the descriptor (vxreplay, once the program has its copy); the mapping stays.
   void close_memfd();
+  // The channel is on the rings (set by vxreplay at the handshake that moved it there).
+  bool in_use() const;
+  void mark_in_use();
 
   // All of `bytes` into the ring to the peer, waiting for room as it reads.
   Result<void> write(int socket, std::span<const uint8_t> bytes);
@@ -142,6 +148,7 @@ class SharedRings {
 
  private:
   SharedRings(int memfd, void* base, size_t map_bytes, Side side);
+  void release();
   Control* control() const;
   uint8_t* ring(int r) const;
   // Spins, then sleeps on the socket, until `ready` holds, the socket ends (or breaks) with

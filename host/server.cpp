@@ -110,6 +110,7 @@ Result<bool> HostServer::serve(uint32_t op_word, std::span<const uint8_t> payloa
       if (auto r = ok(); !r || !rings || on_rings_) return r;
       if (auto r = in_.use_rings(rings_); !r) return violation(r.error().message);
       on_rings_ = true;
+      rings_->mark_in_use();
       return true;
     }
     case Op::Caps: {

@@ -3,6 +3,8 @@
 // which performs each call on the device it debugs. Errors print one line on stderr and return -1.
 #include "host/vortex.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cstdarg>
@@ -195,8 +197,11 @@ VX_API int vx_dev_open(vx_device_h* hdevice) {
                                               : Result<vx::host::SharedRings>(vx::make_error("not a descriptor"));
         if (rings) {
           rings->close_memfd();  // the mapping stays; the program's own children do not inherit it
+          // A later process of the program (the channel moved onto the rings before it started).
+          g_on_rings = rings->in_use();
           g_rings.emplace(std::move(rings).value());
         } else {
+          if (*end == '\0' && rfd >= 0) ::close(int(rfd));
           // The socket carries the messages then, slower but the same.
           report(fn, std::string(vx::host::kRingsEnv) + "='" + rings_text + "': " + rings.error().message +
                          " (using the socket)");

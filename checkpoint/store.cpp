@@ -590,6 +590,11 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
   std::optional<lmdb::SafePoint> roll_to;  // values past the safe point were damaged: roll back to it
   std::string value_damage;
   uint32_t roll_page_size = 0;
+  const std::string where = "checkpoint store " + dir + ": ";
+  auto bare = [&](std::string message) {  // an error of this store without its name in front
+    if (message.rfind(where, 0) == 0) message.erase(0, where.size());
+    return message;
+  };
   auto body = [&]() -> Result<void> {
     std::error_code ec;
     const fs::path data = fs::path(dir) / "data.mdb";
@@ -762,9 +767,7 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
       if (point && mdb_env_info(raw, &info) == 0 && info.me_last_txnid > point->txnid) {
         auto values = I.check_values();
         if (!values && values.error().code == ErrorCode::StoreCorrupt) {
-          value_damage = values.error().message;
-          if (const std::string prefix = "checkpoint store " + dir + ": "; value_damage.rfind(prefix, 0) == 0)
-            value_damage.erase(0, prefix.size());
+          value_damage = bare(values.error().message);
           if (I.read_only)
             return I.err(value_damage + " (it can be rolled back to its last synced state, transaction " +
                              std::to_string(point->txnid) + ", by opening it for writing: vxreplay replay DIR)",
@@ -786,7 +789,6 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
     // would have recorded the damaged tree as safe), then the store is opened again.
     impl.reset();
     const std::string data = (fs::path(dir) / "data.mdb").string();
-    const std::string where = "checkpoint store " + dir + ": ";
     const std::string how =
         " (it can be rolled back to its last synced state, transaction " + std::to_string(roll_to->txnid) + ", ";
     // Another process's map of the newest tree would be written under.
@@ -803,11 +805,11 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
     auto undo = [&](const std::string& why) -> Error {
       const bool put_back = ::pwrite(fd, metas.data(), metas.size(), 0) == ssize_t(metas.size()) && ::fsync(fd) == 0;
       ::close(fd);
-      return make_error(ErrorCode::StoreCorrupt, where + value_damage + "; its last synced state is damaged too (" +
-                                                     why + ")" +
+      return make_error(ErrorCode::StoreCorrupt, where + value_damage + "; " + why +
                                                      (put_back ? "" : ", and the newest state could not be put back"));
     };
-    if (auto rb = lmdb::roll_back(data, *roll_to); !rb) return undo(rb.error().message);
+    if (auto rb = lmdb::roll_back(data, *roll_to); !rb)
+      return undo("it could not be rolled back (" + rb.error().message + ")");
     {
       auto again = open_impl(dir, want, mode, options);
       Result<void> checked = again ? again->check_values() : Result<void>(again.error());
@@ -818,10 +820,9 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
                                     std::to_string(roll_to->txnid) + ")";
         return again;
       }
-      std::string why = checked.error().message;
-      if (why.rfind(where, 0) == 0) why.erase(0, where.size());
+      const std::string why = bare(checked.error().message);
       again = Result<Store>(Error{why});  // closed before the meta pages are put back
-      return undo(why);
+      return undo("its last synced state is damaged too (" + why + ")");
     }
   }
   if (options.sync && options.sync_interval_ms && !impl->read_only) {

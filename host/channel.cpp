@@ -355,6 +355,22 @@ Result<void> send_message(int fd, uint32_t head, std::span<const uint8_t> payloa
   return write_all(fd, payload.data(), payload.size());
 }
 
+Result<size_t> Receiver::read_some(int stall_ms) {
+  if (rings_) return rings_->read(fd_, buf_.data() + end_, buf_.size() - end_, stall_ms);
+  for (;;) {
+    if (stall_ms > 0) {
+      pollfd p{fd_, POLLIN, 0};
+      const int ready = ::poll(&p, 1, stall_ms);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready == 0) return SharedRings::kStalled;
+    }
+    ssize_t r = ::read(fd_, buf_.data() + end_, buf_.size() - end_);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return make_error(std::string("the channel is broken: ") + std::strerror(errno));
+    return size_t(r);
+  }
+}
+
 Result<bool> Receiver::fill(size_t n) {
   if (end_ - begin_ >= n) return true;
   if (begin_ > 0) {
@@ -366,37 +382,17 @@ Result<bool> Receiver::fill(size_t n) {
     // The buffer grows with the bytes that arrive, not with what a header claims: a header that
     // announces 512 MiB and sends nothing costs nothing.
     if (end_ == buf_.size()) buf_.resize(std::min(n, std::max(buf_.size() * 2, kChunk)));
-    if (rings_) {
-      // In the middle of a message the rest must come within the stall limit, as below.
-      auto r = rings_->read(fd_, buf_.data() + end_, buf_.size() - end_, end_ > 0 ? stall_ms_ : 0);
-      if (!r) return r.error();
-      if (*r == SharedRings::kStalled)
-        return make_error("the program stopped sending in the middle of a message (" + std::to_string(end_) + " of " +
-                          std::to_string(n) + " bytes, nothing more for " + std::to_string(stall_ms_ / 1000) + " s)");
-      if (*r == 0) {
-        if (end_ == 0) return false;
-        return make_error("the channel ended in the middle of a message");
-      }
-      end_ += *r;
-      continue;
-    }
-    if (stall_ms_ > 0 && end_ > 0) {
-      // In the middle of a message: the rest must come.
-      pollfd p{fd_, POLLIN, 0};
-      const int ready = ::poll(&p, 1, stall_ms_);
-      if (ready < 0 && errno == EINTR) continue;
-      if (ready == 0)
-        return make_error("the program stopped sending in the middle of a message (" + std::to_string(end_) + " of " +
-                          std::to_string(n) + " bytes, nothing more for " + std::to_string(stall_ms_ / 1000) + " s)");
-    }
-    ssize_t r = ::read(fd_, buf_.data() + end_, buf_.size() - end_);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return make_error(std::string("the channel is broken: ") + std::strerror(errno));
-    if (r == 0) {
+    // In the middle of a message the rest must come within the stall limit.
+    auto r = read_some(end_ > 0 ? stall_ms_ : 0);
+    if (!r) return r.error();
+    if (*r == SharedRings::kStalled)
+      return make_error("the program stopped sending in the middle of a message (" + std::to_string(end_) + " of " +
+                        std::to_string(n) + " bytes, nothing more for " + std::to_string(stall_ms_ / 1000) + " s)");
+    if (*r == 0) {
       if (end_ == 0) return false;
       return make_error("the channel ended in the middle of a message");
     }
-    end_ += size_t(r);
+    end_ += *r;
   }
   return true;
 }

@@ -189,6 +189,9 @@ class Receiver {
   static constexpr size_t kChunk = 64 * 1024;
   // Reads until at least `n` bytes are buffered; false: the stream ended first.
   Result<bool> fill(size_t n);
+  // Reads what is there into the buffer's free end, at least one byte: 0 at the end of the stream,
+  // SharedRings::kStalled when `stall_ms` (> 0) passed first.
+  Result<size_t> read_some(int stall_ms);
   int fd_;
   SharedRings* rings_ = nullptr;
   int stall_ms_ = 0;

@@ -191,6 +191,39 @@ TEST_CASE("The recorder without a store writes nothing and fails nothing") {
   CHECK(r.auto_due(2000));
 }
 
+TEST_CASE("The recorder writes a launch's start once the work since the last checkpoint reaches the interval") {
+  Recorder r;
+  CHECK(r.start_due(1000));  // nothing written yet: the first launch's start
+  CHECK_FALSE(r.start_due(0));
+  r.checkpoint_at(0);
+  CHECK_FALSE(r.start_due(1000));
+  r.launch_ended(300);  // a launch of 300 instructions after its start
+  CHECK(r.unsaved() == 300);
+  CHECK_FALSE(r.start_due(1000));
+  // Its first automatic checkpoint comes when the work since the start reaches the interval.
+  r.schedule_after_skipped_start(1000);
+  CHECK(r.next_auto() == 700);
+  r.host_copied(1600);  // the host's copies count: 16 bytes an instruction
+  CHECK(r.unsaved() == 400);
+  r.launch_ended(500);
+  CHECK(r.unsaved() == 900);
+  r.schedule_after_skipped_start(1000);
+  CHECK(r.next_auto() == 100);
+  // A checkpoint inside the launch: only what ran after it counts at the launch's end.
+  r.checkpoint_at(200);
+  r.launch_ended(1150);
+  CHECK(r.unsaved() == 950);
+  r.launch_ended(50);
+  CHECK(r.start_due(1000));
+  r.host_copied(UINT64_MAX);  // saturates
+  r.launch_ended(UINT64_MAX);
+  CHECK(r.unsaved() == UINT64_MAX);
+  r.schedule_after_skipped_start(1000);
+  CHECK(r.next_auto() == 1);
+  r.schedule_after_skipped_start(0);
+  CHECK(r.next_auto() == UINT64_MAX);
+}
+
 TEST_CASE("The recorder queues host operations until a flush, and a replay or a read-only store records none") {
   TempDir dir;
   auto store = new_store(dir);
@@ -366,6 +399,33 @@ TEST_CASE("The workload plan cuts buffers into launches, keeps each launch's reg
   CHECK_FALSE(plan.in_regions(0x20000 / checkpoint::kPageSize, cfg));
   plan.remove_region(0x10000);
   CHECK_FALSE(plan.in_regions(0x10000 / checkpoint::kPageSize, cfg));
+}
+
+TEST_CASE("The workload plan drops recorded data once, and again after a move back read it") {
+  WorkloadPlan plan;
+  const checkpoint::PageHash h = checkpoint::hash_page(std::vector<uint8_t>{1});
+  for (int i = 0; i < 3; ++i) {
+    PlanEntry e{checkpoint::HostOpKind::Copy, uint32_t(0x10000 + 64 * i), 64, std::vector<uint8_t>(64, 7), {}, {h}};
+    plan.insert_applied(std::move(e));
+  }
+  CHECK(plan.entry(1).resident);
+  plan.drop_recorded();
+  for (size_t i = 0; i < 3; ++i) {
+    CHECK_FALSE(plan.entry(i).resident);
+    CHECK(plan.entry(i).data.empty());
+  }
+  // A move back brings entry 1's data back (make_resident); the next drop takes it again.
+  auto& again = const_cast<PlanEntry&>(plan.entry(1));
+  again.data.assign(64, 7);
+  again.resident = true;
+  plan.made_resident(again);
+  plan.drop_recorded();
+  CHECK_FALSE(plan.entry(1).resident);
+  CHECK(plan.entry(1).data.empty());
+  // An entry without recorded data keeps it.
+  plan.insert_applied(PlanEntry{checkpoint::HostOpKind::Copy, 0x20000, 64, std::vector<uint8_t>(64, 1), {}, {}});
+  plan.drop_recorded();
+  CHECK(plan.entry(3).resident);
 }
 
 TEST_CASE("The workload plan drops queued pieces the host gave up, and refuses launches it cannot debug") {

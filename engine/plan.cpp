@@ -95,8 +95,15 @@ void WorkloadPlan::drop_pending() {
 }
 
 void WorkloadPlan::drop_recorded() {
-  for (size_t i = 0; i < cursor_ && i < entries_.size(); ++i)
+  const size_t end = std::min(cursor_, entries_.size());
+  for (size_t i = resident_from_; i < end; ++i)
     if (entries_[i].resident && !entries_[i].blobs.empty()) drop(entries_[i]);
+  resident_from_ = std::max(resident_from_, end);
+}
+
+void WorkloadPlan::made_resident(const PlanEntry& e) {
+  if (!entries_.empty() && &e >= entries_.data() && &e < entries_.data() + entries_.size())
+    resident_from_ = std::min(resident_from_, size_t(&e - entries_.data()));
 }
 
 // --- Launches ----------------------------------------------------------------------------------

@@ -75,7 +75,11 @@ class WorkloadPlan {
   // The host dropped what it queued: pieces not applied yet go.
   void drop_pending();
   // The data of the entries before the cursor that the store holds goes (a move back reads it again).
+  // Only entries made resident again since the last call are looked at: the cost of a call does not
+  // grow with the plan.
   void drop_recorded();
+  // An entry's data was read back from the store (Session::Impl::make_resident).
+  void made_resident(const PlanEntry& e);
 
   // --- Launches ----------------------------------------------------------------------------------
   // The WRITE_REG64 values of a piece about to be submitted (re-issued before a re-launch).
@@ -112,8 +116,9 @@ class WorkloadPlan {
 
  private:
   std::vector<PlanEntry> entries_;
-  size_t cursor_ = 0;   // the next entry to apply
-  size_t applied_ = 0;  // entries [0, applied_) were applied once: their allocations stand
+  size_t cursor_ = 0;         // the next entry to apply
+  size_t applied_ = 0;        // entries [0, applied_) were applied once: their allocations stand
+  size_t resident_from_ = 0;  // entries before it hold no recorded data (drop_recorded)
   std::vector<LaunchStart> launches_;
   std::map<uint32_t, uint64_t> registers_;  // WRITE_REG64 values so far
   std::map<uint32_t, uint64_t> regions_;    // memory the host allocated or reserved

@@ -5,6 +5,7 @@
 // session's other jobs only through these functions (docs/architecture.md, "The session by job").
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -60,6 +61,29 @@ class Recorder {
   uint64_t next_auto() const { return next_auto_; }
   bool auto_due(uint64_t at) const { return at >= next_auto_; }
 
+  // --- Launch starts (docs/store.md, "Launch starts") ------------------------------------------------
+  // The work a re-execution from the last checkpoint this timeline passed (written, found stored or
+  // restored) would repeat: instructions, and the host's copies at kCopyBytesPerInstruction. A
+  // launch's start is written only when it reaches the interval; the starts in between are derived.
+  static constexpr uint64_t kCopyBytesPerInstruction = 16;
+  void checkpoint_at(uint64_t progress) {
+    unsaved_ = 0;
+    checkpoint_progress_ = progress;
+  }
+  void launch_ended(uint64_t progress) {
+    add_unsaved(progress - std::min(progress, checkpoint_progress_));
+    checkpoint_progress_ = 0;
+  }
+  void host_copied(uint64_t bytes) { add_unsaved(bytes / kCopyBytesPerInstruction); }
+  uint64_t unsaved() const { return unsaved_; }
+  // Whether the launch beginning now has its start written (`interval` 0: automatic checkpoints off).
+  bool start_due(uint64_t interval) const { return interval && unsaved_ >= interval; }
+  // A launch whose start was not written: its first automatic checkpoint comes when the work since
+  // the last checkpoint reaches the interval, then every interval of the launch (schedule_from).
+  void schedule_after_skipped_start(uint64_t interval) {
+    next_auto_ = interval ? interval - std::min(interval - 1, unsaved_) : UINT64_MAX;
+  }
+
   // --- The timeline (checkpoint/timeline.hpp) -------------------------------------------------------
   // A sample is due at `at` of `launch`: its next point (8, 16, ... up to the interval, then every
   // interval) passed, and the launch never ran this far before.
@@ -87,7 +111,10 @@ class Recorder {
   std::map<uint32_t, checkpoint::PageHash> pages_;                 // page -> hash, as last checkpointed
   std::set<checkpoint::PageHash> stored_;                          // pages known to be in the store (committed)
   std::map<checkpoint::PageHash, checkpoint::PageData> unstored_;  // pages a failed write could not put
-  uint64_t next_auto_ = UINT64_MAX;                                // the launch count of the next automatic checkpoint
+  uint64_t unsaved_ = UINT64_MAX;     // work since the last checkpoint (UINT64_MAX: none yet)
+  uint64_t checkpoint_progress_ = 0;  // that checkpoint's count when it is in the current launch, else 0
+  void add_unsaved(uint64_t n) { unsaved_ = n > UINT64_MAX - unsaved_ ? UINT64_MAX : unsaved_ + n; }
+  uint64_t next_auto_ = UINT64_MAX;  // the launch count of the next automatic checkpoint
   uint64_t sample_interval_ = 0;
   std::map<uint32_t, uint64_t> sampled_;             // launch -> the count of its last sample
   std::vector<checkpoint::TimelineSample> samples_;  // not written yet

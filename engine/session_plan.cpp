@@ -53,6 +53,7 @@ Result<void> Session::Impl::make_resident(PlanEntry& e) {
     e.seg.commands = std::move(pieces->front().commands);
   }
   e.resident = true;
+  plan.made_resident(e);
   return {};
 }
 
@@ -161,6 +162,7 @@ Result<void> Session::Impl::apply_memory_entry(PlanEntry& e, bool first) {
           return make_error("replaying the recording: " + r2.error().message);
       }
       traps.replant(e.addr, e.data.size());
+      recorder.host_copied(e.data.size());
       return {};
     default: return {};
   }

@@ -91,7 +91,10 @@ void Session::Impl::describe(StopEvent& ev, const DeviceException& exc, bool cou
 Result<bool> Session::Impl::save_checkpoint(const StopEvent& ev, bool mark) {
   if (!recorder.writes_checkpoints()) return false;
   auto r = write_checkpoint(ev, mark);
-  if (r) return true;
+  if (r) {
+    recorder.checkpoint_at(ctx.kernel_instructions);
+    return true;
+  }
   if (r.error().code == ErrorCode::Internal) return r.error();
   recorder.failed(r.error());
   ++st.store_failures;
@@ -184,6 +187,17 @@ Result<void> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
   return {};
 }
 
+// The host's queued operations alone, with a checkpoint's failure handling: false when they could
+// not be written (they stay queued for the next write; the session says so once and goes on).
+bool Session::Impl::save_ops() {
+  if (!recorder.writes_ops()) return false;
+  auto r = flush();
+  if (r) return true;
+  recorder.failed(r.error());
+  ++st.store_failures;
+  return false;
+}
+
 // An automatic checkpoint while the launch is in flight (after a Budget event): no re-launch.
 Result<void> Session::Impl::auto_checkpoint() {
   if (!recorder.writes_checkpoints()) return {};
@@ -191,7 +205,10 @@ Result<void> Session::Impl::auto_checkpoint() {
   auto exists = store->has(checkpoint::TimeKey{launch, now});
   if (!exists) return exists.error();
   note_reached(now);
-  if (*exists) return {};
+  if (*exists) {
+    recorder.checkpoint_at(now);
+    return {};
+  }
   account_pass();
   if (auto r = capture(); !r) return r;
   StopEvent ev;

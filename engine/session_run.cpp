@@ -230,7 +230,8 @@ Result<std::optional<StopEvent>> Session::Impl::leave_stop(const Mode& mode, boo
 }
 
 // Between launches: the next piece of the plan (next_piece), then the launch's first checkpoint, before its first
-// instruction, so that every point of the launch has a checkpoint at or before it.
+// instruction, when the work since the last checkpoint reached the interval (docs/store.md, "Launch starts"):
+// every point then has a checkpoint at most one interval before it, in its launch or an earlier one.
 Result<std::optional<StopEvent>> Session::Impl::begin_piece(const Mode& mode) {
   auto next = next_piece(mode);
   if (!next || *next) return next;
@@ -240,16 +241,23 @@ Result<std::optional<StopEvent>> Session::Impl::begin_piece(const Mode& mode) {
     phase = Phase::Dead;
     return make_error(ErrorCode::Internal, "internal error: a seek ran past the end of its launch");
   }
-  const bool auto_start = store && opts.checkpoint_interval && !opts.read_only;
+  // A run to a launch's start writes every start it passes (derived, staged like every automatic
+  // checkpoint) even when automatic checkpoints are off: the next move there, and a reverse move's
+  // intervals, find them.
+  const bool writes = store && !opts.read_only;
+  const bool write_start = writes && (mode.kind == Mode::ToLaunch || recorder.start_due(opts.checkpoint_interval));
+  if (writes && !write_start) {
+    recorder.schedule_after_skipped_start(opts.checkpoint_interval);
+    // The host's operations up to this launch are committed before it runs (a kill keeps every
+    // launch the host saw complete), as a start's checkpoint would commit them.
+    if (recorder.queued_ops()) (void)save_ops();
+  }
   // A run to a launch's start stops where that launch's first checkpoint would be taken: with the
   // launch begun on the device, before its first instruction.
-  if (auto_start || mode.kind == Mode::ToLaunch) {
+  if (write_start || mode.kind == Mode::ToLaunch) {
     DeviceEvent e0 = dev.wait(0);
     if (e0.kind == EventKind::Budget) {
-      // A run to a launch's start writes the starts it derives (staged, like every automatic
-      // checkpoint) even when automatic checkpoints are off: the next move there, and a reverse
-      // move's intervals, find them.
-      if (auto_start || (mode.kind == Mode::ToLaunch && store && !opts.read_only))
+      if (write_start)
         if (auto r = auto_checkpoint(); !r) return r.error();
     } else if (e0.kind == EventKind::CommandError) {
       account_pass();
@@ -458,6 +466,7 @@ Result<std::optional<StopEvent>> Session::Impl::on_launch_end(const Mode& mode) 
   account_pass();
   finished_instructions = launch_progress();
   note_reached(finished_instructions);
+  recorder.launch_ended(finished_instructions);
   completed.insert(launch);
   sample_timeline(finished_instructions, true);
   if (!quiet) st.launch_instructions += launch_base(finished_instructions);

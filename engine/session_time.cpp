@@ -173,6 +173,7 @@ Result<void> Session::Impl::restore(const checkpoint::TimeKey& key) {
   }
   (void)dev.take_dirty_pages();
   recorder.set_pages(std::move(target));
+  recorder.checkpoint_at(key.instret);
   ctx = std::move(c).value();
   io_snapshot.assign(memmap::kIoEnd - memmap::kIoBase, 0);
   (void)dev.copy_from_device(memmap::kIoBase, io_snapshot);

@@ -52,12 +52,27 @@ Result<std::optional<std::pair<TimePoint, checkpoint::CheckpointRecord>>> earlie
 
 Timeline::Timeline(engine::Session& session, const engine::Symbols* symbols) : s_(session), sym_(symbols) {}
 
+// A launch's start is written only when the work since the last checkpoint reached the interval
+// (docs/store.md, "Launch starts"): a move back inside a launch that lacks it derives it first (a
+// seek there runs the recorded host operations on from the checkpoint before it, writing every start
+// it passes), then comes back to now.
+Result<void> Timeline::derive_start(TimePoint now) {
+  if (now.instret == 0) return {};
+  auto has = s_.store()->has(checkpoint::TimeKey{now.launch, 0});
+  if (!has) return has.error();
+  if (*has) return {};
+  if (auto r = s_.seek(TimePoint{now.launch, 0}); !r) return r.error();
+  if (auto r = s_.seek(now); !r) return r.error();
+  return {};
+}
+
 Result<StopEvent> Timeline::at_history_start(WarpId warp) { return s_.seek(s_.now(), StopReason::HistoryStart, warp); }
 
 Result<StopEvent> Timeline::reverse_stepi(WarpId warp, uint32_t) {
   if (!s_.stopped()) return make_error("The kernel is not stopped.");
   if (!s_.store()) return make_error("time travel needs the recording (the session runs without --db)");
   const TimePoint now = s_.now();
+  if (auto r = derive_start(now); !r) return r.error();
   const WarpState& ws = s_.context().cores.at(warp.core).warps.at(warp.slot);
   if (!ws.active) return make_error("the focus warp has no work");
   const uint32_t cta = ws.cta_linear;
@@ -89,6 +104,7 @@ Result<std::vector<TraceEntry>> Timeline::trace_back(WarpId warp, uint32_t lane,
                                                      bool* complete) {
   *complete = false;
   const TimePoint now = s_.now();
+  if (auto r = derive_start(now); !r) return r.error();
   const WarpState& ws = s_.context().cores.at(warp.core).warps.at(warp.slot);
   const uint32_t cta = ws.cta_linear;
   std::vector<TraceEntry> trace;
@@ -288,15 +304,34 @@ Result<StopEvent> Timeline::reverse_continue(const HitFilter& accept) {
     now = *end;
     now.instret += 1;
   }
-  auto keys = s_.checkpoint_keys();
-  if (!keys) return keys.error();
   std::vector<checkpoint::TimeKey> before;
-  for (const auto& k : *keys)
-    if (TimePoint{k.launch, k.instret} < now) before.push_back(k);
+  auto read_keys = [&](TimePoint upto) -> Result<void> {
+    auto keys = s_.checkpoint_keys();
+    if (!keys) return keys.error();
+    before.clear();
+    for (const auto& k : *keys)
+      if (TimePoint{k.launch, k.instret} < upto) before.push_back(k);
+    return {};
+  };
+  if (auto r = read_keys(now); !r) return r.error();
+  if (before.empty()) {
+    if (s_.stopped()) return s_.seek(s_.now(), StopReason::HistoryStart);
+    return make_error("no recorded history before this point");
+  }
+  const TimePoint start{before.front().launch, before.front().instret};
   // Interval by interval, backwards: [key, next key or the launch's end, or now).
   TimePoint upper = now;
-  for (auto it = before.rbegin(); it != before.rend(); ++it) {
-    const TimePoint from{it->launch, it->instret};
+  while (!before.empty()) {
+    const TimePoint from{before.back().launch, before.back().instret};
+    // The launches after the key's, up to the interval's end, have no checkpoint of their own (their
+    // starts were not written): their starts are derived first (Timeline::derive_start).
+    const uint32_t last_launch = upper.instret ? upper.launch : upper.launch - 1;
+    if (last_launch > from.launch) {
+      if (auto r = s_.seek(TimePoint{last_launch, 0}); !r) return r.error();
+      if (auto r = read_keys(upper); !r) return r.error();
+      continue;
+    }
+    before.pop_back();
     const uint64_t until = upper.launch == from.launch ? upper.instret : UINT64_MAX;
     if (auto r = s_.seek(from); !r) return r.error();
     engine::ScanRequest req;
@@ -316,13 +351,7 @@ Result<StopEvent> Timeline::reverse_continue(const HitFilter& accept) {
     }
     upper = from;
   }
-  if (before.empty()) {
-    if (s_.stopped()) return s_.seek(s_.now(), StopReason::HistoryStart);
-    return make_error("no recorded history before this point");
-  }
-  const TimePoint start{before.front().launch, before.front().instret};
-  auto ev = s_.seek(start, StopReason::HistoryStart);
-  return ev;
+  return s_.seek(start, StopReason::HistoryStart);
 }
 
 Result<std::vector<engine::Mark>> Timeline::marks() { return s_.marks(); }

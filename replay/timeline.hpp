@@ -68,6 +68,8 @@ class Timeline {
   // Calls (-1) and returns (+1) between trace entries, for frame depth relative to the current frame.
   std::vector<int> depths(const std::vector<engine::TraceEntry>& trace, uint32_t pc_now);
   Result<engine::StopEvent> at_history_start(engine::WarpId warp);
+  // Writes the start of now's launch when the recording lacks it, and comes back to now.
+  Result<void> derive_start(engine::TimePoint now);
 
   engine::Session& s_;
   const engine::Symbols* sym_;

@@ -472,6 +472,34 @@ def check_killmany():
                          err))
     check(outs[0][0] == 0 and "sp " in outs[0][1] and outs[0][1] == outs[1][1],
           f"a breakpoint across kernels, with and without automatic checkpoints: {outs}")
+    # Launch starts are written only every checkpoint interval of work (docs/store.md, "Launch
+    # starts"): 50 launches of 232 instructions take one. Reverse moves across and inside launches
+    # whose starts were not written derive them, and answer as a recording with every start does.
+    script = ["goto 40:30", "break vecadd", "reverse-continue", "reverse-continue", "reverse-continue",
+              "reverse-stepi", "reverse-stepi", "info registers pc a0 a1", "goto 30:150", "reverse-step",
+              "reverse-next", "bt", "goto 45:200", "reverse-finish", "delete", "goto 45:100", "reverse-continue"]
+    outs = []
+    for extra in ([], ["--checkpoint-interval", "100"]):
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, out, err = run([VX, "run", "--db", tmp] + extra + ["--batch", "-ex", "continue", "--", bench,
+                                                                   "launches", "50", kernel])
+            stored = re.search(r"(\d+) checkpoints", err + out)
+            rec = glob.glob(os.path.join(tmp, "host_bench-*"))
+            args = [VX, "replay", rec[0] if rec else tmp, "--batch"]
+            for c in script:
+                args += ["-ex", c]
+            rrc, rout, rerr = run(args)
+            outs.append((rc, int(stored.group(1)) if stored else None, rrc,
+                         rout[rout.find("Launch 40, instruction 30,"):].split("\nsession: ")[0], rerr))
+    (rc0, n0, rrc0, got, err0), (rc1, n1, rrc1, want, err1) = outs
+    check(rc0 == 0 and rc1 == 0 and n0 == 1 and n1 is not None and n1 >= 100,
+          f"50 short launches: one checkpoint (the first start), and every start with a short interval: {outs}")
+    for moved in ("Breakpoint 1, vecadd (vecadd.c:13), launch 39 (vecadd), 148 instructions", "#1  0x80000048 in _start",
+                  "No more reverse-execution history, launch 1 (vecadd), 0 instructions"):
+        check(moved in got, f"reverse moves across launches without their starts: {moved!r} in {got[-1500:]!r}")
+    check(rrc0 == 0 and rrc1 == 0 and got == want,
+          f"reverse moves across launches without their starts answer as with every start: {rrc0} {got[-1500:]!r} "
+          f"{err0[-300:]!r}; every start: {rrc1} {want[-1500:]!r} {err1[-300:]!r}")
 
 
 def check_misuse():

@@ -883,7 +883,11 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
   Impl& I = *impl_;
   const std::string what = "cannot put checkpoint " + key.to_string();
   auto attempt = [&]() -> Result<void> {
-    if (I.read_only) return I.err(what + ": the store is open read-only");
+    if (I.read_only && durable) return I.err(what + ": the store is open read-only");
+    // A read-only store keeps staged checkpoints in memory only, up to the staging bound.
+    if (I.read_only && I.staged_bytes > Impl::kMaxStagedBytes)
+      return I.err(what + ": the store is open read-only and the checkpoints kept in memory reached " +
+                   std::to_string(Impl::kMaxStagedBytes >> 20) + " MiB");
     if (rec.key != key) return I.err(what + ": the record's own key is " + rec.key.to_string());
     if (auto e = codec::validate(rec, I.header.config)) return I.err(what + ": " + *e);
     auto named = named_pages(rec);
@@ -1002,7 +1006,7 @@ Result<void> Store::put(const TimeKey& key, const CheckpointRecord& rec, const s
     return {};
   };
   auto r = guarded<void>(I.err(what).message, [&] { return durable ? I.durable_write(attempt) : attempt(); });
-  if (r && !durable && I.staged_bytes > Impl::kMaxStagedBytes) {
+  if (r && !durable && !I.read_only && I.staged_bytes > Impl::kMaxStagedBytes) {
     // Committed now, so that memory stays bounded; should that fail, the checkpoints are given up
     // (counted in staged_lost, never silently) and their pages go with the next write.
     (void)sync();

@@ -88,7 +88,9 @@ class Store {
   // committed before). A put with a mark is durable. Past 64 MiB staged, a put commits them. When
   // committing them fails (a full disk, the map full), they are given up, counted in staged_lost(),
   // and the durable write that carried them is tried again without them; their pages stay staged
-  // for the next write (later checkpoints may name them).
+  // for the next write (later checkpoints may name them). A store open read-only stages them the same
+  // way but never commits them (they live as long as this Store; past 64 MiB staged, a put fails);
+  // a durable put is refused.
   Result<void> put(const TimeKey& key, const CheckpointRecord& rec, const std::vector<PageData>& pages,
                    const StopRecord* mark = nullptr, bool durable = true);
   // Commits the staged checkpoints (nothing to do when there are none); an error when they could

@@ -612,12 +612,29 @@ TEST_CASE("put refuses inconsistent input and leaves the store unchanged") {
   CHECK(store.stats().pages == before.pages);
 }
 
-TEST_CASE("A read-only store refuses put; a new store needs a valid device configuration") {
+TEST_CASE(
+    "A read-only store refuses a durable put and keeps staged ones in memory; a new store needs a valid device "
+    "configuration") {
   TempDir dir;
   fill(dir.path, {TimeKey{1, 0}});
-  auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadOnly));
-  auto s = sample_at(TimeKey{1, 5});
-  CHECK(contains(error_of(store.put(s.rec.key, s.rec, s.pages)), "read-only"));
+  const auto bytes_before = read_file(dir.path + "/data.mdb");
+  {
+    auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadOnly));
+    auto s = sample_at(TimeKey{1, 5});
+    CHECK(contains(error_of(store.put(s.rec.key, s.rec, s.pages)), "read-only"));
+    // Staged (a launch start a read-only session derives): read back from memory, never written.
+    auto t = sample_at(TimeKey{2, 0});
+    must(store.put(t.rec.key, t.rec, t.pages, nullptr, false));
+    CHECK(must(store.has(TimeKey{2, 0})));
+    CHECK(must(store.get(TimeKey{2, 0})) == t.rec);
+    CHECK(must(store.at_or_before(TimeKey{2, 7})) == std::optional<TimeKey>(TimeKey{2, 0}));
+    CHECK(must(store.list()).size() == 2);
+    CHECK(store.staged() == 1);
+    CHECK(store.sync());  // nothing to commit for a read-only store
+  }
+  CHECK(read_file(dir.path + "/data.mdb") == bytes_before);
+  auto again = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadOnly));
+  CHECK_FALSE(must(again.has(TimeKey{2, 0})));
   TempDir other;
   CHECK(contains(
       error_of(Store::open(other.path + "/new", header_for(ConfigRecord{1, 1, 4, 64, 4096}), OpenMode::Create)),

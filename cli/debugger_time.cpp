@@ -128,7 +128,7 @@ void Debugger::report_move(Result<StopEvent> ev, const std::string& title) {
 }
 
 void Debugger::note_store() {
-  const uint64_t failures = s_.stats().store_failures;
+  const uint64_t failures = s_.stats().store_failures + s_.stats().ops_failures;
   if (failures == announced_store_failures_) return;
   if (stop_on_store_error_) {
     err("The recording could not be written (" + s_.store_error() + "); the session ends (--stop-on-store-error).");

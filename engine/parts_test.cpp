@@ -195,32 +195,43 @@ TEST_CASE("The recorder writes a launch's start once the work since the last che
   Recorder r;
   CHECK(r.start_due(1000));  // nothing written yet: the first launch's start
   CHECK_FALSE(r.start_due(0));
+  r.schedule_from(0, 1000);
+  CHECK(r.next_auto() == 1000);
   r.checkpoint_at(0);
   CHECK_FALSE(r.start_due(1000));
   r.launch_ended(300);  // a launch of 300 instructions after its start
   CHECK(r.unsaved() == 300);
   CHECK_FALSE(r.start_due(1000));
-  // Its first automatic checkpoint comes when the work since the start reaches the interval.
-  r.schedule_after_skipped_start(1000);
+  // The next launch's first automatic checkpoint comes when the work since the start reaches the
+  // interval, and a re-launch inside it (a stop whose save failed) keeps that point.
+  r.schedule_from(0, 1000);
+  CHECK(r.next_auto() == 700);
+  r.schedule_from(650, 1000);
   CHECK(r.next_auto() == 700);
   r.host_copied(1600);  // the host's copies count: 16 bytes an instruction
   CHECK(r.unsaved() == 400);
   r.launch_ended(500);
   CHECK(r.unsaved() == 900);
-  r.schedule_after_skipped_start(1000);
+  r.schedule_from(0, 1000);
   CHECK(r.next_auto() == 100);
-  // A checkpoint inside the launch: only what ran after it counts at the launch's end.
+  // Overdue (the checkpoint there failed): the next multiple, not every event.
+  r.schedule_from(150, 1000);
+  CHECK(r.next_auto() == 1000);
+  // A checkpoint inside the launch: only what ran after it counts at the launch's end, and the
+  // launch's own multiples apply.
   r.checkpoint_at(200);
+  r.schedule_from(200, 1000);
+  CHECK(r.next_auto() == 1000);
   r.launch_ended(1150);
   CHECK(r.unsaved() == 950);
   r.launch_ended(50);
   CHECK(r.start_due(1000));
-  r.host_copied(UINT64_MAX);  // saturates
+  r.schedule_from(0, 1000);
+  CHECK(r.next_auto() == 1000);  // the start is due: begin_piece writes it
+  r.host_copied(UINT64_MAX);     // saturates
   r.launch_ended(UINT64_MAX);
   CHECK(r.unsaved() == UINT64_MAX);
-  r.schedule_after_skipped_start(1000);
-  CHECK(r.next_auto() == 1);
-  r.schedule_after_skipped_start(0);
+  r.schedule_from(0, 0);
   CHECK(r.next_auto() == UINT64_MAX);
 }
 
@@ -231,9 +242,11 @@ TEST_CASE("The recorder queues host operations until a flush, and a replay or a 
   r.attach(&store, true, false);
   CHECK_FALSE(r.writes_ops());
   CHECK(r.writes_checkpoints());
+  CHECK_FALSE(r.in_memory_only());
   r.attach(&store, false, true);
   CHECK_FALSE(r.writes_ops());
-  CHECK_FALSE(r.writes_checkpoints());
+  CHECK(r.writes_checkpoints());  // into the store's memory only
+  CHECK(r.in_memory_only());
   r.attach(&store, false, false);
   REQUIRE(r.writes_ops());
 
@@ -316,7 +329,8 @@ TEST_CASE(
   auto s1 = checkpoint::testing::make_sample(cfg, {1, 100}, 5, 0);
   std::vector<checkpoint::PageData> pages1 = s1.pages;
   pages1.push_back(*p);
-  auto refused = r.put({1, 100}, s1.rec, pages1, nullptr);
+  checkpoint::StopRecord stop;  // a stop the user saw: durable, which a read-only store refuses
+  auto refused = r.put({1, 100}, s1.rec, pages1, &stop);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message.rfind("could not save the checkpoint (launch 1, instret 100): ", 0) == 0);
   r.failed(refused.error());

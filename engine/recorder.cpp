@@ -71,6 +71,7 @@ Result<void> Recorder::put(const checkpoint::TimeKey& key, checkpoint::Checkpoin
           std::none_of(new_pages.begin(), new_pages.end(), [&](const checkpoint::PageData& p) { return p.hash == h; }))
         new_pages.push_back(u->second);
   if (!samples_.empty()) rec.timeline = checkpoint::encode_timeline(samples_);
+  if (read_only_) mark = nullptr;  // kept in memory: no stop of a read-only session is recorded
   if (auto r = store_->put(key, rec, new_pages, mark, mark != nullptr); !r) {
     for (auto& p : new_pages) unstored_.emplace(p.hash, std::move(p));
     return with_context("could not save the checkpoint " + key.to_string() + ": ", r.error());
@@ -127,8 +128,8 @@ void Recorder::add_sample(checkpoint::TimelineSample s) {
   if (samples_.size() >= kMaxPendingSamples) queue_timeline_op();
 }
 
-bool Recorder::queue_timeline_op() {
-  if (samples_.empty() || !writes_ops()) return false;
+bool Recorder::queue_timeline_op(size_t at_least) {
+  if (samples_.empty() || samples_.size() < at_least || !writes_ops()) return false;
   (void)add_blob_op(checkpoint::HostOpKind::Timeline, 0, checkpoint::encode_timeline(samples_));
   samples_.clear();
   return true;

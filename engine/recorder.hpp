@@ -24,10 +24,13 @@ checkpoint::TimelineSample warp_sample(const Driver& dev, uint32_t launch, uint6
 class Recorder {
  public:
   // `store`: the recording (nullptr: none, and nothing is written). A replay writes checkpoints but
-  // no host operations (they are the recording's already); a read-only one writes nothing.
+  // no host operations (they are the recording's already); a read-only one writes nothing to the
+  // file: its checkpoints (the launch starts it derives, automatic ones) stay in the Store's memory,
+  // without marks (Store::put on a read-only store).
   void attach(checkpoint::Store* store, bool replay, bool read_only);
   bool writes_ops() const { return store_ && !replay_ && !read_only_; }
-  bool writes_checkpoints() const { return store_ && !read_only_; }
+  bool writes_checkpoints() const { return store_ != nullptr; }
+  bool in_memory_only() const { return read_only_; }
 
   // --- Host operations ------------------------------------------------------------------------
   // Queues an operation whose data is a blob (copy, submit, symbols): its hash.
@@ -54,9 +57,14 @@ class Recorder {
   Result<void> put(const checkpoint::TimeKey& key, checkpoint::CheckpointRecord& rec,
                    std::vector<checkpoint::PageData> new_pages, const checkpoint::StopRecord* mark);
 
-  // Automatic checkpoints every `interval` instructions of a launch (0: none).
+  // Automatic checkpoints every `interval` instructions of a launch (0: none), and sooner when the
+  // last checkpoint lies before the launch (its start was not written): when the work since that
+  // checkpoint reaches the interval. An overdue point (a save that failed) waits for the next multiple.
   void schedule_from(uint64_t progress, uint64_t interval) {
     next_auto_ = interval ? (progress / interval + 1) * interval : UINT64_MAX;
+    if (!interval || unsaved_ == 0 || unsaved_ == UINT64_MAX) return;
+    const uint64_t due = interval - std::min(interval, unsaved_);
+    if (due > progress) next_auto_ = std::min(next_auto_, due);
   }
   uint64_t next_auto() const { return next_auto_; }
   bool auto_due(uint64_t at) const { return at >= next_auto_; }
@@ -77,12 +85,8 @@ class Recorder {
   void host_copied(uint64_t bytes) { add_unsaved(bytes / kCopyBytesPerInstruction); }
   uint64_t unsaved() const { return unsaved_; }
   // Whether the launch beginning now has its start written (`interval` 0: automatic checkpoints off).
+  // When it is not, schedule_from places the launch's first automatic checkpoint.
   bool start_due(uint64_t interval) const { return interval && unsaved_ >= interval; }
-  // A launch whose start was not written: its first automatic checkpoint comes when the work since
-  // the last checkpoint reaches the interval, then every interval of the launch (schedule_from).
-  void schedule_after_skipped_start(uint64_t interval) {
-    next_auto_ = interval ? interval - std::min(interval - 1, unsaved_) : UINT64_MAX;
-  }
 
   // --- The timeline (checkpoint/timeline.hpp) -------------------------------------------------------
   // A sample is due at `at` of `launch`: its next point (8, 16, ... up to the interval, then every
@@ -91,12 +95,16 @@ class Recorder {
   // Instructions from `at` until the next sample (UINT64_MAX: none).
   uint64_t until_sample(uint32_t launch, uint64_t at) const;
   void set_sample_interval(uint64_t interval) { sample_interval_ = interval; }
-  bool samples_on() const { return sample_interval_ && writes_checkpoints(); }
+  bool samples_on() const { return sample_interval_ && store_ && !read_only_; }
   uint64_t next_sample(uint32_t launch) const;
   // Keeps a sample for the next checkpoint written (or the session's end: timeline_op).
   void add_sample(checkpoint::TimelineSample s);
-  // A host operation holding the samples no checkpoint took (the session's end), queued; false: none.
-  bool queue_timeline_op();
+  // A host operation holding the samples no checkpoint took (the session's end, or at least
+  // `at_least` of them waiting), queued; false: none.
+  bool queue_timeline_op(size_t at_least = 1);
+  // The samples a recording lets wait before queueing them with the host's operations when it
+  // writes no launch start (a kill loses the picture of at most that many).
+  static constexpr size_t kSamplesPerOp = 512;
 
   // --- Failures -------------------------------------------------------------------------------------
   // A write failed: kept as the store's last error until a staged commit fails after it.

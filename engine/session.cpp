@@ -411,24 +411,50 @@ Result<std::vector<Session::HistoryPass>> Session::observe_history(
     pass.complete = pass.ended || pass.reached >= until;
     out.push_back(std::move(pass));
   }
-  // Back where the user stands, with the stop as it was reported (the state is the same: the run
-  // is deterministic).
-  std::optional<WarpId> focus;
-  if (!saved.hits.empty()) focus = saved.hits.front().warp;
-  auto back = I.seek(here,
-                     saved.reason == StopReason::Exception || saved.reason == StopReason::Assertion ||
-                             saved.reason == StopReason::Watchdog
-                         ? StopReason::InstructionCount
-                         : saved.reason,
-                     focus, saved.watches);
-  if (!back)
-    return with_context("could not come back to launch " + std::to_string(here.launch) + ", instruction " +
-                            std::to_string(here.instret) + " after reading the history: ",
-                        back.error());
-  I.last = saved;
-  I.fatal = was_fatal;
+  if (auto back = I.come_back(here, saved, was_fatal); !back)
+    return with_context("after reading the history: ", back.error());
   if (!ok) return failed;
   return out;
+}
+
+// Back where the user stood, with the stop as it was reported (the state is the same: the run is
+// deterministic): after a move that only gathered or derived something.
+Result<void> Session::Impl::come_back(TimePoint here, const StopEvent& saved, bool was_fatal) {
+  std::optional<WarpId> focus;
+  if (!saved.hits.empty()) focus = saved.hits.front().warp;
+  auto back = seek(here,
+                   saved.reason == StopReason::Exception || saved.reason == StopReason::Assertion ||
+                           saved.reason == StopReason::Watchdog
+                       ? StopReason::InstructionCount
+                       : saved.reason,
+                   focus, saved.watches);
+  if (!back)
+    return with_context("could not come back to launch " + std::to_string(here.launch) + ", instruction " +
+                            std::to_string(here.instret) + ": ",
+                        back.error());
+  last = saved;
+  fatal = was_fatal;
+  return {};
+}
+
+Result<void> Session::derive_launch_start(uint32_t launch) {
+  Impl& I = *impl_;
+  if (auto r = I.need_store(); !r) return r.error();
+  auto has = I.store->has(checkpoint::TimeKey{launch, 0});
+  if (!has) return has.error();
+  if (*has) return {};
+  if (!stopped()) return make_error("deriving a launch's start needs a stop to come back to");
+  const StopEvent saved = I.last;
+  const bool was_fatal = I.fatal;
+  const TimePoint here = now();
+  auto start = I.seek(TimePoint{launch, 0}, StopReason::InstructionCount, std::nullopt, {});
+  Result<bool> kept = start ? I.store->has(checkpoint::TimeKey{launch, 0}) : Result<bool>(start.error());
+  if (auto back = I.come_back(here, saved, was_fatal); !back) return back.error();
+  if (!kept) return kept.error();
+  if (!*kept)
+    return make_error("the start of launch " + std::to_string(launch) + " could not be kept" +
+                      (I.recorder.error().empty() ? std::string() : ": " + I.recorder.error()));
+  return {};
 }
 
 Result<void> Session::flush() {

@@ -206,6 +206,7 @@ struct SessionStats {
   uint64_t store_failures = 0;  // checkpoints the store could not write (the session went on)
   uint64_t unsaved_stops = 0;   // of those, stops the user saw
   uint64_t unrecorded_ops = 0;  // host operations the last flush() could not record (kept, retried)
+  uint64_t ops_failures = 0;    // writes of the host's operations alone that failed (kept, retried)
   uint64_t checkpoints = 0;
   uint64_t bytes_stored = 0;  // bytes written to the store (pages and records, compressed)
   // instructions / launch_instructions: 1.0 when nothing ran twice.
@@ -366,6 +367,10 @@ class Session {
   // Whether launch's start is a checkpoint in the recording: a pass of it then observes the same
   // thing in every session (records are immutable, the run deterministic).
   bool launch_start_recorded(uint32_t launch);
+  // Writes launch's start when the recording lacks it (docs/store.md, "Launch starts"), with the
+  // starts between it and the checkpoint before it (a read-only session keeps them in memory), and
+  // comes back to the stop as it was reported. An error when the start could not be kept.
+  Result<void> derive_launch_start(uint32_t launch);
 
   // --- Recordings ------------------------------------------------------------------------------
   // Writes the host operations not yet in the store (they are also written with every checkpoint)

@@ -328,6 +328,7 @@ struct Session::Impl {
   // stops not recorded. Only the engine's own invariant failing is an error.
   // True when the checkpoint was written (false: no store, read-only, or it could not be).
   Result<bool> save_checkpoint(const StopEvent& ev, bool mark);
+  Result<void> come_back(TimePoint here, const StopEvent& saved, bool was_fatal);
   bool save_ops();
 
   Result<void> write_checkpoint(const StopEvent& ev, bool mark);

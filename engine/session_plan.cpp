@@ -89,6 +89,7 @@ Result<void> Session::Impl::host_copy(uint32_t addr, std::span<const uint8_t> by
   auto r = dev.copy_to_device(addr, bytes);
   if (!r) return r;
   traps.replant(addr, bytes.size());
+  recorder.host_copied(bytes.size());
   insert_applied(PlanEntry{checkpoint::HostOpKind::Copy, addr, bytes.size(), {bytes.begin(), bytes.end()}, {}});
   return r;
 }

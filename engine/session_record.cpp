@@ -90,11 +90,15 @@ void Session::Impl::describe(StopEvent& ev, const DeviceException& exc, bool cou
 // True when the checkpoint was written (false: no store, read-only, or it could not be).
 Result<bool> Session::Impl::save_checkpoint(const StopEvent& ev, bool mark) {
   if (!recorder.writes_checkpoints()) return false;
-  auto r = write_checkpoint(ev, mark);
+  // A read-only session keeps its checkpoints in memory (Recorder::in_memory_only): none is a
+  // recorded stop, and one it cannot keep (the memory bound) is no failure to report.
+  const bool memory = recorder.in_memory_only();
+  auto r = write_checkpoint(ev, mark && !memory);
   if (r) {
     recorder.checkpoint_at(ctx.kernel_instructions);
-    return true;
+    return !memory;
   }
+  if (memory && r.error().code != ErrorCode::Internal) return false;
   if (r.error().code == ErrorCode::Internal) return r.error();
   recorder.failed(r.error());
   ++st.store_failures;
@@ -194,7 +198,7 @@ bool Session::Impl::save_ops() {
   auto r = flush();
   if (r) return true;
   recorder.failed(r.error());
-  ++st.store_failures;
+  ++st.ops_failures;
   return false;
 }
 

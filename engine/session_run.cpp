@@ -244,21 +244,24 @@ Result<std::optional<StopEvent>> Session::Impl::begin_piece(const Mode& mode) {
   // A run to a launch's start writes every start it passes (derived, staged like every automatic
   // checkpoint) even when automatic checkpoints are off: the next move there, and a reverse move's
   // intervals, find them.
-  const bool writes = store && !opts.read_only;
+  const bool writes = recorder.writes_checkpoints();
   const bool write_start = writes && (mode.kind == Mode::ToLaunch || recorder.start_due(opts.checkpoint_interval));
-  if (writes && !write_start) {
-    recorder.schedule_after_skipped_start(opts.checkpoint_interval);
+  if (writes && !write_start && recorder.queued_ops()) {
     // The host's operations up to this launch are committed before it runs (a kill keeps every
-    // launch the host saw complete), as a start's checkpoint would commit them.
-    if (recorder.queued_ops()) (void)save_ops();
+    // launch the host saw complete), as a start's checkpoint would commit them; with the timeline
+    // samples once enough wait (a kill loses the picture of at most that many).
+    recorder.queue_timeline_op(Recorder::kSamplesPerOp);
+    (void)save_ops();
   }
   // A run to a launch's start stops where that launch's first checkpoint would be taken: with the
   // launch begun on the device, before its first instruction.
   if (write_start || mode.kind == Mode::ToLaunch) {
     DeviceEvent e0 = dev.wait(0);
     if (e0.kind == EventKind::Budget) {
-      if (write_start)
+      if (write_start) {
         if (auto r = auto_checkpoint(); !r) return r.error();
+        recorder.schedule_from(0, opts.checkpoint_interval);  // from the start just written
+      }
     } else if (e0.kind == EventKind::CommandError) {
       account_pass();
       phase = Phase::Dead;

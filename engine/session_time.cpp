@@ -231,22 +231,19 @@ Result<StopEvent> Session::Impl::seek(TimePoint t, StopReason as, std::optional<
     if (rec->live || rec->stepped) here = false;
   }
   if (!here && (!*key || (*key)->launch != t.launch)) {
-    // The launch has no checkpoint of its own: a recording made without automatic checkpoints, or
-    // one whose last launches' starts were still staged when it was killed (docs/store.md,
-    // "Durability"). Its start is derived: the recorded host operations run on from the latest
-    // checkpoint before it.
+    // The launch has no checkpoint of its own (docs/store.md, "Launch starts": a short launch after
+    // a recent checkpoint, a recording made without automatic checkpoints, the last launches of a
+    // killed one). Its start is derived: the recorded host operations run on from the latest
+    // checkpoint before it, writing the starts they pass (a read-only session keeps them in memory).
     // With no checkpoint before it either, the run starts from the workload's beginning, which a
-    // session that has not begun yet stands at.
-    // A read-only session writes nothing, not even in memory, so it could not find the start it
-    // derives again (nor could a reverse move's intervals): it refuses.
+    // session that has not begun yet stands at. A session standing between two launches at or
+    // after that checkpoint (a history pass that scanned a launch to its end) runs on from there.
     const std::string none = "launch " + std::to_string(t.launch) + " has no checkpoint of its own in this recording";
-    if (opts.read_only)
-      return make_error(none +
-                        ", and a read-only session does not derive one: open the recording with "
-                        "`vxreplay replay` once, which writes the launch starts it derives");
     const bool at_beginning = phase == Phase::Idle && launch == 0;
-    if (!*key && !at_beginning) return make_error(none + " nor one before it to run on from");
-    if (*key)
+    const bool between = phase == Phase::Idle && launch > 0 && launch < t.launch &&
+                         (!*key || (*key)->launch <= launch) && !runner->holds_device();
+    if (!*key && !at_beginning && !between) return make_error(none + " nor one before it to run on from");
+    if (*key && !between)
       if (auto r = restore(**key); !r) return r.error();
     Mode m;
     m.kind = Mode::ToLaunch;

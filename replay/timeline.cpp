@@ -53,17 +53,12 @@ Result<std::optional<std::pair<TimePoint, checkpoint::CheckpointRecord>>> earlie
 Timeline::Timeline(engine::Session& session, const engine::Symbols* symbols) : s_(session), sym_(symbols) {}
 
 // A launch's start is written only when the work since the last checkpoint reached the interval
-// (docs/store.md, "Launch starts"): a move back inside a launch that lacks it derives it first (a
-// seek there runs the recorded host operations on from the checkpoint before it, writing every start
-// it passes), then comes back to now.
+// (docs/store.md, "Launch starts"): a move back inside a launch that lacks it derives it first (the
+// recorded host operations run on from the checkpoint before it, writing every start they pass),
+// then comes back to now.
 Result<void> Timeline::derive_start(TimePoint now) {
   if (now.instret == 0) return {};
-  auto has = s_.store()->has(checkpoint::TimeKey{now.launch, 0});
-  if (!has) return has.error();
-  if (*has) return {};
-  if (auto r = s_.seek(TimePoint{now.launch, 0}); !r) return r.error();
-  if (auto r = s_.seek(now); !r) return r.error();
-  return {};
+  return s_.derive_launch_start(now.launch);
 }
 
 Result<StopEvent> Timeline::at_history_start(WarpId warp) { return s_.seek(s_.now(), StopReason::HistoryStart, warp); }
@@ -328,6 +323,9 @@ Result<StopEvent> Timeline::reverse_continue(const HitFilter& accept) {
     const uint32_t last_launch = upper.instret ? upper.launch : upper.launch - 1;
     if (last_launch > from.launch) {
       if (auto r = s_.seek(TimePoint{last_launch, 0}); !r) return r.error();
+      auto kept = s_.store()->has(checkpoint::TimeKey{last_launch, 0});
+      if (!kept) return kept.error();
+      if (!*kept) return make_error("the start of launch " + std::to_string(last_launch) + " could not be kept");
       if (auto r = read_keys(upper); !r) return r.error();
       continue;
     }

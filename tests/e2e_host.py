@@ -20,6 +20,7 @@ Usage: e2e_host.py VXREPLAY BUILD_ROOT SOURCE_ROOT CHECK
     abi      a program using every vortex.h function, compiled against the installed header and
              library (pkg-config vortex, no project include), run plain and under vxreplay
 """
+import json
 import glob
 import os
 import random
@@ -30,6 +31,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
 from e2e_common import check, failures, line_of
 from e2e_common import run_cmd as run
@@ -384,6 +387,34 @@ def check_kill():
             check(rc == 0 and "launch 2 (pipeline)" in out, f"the recording replays to launch 2: {rc} {out!r} {err!r}")
 
 
+def serve_states(rec, paths):
+    # `vxreplay view REC --serve 0`: each path's status and JSON body.
+    server = subprocess.Popen([VX, "view", rec, "--serve", "0"], stderr=subprocess.PIPE, text=True)
+    got = []
+    try:
+        line = server.stderr.readline()
+        if not check("http://127.0.0.1:" in line, f"serve: the server says where it listens: {line!r}"):
+            return got
+        base = "http://" + line.split("http://")[1].split("/")[0] + "/"
+        for path in paths:
+            try:
+                with urllib.request.urlopen(base + path, timeout=120) as r:
+                    body = json.loads(r.read().decode())
+                # What differs between two recordings of one run: where they are, how long it took.
+                body.pop("command", None)
+                body.get("header", {}).pop("elapsed_ms", None)
+                got.append((r.status, body))
+            except urllib.error.HTTPError as e:
+                got.append((e.code, e.read().decode()))
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    return got
+
+
 def check_killmany():
     # A recording lives in LMDB commits that a killed process cannot take back (docs/store.md,
     # "Durability"): a kill at any point keeps every launch the host saw complete. Fixed seed.
@@ -478,19 +509,25 @@ def check_killmany():
     script = ["goto 40:30", "break vecadd", "reverse-continue", "reverse-continue", "reverse-continue",
               "reverse-stepi", "reverse-stepi", "info registers pc a0 a1", "goto 30:150", "reverse-step",
               "reverse-next", "bt", "goto 45:200", "reverse-finish", "delete", "goto 45:100", "reverse-continue"]
-    outs = []
+    outs, served = [], []
     for extra in ([], ["--checkpoint-interval", "100"]):
         with tempfile.TemporaryDirectory() as tmp:
             rc, out, err = run([VX, "run", "--db", tmp] + extra + ["--batch", "-ex", "continue", "--", bench,
                                                                    "launches", "50", kernel])
             stored = re.search(r"(\d+) checkpoints", err + out)
             rec = glob.glob(os.path.join(tmp, "host_bench-*"))
+            # First read-only (`view --serve` writes nothing into the recording): the starts it
+            # derives stay in its memory.
+            served.append(serve_states(rec[0] if rec else tmp, ["state?launch=40&instret=30", "state?launch=12&instret=5",
+                                                                "state?launch=40&instret=31"]))
             args = [VX, "replay", rec[0] if rec else tmp, "--batch"]
             for c in script:
                 args += ["-ex", c]
             rrc, rout, rerr = run(args)
             outs.append((rc, int(stored.group(1)) if stored else None, rrc,
                          rout[rout.find("Launch 40, instruction 30,"):].split("\nsession: ")[0], rerr))
+    check(all(status == 200 for status, _ in served[0]) and served[0] == served[1],
+          f"view --serve (read-only) of launches without their starts answers as with every start: {served}")
     (rc0, n0, rrc0, got, err0), (rc1, n1, rrc1, want, err1) = outs
     check(rc0 == 0 and rc1 == 0 and n0 == 1 and n1 is not None and n1 >= 100,
           f"50 short launches: one checkpoint (the first start), and every start with a short interval: {outs}")

@@ -438,7 +438,8 @@ struct Store::Impl {
   template <class F>
   Result<void> durable_write(F&& attempt) {
     auto r = attempt();
-    if (r || staged.empty()) return r;
+    // A read-only store's staged checkpoints are never committed, nor given up for a refused write.
+    if (r || staged.empty() || read_only) return r;
     (void)commit_staged();
     return attempt();
   }

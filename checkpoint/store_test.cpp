@@ -620,11 +620,16 @@ TEST_CASE(
   const auto bytes_before = read_file(dir.path + "/data.mdb");
   {
     auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadOnly));
-    auto s = sample_at(TimeKey{1, 5});
-    CHECK(contains(error_of(store.put(s.rec.key, s.rec, s.pages)), "read-only"));
     // Staged (a launch start a read-only session derives): read back from memory, never written.
     auto t = sample_at(TimeKey{2, 0});
     must(store.put(t.rec.key, t.rec, t.pages, nullptr, false));
+    // A durable write is refused, and the staged checkpoint stays (nothing to commit it with).
+    auto s = sample_at(TimeKey{1, 5});
+    CHECK(contains(error_of(store.put(s.rec.key, s.rec, s.pages)), "read-only"));
+    StopRecord mark;
+    CHECK(contains(error_of(store.set_mark(TimeKey{2, 0}, mark)), "read-only"));
+    CHECK(store.staged() == 1);
+    CHECK(store.staged_lost() == 0);
     CHECK(must(store.has(TimeKey{2, 0})));
     CHECK(must(store.get(TimeKey{2, 0})) == t.rec);
     CHECK(must(store.at_or_before(TimeKey{2, 7})) == std::optional<TimeKey>(TimeKey{2, 0}));

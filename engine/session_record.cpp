@@ -90,15 +90,20 @@ void Session::Impl::describe(StopEvent& ev, const DeviceException& exc, bool cou
 // True when the checkpoint was written (false: no store, read-only, or it could not be).
 Result<bool> Session::Impl::save_checkpoint(const StopEvent& ev, bool mark) {
   if (!recorder.writes_checkpoints()) return false;
-  // A read-only session keeps its checkpoints in memory (Recorder::in_memory_only): none is a
-  // recorded stop, and one it cannot keep (the memory bound) is no failure to report.
+  // A read-only session keeps in memory only the launch starts it derives (Recorder::in_memory_only;
+  // its stops and automatic checkpoints would fill the bound): none is a recorded stop, and one it
+  // cannot keep (the memory bound) is no failure to count (derive_launch_start says why).
   const bool memory = recorder.in_memory_only();
+  if (memory && ctx.kernel_instructions != 0) return false;
   auto r = write_checkpoint(ev, mark && !memory);
   if (r) {
     recorder.checkpoint_at(ctx.kernel_instructions);
     return !memory;
   }
-  if (memory && r.error().code != ErrorCode::Internal) return false;
+  if (memory && r.error().code != ErrorCode::Internal) {
+    recorder.failed(r.error());
+    return false;
+  }
   if (r.error().code == ErrorCode::Internal) return r.error();
   recorder.failed(r.error());
   ++st.store_failures;
@@ -185,6 +190,7 @@ Result<void> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
   rec.console.assign(console_log.begin(), console_log.end());
   if (auto r = recorder.put(key, rec, std::move(new_pages), mark ? &stop_rec : nullptr); !r) return r;
   runner->checkpoint_written();
+  if (recorder.in_memory_only()) return {};  // nothing is stored
   ++st.checkpoints;
   checkpoint::StoreStats ss = store->stats();
   st.bytes_stored = ss.stored_page_bytes + ss.record_bytes;

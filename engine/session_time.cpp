@@ -470,6 +470,7 @@ Result<ScanResult> Session::Impl::scan_pass(const ScanRequest& req, uint64_t unt
         account_pass();
         finished_instructions = at;
         completed.insert(launch);
+        recorder.launch_ended(at);  // a seek may run on from here (seek's `between`)
         sample_timeline(at, true);
         dev.clear_warp_trigger();
         phase = Phase::Idle;

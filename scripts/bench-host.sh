@@ -7,6 +7,9 @@
 #      and as the whole program's wall time (start-up included): plain, under `vxreplay run --` (no
 #      session, no recording), and in a recording session (--batch -ex continue: a checkpoint at
 #      every launch's start; and with --checkpoint-interval 0); target within 1.5x plain.
+#   3. with BASE=DIR (another build directory holding vxreplay, tests/host_bench and the kernel, e.g.
+#      an older commit's): the recording session of 1000 launches, this build and BASE alternating,
+#      9 rounds, per launch and in CPU time, as ratios this / BASE.
 # Medians of 5 runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,9 +21,9 @@ kernel="$PWD/build/examples/host/vecadd_kernel.elf"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "date: $(date -u +%Y-%m-%d)  nproc: $(nproc)  cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-python3 - "$vx" "$bench" "$kernel" "$tmp" <<'PY'
-import resource, statistics, subprocess, sys, time
-vx, bench, kernel, tmp = sys.argv[1:5]
+python3 - "$vx" "$bench" "$kernel" "$tmp" "${BASE:-}" <<'PY'
+import os, resource, shutil, statistics, subprocess, sys, time
+vx, bench, kernel, tmp, base = sys.argv[1:6]
 
 def cpu():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -72,4 +75,21 @@ print(f"1000 launches, whole program (start-up included): plain {pw * 1e3:.0f} m
       f"(ratio {hw / pw:.2f}x), recording session {sw * 1e3:.0f} ms, without automatic checkpoints {nw * 1e3:.0f} ms")
 print(f"1000 launches, CPU time (user + system, every process): plain {pc * 1e3:.0f} ms, vxreplay run -- "
       f"{hc * 1e3:.0f} ms (ratio {hc / pc:.2f}x)")
+
+if base:
+    builds = {"this": (vx, bench, kernel),
+              "base": tuple(os.path.join(os.path.abspath(base), p)
+                            for p in ("vxreplay", "tests/host_bench", "examples/host/vecadd_kernel.elf"))}
+    got = {k: ([], []) for k in builds}
+    for i in range(9):
+        for k in (builds if i % 2 == 0 else list(builds)[::-1]):
+            v, b, kern = builds[k]
+            shutil.rmtree(tmp + "/db", ignore_errors=True)
+            _, out = run([v, "run", "--db", tmp + "/db", "--batch", "-ex", "continue", "--", b, "launches", "1000", kern])
+            got[k][0].append(float([l for l in out.splitlines() if "per launch" in l][0].split()[0]))
+            got[k][1].append(run.cpu)
+    med = {k: (statistics.median(v[0]), statistics.median(v[1])) for k, v in got.items()}
+    print(f"recording session, 1000 launches, per launch: this {med['this'][0]:.1f} us, base {med['base'][0]:.1f} us "
+          f"(this / base {med['this'][0] / med['base'][0]:.2f}); CPU this {med['this'][1] * 1e3:.0f} ms, base "
+          f"{med['base'][1] * 1e3:.0f} ms (this / base {med['this'][1] / med['base'][1]:.2f}); 9 rounds alternating")
 PY

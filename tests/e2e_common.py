@@ -1,6 +1,7 @@
 """What the end-to-end scripts share: the exit statuses of docs/cli.md, failure collection and
 running the binary."""
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -69,3 +70,15 @@ def run_checks(checks):
         return 1
     print("ok")
     return 0
+
+
+def stop_server(server, what):
+    """Ends a `vxreplay view --serve` (or another server) with SIGINT, as a user's Ctrl-C: its status,
+    or None (and a failed check) when it does not end within 30 s."""
+    server.send_signal(signal.SIGINT)
+    try:
+        return server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        check(False, f"{what}: the server did not end on SIGINT")
+        return None

@@ -34,7 +34,7 @@ import time
 import urllib.error
 import urllib.request
 
-from e2e_common import check, failures, line_of
+from e2e_common import check, failures, line_of, stop_server
 from e2e_common import run_cmd as run
 
 VX, BUILD, SRC, CHECK = sys.argv[1:5]
@@ -407,11 +407,7 @@ def serve_states(rec, paths):
             except urllib.error.HTTPError as e:
                 got.append((e.code, e.read().decode()))
     finally:
-        server.send_signal(signal.SIGINT)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop_server(server, "serve")
     return got
 
 
@@ -518,8 +514,11 @@ def check_killmany():
             rec = glob.glob(os.path.join(tmp, "host_bench-*"))
             # First read-only (`view --serve` writes nothing into the recording): the starts it
             # derives stay in its memory.
+            data = os.path.join(rec[0] if rec else tmp, "data.mdb")
+            before = open(data, "rb").read() if os.path.exists(data) else b""
             served.append(serve_states(rec[0] if rec else tmp, ["state?launch=40&instret=30", "state?launch=12&instret=5",
                                                                 "state?launch=40&instret=31"]))
+            check(before and open(data, "rb").read() == before, f"view --serve left {data} byte for byte as it was")
             args = [VX, "replay", rec[0] if rec else tmp, "--batch"]
             for c in script:
                 args += ["-ex", c]

@@ -31,7 +31,6 @@ Usage: e2e_view.py VXREPLAY BUILD_ROOT SOURCE_ROOT CHECK ARTIFACT_DIR
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -41,7 +40,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from e2e_common import EXIT_BAD_INPUT, EXIT_USAGE, check, failures, line_of, run_cmd
+from e2e_common import EXIT_BAD_INPUT, EXIT_USAGE, check, failures, line_of, run_cmd, stop_server
 
 VX, BUILD, SRC, CHECK, ARTIFACTS = sys.argv[1:6]
 EXAMPLES = os.path.join(BUILD, "examples")
@@ -548,13 +547,8 @@ def check_serve():
             finally:
                 driver.quit()
         finally:
-            server.send_signal(signal.SIGINT)
-            try:
-                rc = server.wait(timeout=30)
-                check(rc == 0, f"serve: SIGINT ends the server with status {rc}, want 0")
-            except subprocess.TimeoutExpired:
-                server.kill()
-                check(False, "serve: the server did not end on SIGINT")
+            rc = stop_server(server, "serve")
+            check(rc is None or rc == 0, f"serve: SIGINT ends the server with status {rc}, want 0")
 
 
 def prompt_origin(rec, launch, instret, expr, focus=None):
@@ -706,12 +700,7 @@ def check_origin():
             finally:
                 driver.quit()
         finally:
-            server.send_signal(signal.SIGINT)
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                check(False, "origin: the server did not end on SIGINT")
+            stop_server(server, "origin")
 
 
 def check_origin_page(driver, rec, base, mark, focus, locals_, table4, loop, tmp):

@@ -25,8 +25,8 @@ class Recorder {
  public:
   // `store`: the recording (nullptr: none, and nothing is written). A replay writes checkpoints but
   // no host operations (they are the recording's already); a read-only one writes nothing to the
-  // file: its checkpoints (the launch starts it derives, automatic ones) stay in the Store's memory,
-  // without marks (Store::put on a read-only store).
+  // file: the launch starts it derives stay in the Store's memory, without marks (Store::put on a
+  // read-only store; Session::Impl::save_checkpoint keeps no other checkpoint of it).
   void attach(checkpoint::Store* store, bool replay, bool read_only);
   bool writes_ops() const { return store_ && !replay_ && !read_only_; }
   bool writes_checkpoints() const { return store_ != nullptr; }

@@ -212,6 +212,7 @@ bool Session::Impl::save_ops() {
 Result<void> Session::Impl::auto_checkpoint() {
   if (!recorder.writes_checkpoints()) return {};
   const uint64_t now = launch_progress();
+  if (recorder.in_memory_only() && now != 0) return {};  // a read-only session keeps launch starts only
   auto exists = store->has(checkpoint::TimeKey{launch, now});
   if (!exists) return exists.error();
   note_reached(now);

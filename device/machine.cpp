@@ -96,9 +96,15 @@ void Machine::state_replaced() {
   kmu_blocked_.assign(cores_.size(), 0);
   for (uint32_t c = 0; c < cores_.size(); ++c)
     for (uint32_t w = 0; w < cfg_.warps; ++w) update_ready(c, w);
-  if (icache_.empty()) icache_.assign(kICacheSize, ICacheEntry{});
-  empty_icache();
-  code_generation_seen_ = mem_.code_generation();
+  // The decode cache holds what memory holds (every write to a fetched word bumps the code
+  // generation): it survives a kill and a re-launch's restore unless code was written since.
+  if (icache_.empty()) {
+    icache_.assign(kICacheSize, ICacheEntry{});
+    empty_icache();
+    code_generation_seen_ = mem_.code_generation();
+  } else if (mem_.code_generation() != code_generation_seen_) {
+    code_rewritten();
+  }
   windows_changed();
   arm_before_trigger();
 }

@@ -339,6 +339,10 @@ class Machine {
   }
   void init_warp_for_dispatch(WarpState& w);
   RunResult run_restore_phase();
+  // Runs the routine in warp (c, w) for at most `limit` instructions (counted in *ran), without
+  // step()'s per-instruction checks: for when nothing observes or watches. Returns at VXR.RESUME, the
+  // warp's end, an instruction that did not retire, or the limit.
+  Outcome run_routine(uint32_t c, uint32_t w, uint64_t limit, uint64_t* ran, DeviceException* exc);
   std::string finish_restore();
   // After warp (c, w) retired an instruction: an after-trigger fires, a before-trigger arms.
   void check_trigger_after(uint32_t c, uint32_t w);

@@ -217,10 +217,13 @@ RunResult Machine::run_restore_phase() {
         "thread-entry routine in core " + std::to_string(p.core) + " slot " + std::to_string(p.slot) + ": " + why;
     return r;
   };
+  // The routine is the engine's own code: with no observer and no watch (whose hooks step() serves), it
+  // runs without step()'s per-instruction checks.
+  const bool lean = !observer_ && !data_hooks_;
   while (restore_next_ < resume_.placements.size()) {
     const RestorePlacement& p = resume_.placements[restore_next_];
     WarpState& ws = cores_[p.core].warps[p.slot];
-    for (uint64_t n = 0;; ++n) {
+    for (uint64_t n = 0;;) {
       if (!ws.active) {
         if (p.restores_warp) return failed(p, "ended without VXR.RESUME");
         break;
@@ -228,7 +231,15 @@ RunResult Machine::run_restore_phase() {
       if (n >= kRestoreLimit)
         return failed(p, "did not finish within " + std::to_string(kRestoreLimit) + " instructions");
       DeviceException exc;
-      Outcome o = step(p.core, p.slot, &exc);
+      Outcome o;
+      if (lean) {
+        uint64_t ran = 0;
+        o = run_routine(p.core, p.slot, kRestoreLimit - n, &ran, &exc);
+        n += ran;
+      } else {
+        o = step(p.core, p.slot, &exc);
+        ++n;
+      }
       if (o.step == Step::Exception) return failed(p, exc.to_string());
       if (o.step == Step::Stall) return failed(p, "stalled at " + hex32(ws.pc));
       if (resume_requested_) {
@@ -245,6 +256,57 @@ RunResult Machine::run_restore_phase() {
     return r;
   }
   return {RunStop::Idle, {}, {}};
+}
+
+Outcome Machine::run_routine(uint32_t c, uint32_t w, uint64_t limit, uint64_t* ran, DeviceException* exc) {
+  CoreState& core = cores_[c];
+  WarpState& ws = core.warps[w];
+  ExecCtx ctx{*this, c, w, core, ws, cfg_.threads, ws.x.data(), ws.f.data(), 0, ws.tmask, 0, ws.tmask};
+  uint64_t lanes = lane_count(ws.tmask), pending = 0;
+  uint32_t pc = ws.pc;
+  // Counted exactly as step() counts (run_restore_phase moves the count to restore_instructions).
+  auto settle = [&] {
+    stats_.instructions += pending;
+    stats_.lane_instructions += pending * lanes;
+    ws.instret += pending;
+    core.instret += pending;
+    ws.pc = pc;
+    pending = 0;
+  };
+  auto done = [&](Outcome o) {
+    fp_settle();
+    return o;
+  };
+  for (*ran = 0; *ran < limit;) {
+    Cause cause = Cause::None;
+    const Decoded* d = fetch(pc, &cause);  // checks the code generation: a store may rewrite code
+    if (!d) {
+      settle();
+      *exc = DeviceException{cause, pc, c, w, ws.tmask ? 31u - unsigned(std::countl_zero(ws.tmask)) : 0u, pc};
+      return done(Outcome::fault(cause, exc->lane, pc));
+    }
+    ctx.pc = pc;
+    ctx.next_pc = pc + 4;
+    ++*ran;
+    if (d->sync) {  // CSRs, Vortex instructions (TMC), VXR.RESUME: with step()'s bookkeeping
+      settle();
+      ctx.tmask = ctx.next_tmask = ws.tmask;
+      const Outcome o = complete_step(c, w, ctx, d->exec(ctx, *d), exc);
+      if (o.step != Step::Retire || resume_requested_ || !ws.active) return done(o);
+      pc = ws.pc;
+      lanes = lane_count(ws.tmask);
+    } else {
+      const Outcome o = d->exec(ctx, *d);
+      if (o.step != Step::Retire) {
+        settle();
+        return done(complete_step(c, w, ctx, o, exc));
+      }
+      ++pending;
+      pc = ctx.next_pc;
+    }
+  }
+  settle();
+  return done(Outcome::retire());
 }
 
 std::string Machine::finish_restore() {

@@ -12,11 +12,12 @@ using namespace vx::test;
 
 constexpr uint32_t kCsrFcsr = 0x003, kCsrMstatus = 0x300, kCsrMtvec = 0x305, kCsrMscratch = 0x340, kCsrMepc = 0x341,
                    kCsrMcause = 0x342, kCsrMtval = 0x343;
-constexpr uint32_t kCsrThreadId = 0xCC0, kCsrNumThreads = 0xFC0, kCsrLocalMemBase = 0xFC3;
+constexpr uint32_t kCsrThreadId = 0xCC0, kCsrLocalMemBase = 0xFC3;
 
 constexpr uint32_t andi(uint32_t rd, uint32_t rs1, int32_t imm) { return i_type(imm, rs1, 7, rd, 0x13); }
 constexpr uint32_t slli(uint32_t rd, uint32_t rs1, uint32_t sh) { return i_type(int32_t(sh), rs1, 1, rd, 0x13); }
 constexpr uint32_t flw(uint32_t rd, uint32_t rs1, int32_t imm) { return i_type(imm, rs1, 2, rd, 0x07); }
+constexpr uint32_t mul(uint32_t rd, uint32_t rs1, uint32_t rs2) { return r_type(1, rs2, rs1, 0, rd, 0x33); }
 constexpr uint32_t kVxrResume = 0x0000007b;  // CUSTOM3, all fields zero (docs/relaunch.md)
 
 }  // namespace
@@ -30,28 +31,43 @@ std::vector<uint32_t> entry_routine_code() {
   c.push_back(andi(t2, t1, kFlagLmem));
   const size_t skip_lmem = c.size();
   c.push_back(0);  // beq t2, zero, no_lmem
-  // Every lane copies words lane, lane + NT, ...: the loop count is the same in every lane.
+  // Lane L copies the bytes [L x lane_bytes, (L+1) x lane_bytes) of the image: the same count in
+  // every lane, in blocks of kLmemBlockWords words (two instructions a word), then the rest one by one.
   c.push_back(rv::lw(a0, t0, kLmemSrc));
   c.push_back(rv::csrr(a1, kCsrLocalMemBase));
-  c.push_back(rv::lw(a2, t0, kLmemRounds));
   c.push_back(rv::csrr(a3, kCsrThreadId));
-  c.push_back(slli(a3, a3, 2));
+  c.push_back(rv::lw(a4, t0, kLmemLaneBytes));
+  c.push_back(mul(a3, a3, a4));
   c.push_back(rv::add(a0, a0, a3));
   c.push_back(rv::add(a1, a1, a3));
-  c.push_back(rv::csrr(a4, kCsrNumThreads));
-  c.push_back(slli(a4, a4, 2));
-  const int32_t loop = at();
-  const size_t loop_exit = c.size();
+  c.push_back(rv::lw(a2, t0, kLmemBlocks));
+  constexpr int32_t kBlockBytes = int32_t(4 * kLmemBlockWords);
+  const int32_t blocks = at();
+  const size_t blocks_exit = c.size();
+  c.push_back(0);  // beq a2, zero, tail
+  for (int32_t off = 0; off < kBlockBytes; off += 4) {
+    c.push_back(rv::lw(a5, a0, off));
+    c.push_back(rv::sw(a5, a1, off));
+  }
+  c.push_back(rv::addi(a0, a0, kBlockBytes));
+  c.push_back(rv::addi(a1, a1, kBlockBytes));
+  c.push_back(rv::addi(a2, a2, -1));
+  c.push_back(rv::jal(zero, blocks - at()));
+  const int32_t tail = at();
+  c[blocks_exit] = rv::beq(a2, zero, tail - int32_t(blocks_exit * 4));
+  c.push_back(rv::lw(a2, t0, kLmemTail));
+  const int32_t words = at();
+  const size_t words_exit = c.size();
   c.push_back(0);  // beq a2, zero, no_lmem
   c.push_back(rv::lw(a5, a0, 0));
   c.push_back(rv::sw(a5, a1, 0));
-  c.push_back(rv::add(a0, a0, a4));
-  c.push_back(rv::add(a1, a1, a4));
+  c.push_back(rv::addi(a0, a0, 4));
+  c.push_back(rv::addi(a1, a1, 4));
   c.push_back(rv::addi(a2, a2, -1));
-  c.push_back(rv::jal(zero, loop - at()));
+  c.push_back(rv::jal(zero, words - at()));
   const int32_t no_lmem = at();
   c[skip_lmem] = rv::beq(t2, zero, no_lmem - int32_t(skip_lmem * 4));
-  c[loop_exit] = rv::beq(a2, zero, no_lmem - int32_t(loop_exit * 4));
+  c[words_exit] = rv::beq(a2, zero, no_lmem - int32_t(words_exit * 4));
   c.push_back(andi(t2, t1, kFlagWarp));
   c.push_back(rv::bne(t2, zero, 8));
   c.push_back(vxi::tmc(zero));  // a local-memory helper: done
@@ -82,7 +98,10 @@ std::vector<uint8_t> entry_routine_record(const WarpState* warp, uint32_t thread
   auto put = [&](uint32_t off, uint32_t v) { std::memcpy(r.data() + off, &v, 4); };
   put(kFlags, (copy_lmem ? kFlagLmem : 0) | (warp ? kFlagWarp : 0));
   put(kLmemSrc, lmem_src);
-  put(kLmemRounds, copy_lmem ? lmem_bytes / 4 / threads : 0);
+  const uint32_t lane_words = copy_lmem ? lmem_bytes / 4 / threads : 0;
+  put(kLmemBlocks, lane_words / kLmemBlockWords);
+  put(kLmemTail, lane_words % kLmemBlockWords);
+  put(kLmemLaneBytes, lane_words * 4);
   if (!warp) return r;
   const uint32_t csrs[] = {warp->fcsr,   warp->mstatus, warp->mtvec,   warp->mepc,
                            warp->mcause, warp->mtval,   warp->mscratch};

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "checkpoint/store.hpp"
@@ -631,4 +633,38 @@ TEST_CASE("set var: a register and local memory written at a stop are carried by
   REQUIRE(end.reason == StopReason::Exited);
   CHECK(d.memory(false) == u.memory);
   CHECK(d.console == u.console);
+}
+
+TEST_CASE("the thread-entry routine copies every word of local memory: blocks and the words after them", "[session]") {
+  // Each lane copies its share of the image in blocks of routine::kLmemBlockWords words, then the rest
+  // one by one: 63 blocks and 12 words a lane, 31 blocks and 14 words, no block and 8 words, 64 blocks.
+  const std::vector<DeviceConfig> configs = {DeviceConfig{1, 1, 4, 4, 16320}, DeviceConfig{1, 2, 8, 8, 16320},
+                                             DeviceConfig{1, 1, 4, 32, 1024}, DeviceConfig{1, 1, 4, 4, 16384}};
+  for (const DeviceConfig& cfg : configs) {
+    INFO(cfg.to_string() << " with " << cfg.local_mem_bytes << " bytes of local memory");
+    Undisturbed u = undisturbed(cfg, 5, "vecadd");  // vecadd never touches local memory
+    Debugged d(cfg, 5, "vecadd");
+    StopEvent ev = d.go(d.s->run_to(u.instructions / 3));
+    REQUIRE(ev.reason == StopReason::InstructionCount);
+    // Every word non-zero and different: a word the routine missed reads as zero after the kill, and
+    // the device refuses the re-launch (RestoreFailed); a word copied to the wrong place shows below.
+    std::map<uint32_t, std::vector<uint8_t>> want;  // core -> what its local memory must hold
+    for (uint32_t c = 0; c < cfg.total_cores(); ++c) {
+      std::vector<uint8_t> pattern(cfg.local_mem_bytes);
+      for (uint32_t i = 0; i < pattern.size(); i += 4) {
+        const uint32_t v = 0x9e3779b9u * (c * 65536 + i / 4 + 1);
+        std::memcpy(pattern.data() + i, &v, 4);
+      }
+      const CoreState& core = d.s->context().cores[c];
+      uint32_t slot = 0;
+      while (slot < cfg.warps && !core.warps[slot].active) ++slot;
+      if (slot == cfg.warps) continue;  // no warp to write through: this core's memory is not checked
+      REQUIRE(d.s->write_memory(WarpId{c, slot}, memmap::kLocalMemBase, pattern).ok());
+      want[c] = std::move(pattern);
+    }
+    REQUIRE_FALSE(want.empty());
+    StopEvent next = d.go(d.s->run_to(u.instructions / 3 + 1));
+    REQUIRE(next.reason == StopReason::InstructionCount);
+    for (const auto& [c, bytes] : want) CHECK(d.s->context().cores[c].local_mem == bytes);
+  }
 }

@@ -443,13 +443,14 @@ Result<void> Session::derive_launch_start(uint32_t launch) {
   auto has = I.store->has(checkpoint::TimeKey{launch, 0});
   if (!has) return has.error();
   if (*has) return {};
-  if (!stopped()) return make_error("deriving a launch's start needs a stop to come back to");
+  const bool was_stopped = stopped();
   const StopEvent saved = I.last;
   const bool was_fatal = I.fatal;
   const TimePoint here = now();
   auto start = I.seek(TimePoint{launch, 0}, StopReason::InstructionCount, std::nullopt, {});
   Result<bool> kept = start ? I.store->has(checkpoint::TimeKey{launch, 0}) : Result<bool>(start.error());
-  if (auto back = I.come_back(here, saved, was_fatal); !back) return back.error();
+  if (was_stopped)
+    if (auto back = I.come_back(here, saved, was_fatal); !back) return back.error();
   if (!kept) return kept.error();
   if (!*kept)
     return make_error("the start of launch " + std::to_string(launch) + " could not be kept" +

@@ -369,7 +369,8 @@ class Session {
   bool launch_start_recorded(uint32_t launch);
   // Writes launch's start when the recording lacks it (docs/store.md, "Launch starts"), with the
   // starts between it and the checkpoint before it (a read-only session keeps them in memory), and
-  // comes back to the stop as it was reported. An error when the start could not be kept.
+  // comes back to the stop as it was reported; a session with no stop (the workload ended) stays at
+  // the start. An error when the start could not be kept.
   Result<void> derive_launch_start(uint32_t launch);
 
   // --- Recordings ------------------------------------------------------------------------------

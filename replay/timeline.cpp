@@ -323,14 +323,7 @@ Result<StopEvent> Timeline::reverse_continue(const HitFilter& accept) {
     const uint32_t last_launch = upper.instret ? upper.launch : upper.launch - 1;
     if (last_launch > from.launch) {
       // From a stop, the session comes back to it (an error leaves the stop as it was reported).
-      if (s_.stopped()) {
-        if (auto r = s_.derive_launch_start(last_launch); !r) return r.error();
-      } else {
-        if (auto r = s_.seek(TimePoint{last_launch, 0}); !r) return r.error();
-        auto kept = s_.store()->has(checkpoint::TimeKey{last_launch, 0});
-        if (!kept) return kept.error();
-        if (!*kept) return make_error("the start of launch " + std::to_string(last_launch) + " could not be kept");
-      }
+      if (auto r = s_.derive_launch_start(last_launch); !r) return r.error();
       if (auto r = read_keys(upper); !r) return r.error();
       continue;
     }

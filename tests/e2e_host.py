@@ -505,7 +505,7 @@ def check_killmany():
     script = ["goto 40:30", "break vecadd", "reverse-continue", "reverse-continue", "reverse-continue",
               "reverse-stepi", "reverse-stepi", "info registers pc a0 a1", "goto 30:150", "reverse-step",
               "reverse-next", "bt", "goto 45:200", "reverse-finish", "delete", "goto 45:100", "reverse-continue"]
-    outs, served = [], []
+    outs, served, ends = [], [], []
     for extra in ([], ["--checkpoint-interval", "100"]):
         with tempfile.TemporaryDirectory() as tmp:
             rc, out, err = run([VX, "run", "--db", tmp] + extra + ["--batch", "-ex", "continue", "--", bench,
@@ -525,6 +525,11 @@ def check_killmany():
             rrc, rout, rerr = run(args)
             outs.append((rc, int(stored.group(1)) if stored else None, rrc,
                          rout[rout.find("Launch 40, instruction 30,"):].split("\nsession: ")[0], rerr))
+            # From the workload's end (no stop to come back to), back over launches without starts:
+            # four warps hit in launch 50, the fifth reverse-continue goes into launch 49.
+            erc, eout, eerr = run([VX, "replay", rec[0] if rec else tmp, "--batch", "-ex", "continue", "-ex",
+                                   "break vecadd"] + ["-ex", "reverse-continue"] * 5)
+            ends.append((erc, eout[eout.find("Breakpoint 1 at"):].split("\nsession: ")[0], eerr[-300:]))
     check(all(status == 200 for status, _ in served[0]) and served[0] == served[1],
           f"view --serve (read-only) of launches without their starts answers as with every start: {served}")
     (rc0, n0, rrc0, got, err0), (rc1, n1, rrc1, want, err1) = outs
@@ -533,6 +538,8 @@ def check_killmany():
     for moved in ("Breakpoint 1, vecadd (vecadd.c:13), launch 39 (vecadd), 148 instructions", "#1  0x80000048 in _start",
                   "No more reverse-execution history, launch 1 (vecadd), 0 instructions"):
         check(moved in got, f"reverse moves across launches without their starts: {moved!r} in {got[-1500:]!r}")
+    check(ends[0][0] == 0 and "launch 50 (vecadd)" in ends[0][1] and "launch 49 (vecadd)" in ends[0][1]
+          and ends[0] == ends[1], f"reverse-continue from the workload's end, as with every start: {ends}")
     check(rrc0 == 0 and rrc1 == 0 and got == want,
           f"reverse moves across launches without their starts answer as with every start: {rrc0} {got[-1500:]!r} "
           f"{err0[-300:]!r}; every start: {rrc1} {want[-1500:]!r} {err1[-300:]!r}")

@@ -218,8 +218,8 @@ RunResult Machine::run_restore_phase() {
     return r;
   };
   // The routine is the engine's own code: with no observer and no watch (whose hooks step() serves), it
-  // runs without step()'s per-instruction checks.
-  const bool lean = !observer_ && !data_hooks_;
+  // runs without step()'s per-instruction checks. The reference mode keeps step() for everything.
+  const bool lean = !observer_ && !data_hooks_ && !opts_.reference;
   while (restore_next_ < resume_.placements.size()) {
     const RestorePlacement& p = resume_.placements[restore_next_];
     WarpState& ws = cores_[p.core].warps[p.slot];
@@ -295,6 +295,7 @@ Outcome Machine::run_routine(uint32_t c, uint32_t w, uint64_t limit, uint64_t* r
       if (o.step != Step::Retire || resume_requested_ || !ws.active) return done(o);
       pc = ws.pc;
       lanes = lane_count(ws.tmask);
+      ctx.tmask = ctx.next_tmask = ws.tmask;  // a Vortex instruction may have changed the mask
     } else {
       const Outcome o = d->exec(ctx, *d);
       if (o.step != Step::Retire) {

@@ -192,7 +192,7 @@ Result<void> Session::Impl::ensure_routine() {
   if (routine_addr) return {};
   const DeviceConfig& cfg = dev.config();
   if (cfg.local_mem_bytes % (4 * cfg.threads) != 0)
-    return make_error("re-launch needs local memory in whole rounds of 4 x NT bytes");
+    return make_error("re-launch needs local memory in whole words per lane (a multiple of 4 x NT bytes)");
   return make_error("the engine's device memory could not be reserved at " + hex32(kEngineArea));
 }
 

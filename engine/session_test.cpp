@@ -643,28 +643,43 @@ TEST_CASE("the thread-entry routine copies every word of local memory: blocks an
   for (const DeviceConfig& cfg : configs) {
     INFO(cfg.to_string() << " with " << cfg.local_mem_bytes << " bytes of local memory");
     Undisturbed u = undisturbed(cfg, 5, "vecadd");  // vecadd never touches local memory
-    Debugged d(cfg, 5, "vecadd");
-    StopEvent ev = d.go(d.s->run_to(u.instructions / 3));
-    REQUIRE(ev.reason == StopReason::InstructionCount);
-    // Every word non-zero and different: a word the routine missed reads as zero after the kill, and
-    // the device refuses the re-launch (RestoreFailed); a word copied to the wrong place shows below.
-    std::map<uint32_t, std::vector<uint8_t>> want;  // core -> what its local memory must hold
-    for (uint32_t c = 0; c < cfg.total_cores(); ++c) {
-      std::vector<uint8_t> pattern(cfg.local_mem_bytes);
-      for (uint32_t i = 0; i < pattern.size(); i += 4) {
-        const uint32_t v = 0x9e3779b9u * (c * 65536 + i / 4 + 1);
-        std::memcpy(pattern.data() + i, &v, 4);
+    // watched: a watchpoint on a word nothing writes, so the device runs the routine through step()
+    // (its hooks) instead of its routine loop; both must restore the same state, counted the same.
+    auto run = [&](bool watched) {
+      Debugged d(cfg, 5, "vecadd");
+      if (watched) {
+        WatchSpec spec;
+        spec.addr = memmap::kIoEnd - 4;
+        REQUIRE(d.s->add_watchpoint(spec));
       }
-      const CoreState& core = d.s->context().cores[c];
-      uint32_t slot = 0;
-      while (slot < cfg.warps && !core.warps[slot].active) ++slot;
-      if (slot == cfg.warps) continue;  // no warp to write through: this core's memory is not checked
-      REQUIRE(d.s->write_memory(WarpId{c, slot}, memmap::kLocalMemBase, pattern).ok());
-      want[c] = std::move(pattern);
-    }
-    REQUIRE_FALSE(want.empty());
-    StopEvent next = d.go(d.s->run_to(u.instructions / 3 + 1));
-    REQUIRE(next.reason == StopReason::InstructionCount);
-    for (const auto& [c, bytes] : want) CHECK(d.s->context().cores[c].local_mem == bytes);
+      StopEvent ev = d.go(d.s->run_to(u.instructions / 3));
+      REQUIRE(ev.reason == StopReason::InstructionCount);
+      // Every word non-zero and different: a word the routine missed reads as zero after the kill,
+      // and the device refuses the re-launch (RestoreFailed); a word copied to the wrong place shows.
+      std::map<uint32_t, std::vector<uint8_t>> want;  // core -> what its local memory must hold
+      for (uint32_t c = 0; c < cfg.total_cores(); ++c) {
+        std::vector<uint8_t> pattern(cfg.local_mem_bytes);
+        for (uint32_t i = 0; i < pattern.size(); i += 4) {
+          const uint32_t v = 0x9e3779b9u * (c * 65536 + i / 4 + 1);
+          std::memcpy(pattern.data() + i, &v, 4);
+        }
+        const CoreState& core = d.s->context().cores[c];
+        uint32_t slot = 0;
+        while (slot < cfg.warps && !core.warps[slot].active) ++slot;
+        if (slot == cfg.warps) continue;  // no warp to write through: this core's memory is not checked
+        REQUIRE(d.s->write_memory(WarpId{c, slot}, memmap::kLocalMemBase, pattern).ok());
+        want[c] = std::move(pattern);
+      }
+      REQUIRE_FALSE(want.empty());
+      StopEvent next = d.go(d.s->run_to(u.instructions / 3 + 1));
+      REQUIRE(next.reason == StopReason::InstructionCount);
+      for (const auto& [c, bytes] : want) CHECK(d.s->context().cores[c].local_mem == bytes);
+      return std::pair{d.s->context(), d.s->stats().restore_instructions};
+    };
+    const auto [lean, lean_count] = run(false);
+    const auto [stepped, stepped_count] = run(true);
+    check_same_state(lean, stepped);
+    CHECK(lean_count == stepped_count);
+    CHECK(lean_count > 0);
   }
 }

@@ -304,10 +304,7 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
     };
     uint32_t cut = cut_of();
     auto settle = [&] {
-      stats_.instructions += pending;
-      stats_.lane_instructions += pending * lanes;
-      ws.instret += pending;
-      core.instret += pending;
+      count_retired(core, ws, pending, lanes);
       ws.pc = pc;
       stepped += pending;
       pending = 0;

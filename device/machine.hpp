@@ -338,6 +338,13 @@ class Machine {
     return kWrite ? mem_.writable(addr) : const_cast<uint8_t*>(mem_.readable(addr));
   }
   void init_warp_for_dispatch(WarpState& w);
+  // n instructions of warp ws retired, each with `lanes` lanes active: the counters step() keeps.
+  void count_retired(CoreState& core, WarpState& ws, uint64_t n, uint64_t lanes) {
+    stats_.instructions += n;
+    stats_.lane_instructions += n * lanes;
+    ws.instret += n;
+    core.instret += n;
+  }
   RunResult run_restore_phase();
   // Runs the routine in warp (c, w) for at most `limit` instructions (counted in *ran), without
   // step()'s per-instruction checks: for when nothing observes or watches. Returns at VXR.RESUME, the

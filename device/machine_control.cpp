@@ -266,10 +266,7 @@ Outcome Machine::run_routine(uint32_t c, uint32_t w, uint64_t limit, uint64_t* r
   uint32_t pc = ws.pc;
   // Counted exactly as step() counts (run_restore_phase moves the count to restore_instructions).
   auto settle = [&] {
-    stats_.instructions += pending;
-    stats_.lane_instructions += pending * lanes;
-    ws.instret += pending;
-    core.instret += pending;
+    count_retired(core, ws, pending, lanes);
     ws.pc = pc;
     pending = 0;
   };

@@ -533,18 +533,19 @@ Result<Store> Store::open(const std::string& dir, const StoreHeader& header, Ope
 
 namespace {
 
-// Writes (and, when durable, syncs) a scratch file in dir and removes it: a full filesystem, a quota
-// or a file-size limit fail here with an error number instead of later through a map. 0 when it could.
-int probe_space(const std::string& dir, bool durable) {
+// Writes a scratch file in dir (larger for a writer) and removes it: a full filesystem, a quota or a
+// file-size limit fail here with an error number instead of later through a map. 0 when it could.
+int probe_space(const std::string& dir, bool writer) {
   const fs::path probe = fs::path(dir) / ".vxreplay-space-probe";
   FILE* f = std::fopen(probe.c_str(), "wb");
   if (!f) return errno;
-  // The lock file is 8 KiB for LMDB's default 126 readers; a writer needs more.
-  std::vector<char> zeros(durable ? 64 * 1024 : 16 * 1024, 0);
-  bool wrote = std::fwrite(zeros.data(), 1, zeros.size(), f) == zeros.size() && std::fflush(f) == 0;
-  if (wrote && durable) wrote = fsync(fileno(f)) == 0;
-  const int err = wrote ? 0 : errno;
-  std::fclose(f);
+  // The lock file is 8 KiB for LMDB's default 126 readers; a writer needs more. No sync: local
+  // filesystems (ext4, XFS, btrfs, tmpfs) reserve the room at write() and refuse it there, as a
+  // file-size limit does; a network filesystem that defers the write reports it at close.
+  std::vector<char> zeros(writer ? 64 * 1024 : 16 * 1024, 0);
+  const bool wrote = std::fwrite(zeros.data(), 1, zeros.size(), f) == zeros.size() && std::fflush(f) == 0;
+  int err = wrote ? 0 : errno;
+  if (std::fclose(f) != 0 && err == 0) err = errno;
   std::error_code ec;
   fs::remove(probe, ec);
   return err;

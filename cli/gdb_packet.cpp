@@ -1,5 +1,6 @@
 #include "cli/gdb_packet.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 namespace vx::cli::gdb {
@@ -150,6 +151,41 @@ std::string frame(std::string_view payload, bool escape) {
   tail[1] = d[s >> 4];
   tail[2] = d[s & 15];
   return "$" + body + std::string(tail, 3);
+}
+
+std::string encode_runs(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    size_t run = 1;
+    while (i + run < text.size() && text[i + run] == c) ++run;
+    out += c;
+    size_t more = run - 1;  // copies after the first
+    i += run;
+    if (c == '$' || c == '#' || c == '}' || c == '*') {
+      out.append(more, c);
+      continue;
+    }
+    while (more >= 3) {
+      // The count character is n + 29, at most '~' (97 copies), never '#' (6) or '$' (7).
+      size_t n = std::min<size_t>(more, 97);
+      if (n == 6 || n == 7) n = 5;
+      out += '*';
+      out += char(n + 29);
+      more -= n;
+      if (more) {
+        out += c;  // the next run starts from a copy of its own
+        --more;
+      }
+    }
+    out.append(more, c);
+  }
+  return out;
+}
+
+std::string frame_reply(std::string_view payload, bool binary) {
+  return binary ? frame(payload, true) : frame(encode_runs(payload));
 }
 
 std::optional<std::string> decode_payload(std::string_view raw, std::string* error) {

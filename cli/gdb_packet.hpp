@@ -43,6 +43,14 @@ class PacketReader {
 std::optional<std::string> decode_payload(std::string_view raw, std::string* error);
 // "$" + payload (escaped when binary) + "#" + checksum.
 std::string frame(std::string_view payload, bool escape = false);
+// Runs of equal characters run-length encoded as gdb's stubs send them ("X*n": the character, then
+// n - 29 more copies of it, 3 to 97 of them, n never '#' or '$'). For text payloads only: a run in
+// escaped binary could split an escape. Runs of '$', '#', '}' and '*' are left as they are.
+std::string encode_runs(std::string_view text);
+// A reply as the server sends it: frame() of a binary payload, or of a text payload with its runs
+// encoded (hex register and memory replies are mostly runs of zeros, and gdb reads a piped reply
+// one character at a time).
+std::string frame_reply(std::string_view payload, bool binary);
 // Escapes '$', '#', '}' and '*' (binary data in a reply).
 std::string escape_binary(std::string_view data);
 uint8_t checksum(std::string_view bytes);

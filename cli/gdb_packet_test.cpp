@@ -1,6 +1,7 @@
 #include "cli/gdb_packet.hpp"
 
 #include <catch2/catch.hpp>
+#include <random>
 
 using namespace vx::cli::gdb;
 
@@ -29,6 +30,38 @@ TEST_CASE("a binary reply escapes $, #, } and * as } followed by the byte xor 0x
         "c}]d}\x0a"
         "e");
   CHECK(frame("l}", true) == "$l}]#46");
+}
+
+TEST_CASE("a text reply sends runs of four or more equal characters run-length encoded, as gdb's stubs do") {
+  CHECK(encode_runs("abc") == "abc");
+  CHECK(encode_runs("000") == "000");          // 2 copies: "0*" would be no shorter
+  CHECK(encode_runs("0000") == "0* ");         // 3 copies: ' ' is 3 + 29
+  CHECK(encode_runs("00000000") == "0*\"00");  // 7 copies: '$' (7 + 29) and '#' (6) are never counts
+  CHECK(encode_runs(std::string(7, 'f')) == "f*\"f");
+  CHECK(encode_runs(std::string(98, '0')) == "0*~");  // 97 copies: '~', the largest count
+  CHECK(encode_runs(std::string(99, '0')) == "0*~0");
+  CHECK(encode_runs(std::string(200, '0')) == "0*~0*~0* ");      // 98 + 98 + 4
+  CHECK(encode_runs("$$$$####}}}}****") == "$$$$####}}}}****");  // framing and escapes stay as they are
+  CHECK(frame_reply("00000080", false) == frame("0*\"80"));      // six zeros: 5 copies
+  CHECK(frame_reply("l0000", true) == frame("l0000", true));     // binary: escaped, never encoded
+
+  // Every text payload (no '$', '#', '}' or '*': those cannot be sent unescaped) decodes back to
+  // itself, and no count is a framing character. Fixed seed.
+  std::mt19937 rng(37);
+  const std::string alphabet = "0f;: a";
+  for (int i = 0; i < 2000; ++i) {
+    std::string text;
+    const int pieces = int(rng() % 12);
+    for (int p = 0; p < pieces; ++p) text.append(size_t(rng() % 230), alphabet[rng() % alphabet.size()]);
+    const std::string enc = encode_runs(text);
+    std::string error;
+    auto dec = decode_payload(enc, &error);
+    REQUIRE(dec);
+    REQUIRE(*dec == text);
+    CHECK(enc.size() <= text.size());
+    for (size_t k = 0; k + 1 < enc.size(); ++k)
+      if (enc[k] == '*') CHECK((enc[k + 1] != '#' && enc[k + 1] != '$'));
+  }
 }
 
 TEST_CASE("the reader splits packets, acknowledgements and the interrupt byte in order") {

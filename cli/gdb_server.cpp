@@ -236,7 +236,7 @@ GdbServer::~GdbServer() {
 }
 
 void GdbServer::send(const std::string& payload, bool binary) {
-  last_sent_ = gdb::frame(payload, binary);
+  last_sent_ = gdb::frame_reply(payload, binary);
   size_t done = 0;
   while (done < last_sent_.size()) {
     ssize_t n = write(conn_.out, last_sent_.data() + done, last_sent_.size() - done);

@@ -22,7 +22,8 @@ using namespace vx::cli;
 
 namespace {
 
-std::string framed(const std::string& payload) { return gdb::frame(payload); }
+// A packet as the server frames its replies (runs encoded); the server reads such packets too.
+std::string framed(const std::string& payload) { return gdb::frame_reply(payload, false); }
 
 class Client {
  public:

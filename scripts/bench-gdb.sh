@@ -4,12 +4,12 @@
 # `continue` between two hits of a breakpoint in sgemm's inner loop, and `info threads` with 512 lanes
 # resident (vecadd, one CTA of 512 threads on 1x1x16x32). Baselines measured in the same run: the
 # vxreplay prompt's own stepi and continue (the elapsed time of its stop events), and `info threads`
-# with 16 lanes. Figures are medians.
+# with 16 lanes. Figures are medians. VX=PATH times another vxreplay binary (a baseline build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/vxreplay ] || scripts/build.sh >/dev/null
 command -v gdb-multiarch >/dev/null || { echo "gdb-multiarch is missing (scripts/install-deps.sh)"; exit 1; }
-vx="$PWD/build/vxreplay"
+vx="${VX:-$PWD/build/vxreplay}"
 ex="$PWD/build/examples"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

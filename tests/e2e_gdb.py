@@ -244,6 +244,20 @@ def frame(payload):
     return b"$" + payload + b"#" + b"%02x" % (sum(payload) & 0xff)
 
 
+def expand_runs(body):
+    """A reply's run lengths undone as gdb does ("X*n": n - 29 more copies of X)."""
+    out = bytearray()
+    i = 0
+    while i < len(body):
+        if body[i] == ord("*") and out and i + 1 < len(body):
+            out += bytes([out[-1]]) * (body[i + 1] - 29)
+            i += 2
+        else:
+            out.append(body[i])
+            i += 1
+    return bytes(out)
+
+
 class Raw:
     """A minimal client: packets out, replies in (acknowledgements skipped)."""
 
@@ -261,7 +275,7 @@ class Raw:
                 self.buf = self.buf[m.end():]
                 if m[1].startswith(b"O") and m[1] != b"OK":
                     continue  # console output
-                return m[1]
+                return expand_runs(m[1])
             data = self.s.recv(65536)
             if not data:
                 return None
@@ -326,7 +340,7 @@ def check_tcp(vx, ex, src):
             continue
         c.buf = c.buf[m.end():]
         if m[1].startswith(b"O") and m[1] != b"OK":
-            said += bytes.fromhex(m[1][1:].decode())
+            said += bytes.fromhex(expand_runs(m[1])[1:].decode())
             continue
         break
     check(b"refused" in said and b"--gdb-allow-files" in said and b"root:" not in said,

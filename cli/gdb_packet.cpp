@@ -188,6 +188,13 @@ std::string frame_reply(std::string_view payload, bool binary) {
   return binary ? frame(payload, true) : frame(encode_runs(payload));
 }
 
+std::string reply_text(std::string_view message) {
+  std::string out(message);
+  for (char& c : out)
+    if (c == '$' || c == '#' || c == '}' || c == '*') c = '?';
+  return out;
+}
+
 std::optional<std::string> decode_payload(std::string_view raw, std::string* error) {
   std::string out;
   out.reserve(raw.size());
@@ -195,13 +202,13 @@ std::optional<std::string> decode_payload(std::string_view raw, std::string* err
     char c = raw[i];
     if (c == '}') {
       if (i + 1 == raw.size()) {
-        *error = "an escape character '}' ends the packet";
+        *error = "an escape character (0x7d) ends the packet";
         return std::nullopt;
       }
       out += char(raw[++i] ^ 0x20);
     } else if (c == '*') {
       if (out.empty() || i + 1 == raw.size()) {
-        *error = "a run length '*' with nothing to repeat";
+        *error = "a run-length marker (0x2a) with nothing to repeat";
         return std::nullopt;
       }
       int n = int(uint8_t(raw[++i])) - 29;

@@ -51,6 +51,9 @@ std::string encode_runs(std::string_view text);
 // encoded (hex register and memory replies are mostly runs of zeros, and gdb reads a piped reply
 // one character at a time).
 std::string frame_reply(std::string_view payload, bool binary);
+// Text for a text reply ("E." + message): '$', '#', '}' and '*' are framing, escape and run-length
+// characters to a client, so each becomes '?'.
+std::string reply_text(std::string_view message);
 // Escapes '$', '#', '}' and '*' (binary data in a reply).
 std::string escape_binary(std::string_view data);
 uint8_t checksum(std::string_view bytes);

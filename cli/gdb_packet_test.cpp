@@ -40,10 +40,11 @@ TEST_CASE("a text reply sends runs of four or more equal characters run-length e
   CHECK(encode_runs(std::string(7, 'f')) == "f*\"f");
   CHECK(encode_runs(std::string(98, '0')) == "0*~");  // 97 copies: '~', the largest count
   CHECK(encode_runs(std::string(99, '0')) == "0*~0");
-  CHECK(encode_runs(std::string(200, '0')) == "0*~0*~0* ");      // 98 + 98 + 4
-  CHECK(encode_runs("$$$$####}}}}****") == "$$$$####}}}}****");  // framing and escapes stay as they are
-  CHECK(frame_reply("00000080", false) == frame("0*\"80"));      // six zeros: 5 copies
-  CHECK(frame_reply("l0000", true) == frame("l0000", true));     // binary: escaped, never encoded
+  CHECK(encode_runs(std::string(200, '0')) == "0*~0*~0* ");       // 98 + 98 + 4
+  CHECK(encode_runs("$$$$####}}}}****") == "$$$$####}}}}****");   // framing and escapes stay as they are
+  CHECK(frame_reply("00000080", false) == frame("0*\"80"));       // six zeros: 5 copies
+  CHECK(frame_reply("l0000", true) == frame("l0000", true));      // binary: escaped, never encoded
+  CHECK(reply_text("a $ b # c } d * e") == "a ? b ? c ? d ? e");  // an error's text cannot break a frame
 
   // Every text payload (no '$', '#', '}' or '*': those cannot be sent unescaped) decodes back to
   // itself, and no count is a framing character. Fixed seed.
@@ -107,7 +108,7 @@ TEST_CASE("run-length encoding repeats the previous byte (count - 29) more times
   CHECK(decode_payload("0* ", &error) == "0000");         // ' ' = 32: three more
   CHECK(decode_payload("ab*\"c", &error) == "abbbbbbc");  // '"' = 34: five more
   CHECK_FALSE(decode_payload("*!", &error));
-  CHECK(error == "a run length '*' with nothing to repeat");
+  CHECK(error == "a run-length marker (0x2a) with nothing to repeat");
   CHECK_FALSE(decode_payload("a*", &error));
   CHECK_FALSE(decode_payload("a*\x01", &error));
   // Through the reader: the checksum covers the encoded bytes.
@@ -120,7 +121,7 @@ TEST_CASE("escapes in a packet from gdb are undone before parsing") {
   std::string error;
   CHECK(decode_payload("}]}\x03}\x04}\x0a", &error) == "}#$*");
   CHECK_FALSE(decode_payload("ab}", &error));
-  CHECK(error == "an escape character '}' ends the packet");
+  CHECK(error == "an escape character (0x7d) ends the packet");
   auto req = parse_request(*decode_payload("X80000000,2:}]}\x04", &error));
   REQUIRE(std::holds_alternative<WriteMemory>(req));
   CHECK(std::get<WriteMemory>(req).addr == 0x80000000u);

@@ -510,7 +510,7 @@ int GdbServer::serve(const GdbStart& start, const std::string& store_dir) {
         if (!no_ack_) {
           if (write(conn_.out, "-", 1) < 0) done_ = true;
         } else {
-          send("E." + e.payload);
+          send("E." + gdb::reply_text(e.payload));
         }
         break;
       case gdb::PacketEvent::Packet:

@@ -321,7 +321,8 @@ def check_tcp(vx, ex, src):
     check(c.ask(b"m80000000") == b"E01", "raw: a malformed m gets an error")
     # Packets that fail to decode are answered in no-ack mode too (ack mode says '-'): an error
     # that says what was wrong, and the session goes on (issue 33).
-    for bad, why in ((b"$g#00", b"checksum"), (b"$*~#a8", b""), (b"$X80000000,1:}#f4", b""),
+    for bad, why in ((b"$g#00", b"checksum"), (b"$*~#a8", b"E.a run-length marker (0x2a) with nothing to repeat"),
+                     (b"$X80000000,1:}#f4", b"E.an escape character (0x7d) ends the packet"),
                      (frame(b"m" * (2 << 20)), b"longer than")):
         c.s.sendall(bad)
         r = c.reply()

@@ -66,7 +66,10 @@ Result<Child> spawn(const std::vector<std::string>& command, bool session, int* 
   if (pid < 0) return make_error(std::string("cannot fork: ") + std::strerror(errno));
   if (pid == 0) {
     // The child: only async-signal-safe calls until exec.
-    ::fcntl(sv[1], F_SETFD, 0);  // the host keeps its end across exec
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    ::sigaction(SIGXFSZ, &dfl, nullptr);  // vxreplay ignores it (main.cpp); the program gets the default
+    ::fcntl(sv[1], F_SETFD, 0);           // the host keeps its end across exec
     ::setenv(host::kChannelEnv, fd_text.c_str(), 1);
     if (rings) {
       ::fcntl(rings->memfd(), F_SETFD, 0);

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -142,6 +143,10 @@ bool apply_run_flags(const RunFlags& f, vx::cli::RunArgs& run) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A file-size limit (ulimit -f) makes a write past it fail with EFBIG: the recording could not be
+  // written (exit 74, docs/store.md), not a process killed by SIGXFSZ. A host program gets the
+  // default back (host_command.cpp).
+  std::signal(SIGXFSZ, SIG_IGN);
   // gdb spells it -ex; CLI11 takes one-letter short options only, so -ex becomes --ex.
   std::vector<std::string> arg_store(argv, argv + argc);
   // `run [flags] -- PROGRAM ARGS...`: everything after the first "--" is the host program's.

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A recording that cannot be written (issue 24): a session whose store writes fail as on a full disk
-(a file-size limit, RLIMIT_FSIZE with SIGXFSZ ignored: no root needed) and one that fills LMDB's own
+(a file-size limit, RLIMIT_FSIZE: no root needed; vxreplay itself ignores SIGXFSZ, the signal such a
+write raises, which would otherwise kill it) and one that fills LMDB's own
 map (--db-map-size). Each says so once, goes on, loses no checkpoint it committed, reports the stops
 it could not record, exits 74; and a store that cannot be written at all is a clear error (74), never
 a signal. A session whose only failures are automatic checkpoints exits 74 as well, and one whose
@@ -24,8 +25,7 @@ EXIT_CANT_WRITE = 74
 
 
 def limited(kib):
-    def setup():
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    def setup():  # SIGXFSZ at its default (subprocess restores it): vxreplay must not die of it
         resource.setrlimit(resource.RLIMIT_FSIZE, (kib * 1024, kib * 1024))
     return setup
 
@@ -84,7 +84,6 @@ def check_recovery(vx, elf, line, tmp):
     db = os.path.join(tmp, "recovery")
 
     def setup():
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (150 * 1024, resource.RLIM_INFINITY))
 
     p = subprocess.Popen([vx, "run", elf, "--json", "--db", db, "-ex", f"break sgemm.c:{line}"], stdin=subprocess.PIPE,
@@ -210,6 +209,15 @@ def main():
         rc, events, err = session(vx, elf, os.path.join(tmp, "none"), ["continue"], preexec=limited(16))
         msgs = [e["message"] for e in events if e.get("event") == "error"]
         check(rc == EXIT_CANT_WRITE and msgs and "cannot write" in msgs[0], f"no room at the start: {rc} {msgs} {err[-200:]!r}")
+        # The host program does not inherit vxreplay's ignored SIGXFSZ: bit 24 (SIGXFSZ - 1) of its
+        # SigIgn mask is clear, as it is for the program run alone.
+        probe = ["sh", "-c", "grep '^SigIgn:' /proc/self/status"]
+        alone = subprocess.run(probe, capture_output=True, text=True, timeout=60).stdout.split()[-1]
+        p = subprocess.run([vx, "run", "--no-db", "--", *probe], capture_output=True, text=True, timeout=60)
+        hosted = p.stdout.split()[-1] if p.stdout.split() else ""
+        bit = 1 << (signal.SIGXFSZ - 1)
+        check(p.returncode == 0 and hosted and not int(hosted, 16) & bit and int(hosted, 16) == int(alone, 16),
+              f"the host program's ignored signals under vxreplay: {hosted!r} (alone {alone!r}) {p.stderr[-200:]!r}")
     return finish()
 
 

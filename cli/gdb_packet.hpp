@@ -43,7 +43,7 @@ class PacketReader {
 std::optional<std::string> decode_payload(std::string_view raw, std::string* error);
 // "$" + payload (escaped when binary) + "#" + checksum.
 std::string frame(std::string_view payload, bool escape = false);
-// Runs of equal characters run-length encoded as gdb's stubs send them ("X*n": the character, then
+// Runs of equal characters run-length encoded as gdbserver sends them ("X*n": the character, then
 // n - 29 more copies of it, 3 to 97 of them, n never '#' or '$'). For text payloads only: a run in
 // escaped binary could split an escape. Runs of '$', '#', '}' and '*' are left as they are.
 std::string encode_runs(std::string_view text);

@@ -32,7 +32,7 @@ TEST_CASE("a binary reply escapes $, #, } and * as } followed by the byte xor 0x
   CHECK(frame("l}", true) == "$l}]#46");
 }
 
-TEST_CASE("a text reply sends runs of four or more equal characters run-length encoded, as gdb's stubs do") {
+TEST_CASE("a text reply sends runs of four or more equal characters run-length encoded, as gdbserver does") {
   CHECK(encode_runs("abc") == "abc");
   CHECK(encode_runs("000") == "000");          // 2 copies: "0*" would be no shorter
   CHECK(encode_runs("0000") == "0* ");         // 3 copies: ' ' is 3 + 29

@@ -6,7 +6,9 @@
 #include <bit>
 #include <cassert>
 #include <cstring>
+#include <new>
 #include <string_view>
+#include <type_traits>
 
 namespace vx {
 
@@ -98,8 +100,10 @@ void Machine::state_replaced() {
     for (uint32_t w = 0; w < cfg_.warps; ++w) update_ready(c, w);
   // The decode cache holds what memory holds (every write to a fetched word bumps the code
   // generation): it survives a kill and a re-launch's restore unless code was written since.
-  if (icache_.empty()) {
-    icache_.assign(kICacheSize, ICacheEntry{});
+  if (!icache_) {
+    static_assert(std::is_trivially_copyable_v<ICacheEntry> && std::is_trivially_destructible_v<ICacheEntry>);
+    icache_.reset(static_cast<ICacheEntry*>(std::calloc(kICacheSize, sizeof(ICacheEntry))));
+    if (!icache_) throw std::bad_alloc();
     empty_icache();
     code_generation_seen_ = mem_.code_generation();
   } else if (mem_.code_generation() != code_generation_seen_) {
@@ -183,7 +187,7 @@ uint8_t* Machine::data_for_store_full(ExecCtx& c, uint32_t lane, uint32_t addr, 
 
 void Machine::empty_icache() {
   if (++icache_generation_ == 0) {  // after 2^32 generations: old keys could match again
-    for (ICacheEntry& e : icache_) e.key = 0;
+    for (uint32_t i = 0; i < kICacheSize; ++i) icache_[i].key = 0;
     icache_generation_ = 1;
   }
 }
@@ -286,7 +290,7 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
   if (mem_.code_generation() != code_generation_seen_) code_rewritten();
   // The decode cache's entries and the current generation's key bits, in locals: only fetch() and
   // code_rewritten() change the generation, and the loop reloads them after calling either.
-  const ICacheEntry* const cache = icache_.data();
+  const ICacheEntry* const cache = icache_.get();
   uint64_t gen = icache_key(0);
   for (;;) {
     const uint32_t w = uint32_t(sched_.current_warp[c]);

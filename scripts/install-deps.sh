@@ -3,6 +3,7 @@
 set -euo pipefail
 pkgs=(meson ninja-build pkg-config g++ clang libclang-rt-14-dev lld python3 libelf-dev libdw-dev libcli11-dev catch2 libbenchmark-dev
   capnproto libcapnp-dev liblmdb-dev libzstd-dev libxxhash-dev librapidcheck-dev libedit-dev nlohmann-json3-dev
+  libbz2-dev libncurses-dev  # the archives libdw.a and libedit.a need (meson -Dstatic_deps, the default)
   gdb-multiarch parallel)  # GNU parallel: the sweep test runs emitted jobs through it
 missing=()
 for p in "${pkgs[@]}"; do

@@ -61,8 +61,7 @@ class InterruptGuard {
 // a progress line on stderr (erased when the run stops).
 class ProgressLine {
  public:
-  ProgressLine(engine::Session& s, std::function<void()> console) : s_(s), start_(Clock::now()) {
-    const bool tty = isatty(STDERR_FILENO);
+  ProgressLine(engine::Session& s, bool tty, std::function<void()> console) : s_(s), start_(Clock::now()) {
     s_.set_progress([this, tty, console = std::move(console)](uint32_t pass, uint64_t instructions) {
       console();
       if (!tty || Clock::now() - start_ < std::chrono::seconds(1)) return;
@@ -90,6 +89,7 @@ class ProgressLine {
 
 Debugger::Debugger(engine::Session& session, const engine::Symbols* symbols, const GridLaunch& launch, Sink& sink)
     : s_(session),
+      stderr_tty_(isatty(STDERR_FILENO)),
       sym_(symbols),
       insp_(session, symbols, nullptr, launch),
       bps_(session, insp_),
@@ -500,7 +500,7 @@ void Debugger::run_and_report(const std::function<Result<RunFn>()>& make, uint32
     for (;;) {
       {
         InterruptGuard guard(s_);
-        ProgressLine progress(s_, [this] { drain_console(); });
+        ProgressLine progress(s_, stderr_tty_, [this] { drain_console(); });
         bps_.clear_pending();
         ev = (*request)();
       }

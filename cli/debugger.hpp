@@ -327,6 +327,8 @@ class Debugger {
   void usage(const std::string& message);  // err with the hint (try "help")
 
   engine::Session& s_;
+  // Asked once, not at every resume (an ioctl each, about 5 us of a 70 us stop on this VM).
+  const bool stderr_tty_;
   const engine::Symbols* sym_;
   const engine::Variables* vars_ = nullptr;
   debug::Inspector insp_;

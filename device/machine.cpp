@@ -1,5 +1,7 @@
 #include "device/machine.hpp"
 
+#include <sys/mman.h>
+
 #include "device/extension_units.hpp"
 
 #include <algorithm>
@@ -102,8 +104,12 @@ void Machine::state_replaced() {
   // generation): it survives a kill and a re-launch's restore unless code was written since.
   if (!icache_) {
     static_assert(std::is_trivially_copyable_v<ICacheEntry> && std::is_trivially_destructible_v<ICacheEntry>);
-    icache_.reset(static_cast<ICacheEntry*>(std::calloc(kICacheSize, sizeof(ICacheEntry))));
-    if (!icache_) throw std::bad_alloc();
+    // Not calloc: once glibc has freed a mapped block this large it serves the next from the heap and
+    // clears every byte, faulting in every page.
+    void* p =
+        ::mmap(nullptr, kICacheSize * sizeof(ICacheEntry), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    icache_.reset(static_cast<ICacheEntry*>(p));
     empty_icache();
     code_generation_seen_ = mem_.code_generation();
   } else if (mem_.code_generation() != code_generation_seen_) {
@@ -184,6 +190,8 @@ uint8_t* Machine::data_for_store_full(ExecCtx& c, uint32_t lane, uint32_t addr, 
 }
 
 // --- Fetch and step ----------------------------------------------------------
+
+void Machine::Unmap::operator()(ICacheEntry* p) const { ::munmap(p, kICacheSize * sizeof(ICacheEntry)); }
 
 void Machine::empty_icache() {
   if (++icache_generation_ == 0) {  // after 2^32 generations: old keys could match again

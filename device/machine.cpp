@@ -106,10 +106,16 @@ void Machine::state_replaced() {
     static_assert(std::is_trivially_copyable_v<ICacheEntry> && std::is_trivially_destructible_v<ICacheEntry>);
     // Not calloc: once glibc has freed a mapped block this large it serves the next from the heap and
     // clears every byte, faulting in every page.
-    void* p =
-        ::mmap(nullptr, kICacheSize * sizeof(ICacheEntry), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    icache_.reset(static_cast<ICacheEntry*>(p));
+    static_assert(std::is_trivially_copyable_v<Block> && std::is_trivially_destructible_v<Block>);
+    auto zero_pages = [](size_t bytes) {
+      void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      return p;
+    };
+    icache_.reset(static_cast<ICacheEntry*>(zero_pages(kICacheSize * sizeof(ICacheEntry))));
+    static_assert(std::is_trivially_copyable_v<Decoded> && (kBlocks * sizeof(Block)) % alignof(Decoded) == 0);
+    blocks_.reset(static_cast<Block*>(zero_pages(kBlockMapBytes())));
+    block_pool_ = reinterpret_cast<Decoded*>(blocks_.get() + kBlocks);
     empty_icache();
     code_generation_seen_ = mem_.code_generation();
   } else if (mem_.code_generation() != code_generation_seen_) {
@@ -192,10 +198,13 @@ uint8_t* Machine::data_for_store_full(ExecCtx& c, uint32_t lane, uint32_t addr, 
 // --- Fetch and step ----------------------------------------------------------
 
 void Machine::Unmap::operator()(ICacheEntry* p) const { ::munmap(p, kICacheSize * sizeof(ICacheEntry)); }
+void Machine::UnmapBlocks::operator()(Block* p) const { ::munmap(p, kBlockMapBytes()); }
 
 void Machine::empty_icache() {
   if (++icache_generation_ == 0) {  // after 2^32 generations: old keys could match again
     for (uint32_t i = 0; i < kICacheSize; ++i) icache_[i].key = 0;
+    for (uint32_t i = 0; i < kBlocks; ++i) blocks_[i] = Block{};
+    block_pool_used_ = 0;
     icache_generation_ = 1;
   }
 }
@@ -229,6 +238,27 @@ const Decoded* Machine::fetch(uint32_t pc, Cause* cause) {
     if (e.d.cls == InsnClass::Load) e.d.exec = at_site(e.d.exec, pc);  // only loads have site copies
   }
   return &e.d;
+}
+
+void Machine::build_block(uint32_t pc, Block& b) {
+  if (block_pool_used_ > kBlockPool - kBlockMax) {  // full: every block goes
+    for (uint32_t i = 0; i < kBlocks; ++i) blocks_[i] = Block{};
+    block_pool_used_ = 0;
+  }
+  Decoded* const out = block_pool_ + block_pool_used_;
+  uint32_t len = 0;
+  for (uint32_t at = pc; len < kBlockMax; at += 4) {
+    Cause cause = Cause::None;
+    const Decoded* d = fetch(at, &cause);  // may start a new cache generation: the key is taken after
+    if (!d || d->sync) break;
+    out[len++] = *d;
+    const uint32_t opcode = d->raw & 0x7f;
+    if (opcode == 0x63 || opcode == 0x67 || opcode == 0x6f || opcode == 0x73 || d->cls == InsnClass::Store ||
+        d->cls == InsnClass::Atomic || d->cls == InsnClass::Fence)
+      break;
+  }
+  b = Block{icache_key(pc), block_pool_used_, len};
+  block_pool_used_ += len;
 }
 
 Outcome Machine::step(uint32_t c, uint32_t w, DeviceException* exc) {
@@ -300,6 +330,11 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
   // code_rewritten() change the generation, and the loop reloads them after calling either.
   const ICacheEntry* const cache = icache_.get();
   uint64_t gen = icache_key(0);
+  // Basic blocks run one after another without the per-instruction checks; only when nothing is
+  // watched or observed (a data hook may ask for a stop after any load or store).
+  const bool use_blocks = !hooks && !observing;
+  Block* const blocks = blocks_.get();
+  const Decoded* const pool = block_pool_;
   for (;;) {
     const uint32_t w = uint32_t(sched_.current_warp[c]);
     WarpState& ws = core.warps[w];
@@ -323,76 +358,123 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
       sched_.quantum_left[c] = q;
     };
     for (;;) {
-      const ICacheEntry& e = cache[(pc >> 2) & (kICacheSize - 1)];
-      const Decoded* d = &e.d;
-      if (e.key != (gen | pc)) [[unlikely]] {
-        Cause cause = Cause::None;
-        d = fetch(pc, &cause);
-        gen = icache_key(0);
-        if (!d) {
-          settle();
-          *exc = DeviceException{cause, pc, c, w, ws.tmask ? 31u - unsigned(std::countl_zero(ws.tmask)) : 0u, pc};
-          return Outcome::fault(cause, exc->lane, pc);
+      const Block* b = nullptr;
+      if (use_blocks) {
+        Block& slot = blocks[(pc >> 2) & (kBlocks - 1)];
+        if (slot.key != (gen | pc)) [[unlikely]] {
+          build_block(pc, slot);
+          gen = icache_key(0);
         }
+        if (slot.len != 0) [[likely]]
+          b = &slot;
       }
-      ctx.pc = pc;
-      ctx.next_pc = pc + 4;
-      if (d->sync) [[unlikely]] {
-        settle();
-        ctx.tmask = ctx.next_tmask = ws.tmask;
-        Outcome o;
-        if (observing) [[unlikely]] {
-          observe_before(ctx, *d);
-          o = d->exec(ctx, *d);
-          observe_step(ctx, *d, o.step);
-        } else {
-          o = d->exec(ctx, *d);
+      if (b) {
+        // The whole block, or as much of it as the quantum and the limit allow. Every instruction but
+        // the block's last continues at pc + 4 and leaves ctx.next_pc alone.
+        const uint32_t n = std::min(b->len, q - cut);
+        const Decoded* const first = pool + b->start;
+        const Decoded* const end = first + n;
+        uint32_t at = pc;
+        ctx.next_pc = at + 4 * n;  // as the last one run leaves it unless it is a taken branch or a jump
+        for (const Decoded* d = first; d != end; ++d, at += 4) {
+          ctx.pc = at;
+          const Outcome o = d->exec(ctx, *d);
+          if (o.step != Step::Retire) [[unlikely]] {
+            // As step() would have it: the ones before retired, this one's next pc is its own + 4.
+            const uint32_t done = uint32_t(d - first);
+            pending += done;
+            q -= done;
+            pc = at;
+            if (d + 1 != end) ctx.next_pc = at + 4;
+            settle();
+            return complete_step(c, w, ctx, o, exc);
+          }
         }
-        ++stepped;
-        o = complete_step(c, w, ctx, o, exc);
-        if (o.step != Step::Retire) return o;
-        pc = ws.pc;
-        --q;
-        if (!(ready_[c] & bit)) q = 0;  // retired (TMC 0), waiting, halted
-        lanes = lane_count(ws.tmask);
-        ctx.tmask = ctx.next_tmask = ws.tmask;
-        // A Vortex instruction or a CSR write may have written memory too (never code, but checked).
-        if (mem_.code_generation() != code_generation_seen_) [[unlikely]]
+        pending += n;
+        q -= n;
+        pc = ctx.next_pc;
+        // The block's last instruction may have been a store or an atomic that rewrote code.
+        if (mem_.code_generation() != code_generation_seen_) [[unlikely]] {
           code_rewritten();
-        gen = icache_key(0);
-        cut = cut_of();
-        if (q != 0 && (q == cut || (hooks && stop_pending_))) {
+          gen = icache_key(0);
+        }
+        if (q != cut) continue;
+        if (q != 0) {  // the limit inside the quantum
           settle();
           return Outcome::retire();
         }
       } else {
-        Outcome o;
-        if (observing) [[unlikely]] {
-          observe_before(ctx, *d);
-          o = d->exec(ctx, *d);
-          settle();  // the observer reads the counters and the pc as step() leaves them
-          observe_step(ctx, *d, o.step);
-        } else {
-          o = d->exec(ctx, *d);
-        }
-        if (o.step != Step::Retire) [[unlikely]] {
-          settle();
-          return complete_step(c, w, ctx, o, exc);
-        }
-        ++pending;
-        pc = ctx.next_pc;
-        --q;
-        // Only a store or an atomic can rewrite the next instruction: the decode cache is checked after them.
-        if ((d->cls == InsnClass::Store || d->cls == InsnClass::Atomic) &&
-            mem_.code_generation() != code_generation_seen_) [[unlikely]] {
-          code_rewritten();
+        const ICacheEntry& e = cache[(pc >> 2) & (kICacheSize - 1)];
+        const Decoded* d = &e.d;
+        if (e.key != (gen | pc)) [[unlikely]] {
+          Cause cause = Cause::None;
+          d = fetch(pc, &cause);
           gen = icache_key(0);
+          if (!d) {
+            settle();
+            *exc = DeviceException{cause, pc, c, w, ws.tmask ? 31u - unsigned(std::countl_zero(ws.tmask)) : 0u, pc};
+            return Outcome::fault(cause, exc->lane, pc);
+          }
         }
-        if (q != cut && !(hooks && stop_pending_)) [[likely]]
-          continue;
-        if (q != 0) {  // the limit, or a stop pending, inside the quantum
+        ctx.pc = pc;
+        ctx.next_pc = pc + 4;
+        if (d->sync) [[unlikely]] {
           settle();
-          return Outcome::retire();
+          ctx.tmask = ctx.next_tmask = ws.tmask;
+          Outcome o;
+          if (observing) [[unlikely]] {
+            observe_before(ctx, *d);
+            o = d->exec(ctx, *d);
+            observe_step(ctx, *d, o.step);
+          } else {
+            o = d->exec(ctx, *d);
+          }
+          ++stepped;
+          o = complete_step(c, w, ctx, o, exc);
+          if (o.step != Step::Retire) return o;
+          pc = ws.pc;
+          --q;
+          if (!(ready_[c] & bit)) q = 0;  // retired (TMC 0), waiting, halted
+          lanes = lane_count(ws.tmask);
+          ctx.tmask = ctx.next_tmask = ws.tmask;
+          // A Vortex instruction or a CSR write may have written memory too (never code, but checked).
+          if (mem_.code_generation() != code_generation_seen_) [[unlikely]]
+            code_rewritten();
+          gen = icache_key(0);
+          cut = cut_of();
+          if (q != 0 && (q == cut || (hooks && stop_pending_))) {
+            settle();
+            return Outcome::retire();
+          }
+        } else {
+          Outcome o;
+          if (observing) [[unlikely]] {
+            observe_before(ctx, *d);
+            o = d->exec(ctx, *d);
+            settle();  // the observer reads the counters and the pc as step() leaves them
+            observe_step(ctx, *d, o.step);
+          } else {
+            o = d->exec(ctx, *d);
+          }
+          if (o.step != Step::Retire) [[unlikely]] {
+            settle();
+            return complete_step(c, w, ctx, o, exc);
+          }
+          ++pending;
+          pc = ctx.next_pc;
+          --q;
+          // Only a store or an atomic can rewrite the next instruction: the decode cache is checked after them.
+          if ((d->cls == InsnClass::Store || d->cls == InsnClass::Atomic) &&
+              mem_.code_generation() != code_generation_seen_) [[unlikely]] {
+            code_rewritten();
+            gen = icache_key(0);
+          }
+          if (q != cut && !(hooks && stop_pending_)) [[likely]]
+            continue;
+          if (q != 0) {  // the limit, or a stop pending, inside the quantum
+            settle();
+            return Outcome::retire();
+          }
         }
       }
       if (q == 0) {

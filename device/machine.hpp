@@ -263,6 +263,23 @@ class Machine {
     Decoded d;
   };
   uint64_t icache_key(uint32_t pc) const { return (uint64_t(icache_generation_) << 32) | pc; }
+  // A basic block for run_fast: the instructions from pc up to and including the first one after
+  // which the next pc is not pc + 4 or the decode cache must be checked (a branch, a jump, a system
+  // instruction, a store, an atomic, a fence), at most kBlockMax, copied from the decode cache into
+  // the block pool, where they are `len` entries from `start`. An instruction with Decoded::sync ends
+  // the block before it; len 0 when the one at pc has it or cannot be fetched. Keyed like
+  // ICacheEntry: a new cache generation empties both caches.
+  static constexpr uint32_t kBlockMax = 31;
+  struct Block {
+    uint64_t key = 0;
+    uint32_t start = 0;
+    uint32_t len = 0;
+  };
+  static constexpr uint32_t kBlocks = 1u << 10;
+  static constexpr uint32_t kBlockPool = 1u << 14;
+  // The block cache's mapping: the blocks, then the pool (Decoded's alignment divides the blocks' size).
+  static constexpr size_t kBlockMapBytes() { return kBlocks * sizeof(Block) + kBlockPool * sizeof(Decoded); }
+  void build_block(uint32_t pc, Block& b);
   void empty_icache();
   const Decoded* fetch(uint32_t pc, Cause* cause);
   void code_rewritten();
@@ -461,6 +478,15 @@ class Machine {
     void operator()(ICacheEntry* p) const;
   };
   std::unique_ptr<ICacheEntry[], Unmap> icache_;
+  // kBlocks basic blocks, indexed by their first pc, then the pool of kBlockPool instructions they
+  // are cut from in the order they were built (so the blocks of a small kernel share a few pages),
+  // in a mapping of their own for the same reason. When the pool is full, every block is dropped.
+  struct UnmapBlocks {
+    void operator()(Block* p) const;
+  };
+  std::unique_ptr<Block[], UnmapBlocks> blocks_;
+  Decoded* block_pool_ = nullptr;  // inside blocks_'s mapping
+  uint32_t block_pool_used_ = 0;
   uint32_t icache_generation_ = 1;
   uint64_t code_generation_seen_ = 0;  // memory's code generation the cache reflects
 };

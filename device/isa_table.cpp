@@ -1,3 +1,4 @@
+#include <array>
 #include <bit>
 #include <cstdio>
 #include <string_view>
@@ -111,10 +112,39 @@ const std::vector<const InsnRow*>& all_rows() {
   return rows;
 }
 
-const InsnRow* find_row(uint32_t raw) {
-  for (const InsnRow* r : all_rows())
-    if (r->matches(raw)) return r;
+namespace {
+
+struct RowEntry {
+  const InsnRow* row;
+  InsnClass cls;  // insn_class(row), which compares mnemonics
+};
+
+// For each major opcode (bits 6..0), the rows whose mask and match allow it, in table order. No two
+// rows match the same encoding (isa_table_test.cpp), so the first match among them is the table's
+// only one. A decode (every decode-cache miss, every instruction the Debug Module injects) then
+// tests a few rows instead of all of them.
+const std::array<std::vector<RowEntry>, 128>& rows_by_opcode() {
+  static const auto table = [] {
+    std::array<std::vector<RowEntry>, 128> t;
+    for (const InsnRow* r : all_rows())
+      for (uint32_t op = 0; op < 128; ++op)
+        if ((op & r->mask & 0x7f) == (r->match & r->mask & 0x7f)) t[op].push_back({r, insn_class(r)});
+    return t;
+  }();
+  return table;
+}
+
+const RowEntry* find_entry(uint32_t raw) {
+  for (const RowEntry& e : rows_by_opcode()[raw & 0x7f])
+    if (e.row->matches(raw)) return &e;
   return nullptr;
+}
+
+}  // namespace
+
+const InsnRow* find_row(uint32_t raw) {
+  const RowEntry* e = find_entry(raw);
+  return e ? e->row : nullptr;
 }
 
 bool rows_overlap(const InsnRow& a, const InsnRow& b) {
@@ -184,14 +214,15 @@ Decoded decode(uint32_t raw) {
   d.rs2 = uint8_t(enc::rs2(raw));
   d.rs3 = uint8_t(enc::rs3(raw));
   d.rm = uint8_t(enc::funct3(raw));
-  d.row = find_row(raw);
-  if (!d.row) {
+  const RowEntry* e = find_entry(raw);
+  if (!e) {
     d.exec = exec_illegal;
     return d;
   }
+  d.row = e->row;
   d.exec = d.row->exec;
   d.imm = extract_imm(d.row->imm, raw);
-  d.cls = insn_class(d.row);
+  d.cls = e->cls;
   d.fp_rd = d.cls == InsnClass::Load && d.row->ext == Ext::F;
   d.sync = d.row->ext == Ext::Vortex || d.row->ext == Ext::Zicsr;
   // CSRRS/CSRRC with rs1 = x0 and CSRRSI/CSRRCI with zimm = 0 only read (a missing CSR traps, which

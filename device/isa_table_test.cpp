@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
+#include <random>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "device/isa.hpp"
 
@@ -37,6 +39,34 @@ TEST_CASE("every row's mnemonic is unique and its match lies inside its mask") {
     CHECK((r->match & ~r->mask) == 0);
     CHECK(r->exec != nullptr);
   }
+}
+
+TEST_CASE("find_row and decode give what a scan of the whole table gives") {
+  // find_row looks only at the rows its major opcode allows: every row's own encodings, the same
+  // with random bits outside its mask, and random words must find the row a scan finds.
+  auto scan = [](uint32_t raw) -> const InsnRow* {
+    for (const InsnRow* r : all_rows())
+      if (r->matches(raw)) return r;
+    return nullptr;
+  };
+  std::mt19937 rng(37);
+  std::vector<uint32_t> words;
+  for (const InsnRow* r : all_rows()) {
+    words.push_back(r->match);
+    for (int i = 0; i < 64; ++i) words.push_back(r->match | (uint32_t(rng()) & ~r->mask));
+  }
+  for (int i = 0; i < 200000; ++i) words.push_back(uint32_t(rng()));
+  size_t found = 0;
+  for (uint32_t w : words) {
+    const InsnRow* want = scan(w);
+    INFO("word 0x" << std::hex << w);
+    REQUIRE(find_row(w) == want);
+    const Decoded d = decode(w);
+    REQUIRE(d.row == want);
+    REQUIRE(d.cls == insn_class(want));
+    found += want != nullptr;
+  }
+  CHECK(found > all_rows().size());  // the words exercise rows, not only illegal encodings
 }
 
 TEST_CASE("unknown encodings decode as illegal and disassemble as unknown") {

@@ -362,6 +362,11 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
       if (use_blocks) {
         Block& slot = blocks[(pc >> 2) & (kBlocks - 1)];
         if (slot.key != (gen | pc)) [[unlikely]] {
+          // The first time here in this cache generation: this instruction runs on its own and the
+          // block is built the next time, so code that runs once (or a step after a breakpoint was
+          // planted, which empties the caches) does not decode the instructions ahead of it.
+          slot = Block{gen | pc, kBlockUnbuilt, 0};
+        } else if (slot.start == kBlockUnbuilt) [[unlikely]] {
           build_block(pc, slot);
           gen = icache_key(0);
         }

@@ -268,8 +268,10 @@ class Machine {
   // instruction, a store, an atomic, a fence), at most kBlockMax, copied from the decode cache into
   // the block pool, where they are `len` entries from `start`. An instruction with Decoded::sync ends
   // the block before it; len 0 when the one at pc has it or cannot be fetched. Keyed like
-  // ICacheEntry: a new cache generation empties both caches.
+  // ICacheEntry: a new cache generation empties both caches. A block is built the second time the
+  // fast loop reaches its pc in a generation (kBlockUnbuilt marks the first).
   static constexpr uint32_t kBlockMax = 31;
+  static constexpr uint32_t kBlockUnbuilt = UINT32_MAX;  // Block::start of a pc seen once: not built yet
   struct Block {
     uint64_t key = 0;
     uint32_t start = 0;

@@ -241,15 +241,20 @@ const Decoded* Machine::fetch(uint32_t pc, Cause* cause) {
 }
 
 void Machine::build_block(uint32_t pc, Block& b) {
+  // A new cache generation now, not inside the loop: the block's instructions and its key must be
+  // of the same generation, and a wrap of the generation counter empties the pool.
+  if (mem_.code_generation() != code_generation_seen_) code_rewritten();
   if (block_pool_used_ > kBlockPool - kBlockMax) {  // full: every block goes
     for (uint32_t i = 0; i < kBlocks; ++i) blocks_[i] = Block{};
     block_pool_used_ = 0;
   }
-  Decoded* const out = block_pool_ + block_pool_used_;
+  const uint32_t start = block_pool_used_;
+  const uint64_t key = icache_key(pc);
+  Decoded* const out = block_pool_ + start;
   uint32_t len = 0;
   for (uint32_t at = pc; len < kBlockMax; at += 4) {
     Cause cause = Cause::None;
-    const Decoded* d = fetch(at, &cause);  // may start a new cache generation: the key is taken after
+    const Decoded* d = fetch(at, &cause);
     if (!d || d->sync) break;
     out[len++] = *d;
     const uint32_t opcode = d->raw & 0x7f;
@@ -257,8 +262,9 @@ void Machine::build_block(uint32_t pc, Block& b) {
         d->cls == InsnClass::Atomic || d->cls == InsnClass::Fence)
       break;
   }
-  b = Block{icache_key(pc), block_pool_used_, len};
-  block_pool_used_ += len;
+  assert(icache_key(pc) == key && block_pool_used_ == start);  // nothing was written since the check
+  b = Block{key, start, len};
+  block_pool_used_ = start + len;
 }
 
 Outcome Machine::step(uint32_t c, uint32_t w, DeviceException* exc) {

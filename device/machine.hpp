@@ -277,7 +277,7 @@ class Machine {
     uint32_t start = 0;
     uint32_t len = 0;
   };
-  static constexpr uint32_t kBlocks = 1u << 10;
+  static constexpr uint32_t kBlocks = 1u << 13;  // as many as the decode cache's entries
   static constexpr uint32_t kBlockPool = 1u << 14;
   // The block cache's mapping: the blocks, then the pool (Decoded's alignment divides the blocks' size).
   static constexpr size_t kBlockMapBytes() { return kBlocks * sizeof(Block) + kBlockPool * sizeof(Decoded); }

@@ -11,6 +11,9 @@
 # BASE_VX=PATH adds another vxreplay binary (e.g. an older build) to the same
 # alternating runs, as a baseline. RUNS=N sets the number of runs of each (default 7).
 # COUNT=0 skips the instruction-count check (it traces QEMU one instruction at a time).
+# PIN=N runs every timed process on processor N (default 0; PIN= lets the scheduler choose): on a
+# shared VM one virtual processor can run at half speed for minutes, and a median then says which
+# processor each program landed on more than how fast it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v qemu-riscv32 >/dev/null; then
@@ -35,9 +38,12 @@ clang "${cflags[@]}" -DBENCH_LINUX -Wl,-e,_start "$src" -o "$tmp/qemu.elf"
 
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')  nproc: $(nproc)  cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "$(qemu-riscv32 --version | head -1)"
-python3 - "$PWD/build/vxreplay" "$tmp" "${BASE_VX:-}" "${RUNS:-7}" "${COUNT:-1}" <<'PY'
+pin_cpu="${PIN-0}"
+echo "timed processes on processor: ${pin_cpu:-any (not pinned)}"
+python3 - "$PWD/build/vxreplay" "$tmp" "${BASE_VX:-}" "${RUNS:-7}" "${COUNT:-1}" "$pin_cpu" <<'PY'
 import json, os, re, resource, statistics, subprocess, sys, time
 vx, tmp, base_vx, runs, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5] == "1"
+pin = ["taskset", "-c", sys.argv[6]] if sys.argv[6] else []
 model_elf, qemu_elf = os.path.join(tmp, "model.elf"), os.path.join(tmp, "qemu.elf")
 
 def symbol(elf, name):
@@ -107,9 +113,9 @@ if count:
         sys.exit(f"instruction counts differ: model {model_count}, qemu {qemu_count}")
     print(f"instructions in sgemm_scalar: {model_count} on both (model: breakpoints; qemu: -singlestep -d exec trace)")
 
-cmds = [("model", model_cmd), ("qemu", qemu_cmd)]
+cmds = [("model", pin + model_cmd), ("qemu", pin + qemu_cmd)]
 if base_vx:
-    cmds.append(("baseline", [base_vx] + model_cmd[1:]))
+    cmds.append(("baseline", pin + [base_vx] + model_cmd[1:]))
 walls = {n: [] for n, _ in cmds}
 cpus = {n: [] for n, _ in cmds}
 for _ in range(runs):

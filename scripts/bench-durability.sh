@@ -11,6 +11,7 @@ source scripts/sgemm-session-setup.sh
 python3 - "$PWD/build/vxreplay" "$1" "$PWD/build/examples/sgemm.elf" "$line" "${2:-5}" <<'PY'
 import atexit, os, resource, shutil, statistics, subprocess, sys, tempfile, time
 new, base, elf, line, runs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+pin = ["taskset", "-c", os.environ["BENCH_PIN_CPU"]] if os.environ.get("BENCH_PIN_CPU") else []
 script = ["-ex", f"break sgemm.c:{line}"] + ["-ex", "continue"] * 1000
 tmp = tempfile.mkdtemp(dir="build")  # on the disk the recordings go to (not a tmpfs), ignored by git
 atexit.register(shutil.rmtree, tmp, True)  # a failed run (sys.exit) leaves nothing behind
@@ -20,7 +21,7 @@ def once(vx, store):
     shutil.rmtree(db, ignore_errors=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    p = subprocess.run([vx, "run", elf, "--batch"] + (["--db", db] if store else ["--no-db"]) + script,
+    p = subprocess.run(pin + [vx, "run", elf, "--batch"] + (["--db", db] if store else ["--no-db"]) + script,
                        capture_output=True, text=True, stdin=subprocess.DEVNULL)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

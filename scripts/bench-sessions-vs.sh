@@ -12,6 +12,7 @@ source scripts/sgemm-session-setup.sh
 python3 - "$PWD/build/vxreplay" "$1" "$PWD/build/examples/sgemm.elf" "$line" "${2:-9}" <<'PY'
 import os, resource, shutil, statistics, subprocess, sys, tempfile, time
 new, base, elf, line, runs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+pin = ["taskset", "-c", os.environ["BENCH_PIN_CPU"]] if os.environ.get("BENCH_PIN_CPU") else []
 brk = ["-ex", f"break sgemm.c:{line}"]
 cases = [
     ("200 continues, re-launch, no store", ["--no-db"] + brk + ["-ex", "continue"] * 200),
@@ -27,7 +28,7 @@ def once(vx, args):
     args = [db if a is None else a for a in args]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    p = subprocess.run([vx, "run", elf, "--batch"] + args, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    p = subprocess.run(pin + [vx, "run", elf, "--batch"] + args, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:

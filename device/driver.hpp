@@ -127,8 +127,9 @@ class Driver {
   virtual Result<DeviceContext> save_context() = 0;
   // Re-launches a saved grid launch through the thread-entry routine. The device must be idle
   // (nothing queued, no launch). wait() then runs the routine, and the launch goes on exactly
-  // where the context left it. Errors name what does not fit (shape, slots, addresses).
-  virtual Result<uint64_t> resume(const ResumeRequest& request) = 0;
+  // where the context left it. Errors name what does not fit (shape, slots, addresses). Taken by
+  // value: a caller that moves its request in saves copying the context's cores (local memories too).
+  virtual Result<uint64_t> resume(ResumeRequest request) = 0;
   // Pages (address >> 12) written since the last call, by anyone, in first-written order.
   virtual std::vector<uint32_t> take_dirty_pages() = 0;
   // At most one trigger; setting one replaces the last. It stays until cleared or abort(); a

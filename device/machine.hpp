@@ -103,7 +103,7 @@ class Machine {
   // Starts a saved grid launch again through the thread-entry routine (the restore phase runs at
   // the start of the next run()). Fails without changing anything when a launch is in flight or
   // the request does not fit this device.
-  Result<void> start_resume(const ResumeRequest& request);
+  Result<void> start_resume(ResumeRequest request);
   void set_trigger(const WarpTrigger& t);
   void clear_trigger();
   // Going on past a breakpoint stop without a re-launch: each warp executes its override's word

@@ -114,7 +114,7 @@ Result<DeviceContext> Machine::save_context() const {
   return ctx;
 }
 
-Result<void> Machine::start_resume(const ResumeRequest& req) {
+Result<void> Machine::start_resume(ResumeRequest req) {
   if (launch_active()) return make_error("resume: a launch is already in flight");
   const DeviceContext& ctx = req.context;
   const uint32_t nc = num_cores(), nw = cfg_.warps, nt = cfg_.threads;
@@ -179,7 +179,7 @@ Result<void> Machine::start_resume(const ResumeRequest& req) {
     ws.block_id = saved.block_id;
     update_ready(p.core, p.slot);
   }
-  resume_ = req;
+  resume_ = std::move(req);  // ctx refers to it: nothing reads ctx after this
   restore_phase_ = true;
   restore_next_ = 0;
   resume_requested_ = false;
@@ -308,7 +308,7 @@ Outcome Machine::run_routine(uint32_t c, uint32_t w, uint64_t limit, uint64_t* r
 }
 
 std::string Machine::finish_restore() {
-  const DeviceContext& ctx = resume_.context;
+  DeviceContext& ctx = resume_.context;
   const uint32_t nt = cfg_.threads;
   // The routine is real code: check it did its job before trusting the state it leaves.
   for (const RestorePlacement& p : resume_.placements) {
@@ -333,16 +333,19 @@ std::string Machine::finish_restore() {
       return "the routine left the local memory of core " + std::to_string(c) + " different from the context";
   // What no kernel instruction can write: control state, barrier and KMU state, the scheduler. Empty
   // slots get their saved registers back too (a later CTA in the slot may read them uninitialized).
-  cores_ = ctx.cores;
-  global_barriers_ = ctx.global_barriers;
-  global_expected_ = ctx.global_expected;
-  sched_ = ctx.scheduler;
+  // Moved, not copied: the request is dropped below. The warps move to new addresses, so no warp
+  // may own the host's FP flags (none does after the routine: its runs settle them).
+  fp_settle();
+  cores_ = std::move(ctx.cores);
+  global_barriers_ = std::move(ctx.global_barriers);
+  global_expected_ = std::move(ctx.global_expected);
+  sched_ = std::move(ctx.scheduler);
   launch_ = ctx.launch;
   launch_base_ = stats_.instructions - ctx.kernel_instructions;
   launch_lane_base_ = stats_.lane_instructions - ctx.kernel_lane_instructions;
   watchdog_base_ = launch_base_;  // the watchdog counts the whole launch, not the pass
   next_drain_ = stats_.instructions + ctx.drain_countdown;
-  overrides_ = resume_.overrides;
+  overrides_ = std::move(resume_.overrides);
   restore_phase_ = false;
   resume_ = ResumeRequest{};
   state_replaced();

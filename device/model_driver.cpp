@@ -166,10 +166,10 @@ class ModelDevice final : public Driver {
 
   Result<DeviceContext> save_context() override { return m_.save_context(); }
 
-  Result<uint64_t> resume(const ResumeRequest& request) override {
+  Result<uint64_t> resume(ResumeRequest request) override {
     if (!queue_.empty() || m_.launch_active())
       return make_error("resume: the device is busy (a launch is in flight or work is queued)");
-    if (auto r = m_.start_resume(request); !r) return r.error();
+    if (auto r = m_.start_resume(std::move(request)); !r) return r.error();
     // The launch runs as the first thing of a submission that then finishes.
     CommandList finish;
     finish.commands.push_back(Command{CmdOp::Finish, 0, 0, {}});

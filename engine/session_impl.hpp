@@ -138,9 +138,7 @@ struct Session::Impl {
     Result<uint32_t> dm_read(uint32_t addr) override { return s_.dev.dm_read(addr); }
     Result<void> dm_write(uint32_t addr, uint32_t value) override { return s_.dev.dm_write(addr, value); }
     Result<DeviceContext> save_context() override { return make_error("save_context: the debugger owns the launch"); }
-    Result<uint64_t> resume(const ResumeRequest&) override {
-      return make_error("resume: the debugger owns re-launches");
-    }
+    Result<uint64_t> resume(ResumeRequest) override { return make_error("resume: the debugger owns re-launches"); }
     std::vector<uint32_t> take_dirty_pages() override { return {}; }
     Result<void> set_warp_trigger(const WarpTrigger&) override {
       return make_error("set_warp_trigger: the debugger owns the trigger");

@@ -66,7 +66,7 @@ Result<void> Session::Impl::relaunch(bool dispatch_new, bool overrides) {
     }
   }
   (void)dev.take_dirty_pages();  // the engine's own writes are not the workload's
-  auto id = dev.resume(req);
+  auto id = dev.resume(std::move(req));
   if (!id) return id.error();
   begin_pass(ctx.kernel_instructions);
   phase = Phase::Running;

@@ -1,5 +1,6 @@
 #include "engine/entry_routine.hpp"
 
+#include <cassert>
 #include <cstring>
 
 #include "device/encode.hpp"
@@ -22,7 +23,7 @@ constexpr uint32_t kVxrResume = 0x0000007b;  // CUSTOM3, all fields zero (docs/r
 
 }  // namespace
 
-std::vector<uint32_t> entry_routine_code() {
+std::vector<uint32_t> entry_routine_code(uint32_t threads) {
   using namespace routine;
   std::vector<uint32_t> c;
   auto at = [&] { return int32_t(c.size() * 4); };
@@ -31,8 +32,10 @@ std::vector<uint32_t> entry_routine_code() {
   c.push_back(andi(t2, t1, kFlagLmem));
   const size_t skip_lmem = c.size();
   c.push_back(0);  // beq t2, zero, no_lmem
-  // Lane L copies the bytes [L x lane_bytes, (L+1) x lane_bytes) of the image: the same count in
-  // every lane, in blocks of kLmemBlockWords words (two instructions a word), then the rest one by one.
+  // Lane L copies the words L, L + NT, L + 2 NT, ... of the image: the same count in every lane, in
+  // blocks of kLmemBlockWords words (two instructions a word), then the rest one by one. Interleaved,
+  // each warp-wide access is NT consecutive words, as a GPU coalesces them; in the model a full warp's
+  // loads then lie in one page and take its one-page path (Machine::words_direct).
   c.push_back(rv::lw(a0, t0, kLmemSrc));
   c.push_back(rv::csrr(a1, kCsrLocalMemBase));
   c.push_back(rv::csrr(a3, kCsrThreadId));
@@ -41,16 +44,20 @@ std::vector<uint32_t> entry_routine_code() {
   c.push_back(rv::add(a0, a0, a3));
   c.push_back(rv::add(a1, a1, a3));
   c.push_back(rv::lw(a2, t0, kLmemBlocks));
-  constexpr int32_t kBlockBytes = int32_t(4 * kLmemBlockWords);
+  c.push_back(rv::lw(a6, t0, kLmemBlockStride));
+  c.push_back(rv::lw(a7, t0, kLmemWordStride));
+  assert(threads >= 1 && threads <= 32);             // DeviceConfig::validate
+  const int32_t word_stride = int32_t(4 * threads);  // at most 128: the block's offsets fit an immediate
+  static_assert(int32_t(kLmemBlockWords - 1) * 4 * 32 <= 2047);
   const int32_t blocks = at();
   const size_t blocks_exit = c.size();
   c.push_back(0);  // beq a2, zero, tail
-  for (int32_t off = 0; off < kBlockBytes; off += 4) {
-    c.push_back(rv::lw(a5, a0, off));
-    c.push_back(rv::sw(a5, a1, off));
+  for (int32_t w = 0; w < int32_t(kLmemBlockWords); ++w) {
+    c.push_back(rv::lw(a5, a0, w * word_stride));
+    c.push_back(rv::sw(a5, a1, w * word_stride));
   }
-  c.push_back(rv::addi(a0, a0, kBlockBytes));
-  c.push_back(rv::addi(a1, a1, kBlockBytes));
+  c.push_back(rv::add(a0, a0, a6));
+  c.push_back(rv::add(a1, a1, a6));
   c.push_back(rv::addi(a2, a2, -1));
   c.push_back(rv::jal(zero, blocks - at()));
   const int32_t tail = at();
@@ -61,8 +68,8 @@ std::vector<uint32_t> entry_routine_code() {
   c.push_back(0);  // beq a2, zero, no_lmem
   c.push_back(rv::lw(a5, a0, 0));
   c.push_back(rv::sw(a5, a1, 0));
-  c.push_back(rv::addi(a0, a0, 4));
-  c.push_back(rv::addi(a1, a1, 4));
+  c.push_back(rv::add(a0, a0, a7));
+  c.push_back(rv::add(a1, a1, a7));
   c.push_back(rv::addi(a2, a2, -1));
   c.push_back(rv::jal(zero, words - at()));
   const int32_t no_lmem = at();
@@ -101,7 +108,9 @@ std::vector<uint8_t> entry_routine_record(const WarpState* warp, uint32_t thread
   const uint32_t lane_words = copy_lmem ? lmem_bytes / 4 / threads : 0;
   put(kLmemBlocks, lane_words / kLmemBlockWords);
   put(kLmemTail, lane_words % kLmemBlockWords);
-  put(kLmemLaneBytes, lane_words * 4);
+  put(kLmemLaneBytes, 4);
+  put(kLmemBlockStride, kLmemBlockWords * 4 * threads);
+  put(kLmemWordStride, 4 * threads);
   if (!warp) return r;
   const uint32_t csrs[] = {warp->fcsr,   warp->mstatus, warp->mtvec,   warp->mepc,
                            warp->mcause, warp->mtval,   warp->mscratch};

@@ -172,7 +172,7 @@ Result<void> Session::Impl::apply_memory_entry(PlanEntry& e, bool first) {
 Result<void> Session::Impl::reserve_engine_area() {
   const DeviceConfig& cfg = dev.config();
   if (cfg.local_mem_bytes % (4 * cfg.threads) != 0) return {};  // reported when a re-launch is needed
-  std::vector<uint32_t> code = entry_routine_code();
+  std::vector<uint32_t> code = entry_routine_code(cfg.threads);
   const uint64_t code_bytes = (code.size() * 4 + kPageSize - 1) & ~uint64_t(kPageSize - 1);
   const uint64_t rec_bytes =
       (uint64_t(cfg.total_cores()) * cfg.warps * routine::record_bytes(cfg.threads) + kPageSize - 1) &

@@ -18,7 +18,6 @@ using namespace vx::test;
 namespace {
 
 constexpr uint32_t auipc(uint32_t rd, uint32_t imm20) { return u_type(imm20, rd, 0x17); }
-constexpr uint32_t nop() { return rv::addi(zero, zero, 0); }
 
 // rd = word, in two instructions (lui, addi).
 std::vector<uint32_t> load_word(uint32_t rd, uint32_t word) {
@@ -26,11 +25,6 @@ std::vector<uint32_t> load_word(uint32_t rd, uint32_t word) {
   return {rv::lui(rd, hi & 0xfffff), rv::addi(rd, rd, int32_t(word - (hi << 12)))};
 }
 
-std::vector<uint32_t> concat(std::initializer_list<std::vector<uint32_t>> parts) {
-  std::vector<uint32_t> out;
-  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
 void append(std::vector<uint32_t>& to, const std::vector<uint32_t>& words) {
   to.insert(to.end(), words.begin(), words.end());
 }
@@ -54,11 +48,10 @@ struct Run {
 };
 
 // One launch of `kernel` in fast or reference mode, in run() calls of at most `slice` instructions.
-Run run(const std::vector<uint32_t>& kernel, bool reference, std::array<uint32_t, 3> block, uint64_t slice,
-        DeviceConfig cfg = {}) {
+Run run(const std::vector<uint32_t>& kernel, bool reference, std::array<uint32_t, 3> block, uint64_t slice) {
   RunOptions o{7, 1'000'000};
   o.reference = reference;
-  Run r{std::make_unique<Bench>(cfg, o), {}, {}};
+  Run r{std::make_unique<Bench>(DeviceConfig{}, o), {}, {}};
   r.bench->load_kernel(kernel);
   REQUIRE(r.bench->m.start_launch(Bench::grid_launch({1, 1, 1}, block)).ok());
   for (;;) {

@@ -25,12 +25,6 @@ std::vector<uint32_t> store_indexed(uint32_t value, uint32_t index, int32_t offs
   return {slli(t6, index, 2), rv::add(t6, t6, t3), rv::sw(value, t6, offset)};
 }
 
-std::vector<uint32_t> concat(std::initializer_list<std::vector<uint32_t>> parts) {
-  std::vector<uint32_t> out;
-  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("a CTA of 16 threads on 4-thread warps becomes 4 warps with ranks 0..3 and threadIdx 0..15") {

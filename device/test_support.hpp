@@ -81,4 +81,11 @@ class Bench {
   Machine m;
 };
 
+// The words of each part, in order: a kernel assembled from helpers' pieces.
+inline std::vector<uint32_t> concat(std::initializer_list<std::vector<uint32_t>> parts) {
+  std::vector<uint32_t> out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
 }  // namespace vx::test

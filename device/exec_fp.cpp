@@ -541,7 +541,7 @@ Outcome exec_compare(ExecCtx& c, const Decoded& d) {
 
 template <unsigned N = 0>
 Outcome exec_flw(ExecCtx& c, const Decoded& d) {
-  if constexpr (N >= 8) {
+  if constexpr (N >= 4) {
     if (load_words_direct<N>(c, d, freg<N>(c, d.rd))) return Outcome::retire();
   }
   if constexpr (N == 1) {  // one lane, and it is active: nothing to gather
@@ -572,7 +572,7 @@ Outcome exec_flw(ExecCtx& c, const Decoded& d) {
 
 template <unsigned N = 0>
 Outcome exec_fsw(ExecCtx& c, const Decoded& d) {
-  if constexpr (N >= 8) {
+  if constexpr (N >= 4) {
     if (store_words_direct<N>(c, d, freg<N>(c, d.rs2))) return Outcome::retire();
   }
   std::array<uint8_t*, 32> dst;  // filled for every active lane before use

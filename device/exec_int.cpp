@@ -267,7 +267,7 @@ Outcome exec_branch(ExecCtx& c, const Decoded& d) {
 
 template <class T, unsigned N = 0>
 Outcome exec_load(ExecCtx& c, const Decoded& d) {
-  if constexpr (N >= 8 && sizeof(T) == 4) {
+  if constexpr (N >= 4 && sizeof(T) == 4) {
     if (load_words_direct<N>(c, d, d.rd != 0 ? xreg<N>(c, d.rd) : nullptr)) return Outcome::retire();
   }
   std::array<uint32_t, 32> v;
@@ -300,7 +300,7 @@ Outcome exec_load(ExecCtx& c, const Decoded& d) {
 
 template <class T, unsigned N = 0>
 Outcome exec_store(ExecCtx& c, const Decoded& d) {
-  if constexpr (N >= 8 && sizeof(T) == 4) {
+  if constexpr (N >= 4 && sizeof(T) == 4) {
     if (store_words_direct<N>(c, d, xreg<N>(c, d.rs2))) return Outcome::retire();
   }
   std::array<uint8_t*, 32> dst;

@@ -494,11 +494,11 @@ class Machine {
 };
 
 // LW, FLW, SW and FSW of a fully active warp through the one pointer Machine::words_direct has for
-// all its lanes; false when the per-lane path must run. The executors use it from 4 lanes on: the
+// all its lanes; false when the per-lane path must run. `to` / `from`: the register the words go to
+// (nullptr: x0, read and discarded) or come from. The executors use it from 4 lanes on: the
 // thread-entry routine's copy of local memory is most of a re-launch's instructions, and at 4 lanes
 // this path cut a session of stops by 12% of its host instructions (BENCHMARKS.md, "Re-launch
-// without copies"); 1 and 2 lanes keep the per-lane loop. `to` / `from`: the register the words go to (nullptr: x0,
-// read and discarded) or come from.
+// without copies"); 1 and 2 lanes keep the per-lane loop.
 template <unsigned N>
 inline bool load_words_direct(ExecCtx& c, const Decoded& d, uint32_t* to) {
   if (c.tmask != full_lane_mask(N)) return false;

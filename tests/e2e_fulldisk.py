@@ -3,9 +3,10 @@
 (a file-size limit, RLIMIT_FSIZE: no root needed; vxreplay itself ignores SIGXFSZ, the signal such
 a write raises, which would otherwise kill it) and one that fills LMDB's own map (--db-map-size).
 Each says so once, goes on, loses no checkpoint it committed, reports the stops it could not record,
-exits 74; and a store that cannot be written at all is a clear error (74), never a signal. A session whose only failures are automatic checkpoints exits 74 as well, and one whose
-file-size limit is raised after the first failure (space returns) records its later stops: what was
-not written is kept and given again with the next checkpoint.
+exits 74; and a store that cannot be written at all is a clear error (74), never a signal. A
+session whose only failures are automatic checkpoints exits 74 as well, and one whose file-size
+limit is raised after the first failure (space returns) records its later stops: what was not
+written is kept and given again with the next checkpoint.
 
 Usage: e2e_fulldisk.py VXREPLAY EXAMPLES_DIR SOURCE_DIR
 """

@@ -1,11 +1,13 @@
-// The fast loop's basic blocks (Machine::build_block, Machine::run_fast): a block's instructions run
-// one after another without the per-instruction checks, so each test here is a case where running
-// ahead would be wrong, checked against the reference interpreter (RunOptions::reference), which
-// steps one instruction at a time: code rewritten by a block's own store, a fault in the middle of
-// a block, budgets and quanta that end inside one, floating-point flags raised inside blocks. The
-// first four fail when their part of the rule is taken out of the fast loop (stores ending a block,
-// the code check after a block, the cache generation in a block's key, the count of the
-// instructions before a fault, running only as far as the quantum and the limit allow: checked).
+// The basic blocks of the fast loop and of the thread-entry routine's loop (Machine::build_block,
+// Machine::run_fast, Machine::run_routine): a block's instructions run one after another without the
+// per-instruction checks, so each test here is a case where running ahead would be wrong, checked
+// against the reference interpreter (RunOptions::reference), which steps one instruction at a time:
+// code rewritten by a store inside a block (in a launch and in a routine) and by an atomic (which
+// ends its block), a fault in the middle of a block, budgets and quanta that end inside one,
+// floating-point flags raised inside blocks. The first six fail when their part of the rule is taken
+// out of the loops (the code check after a store inside a block, in run_fast and in run_routine; the
+// code check after a block; the cache generation in a block's key; the count of the instructions
+// before a fault; running only as far as the quantum and the limit allow: checked).
 #include <catch2/catch.hpp>
 #include <memory>
 #include <vector>
@@ -80,10 +82,12 @@ void require_same(const Run& fast, const Run& ref) {
 // Every test loops: a block is built the second time its first pc is reached, so what goes wrong
 // in a built block shows from the second iteration on.
 
-TEST_CASE("a store that rewrites the instruction after it runs that instruction in its new form") {
-  // Five iterations; the fourth one's store writes `addi a1, a1, 16` over `target` (the others
-  // store to data). If a store did not end its block, the block built on the second iteration
-  // would run the old `addi a1, a1, 1` once more: a1 = 20 instead of 3 + 16 + 16 = 35.
+// Five iterations; the fourth one's store writes `addi a1, a1, 16` over `target` (the others store to
+// data), in the middle of the block built on the second iteration. If the loop running the block did
+// not check the code generation after the store, it would run the old `addi a1, a1, 1` once more:
+// a1 = 20 instead of 3 + 16 + 16 = 35. `end`: what follows the loop (a1 is stored at kData first);
+// `store`: the instruction that stores t1 at t4.
+std::vector<uint32_t> rewrite_after_store(const std::vector<uint32_t>& end, uint32_t store = rv::sw(t1, t4, 0)) {
   std::vector<uint32_t> k =
       concat({{rv::li(a1, 0), rv::li(a2, 5), rv::lui(t3, 0x20), auipc(t0, 0)}, load_word(t1, rv::addi(a1, a1, 16))});
   const size_t set_t2 = k.size();
@@ -92,18 +96,69 @@ TEST_CASE("a store that rewrites the instruction after it runs that instruction 
   const size_t loop = k.size();
   k.push_back(rv::addi(a2, a2, -1));
   append(k, select_if_a2_is(1, t2));  // t4 = a2 == 1 ? &target : kData
-  k.push_back(rv::sw(t1, t4, 0));
+  k.push_back(store);
   const size_t target = k.size();
   k.push_back(rv::addi(a1, a1, 1));
   k.push_back(rv::bne(a2, zero, -4 * int32_t(k.size() - loop)));
   append(k, kStoreA1);
-  k.push_back(rv::ret());
+  append(k, end);
   k[set_t2] = rv::addi(t2, t0, int32_t(4 * (target - 3)));
+  return k;
+}
+
+TEST_CASE("a store that rewrites the instruction after it runs that instruction in its new form") {
+  const std::vector<uint32_t> k = rewrite_after_store({rv::ret()});
   Run fast = run(k, false, {1, 1, 1}, UINT64_MAX);
   Run ref = run(k, true, {1, 1, 1}, UINT64_MAX);
   REQUIRE(ref.result.stop == RunStop::LaunchDone);
   CHECK(ref.bench->read32(Bench::kData) == 35);
   require_same(fast, ref);
+}
+
+TEST_CASE("an atomic that rewrites the instruction after it runs that instruction in its new form") {
+  // An atomic ends its block: the code check after the block is what sees the rewrite here.
+  constexpr uint32_t amoswap_w = r_type(0x04, t1, t4, 2, zero, 0x2f);  // amoswap.w x0, t1, (t4)
+  const std::vector<uint32_t> k = rewrite_after_store({rv::ret()}, amoswap_w);
+  Run fast = run(k, false, {1, 1, 1}, UINT64_MAX);
+  Run ref = run(k, true, {1, 1, 1}, UINT64_MAX);
+  REQUIRE(ref.result.stop == RunStop::LaunchDone);
+  CHECK(ref.bench->read32(Bench::kData) == 35);
+  require_same(fast, ref);
+}
+
+TEST_CASE(
+    "a thread-entry routine whose store rewrites the instruction after it runs that instruction in its new form") {
+  // The re-launch's routine runs in blocks too (Machine::run_routine) unless the reference mode
+  // steps it. The same loop as a routine: it ends in VXR.RESUME, and the device then refuses the
+  // restore (the routine restored no register), with a1 stored at kData by then.
+  auto restore = [](bool reference) {
+    RunOptions o{7, 1'000'000};
+    o.reference = reference;
+    auto b = std::make_unique<Bench>(DeviceConfig{}, o);
+    b->load_kernel({rv::jal(zero, 0)});  // parks the warp: the launch stays in flight
+    REQUIRE(b->m.start_launch(Bench::grid_launch({1, 1, 1}, {1, 1, 1})).ok());
+    REQUIRE(b->m.run(50).stop == RunStop::Budget);
+    auto ctx = b->m.save_context();
+    REQUIRE(ctx.ok());
+    b->m.abort_launch();
+    b->m.scrub_cores();
+    const uint32_t routine_pc = Bench::kCode + 0x1000;
+    const std::vector<uint32_t> code = rewrite_after_store({0x0000007b});  // VXR.RESUME
+    REQUIRE(b->m.memory().write(routine_pc, code.data(), code.size() * 4));
+    ResumeRequest req;
+    req.context = *ctx;
+    req.routine_pc = routine_pc;
+    req.placements.push_back(RestorePlacement{0, 0, 0, true});
+    REQUIRE(b->m.start_resume(std::move(req)).ok());
+    const RunResult r = b->m.run(UINT64_MAX);
+    CHECK(r.stop == RunStop::Exception);
+    CHECK(r.exception.cause == Cause::RestoreFailed);
+    return std::pair{b->read32(Bench::kData), r.message};
+  };
+  const auto lean = restore(false);
+  const auto stepped = restore(true);
+  CHECK(stepped.first == 35);
+  CHECK(lean == stepped);
 }
 
 TEST_CASE("a loop that rewrites the first instruction of its built block runs the new one from the next iteration") {

@@ -258,8 +258,9 @@ void Machine::build_block(uint32_t pc, Block& b) {
     if (!d || d->sync) break;
     out[len++] = *d;
     const uint32_t opcode = d->raw & 0x7f;
-    if (opcode == 0x63 || opcode == 0x67 || opcode == 0x6f || opcode == 0x73 || d->cls == InsnClass::Store ||
-        d->cls == InsnClass::Atomic || d->cls == InsnClass::Fence)
+    // A store stays inside: whoever runs the block checks the code generation after each one.
+    if (opcode == 0x63 || opcode == 0x67 || opcode == 0x6f || opcode == 0x73 || d->cls == InsnClass::Atomic ||
+        d->cls == InsnClass::Fence)
       break;
   }
   assert(icache_key(pc) == key && block_pool_used_ == start);  // nothing was written since the check
@@ -382,7 +383,7 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
       if (b) {
         // The whole block, or as much of it as the quantum and the limit allow. Every instruction but
         // the block's last continues at pc + 4 and leaves ctx.next_pc alone.
-        const uint32_t n = std::min(b->len, q - cut);
+        uint32_t n = std::min(b->len, q - cut);
         const Decoded* const first = pool + b->start;
         const Decoded* const end = first + n;
         uint32_t at = pc;
@@ -399,6 +400,12 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
             if (d + 1 != end) ctx.next_pc = at + 4;
             settle();
             return complete_step(c, w, ctx, o, exc);
+          }
+          // A store may have rewritten an instruction after it in this block: the block ends there.
+          if (d->cls == InsnClass::Store && mem_.code_generation() != code_generation_seen_) [[unlikely]] {
+            n = uint32_t(d - first) + 1;
+            if (d + 1 != end) ctx.next_pc = at + 4;
+            break;
           }
         }
         pending += n;

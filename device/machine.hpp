@@ -263,13 +263,15 @@ class Machine {
     Decoded d;
   };
   uint64_t icache_key(uint32_t pc) const { return (uint64_t(icache_generation_) << 32) | pc; }
-  // A basic block for run_fast: the instructions from pc up to and including the first one after
-  // which the next pc is not pc + 4 or the decode cache must be checked (a branch, a jump, a system
-  // instruction, a store, an atomic, a fence), at most kBlockMax, copied from the decode cache into
+  // A basic block for run_fast and run_routine: the instructions from pc up to and including the first
+  // one after which the next pc is not pc + 4 or the decode cache must be checked (a branch, a jump, a
+  // system instruction, an atomic, a fence), at most kBlockMax, copied from the decode cache into
   // the block pool, where they are `len` entries from `start`. An instruction with Decoded::sync ends
   // the block before it; len 0 when the one at pc has it or cannot be fetched. Keyed like
   // ICacheEntry: a new cache generation empties both caches. A block is built the second time the
-  // fast loop reaches its pc in a generation (kBlockUnbuilt marks the first).
+  // fast loop reaches its pc in a generation (kBlockUnbuilt marks the first). Stores stay inside a
+  // block: after each one the loop running it checks the code generation, and when the store rewrote
+  // code the block ends there (the instructions after it may be stale).
   static constexpr uint32_t kBlockMax = 31;
   static constexpr uint32_t kBlockUnbuilt = UINT32_MAX;  // Block::start of a pc seen once: not built yet
   struct Block {

@@ -274,7 +274,54 @@ Outcome Machine::run_routine(uint32_t c, uint32_t w, uint64_t limit, uint64_t* r
     fp_settle();
     return o;
   };
+  Block* const blocks = opts_.decode_cache ? blocks_.get() : nullptr;  // without the cache, no blocks either
   for (*ran = 0; *ran < limit;) {
+    // A basic block (built the second time its pc is reached, as in run_fast): its instructions run
+    // one after another, with the code generation checked after each store.
+    Block* b = nullptr;
+    if (blocks) {
+      if (mem_.code_generation() != code_generation_seen_) code_rewritten();
+      Block& slot = blocks[(pc >> 2) & (kBlocks - 1)];
+      if (slot.key != icache_key(pc)) {
+        slot = Block{icache_key(pc), kBlockUnbuilt, 0};
+      } else if (slot.start == kBlockUnbuilt) {
+        build_block(pc, slot);
+        if (slot.len != 0) b = &slot;
+      } else if (slot.len != 0) {
+        b = &slot;
+      }
+    }
+    if (b) {
+      const Block& slot = *b;
+      const uint64_t room = limit - *ran;
+      const uint32_t n = uint32_t(std::min<uint64_t>(slot.len, room));
+      const Decoded* const first = block_pool_ + slot.start;
+      const Decoded* const end = first + n;
+      ctx.next_pc = pc + 4 * n;  // as the last one run leaves it unless it is a taken branch or a jump
+      uint32_t at = pc, retired = n;
+      for (const Decoded* d = first; d != end; ++d, at += 4) {
+        ctx.pc = at;
+        const Outcome o = d->exec(ctx, *d);
+        if (o.step != Step::Retire) {
+          // As step() would have it: the ones before retired, this one's next pc is its own + 4.
+          pending += uint64_t(d - first);
+          *ran += uint64_t(d - first) + 1;
+          pc = at;
+          if (d + 1 != end) ctx.next_pc = at + 4;
+          settle();
+          return done(complete_step(c, w, ctx, o, exc));
+        }
+        if (d->cls == InsnClass::Store && mem_.code_generation() != code_generation_seen_) {
+          retired = uint32_t(d - first) + 1;  // the instructions after it may have been rewritten
+          if (d + 1 != end) ctx.next_pc = at + 4;
+          break;
+        }
+      }
+      pending += retired;
+      *ran += retired;
+      pc = ctx.next_pc;
+      continue;
+    }
     Cause cause = Cause::None;
     const Decoded* d = fetch(pc, &cause);  // checks the code generation: a store may rewrite code
     if (!d) {

@@ -577,6 +577,28 @@ TEST_CASE("an injected csrr from DSCRATCH0 sets a0 of the selected thread only",
   CHECK(t.rd(dm::kDscratch0) == 0xabcd1234);
 }
 
+TEST_CASE("injected words run as themselves whatever was injected before (the kept decodings)", "[dm]") {
+  // Machine::inject keeps the decodings of recent words in a small table indexed by a hash: 2000
+  // different words, each injected twice in a row and again after others, share its 64 entries.
+  DmBench t;
+  t.b.load({rv::li(a0, 1)});
+  t.b.m.activate_warp(0, 0, Bench::kCode, 0xf);
+  t.activate();
+  t.halt(0);
+  t.focus(0, 1);
+  for (int32_t round = 0; round < 2; ++round)
+    for (int32_t k = -1000; k < 1000; ++k) {
+      for (int rep = 0; rep < 2; ++rep) {
+        t.wr(dm::kInject, rv::addi(rep ? a1 : a0, zero, k));
+        t.request(dm::kInjectReq);
+        REQUIRE(!exc(t.rd(dm::kDctrl)));
+      }
+      REQUIRE(t.b.x(a0, 1) == uint32_t(k));
+      REQUIRE(t.b.x(a1, 1) == uint32_t(k));
+    }
+  CHECK(t.b.x(a0, 0) == 0);
+}
+
 TEST_CASE("an injected csrr of ACTIVE_THREADS reads the halted warp's mask, not the injection's one lane", "[dm]") {
   DmBench t;
   t.b.load({rv::li(a0, 1)});

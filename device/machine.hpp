@@ -490,6 +490,9 @@ class Machine {
   };
   std::unique_ptr<Block[], UnmapBlocks> blocks_;
   Decoded* block_pool_ = nullptr;  // inside blocks_'s mapping
+  // inject()'s decodings: decode(word) of the last word injected with each hash (exec nullptr: none).
+  static constexpr uint32_t kInjectDecodedBits = 6;
+  std::array<Decoded, 1u << kInjectDecodedBits> inject_decoded_{};
   uint32_t block_pool_used_ = 0;
   uint32_t icache_generation_ = 1;
   uint64_t code_generation_seen_ = 0;  // memory's code generation the cache reflects

@@ -56,7 +56,11 @@ bool injectable(const Decoded& d) {
 Outcome Machine::inject(uint32_t c, uint32_t w, uint32_t lane, uint32_t word, DeviceException* exc) {
   CoreState& core = cores_[c];
   WarpState& ws = core.warps[w];
-  const Decoded d = decode(word);
+  // decode() is a function of the word alone; a debugger injects the same few words over and over
+  // (reading registers through dscratch), so their decodings are kept, indexed by a hash of the word.
+  Decoded& cached = inject_decoded_[(word * 0x9e3779b1u) >> (32 - kInjectDecodedBits)];
+  if (cached.exec == nullptr || cached.raw != word) cached = decode(word);
+  const Decoded d = cached;
   if (lane >= cfg_.threads || !injectable(d)) {
     *exc = DeviceException{Cause::IllegalInstruction, ws.pc, c, w, lane, word};
     return Outcome::fault(Cause::IllegalInstruction, lane, word);

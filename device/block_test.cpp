@@ -10,6 +10,7 @@
 // before a fault; running only as far as the quantum and the limit allow: checked).
 #include <catch2/catch.hpp>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include "device/test_support.hpp"
@@ -153,12 +154,17 @@ TEST_CASE(
     const RunResult r = b->m.run(UINT64_MAX);
     CHECK(r.stop == RunStop::Exception);
     CHECK(r.exception.cause == Cause::RestoreFailed);
-    return std::pair{b->read32(Bench::kData), r.message};
+    // What the routine left: its registers and pc, and how many instructions it ran.
+    return std::tuple{b->read32(Bench::kData), r.message, b->m.stats().restore_instructions, b->m.core(0)};
   };
   const auto lean = restore(false);
   const auto stepped = restore(true);
-  CHECK(stepped.first == 35);
-  CHECK(lean == stepped);
+  CHECK(std::get<0>(stepped) == 35);
+  CHECK(std::get<0>(lean) == std::get<0>(stepped));
+  CHECK(std::get<1>(lean) == std::get<1>(stepped));
+  CHECK(std::get<2>(lean) == std::get<2>(stepped));
+  CHECK(std::get<2>(lean) > 0);
+  CHECK(std::get<3>(lean) == std::get<3>(stepped));
 }
 
 TEST_CASE("a loop that rewrites the first instruction of its built block runs the new one from the next iteration") {

@@ -360,6 +360,29 @@ TEST_CASE("a load from unmapped memory is a load fault that leaves rd untouched"
   CHECK(lanes(b, a0) == Lanes{0, 0, 0, 0});
 }
 
+TEST_CASE("addresses below 0x40 fault even after the page that holds them was accessed") {
+  // The I/O region starts at 0x40 in page 0: once a console word of that page was read and
+  // written, the data path's page cache must still refuse 0x0..0x3f (a null pointer).
+  Bench b;
+  b.load({rv::lw(a2, a1, 0), rv::sw(a2, a1, 0), rv::lw(a0, a3, 0), vxi::tmc(zero)});
+  set_lanes(b, a1, {0x800, 0x804, 0x808, 0x80c});
+  set_lanes(b, a3, {0x40, 0x44, 0x3c, 0x48});
+  set_lanes(b, a0, {5, 6, 7, 8});
+  DeviceException e = b.run_warp(kAll);
+  CHECK(e.cause == Cause::LoadFault);
+  CHECK(e.lane == 2);
+  CHECK(e.addr == 0x3c);
+  CHECK(lanes(b, a0) == Lanes{5, 6, 7, 8});
+  Bench s;
+  s.load({rv::sw(a2, a1, 0), rv::sw(a2, a3, 0), vxi::tmc(zero)});
+  set_lanes(s, a1, {0x800, 0x804, 0x808, 0x80c});
+  set_lanes(s, a3, {0x0, 0x800, 0x804, 0x808});
+  e = s.run_warp(kAll);
+  CHECK(e.cause == Cause::StoreFault);
+  CHECK(e.lane == 0);
+  CHECK(e.addr == 0x0);
+}
+
 TEST_CASE("a misaligned store faults precisely: no lane's store happens") {
   Bench b;
   b.load({store(1, a2, a1, 0), vxi::tmc(zero)});

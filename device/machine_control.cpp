@@ -183,11 +183,11 @@ Result<void> Machine::start_resume(ResumeRequest req) {
     ws.block_id = saved.block_id;
     update_ready(p.core, p.slot);
   }
-  resume_ = std::move(req);  // ctx refers to it: nothing reads ctx after this
+  resume_ = std::move(req);  // ctx and req are not read after this
   restore_phase_ = true;
   restore_next_ = 0;
   resume_requested_ = false;
-  dispatch_new_units_ = req.dispatch_new_units;
+  dispatch_new_units_ = resume_.dispatch_new_units;
   overrides_.clear();
   trigger_pending_ = false;
   watch_discard_pending();

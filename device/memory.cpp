@@ -94,7 +94,8 @@ const uint8_t* Memory::readable_slow(uint32_t addr) const {
   if (!(flags_of(page) & kMapped)) return nullptr;
   const uint8_t* p = page_ptr(page);
   if (!p) p = kZeroPage;
-  read_tlb_[page & (kTlbSize - 1)] = Tlb{page, const_cast<uint8_t*>(p)};  // only ever read through
+  // Never page 0: its first kIoBase bytes fault, and the cache's fast path does not test for them.
+  if (page != 0) read_tlb_[page & (kTlbSize - 1)] = Tlb{page, const_cast<uint8_t*>(p)};  // only ever read through
   return p + (addr & (kPageSize - 1));
 }
 
@@ -107,7 +108,7 @@ uint8_t* Memory::writable_slow(uint32_t addr) {
   if (f & kCode) note_code_write(addr, 4);
   uint8_t* p = const_cast<uint8_t*>(page_ptr(page));
   if (!p) p = materialize(page);
-  if (!(f & kCode)) write_tlb_[page & (kTlbSize - 1)] = Tlb{page, p};
+  if (!(f & kCode) && page != 0) write_tlb_[page & (kTlbSize - 1)] = Tlb{page, p};  // page 0: as above
   return p + (addr & (kPageSize - 1));
 }
 

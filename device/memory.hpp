@@ -121,6 +121,7 @@ class Memory {
     uint8_t* base = nullptr;
   };
   static constexpr uint32_t kTlbSize = 64;
+  static_assert(memmap::kIoBase <= kPageSize);  // the faulting addresses below kIoBase are all in page 0
   const uint8_t* readable_slow(uint32_t addr) const;
   uint8_t* writable_slow(uint32_t addr);
   void forget_write(uint32_t page) {

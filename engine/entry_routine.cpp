@@ -49,9 +49,10 @@ std::vector<uint32_t> entry_routine_code(uint32_t threads) {
   assert(threads >= 1 && threads <= 32);             // DeviceConfig::validate
   const int32_t word_stride = int32_t(4 * threads);  // at most 128: the block's offsets fit an immediate
   static_assert(int32_t(kLmemBlockWords - 1) * 4 * 32 <= 2047);
-  const int32_t blocks = at();
+  // Each loop tests its count at the bottom (one branch an iteration), after one test on entry.
   const size_t blocks_exit = c.size();
   c.push_back(0);  // beq a2, zero, tail
+  const int32_t blocks = at();
   for (int32_t w = 0; w < int32_t(kLmemBlockWords); ++w) {
     c.push_back(rv::lw(a5, a0, w * word_stride));
     c.push_back(rv::sw(a5, a1, w * word_stride));
@@ -59,19 +60,19 @@ std::vector<uint32_t> entry_routine_code(uint32_t threads) {
   c.push_back(rv::add(a0, a0, a6));
   c.push_back(rv::add(a1, a1, a6));
   c.push_back(rv::addi(a2, a2, -1));
-  c.push_back(rv::jal(zero, blocks - at()));
+  c.push_back(rv::bne(a2, zero, blocks - at()));
   const int32_t tail = at();
   c[blocks_exit] = rv::beq(a2, zero, tail - int32_t(blocks_exit * 4));
   c.push_back(rv::lw(a2, t0, kLmemTail));
-  const int32_t words = at();
   const size_t words_exit = c.size();
   c.push_back(0);  // beq a2, zero, no_lmem
+  const int32_t words = at();
   c.push_back(rv::lw(a5, a0, 0));
   c.push_back(rv::sw(a5, a1, 0));
   c.push_back(rv::add(a0, a0, a7));
   c.push_back(rv::add(a1, a1, a7));
   c.push_back(rv::addi(a2, a2, -1));
-  c.push_back(rv::jal(zero, words - at()));
+  c.push_back(rv::bne(a2, zero, words - at()));
   const int32_t no_lmem = at();
   c[skip_lmem] = rv::beq(t2, zero, no_lmem - int32_t(skip_lmem * 4));
   c[words_exit] = rv::beq(a2, zero, no_lmem - int32_t(words_exit * 4));

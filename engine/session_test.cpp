@@ -637,9 +637,14 @@ TEST_CASE("set var: a register and local memory written at a stop are carried by
 
 TEST_CASE("the thread-entry routine copies every word of local memory: blocks and the words after them", "[session]") {
   // Each lane copies its share of the image in blocks of routine::kLmemBlockWords words, then the rest
-  // one by one: 63 blocks and 12 words a lane, 31 blocks and 14 words, no block and 8 words, 64 blocks.
-  const std::vector<DeviceConfig> configs = {DeviceConfig{1, 1, 4, 4, 16320}, DeviceConfig{1, 2, 8, 8, 16320},
-                                             DeviceConfig{1, 1, 4, 32, 1024}, DeviceConfig{1, 1, 4, 4, 16384}};
+  // one by one: 63 blocks and 12 words a lane, 31 blocks and 14 words, no block and 8 words, 64 blocks;
+  // and every other warp width (the code is made for it, its offsets up to 15 x 4 x NT): 1 lane,
+  // 255 blocks; 2 lanes, 8 blocks and 8 words; 16 lanes, 4 blocks and 1 word; 32 lanes,
+  // 8 blocks.
+  const std::vector<DeviceConfig> configs = {DeviceConfig{1, 1, 4, 4, 16320},  DeviceConfig{1, 2, 8, 8, 16320},
+                                             DeviceConfig{1, 1, 4, 32, 1024},  DeviceConfig{1, 1, 4, 4, 16384},
+                                             DeviceConfig{1, 1, 32, 1, 16320}, DeviceConfig{1, 1, 16, 2, 1088},
+                                             DeviceConfig{1, 1, 2, 16, 4160},  DeviceConfig{1, 1, 4, 32, 16384}};
   for (const DeviceConfig& cfg : configs) {
     INFO(cfg.to_string() << " with " << cfg.local_mem_bytes << " bytes of local memory");
     Undisturbed u = undisturbed(cfg, 5, "vecadd");  // vecadd never touches local memory

@@ -2,12 +2,12 @@
 // Machine::run_fast, Machine::run_routine): a block's instructions run one after another without the
 // per-instruction checks, so each test here is a case where running ahead would be wrong, checked
 // against the reference interpreter (RunOptions::reference), which steps one instruction at a time:
-// code rewritten by a store inside a block (in a launch and in a routine) and by an atomic (which
-// ends its block), a fault in the middle of a block, budgets and quanta that end inside one,
-// floating-point flags raised inside blocks. The first six fail when their part of the rule is taken
-// out of the loops (the code check after a store inside a block, in run_fast and in run_routine; the
-// code check after a block; the cache generation in a block's key; the count of the instructions
-// before a fault; running only as far as the quantum and the limit allow: checked).
+// code rewritten by a store (in a launch, where it ends its block, and in a routine, where it does
+// not) and by an atomic (which ends its block), a fault in the middle of a block, budgets and quanta
+// that end inside one, floating-point flags raised inside blocks. The first six fail when their part of the rule is
+// taken out of the loops (stores ending run_fast's blocks; the code check after a store inside one of run_routine's;
+// the code check after a block; the cache generation in a block's key; the count of the instructions before a fault;
+// running only as far as the quantum and the limit allow: checked).
 #include <catch2/catch.hpp>
 #include <memory>
 #include <tuple>
@@ -84,9 +84,10 @@ void require_same(const Run& fast, const Run& ref) {
 // in a built block shows from the second iteration on.
 
 // Five iterations; the fourth one's store writes `addi a1, a1, 16` over `target` (the others store to
-// data), in the middle of the block built on the second iteration. If the loop running the block did
-// not check the code generation after the store, it would run the old `addi a1, a1, 1` once more:
-// a1 = 20 instead of 3 + 16 + 16 = 35. `end`: what follows the loop (a1 is stored at kData first);
+// data), right after it in the code. If the fast loop's block did not end at the store, or the
+// routine's loop (whose blocks go on past stores) did not check the code generation after it, the
+// block built on the second iteration would run the old `addi a1, a1, 1` once more: a1 = 20 instead
+// of 3 + 16 + 16 = 35. `end`: what follows the loop (a1 is stored at kData first);
 // `store`: the instruction that stores t1 at t4.
 std::vector<uint32_t> rewrite_after_store(const std::vector<uint32_t>& end, uint32_t store = rv::sw(t1, t4, 0)) {
   std::vector<uint32_t> k =

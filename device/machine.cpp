@@ -240,7 +240,7 @@ const Decoded* Machine::fetch(uint32_t pc, Cause* cause) {
   return &e.d;
 }
 
-void Machine::build_block(uint32_t pc, Block& b) {
+void Machine::build_block(uint32_t pc, Block& b, bool stores_inside) {
   // A new cache generation now, not inside the loop: the block's instructions and its key must be
   // of the same generation, and a wrap of the generation counter empties the pool.
   if (mem_.code_generation() != code_generation_seen_) code_rewritten();
@@ -258,13 +258,12 @@ void Machine::build_block(uint32_t pc, Block& b) {
     if (!d || d->sync) break;
     out[len++] = *d;
     const uint32_t opcode = d->raw & 0x7f;
-    // A store stays inside: whoever runs the block checks the code generation after each one.
-    if (opcode == 0x63 || opcode == 0x67 || opcode == 0x6f || opcode == 0x73 || d->cls == InsnClass::Atomic ||
-        d->cls == InsnClass::Fence)
+    if (opcode == 0x63 || opcode == 0x67 || opcode == 0x6f || opcode == 0x73 ||
+        (d->cls == InsnClass::Store && !stores_inside) || d->cls == InsnClass::Atomic || d->cls == InsnClass::Fence)
       break;
   }
   assert(icache_key(pc) == key && block_pool_used_ == start);  // nothing was written since the check
-  b = Block{key, start, len};
+  b = Block{key | (stores_inside ? kStoresInside : 0), start, len};
   block_pool_used_ = start + len;
 }
 
@@ -374,7 +373,7 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
           // planted, which empties the caches) does not decode the instructions ahead of it.
           slot = Block{gen | pc, kBlockUnbuilt, 0};
         } else if (slot.start == kBlockUnbuilt) [[unlikely]] {
-          build_block(pc, slot);
+          build_block(pc, slot, false);
           gen = icache_key(0);
         }
         if (slot.len != 0) [[likely]]
@@ -383,7 +382,7 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
       if (b) {
         // The whole block, or as much of it as the quantum and the limit allow. Every instruction but
         // the block's last continues at pc + 4 and leaves ctx.next_pc alone.
-        uint32_t n = std::min(b->len, q - cut);
+        const uint32_t n = std::min(b->len, q - cut);
         const Decoded* const first = pool + b->start;
         const Decoded* const end = first + n;
         uint32_t at = pc;
@@ -400,12 +399,6 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
             if (d + 1 != end) ctx.next_pc = at + 4;
             settle();
             return complete_step(c, w, ctx, o, exc);
-          }
-          // A store may have rewritten an instruction after it in this block: the block ends there.
-          if (d->cls == InsnClass::Store && mem_.code_generation() != code_generation_seen_) [[unlikely]] {
-            n = uint32_t(d - first) + 1;
-            if (d + 1 != end) ctx.next_pc = at + 4;
-            break;
           }
         }
         pending += n;

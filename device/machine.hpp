@@ -265,15 +265,22 @@ class Machine {
   uint64_t icache_key(uint32_t pc) const { return (uint64_t(icache_generation_) << 32) | pc; }
   // A basic block for run_fast and run_routine: the instructions from pc up to and including the first
   // one after which the next pc is not pc + 4 or the decode cache must be checked (a branch, a jump, a
-  // system instruction, an atomic, a fence), at most kBlockMax, copied from the decode cache into
+  // system instruction, a store, an atomic, a fence), at most kBlockMax, copied from the decode cache into
   // the block pool, where they are `len` entries from `start`. An instruction with Decoded::sync ends
   // the block before it; len 0 when the one at pc has it or cannot be fetched. Keyed like
   // ICacheEntry: a new cache generation empties both caches. A block is built the second time the
-  // fast loop reaches its pc in a generation (kBlockUnbuilt marks the first). Stores stay inside a
-  // block: after each one the loop running it checks the code generation, and when the store rewrote
-  // code the block ends there (the instructions after it may be stale).
+  // fast loop reaches its pc in a generation (kBlockUnbuilt marks the first). The thread-entry
+  // routine's loop builds blocks that go on past stores (its copy of local memory alternates loads
+  // and stores) and checks the code generation after each one, ending the block there when the store
+  // rewrote code; their keys carry kStoresInside, so run_fast, whose loop checks nothing inside a
+  // block, never runs one. A kernel's blocks end at stores: a check after every instruction of every
+  // block cost the scalar workload 2.7% more host instructions (callgrind), and even a test of a
+  // per-block flag in run_fast's lookup cost 2%.
   static constexpr uint32_t kBlockMax = 31;
   static constexpr uint32_t kBlockUnbuilt = UINT32_MAX;  // Block::start of a pc seen once: not built yet
+  // A block that goes on past stores (run_routine's) has this bit in its key: pcs are word-aligned,
+  // so run_fast never finds one (it builds its own at that pc).
+  static constexpr uint64_t kStoresInside = 1;
   struct Block {
     uint64_t key = 0;
     uint32_t start = 0;
@@ -283,7 +290,8 @@ class Machine {
   static constexpr uint32_t kBlockPool = 1u << 14;
   // The block cache's mapping: the blocks, then the pool (Decoded's alignment divides the blocks' size).
   static constexpr size_t kBlockMapBytes() { return kBlocks * sizeof(Block) + kBlockPool * sizeof(Decoded); }
-  void build_block(uint32_t pc, Block& b);
+  // stores_inside: a store does not end the block (run_routine's blocks; run_fast's end at one).
+  void build_block(uint32_t pc, Block& b, bool stores_inside);
   void empty_icache();
   const Decoded* fetch(uint32_t pc, Cause* cause);
   void code_rewritten();

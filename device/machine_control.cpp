@@ -286,10 +286,11 @@ Outcome Machine::run_routine(uint32_t c, uint32_t w, uint64_t limit, uint64_t* r
     if (blocks) {
       if (mem_.code_generation() != code_generation_seen_) code_rewritten();
       Block& slot = blocks[(pc >> 2) & (kBlocks - 1)];
-      if (slot.key != icache_key(pc)) {
-        slot = Block{icache_key(pc), kBlockUnbuilt, 0};
+      const uint64_t key = icache_key(pc) | kStoresInside;  // this loop's kind of block
+      if (slot.key != key) {
+        slot = Block{key, kBlockUnbuilt, 0};
       } else if (slot.start == kBlockUnbuilt) {
-        build_block(pc, slot);
+        build_block(pc, slot, true);
         if (slot.len != 0) b = &slot;
       } else if (slot.len != 0) {
         b = &slot;

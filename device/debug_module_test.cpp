@@ -578,8 +578,9 @@ TEST_CASE("an injected csrr from DSCRATCH0 sets a0 of the selected thread only",
 }
 
 TEST_CASE("injected words run as themselves whatever was injected before (the kept decodings)", "[dm]") {
-  // Machine::inject keeps the decodings of recent words in a small table indexed by a hash: 2000
-  // different words, each injected twice in a row and again after others, share its 64 entries.
+  // Machine::inject keeps the decodings of recent words in a small table indexed by a hash: 4000
+  // different words (2000 immediates into a0, then into a1), all of them twice over, share its 64
+  // entries.
   DmBench t;
   t.b.load({rv::li(a0, 1)});
   t.b.m.activate_warp(0, 0, Bench::kCode, 0xf);

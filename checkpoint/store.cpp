@@ -1181,11 +1181,8 @@ Result<void> Store::set_mark(const TimeKey& key, const StopRecord& mark) {
     if (uint8_t(mark.kind) >= kStopKindCount) return I.err(what + ": unknown stop kind");
     auto txn = I.begin_write();
     if (!txn) return I.err(what, txn.error());
+    if (key.launch == 0) return I.err(what + ": launches are numbered from 1");
     auto k = codec::encode_key(key);
-    MDB_val v;
-    bool found = false;
-    if (auto r = txn->get(I.checkpoints, key_val(k), &v, &found, "checkpoint"); !r) return I.err(what, r.error());
-    if (!found) return I.err(what + ": there is no checkpoint at that time");
     auto numbered = I.numbered(*txn, k, mark);
     if (!numbered) return I.err(what, numbered.error());
     auto mv = I.codec.encode_mark(*numbered);

@@ -116,8 +116,9 @@ class Store {
   // Whether a checkpoint exists at key (nothing is decoded).
   Result<bool> has(const TimeKey& key);
 
-  // Marks: the points the user stopped at or marked (`info checkpoints`), each a stored checkpoint.
-  // set_mark adds or replaces the mark of an existing checkpoint.
+  // Marks: the points the user stopped at or marked (`info checkpoints`). A mark's checkpoint is
+  // stored, or derived by re-execution from the checkpoint before it (docs/store.md, "Stops").
+  // set_mark adds or replaces the mark at key (durably, with the staged checkpoints).
   Result<void> set_mark(const TimeKey& key, const StopRecord& mark);
   Result<std::vector<std::pair<TimeKey, StopRecord>>> marks();
 

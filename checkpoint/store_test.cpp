@@ -482,6 +482,18 @@ TEST_CASE("A staged checkpoint reads back at once, commits with the next durable
   CHECK(marks[1].first == c.rec.key);
   CHECK(marks[1].second.number == 1);
   CHECK(marks[1].second.text == "again");
+  // A stop derived from the checkpoint before it is recorded by its mark alone (docs/store.md, "Stops").
+  const TimeKey derived{1, 27};
+  REQUIRE_FALSE(must(store.has(derived)));
+  must(store.set_mark(derived, StopRecord{StopKind::Step, "step", {}}));
+  CHECK_FALSE(must(store.has(derived)));
+  marks = must(store.marks());
+  REQUIRE(marks.size() == 3);
+  auto it = std::find_if(marks.begin(), marks.end(), [&](const auto& m) { return m.first == derived; });
+  REQUIRE(it != marks.end());
+  CHECK(it->second.number == 3);
+  CHECK(contains(error_of(store.set_mark(TimeKey{0, 5}, StopRecord{StopKind::Step, "step", {}})),
+                 "launches are numbered from 1"));
 }
 
 TEST_CASE("Staged checkpoints that cannot be committed are given up and counted; durable writes go on without them") {

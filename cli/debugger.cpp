@@ -937,6 +937,7 @@ int Debugger::finish_session(const std::string& store_dir, std::optional<int> st
   v.restore_instructions = st.restore_instructions;
   v.passes = st.passes;
   v.checkpoints = st.checkpoints;
+  v.marks_only = st.marks_only;
   v.bytes_stored = st.bytes_stored;
   v.reexecution_ratio = st.reexecution_ratio();
   v.store = store_dir;

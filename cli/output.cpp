@@ -247,6 +247,7 @@ void JsonSink::exit(const ExitView& v) {
           {"reexecution_ratio", v.reexecution_ratio},
           {"restore_instructions", v.restore_instructions},
           {"checkpoints", v.checkpoints},
+          {"marks_only", v.marks_only},
           {"bytes_stored", v.bytes_stored}}},
         {"store", v.store.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v.store)}});
 }

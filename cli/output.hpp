@@ -61,6 +61,7 @@ struct ExitView {
   std::optional<uint32_t> exit_code;  // the kernel's exit-code word when it completed
   std::string state;                  // "exited", "stopped", "killed", "not started"
   uint64_t instructions = 0, lane_instructions = 0, restore_instructions = 0, checkpoints = 0, bytes_stored = 0;
+  uint64_t marks_only = 0;  // stops recorded by their mark alone (docs/store.md, "Stops")
   uint32_t passes = 0;
   double reexecution_ratio = 1.0;
   std::string store;  // the store directory, "" without one

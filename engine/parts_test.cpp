@@ -235,6 +235,28 @@ TEST_CASE("The recorder writes a launch's start once the work since the last che
   CHECK(r.next_auto() == UINT64_MAX);
 }
 
+TEST_CASE("The recorder writes a stop's checkpoint once a sixteenth of the interval ran since the last one") {
+  Recorder r;
+  CHECK(r.since_checkpoint(5) == UINT64_MAX);  // none yet
+  CHECK(r.stop_checkpoint_due(5, 1600));
+  r.checkpoint_at(0);
+  CHECK(r.since_checkpoint(99) == 99);
+  CHECK_FALSE(r.stop_checkpoint_due(99, 1600));  // 100 is the sixteenth
+  CHECK(r.stop_checkpoint_due(100, 1600));
+  CHECK(r.stop_checkpoint_due(1, 0));   // automatic checkpoints off: every stop writes one
+  CHECK(r.stop_checkpoint_due(1, 15));  // an interval too small to split
+  r.checkpoint_at(300);
+  CHECK(r.since_checkpoint(350) == 50);
+  // The work of earlier launches counts, the host's copies too.
+  r.launch_ended(360);
+  r.host_copied(16 * 30);
+  CHECK(r.since_checkpoint(20) == 60 + 30 + 20);
+  CHECK_FALSE(r.stop_checkpoint_due(9, 1600));
+  CHECK(r.stop_checkpoint_due(10, 1600));
+  r.launch_ended(UINT64_MAX);  // saturates
+  CHECK(r.since_checkpoint(UINT64_MAX) == UINT64_MAX);
+}
+
 TEST_CASE("The recorder queues host operations until a flush, and a replay or a read-only store records none") {
   TempDir dir;
   auto store = new_store(dir);

@@ -84,6 +84,18 @@ class Recorder {
   }
   void host_copied(uint64_t bytes) { add_unsaved(bytes / kCopyBytesPerInstruction); }
   uint64_t unsaved() const { return unsaved_; }
+  // The work since the last checkpoint at `progress` of the current launch (UINT64_MAX: none yet).
+  uint64_t since_checkpoint(uint64_t progress) const {
+    const uint64_t here = progress - std::min(progress, checkpoint_progress_);
+    return unsaved_ > UINT64_MAX - here ? UINT64_MAX : unsaved_ + here;
+  }
+  // Whether a stop the user sees at `progress` writes its checkpoint (docs/store.md, "Stops"): when
+  // the work since the last checkpoint reaches `interval` / kStopsPerInterval (interval 0: always).
+  // Otherwise only its mark is written, and a move to it re-executes from that checkpoint.
+  static constexpr uint64_t kStopsPerInterval = 16;
+  bool stop_checkpoint_due(uint64_t progress, uint64_t interval) const {
+    return interval < kStopsPerInterval || since_checkpoint(progress) >= interval / kStopsPerInterval;
+  }
   // Whether the launch beginning now has its start written (`interval` 0: automatic checkpoints off).
   // When it is not, schedule_from places the launch's first automatic checkpoint.
   bool start_due(uint64_t interval) const { return interval && unsaved_ >= interval; }

@@ -208,6 +208,7 @@ struct SessionStats {
   uint64_t unrecorded_ops = 0;  // host operations the last flush() could not record (kept, retried)
   uint64_t ops_failures = 0;    // writes of the host's operations alone that failed (kept, retried)
   uint64_t checkpoints = 0;
+  uint64_t marks_only = 0;    // stops recorded by their mark alone (derived from the checkpoint before: docs/store.md)
   uint64_t bytes_stored = 0;  // bytes written to the store (pages and records, compressed)
   // instructions / launch_instructions: 1.0 when nothing ran twice.
   double reexecution_ratio() const {

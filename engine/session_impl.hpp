@@ -220,6 +220,11 @@ struct Session::Impl {
   Recorder recorder;        // what goes into the store (engine/recorder.hpp)
   std::string console_log;  // this launch's console output
   std::vector<ConsoleChunk> console_out;
+  // Pages the workload wrote since the last checkpoint, taken from the device by a re-launch before
+  // the engine's own writes (a stop recorded by its mark alone leaves them to the next checkpoint).
+  std::vector<uint32_t> held_dirty;
+  // held_dirty and the pages the device says were written since, each once, in first-written order.
+  std::vector<uint32_t> take_dirty_pages();
 
   SessionStats st;
   LiveState lv;                    // live mode (engine/session_live.hpp)
@@ -329,7 +334,10 @@ struct Session::Impl {
   Result<void> come_back(TimePoint here, const StopEvent& saved, bool was_fatal);
   bool save_ops();
 
-  Result<void> write_checkpoint(const StopEvent& ev, bool mark);
+  // True: the point's checkpoint is in the store (written now or found there); false: only its mark
+  // was written (stop_derivable).
+  Result<bool> write_checkpoint(const StopEvent& ev, bool mark);
+  bool stop_derivable() const;
 
   // An automatic checkpoint while the launch is in flight (after a Budget event): no re-launch.
   Result<void> auto_checkpoint();

@@ -97,7 +97,7 @@ Result<bool> Session::Impl::save_checkpoint(const StopEvent& ev, bool mark) {
   if (memory && ctx.kernel_instructions != 0) return false;
   auto r = write_checkpoint(ev, mark && !memory);
   if (r) {
-    recorder.checkpoint_at(ctx.kernel_instructions);
+    if (*r) recorder.checkpoint_at(ctx.kernel_instructions);
     return !memory;
   }
   if (memory && r.error().code != ErrorCode::Internal) {
@@ -111,21 +111,27 @@ Result<bool> Session::Impl::save_checkpoint(const StopEvent& ev, bool mark) {
   return false;
 }
 
-Result<void> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
-  if (auto r = flush(); !r) return r;
+// A stop the user saw whose state a re-execution from the last checkpoint reproduces (docs/store.md,
+// "Stops"): no live history in play, not a fault, and that checkpoint near (Recorder).
+bool Session::Impl::stop_derivable() const {
+  return !may_have_live() && !fatal && !runner->departed(launch) && !runner->stepped() &&
+         !recorder.stop_checkpoint_due(ctx.kernel_instructions, opts.checkpoint_interval);
+}
+
+std::vector<uint32_t> Session::Impl::take_dirty_pages() {
+  std::vector<uint32_t> out = std::move(held_dirty);
+  held_dirty.clear();
+  std::vector<uint32_t> more = dev.take_dirty_pages();
+  if (out.empty()) return more;
+  const std::set<uint32_t> seen(out.begin(), out.end());
+  for (uint32_t p : more)
+    if (!seen.count(p)) out.push_back(p);
+  return out;
+}
+
+Result<bool> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
+  if (auto r = flush(); !r) return r.error();
   const checkpoint::TimeKey key{launch, ctx.kernel_instructions};
-  std::vector<checkpoint::PageData> new_pages;
-  // The workload's pages written since the last checkpoint (the engine's own are not in its regions).
-  for (uint32_t page : dev.take_dirty_pages()) {
-    if (!in_regions(page)) continue;
-    std::vector<uint8_t> bytes(kPageSize);
-    if (!read_page(page, bytes)) {
-      recorder.forget_page(page);  // freed since
-      continue;
-    }
-    traps.unplant_view(page * kPageSize, bytes);
-    if (auto pd = recorder.note_page(page, std::move(bytes))) new_pages.push_back(std::move(*pd));
-  }
   checkpoint::StopRecord stop_rec;
   stop_rec.kind =
       ev.reason == StopReason::InstructionCount && !mark ? checkpoint::StopKind::Automatic : stop_kind(ev.reason);
@@ -148,6 +154,25 @@ Result<void> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
   if (mark) stop_lane.reset();
   auto exists = store->has(key);
   if (!exists) return make_error("could not save the checkpoint " + key.to_string() + ": " + exists.error().message);
+  if (!*exists && mark && stop_derivable()) {
+    // Only the mark, durably (with the staged checkpoints before it); the memory written since the
+    // last checkpoint stays the device's dirty pages, for the next checkpoint to take.
+    if (auto r = store->set_mark(key, stop_rec); !r) return r.error();
+    ++st.marks_only;
+    return false;
+  }
+  std::vector<checkpoint::PageData> new_pages;
+  // The workload's pages written since the last checkpoint (the engine's own are not in its regions).
+  for (uint32_t page : take_dirty_pages()) {
+    if (!in_regions(page)) continue;
+    std::vector<uint8_t> bytes(kPageSize);
+    if (!read_page(page, bytes)) {
+      recorder.forget_page(page);  // freed since
+      continue;
+    }
+    traps.unplant_view(page * kPageSize, bytes);
+    if (auto pd = recorder.note_page(page, std::move(bytes))) new_pages.push_back(std::move(*pd));
+  }
   if (*exists) {
     // Same point, same state: compare what the store holds with what the device reached.
     auto rec = store->get(key);
@@ -158,7 +183,7 @@ Result<void> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
     // A live history's checkpoint (docs/live.md): a forward run back in it that ran through a
     // stepped interval without stopping (its breakpoints deleted) re-executed it, and may reach a
     // later live key in another state. The recording keeps the live state; this one is not written.
-    if (rec->live && !runner->holds_device() && !(*stored == ctx)) return {};
+    if (rec->live && !runner->holds_device() && !(*stored == ctx)) return true;
     if (!(*stored == ctx))
       return make_error(ErrorCode::Internal,
                         "internal error: the state reached at " + key.to_string() +
@@ -170,9 +195,9 @@ Result<void> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
                                                  " differs from the checkpoint stored there");
     if (mark) {
       stop_rec.kind = stop_kind(ev.reason);
-      if (auto r = store->set_mark(key, stop_rec); !r) return r;
+      if (auto r = store->set_mark(key, stop_rec); !r) return r.error();
     }
-    return {};
+    return true;
   }
   checkpoint::CheckpointRecord rec;
   context_to_record(ctx, &rec, &new_pages);
@@ -188,13 +213,13 @@ Result<void> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
   };
   rec.threads = checkpoint::ThreadLists{conv(l.complete), conv(l.in_progress), conv(l.not_launched)};
   rec.console.assign(console_log.begin(), console_log.end());
-  if (auto r = recorder.put(key, rec, std::move(new_pages), mark ? &stop_rec : nullptr); !r) return r;
+  if (auto r = recorder.put(key, rec, std::move(new_pages), mark ? &stop_rec : nullptr); !r) return r.error();
   runner->checkpoint_written();
-  if (recorder.in_memory_only()) return {};  // nothing is stored
+  if (recorder.in_memory_only()) return true;  // nothing is stored
   ++st.checkpoints;
   checkpoint::StoreStats ss = store->stats();
   st.bytes_stored = ss.stored_page_bytes + ss.record_bytes;
-  return {};
+  return true;
 }
 
 // The host's queued operations alone, with a checkpoint's failure handling: false when they could

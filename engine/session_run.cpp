@@ -28,6 +28,7 @@ void Session::Impl::begin_pass(uint64_t progress) {
 // Re-launches the stopped launch from ctx (the patent's re-launch with the thread-entry routine).
 // overrides: warps at a planted breakpoint go past it (a scan sets none: a hit right at its start counts).
 Result<void> Session::Impl::relaunch(bool dispatch_new, bool overrides) {
+  if (recorder.writes_checkpoints()) held_dirty = take_dirty_pages();  // the workload's, before the engine writes
   if (auto r = ensure_routine(); !r) return r;
   if (auto r = reissue_registers(); !r) return r;
   // Another workload may have used the console rings while we were stopped.

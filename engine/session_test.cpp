@@ -9,11 +9,13 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "checkpoint/store.hpp"
 #include "device/encode.hpp"
 #include "device/host_runtime.hpp"
+#include "engine/recorder.hpp"
 #include "tests/property.hpp"
 #include "tests/session_support.hpp"
 
@@ -226,8 +228,10 @@ TEST_CASE("the same checkpoint leads to the same future", "[session]") {
   so.store_dir = dir.string();
   so.store_sync = false;
   Undisturbed u = undisturbed(k1x1x4x4, 9, kernel);
-  Debugged d(k1x1x4x4, 9, kernel, so);
   uint64_t a = u.instructions / 4, b = u.instructions / 2;
+  // A stop writes its checkpoint when a sixteenth of the interval ran since the last one.
+  so.checkpoint_interval = Recorder::kStopsPerInterval * a;
+  Debugged d(k1x1x4x4, 9, kernel, so);
   StopEvent first = d.go(d.s->run_to(a));
   REQUIRE(first.reason == StopReason::InstructionCount);
   // The stop is a checkpoint (beside the automatic one at the launch's start), and a mark.
@@ -264,6 +268,68 @@ static long first_difference(const std::vector<uint8_t>& got, const std::vector<
   if (got.size() != want.size()) return long(std::min(got.size(), want.size()));
   auto d = std::mismatch(got.begin(), got.end(), want.begin());
   return d.first == got.end() ? -1 : long(d.first - got.begin());
+}
+
+TEST_CASE("a stop near the last checkpoint is recorded by its mark alone, and a move to it reaches its state",
+          "[session][timetravel]") {
+  const std::string kernel = GENERATE(as<std::string>{}, "sgemm", "histogram", "saxpy", "reduce");
+  INFO(kernel);
+  auto dir = std::filesystem::temp_directory_path() / ("vx-session-marks-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  SessionOptions so;
+  so.store_dir = dir.string();
+  so.store_sync = false;
+  so.checkpoint_interval = Recorder::kStopsPerInterval * 100;  // a stop's checkpoint 100 instructions on
+  const std::vector<uint64_t> stops = {50, 120, 150, 199, 260, 1650, 1690};
+  std::map<uint64_t, std::pair<DeviceContext, std::vector<uint8_t>>> want;
+  {
+    Reference ref(k1x1x4x4, 5, kernel);
+    for (uint64_t at : stops) {
+      DeviceContext c = ref.state_at(at);
+      want.emplace(at, std::make_pair(std::move(c), ref.memory(true)));
+    }
+  }
+  {
+    Debugged d(k1x1x4x4, 5, kernel, so);
+    for (uint64_t at : stops) REQUIRE(d.go(d.s->run_to(at)).instructions == at);
+    // 50 (the launch's start 50 back), 150 and 199 (120 is 30 and 79 back), 1650 and 1690 (the
+    // automatic checkpoint at 1600 is 50 and 90 back): marks alone; 120 and 260 write a checkpoint.
+    const std::set<uint64_t> checkpointed = {120, 260};
+    for (uint64_t at : stops)
+      CHECK(d.s->store()->has(checkpoint::TimeKey{1, at}).value() == (checkpointed.count(at) > 0));
+    CHECK(d.s->store()->has(checkpoint::TimeKey{1, 1600}).value());
+    CHECK(d.s->stats().marks_only == 5);
+    auto marks = d.s->marks();
+    REQUIRE(marks);
+    REQUIRE(marks->size() == stops.size());
+    // Every stop, from later to earlier and back: the state a run that never stopped has there.
+    for (int round = 0; round < 2; ++round)
+      for (size_t i = 0; i < stops.size(); ++i) {
+        const uint64_t at = stops[round == 0 ? stops.size() - 1 - i : i];
+        StopEvent ev = d.go(d.s->seek(TimePoint{1, at}));
+        REQUIRE(ev.instructions == at);
+        check_same_state(d.s->context(), want.at(at).first);
+        CHECK(first_difference(d.memory(true), want.at(at).second) == -1);
+      }
+    // The memory written between checkpoints is taken by the next one: the end is the undisturbed one.
+    StopEvent end = d.go(d.s->resume());
+    REQUIRE(end.reason == StopReason::Exited);
+    auto all = d.s->store()->list();
+    REQUIRE(all);
+    for (const auto& k : *all) CHECK(d.s->store()->verify(k));
+  }
+  {
+    // Automatic checkpoints off: every stop writes its checkpoint (nothing to derive it from nearby).
+    std::filesystem::remove_all(dir);
+    so.checkpoint_interval = 0;
+    Debugged d(k1x1x4x4, 5, kernel, so);
+    for (uint64_t at : {50, 60}) {
+      REQUIRE(d.go(d.s->run_to(at)).instructions == at);
+      CHECK(d.s->store()->has(checkpoint::TimeKey{1, at}).value());
+    }
+    CHECK(d.s->stats().marks_only == 0);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // The I/O region's first page holds the console indices (and the first rings), and its first bytes

@@ -145,7 +145,7 @@ Result<void> Session::Impl::restore(const checkpoint::TimeKey& key) {
   // Memory: the checkpoint's pages; pages the workload wrote since then that it did not have are zero.
   // Pages written since the last checkpoint differ from the recorder's image: they are rewritten too.
   std::set<uint32_t> dirty;
-  for (uint32_t page : dev.take_dirty_pages()) dirty.insert(page);
+  for (uint32_t page : take_dirty_pages()) dirty.insert(page);
   std::map<uint32_t, checkpoint::PageHash> target;
   for (const auto& r : rec->memory) target[r.number] = r.hash;
   const std::map<uint32_t, checkpoint::PageHash>& pages = recorder.pages();
@@ -171,7 +171,7 @@ Result<void> Session::Impl::restore(const checkpoint::TimeKey& key) {
     if (!in_regions(page) || target.count(page) || pages.count(page)) continue;
     if (write_page(page, zero)) traps.replant(page * kPageSize, kPageSize);
   }
-  (void)dev.take_dirty_pages();
+  (void)take_dirty_pages();
   recorder.set_pages(std::move(target));
   recorder.checkpoint_at(key.instret);
   ctx = std::move(c).value();

@@ -208,7 +208,7 @@ void time_travel_property(bool anywhere_in_run) {
         continue;
       }
       INFO(what);
-      RC_ASSERT(next.ok());
+      if (!next.ok()) RC_FAIL(what + ": " + next.error().message);
       ev = *next;
       check_stop(r, ref, ev, what);
       if (ev.reason == StopReason::Exited) CHECK(ev.exit_code == undisturbed(cfg, seed, kernel).exit_code);

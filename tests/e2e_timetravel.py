@@ -9,12 +9,16 @@
                   recording and a recording of another image are refused; the end-of-recording stop;
                   vxreplay replay --break; vxreplay ls
     words         every word that named a command before time travel still does
+    kills         SIGKILL at random points of a session of many breakpoint stops, most of them
+                  recorded by their marks alone (docs/store.md, "Stops"): every stop it printed is
+                  in the recording, and goto N reaches it again
 
 Usage: e2e_timetravel.py VXREPLAY EXAMPLES_DIR SOURCE_DIR CHECK
 """
 import ctypes
 import json
 import os
+import random
 import re
 import signal
 import struct
@@ -351,9 +355,59 @@ def check_words(vx, ex, src, tmp):
     check("warps" in s.output("info w"), f"{t}: info w is not info warps")
 
 
+def check_kills(vx, ex, src, tmp):
+    elf = os.path.join(ex, "sgemm.elf")
+    line = source_line(src, "sgemm", "for (uint32_t k = 0; k < T; k++) acc +=")
+    rng = random.Random(20261202)
+    for kill in range(5):
+        t = f"kill {kill + 1}"
+        db = os.path.join(tmp, f"kills-{kill}")
+        after, delay = rng.randint(1, 150), rng.uniform(0, 0.005)
+        p = subprocess.Popen([vx, "run", elf, "--db", db, "--json", "-ex", f"break sgemm.c:{line}"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        p.stdin.write("continue\nprint acc\n" * 400)
+        p.stdin.flush()
+        seen = []  # (instructions, pc, acc) of every stop printed
+        for raw in p.stdout:
+            ev = json.loads(raw)
+            if ev.get("event") == "stop" and ev.get("reason") == "breakpoint":
+                at = (ev["instructions"], ev["pc"])
+            elif ev.get("event") == "output" and ev.get("command") == "print acc":
+                seen.append((*at, ev.get("text")))
+                if len(seen) == after:
+                    break
+        time.sleep(delay)
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        p.stdin.close()
+        p.stdout.close()
+        if not check(len(seen) == after, f"{t}: {len(seen)} stops printed, want {after}"):
+            continue
+        # The last stop printed, one chosen at random before it, and the first: each where it was.
+        picks = sorted({after, rng.randint(1, after), 1})
+        args = [vx, "replay", os.path.join(db, "sgemm-1"), "--batch", "--json", "-ex", "info checkpoints"]
+        for n in picks:
+            args += ["-ex", f"goto {n}", "-ex", "print acc"]
+        r = subprocess.run(args, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        events = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+        cps = [e for e in events if e.get("event") == "output" and e.get("command") == "info checkpoints"]
+        stops = [(e["instructions"], e["pc"]) for e in events if e.get("event") == "stop"]
+        accs = [e.get("text") for e in events if e.get("event") == "output" and e.get("command") == "print acc"]
+        stops = [(*a, b) for a, b in zip(stops[-len(picks):], accs)]
+        if not check(r.returncode == 0 and cps, f"{t}: replay status {r.returncode}, {r.stderr[-300:]!r}"):
+            continue
+        listed = [c["instret"] for c in cps[0]["checkpoints"]]
+        numbers = [c["number"] for c in cps[0]["checkpoints"]]
+        check(all(x[0] in listed for x in seen), f"{t}: printed {[x[0] for x in seen]}, listed {listed}")
+        check(numbers[:after] == list(range(1, after + 1)), f"{t}: marks numbered {numbers[:after + 1]}")
+        print(f"{t}: killed after {after} stops; {len(listed)} listed; goto {picks}: {stops}")
+        check(stops == [seen[n - 1] for n in picks], f"{t}: goto {picks} reached {stops}, printed {[seen[n - 1] for n in picks]}")
+
+
 def main():
     vx, ex, src, what = sys.argv[1:5]
-    checks = {"reverse": check_reverse, "watch": check_watch, "recordings": check_recordings, "words": check_words}
+    checks = {"reverse": check_reverse, "watch": check_watch, "recordings": check_recordings, "words": check_words,
+              "kills": check_kills}
     return run_check(checks, what, vx, ex, src)
 
 

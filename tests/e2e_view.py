@@ -284,6 +284,10 @@ def check_pages():
 def check_export():
     with tempfile.TemporaryDirectory() as tmp:
         rec = record_kernel(tmp, "sgemm", "for (uint32_t k = 0; k < T; k++) acc +=", 2)
+        # Opened at the prompt first: the session derives the stops recorded by their marks alone
+        # (docs/store.md, "Stops") and keeps the checkpoints and timeline samples it takes, so the
+        # export and the page below read the same recording.
+        marks, _ = prompt_answers(rec)
         out = os.path.join(tmp, "t.json")
         rc, _, err = run([VX, "export", rec, "--trace", out])
         if not check(rc == 0, f"export: status {rc}: {err!r}"):
@@ -297,7 +301,6 @@ def check_export():
         names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
         check(names == {"launch 1 (sgemm)"}, f"export: the launches are {names}")
         stops = [e for e in events if e["ph"] == "i" and e["cat"] == "stop"]
-        marks, _ = prompt_answers(rec)
         check(len(stops) == len(marks), f"export: {len(stops)} stops, info checkpoints lists {len(marks)}")
         check(all("sgemm.c:" in e["name"] for e in stops if "breakpoint" in e["name"]),
               f"export: the stops name their line: {[e['name'] for e in stops]}")

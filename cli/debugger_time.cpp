@@ -355,7 +355,8 @@ void Debugger::info_checkpoints(bool all) {
   if (all) {
     auto keys = s_.checkpoint_keys();
     if (!keys) return err("cannot list the checkpoints: " + keys.error().message);
-    text += "All " + std::to_string(keys->size()) + " checkpoints (automatic ones included):\n";
+    text += "All " + std::to_string(keys->size()) +
+            " checkpoints stored (automatic ones included; a stop without one is reached from the one before it):\n";
     nlohmann::json every = nlohmann::json::array();
     for (const auto& k : *keys) {
       text += "  launch " + std::to_string(k.launch) + ", instruction " + std::to_string(k.instret) + "\n";

@@ -155,8 +155,9 @@ Result<bool> Session::Impl::write_checkpoint(const StopEvent& ev, bool mark) {
   auto exists = store->has(key);
   if (!exists) return make_error("could not save the checkpoint " + key.to_string() + ": " + exists.error().message);
   if (!*exists && mark && stop_derivable()) {
-    // Only the mark, durably (with the staged checkpoints before it); the memory written since the
-    // last checkpoint stays the device's dirty pages, for the next checkpoint to take.
+    // Only the mark, durably (with the staged checkpoints before it); the pages written since the
+    // last checkpoint stay pending (the device's dirty pages, and held_dirty across a re-launch) for
+    // the next checkpoint to take.
     if (auto r = store->set_mark(key, stop_rec); !r) return r.error();
     ++st.marks_only;
     return false;

@@ -311,9 +311,11 @@ TEST_CASE("a stop near the last checkpoint is recorded by its mark alone, and a 
         check_same_state(d.s->context(), want.at(at).first);
         CHECK(first_difference(d.memory(true), want.at(at).second) == -1);
       }
-    // The memory written between checkpoints is taken by the next one: the end is the undisturbed one.
+    // The memory written between checkpoints is taken by the next one: the end is the undisturbed
+    // one, and so is every checkpoint written on the way there.
     StopEvent end = d.go(d.s->resume());
     REQUIRE(end.reason == StopReason::Exited);
+    CHECK(first_difference(d.memory(false), undisturbed(k1x1x4x4, 5, kernel).memory) == -1);
     auto all = d.s->store()->list();
     REQUIRE(all);
     for (const auto& k : *all) CHECK(d.s->store()->verify(k));

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -23,6 +24,7 @@
 #include "checkpoint/codec.hpp"
 #include "checkpoint/lmdb.hpp"
 #include "checkpoint/lmdb_check.hpp"
+#include "checkpoint/ops_journal.hpp"
 
 namespace vx::checkpoint {
 
@@ -45,6 +47,12 @@ constexpr uint64_t kMinFileBytes = 2 * 4096;
 
 MDB_val key_val(const std::array<uint8_t, codec::kKeyBytes>& k) { return lmdb::val(k.data(), k.size()); }
 MDB_val hash_val(const std::array<uint8_t, codec::kHashBytes>& h) { return lmdb::val(h.data(), h.size()); }
+// A host operation's key: its index, big-endian (codec::kOpKeyBytes).
+std::array<uint8_t, codec::kOpKeyBytes> op_key(uint64_t index) {
+  std::array<uint8_t, codec::kOpKeyBytes> k{};
+  for (size_t i = 0; i < k.size(); ++i) k[i] = uint8_t(index >> (8 * (k.size() - 1 - i)));
+  return k;
+}
 const uint8_t* bytes_of(const MDB_val& v) { return static_cast<const uint8_t*>(v.mv_data); }
 
 // Runs f, turning any exception (an allocation failure, a Cap'n Proto error) into an Error.
@@ -127,6 +135,8 @@ class GroupSync {
     for (MDB_txn* r : readers_)
       if (r) mdb_txn_abort(r);
   }
+  // The operations journal's file (ops_journal.hpp), synced with every safe point; -1: none.
+  void set_journal_fd(int fd) { journal_fd_.store(fd, std::memory_order_release); }
   void committed() {
     std::lock_guard<std::mutex> l(m_);
     if (dirty_) return;
@@ -164,6 +174,10 @@ class GroupSync {
   void sync() {
     std::lock_guard<std::mutex> one(sync_m_);
     auto r = safe_point();
+    // The journal's entries start at the operations committed when it was last reset, which this
+    // safe point holds: synced after it, they continue the synced recording.
+    if (const int fd = journal_fd_.load(std::memory_order_acquire); r && fd >= 0 && ::fdatasync(fd) != 0)
+      r = make_error(lmdb::code_of(errno), std::string("syncing the operations journal: ") + std::strerror(errno));
     if (!r) {
       std::lock_guard<std::mutex> l(m_);
       if (!failed_) failed_ = r.error();
@@ -232,6 +246,7 @@ class GroupSync {
   std::condition_variable cv_;
   bool dirty_ = false, stop_ = false;
   std::optional<Error> failed_;
+  std::atomic<int> journal_fd_{-1};
   std::thread thread_;  // last: it starts once the rest is ready
 };
 
@@ -352,8 +367,19 @@ struct Store::Impl {
   uint64_t staged_bytes = 0;
   // Past this many staged bytes, a put commits them (memory stays bounded however long a run goes).
   static constexpr uint64_t kMaxStagedBytes = 64ull << 20;
-  Result<void> write_staged(lmdb::Txn& txn) {
-    for (const auto& [hash, value] : staged_pages) {
+  // The operations journal (ops_journal.hpp; docs/store.md, "The operations journal"): operations
+  // appended with journal = true and the data they brought, encoded, in the file and here, not
+  // committed yet (op_count counts the committed ones). A write transaction takes them along, and
+  // its commit empties the journal. Declared before group_sync, which syncs its file.
+  std::optional<OpsJournal> journal;
+  std::vector<std::vector<uint8_t>> journal_ops;
+  std::map<PageHash, std::vector<uint8_t>> journal_pages;
+  bool journal_allowed = false;  // group commit, or no sync at all (a sync at every commit: no journal)
+  bool txn_has_journal = false;  // the write transaction begun last holds journal_ops
+  std::string journal_path() const { return dir + "/ops-journal"; }
+  // Encoded pages into the pages database (one already there is left as it is).
+  Result<void> put_pages(lmdb::Txn& txn, const std::map<PageHash, std::vector<uint8_t>>& held) {
+    for (const auto& [hash, value] : held) {
       auto hk = codec::encode_hash(hash);
       bool existed = false;
       if (auto r =
@@ -361,6 +387,37 @@ struct Store::Impl {
           !r && !existed)
         return r.error();
     }
+    return {};
+  }
+  Result<void> write_journal(lmdb::Txn& txn) {
+    if (auto r = put_pages(txn, journal_pages); !r) return r;
+    for (size_t i = 0; i < journal_ops.size(); ++i) {
+      const auto k = op_key(op_count + i);
+      const auto& v = journal_ops[i];
+      if (auto r = txn.put(ops, lmdb::val(k.data(), k.size()), lmdb::val(v.data(), v.size()), MDB_NOOVERWRITE, nullptr,
+                           "host operation");
+          !r)
+        return r.error();
+    }
+    txn_has_journal = !journal_ops.empty();
+    return {};
+  }
+  // The journal's operations and data are in the store now: it starts again after them.
+  void journal_committed() {
+    if (!txn_has_journal) return;
+    op_count += journal_ops.size();
+    journal_ops.clear();
+    journal_pages.clear();
+    if (journal) journal->reset(op_count);
+    txn_has_journal = false;
+  }
+  Result<void> append_journal(const std::vector<HostOpRecord>& ops, const std::map<PageHash, const PageData*>& given,
+                              const std::string& what);
+  Result<void> recover_journal();
+
+  Result<void> write_staged(lmdb::Txn& txn) {
+    if (auto r = write_journal(txn); !r) return r;
+    if (auto r = put_pages(txn, staged_pages); !r) return r;
     for (const auto& [k, value] : staged)
       if (auto r = txn.put(checkpoints, key_val(k), lmdb::val(value.data(), value.size()), MDB_NOOVERWRITE, nullptr,
                            "checkpoint");
@@ -376,6 +433,7 @@ struct Store::Impl {
   // A write transaction that already holds the staged checkpoints (cleared once it commits).
   Result<lmdb::Txn> begin_write() {
     pending_mark = 0;  // a transaction that never committed numbered nothing
+    txn_has_journal = false;
     auto txn = lmdb::Txn::begin(env.get(), false);
     if (!txn) return txn.error();
     if (auto r = write_staged(*txn); !r) return r.error();
@@ -386,6 +444,7 @@ struct Store::Impl {
     if (auto r = txn.commit(); !r) return r;
     values_checked = false;
     if (marked && highest_mark) highest_mark = std::max(*highest_mark, marked);
+    journal_committed();
     clear_staged();
     if (group_sync) group_sync->committed();
     return {};
@@ -449,7 +508,10 @@ Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Store::Store(Store&&) noexcept = default;
 Store& Store::operator=(Store&&) noexcept = default;
 Store::~Store() {
-  if (impl_ && (!impl_->staged.empty() || !impl_->staged_pages.empty())) (void)sync();
+  if (!impl_) return;
+  if (!impl_->staged.empty() || !impl_->staged_pages.empty() || !impl_->journal_ops.empty()) (void)sync();
+  // Everything it held is committed: a clean close leaves no journal.
+  if (impl_->journal && impl_->journal_ops.empty()) ::unlink(impl_->journal_path().c_str());
 }
 
 uint64_t Store::staged() const { return impl_->staged.size(); }
@@ -466,7 +528,7 @@ Result<void> Store::flush() {
 
 Result<void> Store::sync() {
   Impl& I = *impl_;
-  if ((I.staged.empty() && I.staged_pages.empty()) || I.read_only) return {};
+  if ((I.staged.empty() && I.staged_pages.empty() && I.journal_ops.empty()) || I.read_only) return {};
   const std::string what = "committing staged checkpoints";
   auto r = guarded<void>(I.err(what).message, [&]() -> Result<void> {
     if (auto c = I.commit_staged(); !c) return I.err(what, c.error());
@@ -832,6 +894,12 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
         std::make_unique<GroupSync>(impl->env.get(), dir, std::chrono::milliseconds(options.sync_interval_ms));
     impl->group_sync->committed();  // the header a new store was given
   }
+  impl->journal_allowed = !options.sync || options.sync_interval_ms;
+  // A writer killed with operations in its journal: they continue the recording (not while another
+  // process has the store open: it may be that writer).
+  if (impl->read_only || !lock_in_use((fs::path(dir) / "lock.mdb").string()))
+    if (auto r = guarded<void>("checkpoint store " + dir, [&] { return impl->recover_journal(); }); !r)
+      return r.error();
   return Store(std::move(impl));
 }
 
@@ -1042,11 +1110,12 @@ Result<std::vector<uint8_t>> Store::read_page(const PageHash& hash) {
   Impl& I = *impl_;
   const std::string what = "page " + hash.to_string();
   return guarded<std::vector<uint8_t>>(I.err(what).message, [&]() -> Result<std::vector<uint8_t>> {
-    if (auto st = I.staged_pages.find(hash); st != I.staged_pages.end()) {
-      auto bytes = I.codec.decode_page(st->second.data(), st->second.size(), hash);
-      if (!bytes) return I.corrupt(what + " is corrupt", bytes.error());
-      return bytes;
-    }
+    for (const auto* held : {&I.staged_pages, &I.journal_pages})
+      if (auto st = held->find(hash); st != held->end()) {
+        auto bytes = I.codec.decode_page(st->second.data(), st->second.size(), hash);
+        if (!bytes) return I.corrupt(what + " is corrupt", bytes.error());
+        return bytes;
+      }
     auto txn = lmdb::Txn::begin(I.env.get(), true);
     if (!txn) return I.err(what, txn.error());
     auto k = codec::encode_hash(hash);
@@ -1316,15 +1385,79 @@ Result<std::vector<std::pair<TimeKey, StopRecord>>> Store::marks() {
   });
 }
 
-uint64_t Store::op_count() const { return impl_->op_count; }
+uint64_t Store::op_count() const { return impl_->op_count + impl_->journal_ops.size(); }
 
-Result<void> Store::append_ops(const std::vector<HostOpRecord>& ops, const std::vector<PageData>& blobs) {
+Result<void> Store::Impl::append_journal(const std::vector<HostOpRecord>& ops,
+                                         const std::map<PageHash, const PageData*>& given, const std::string& what) {
+  JournalEntry e;
+  e.first = op_count + journal_ops.size();
+  std::vector<PageHash> adopted;      // data of given-up checkpoints these ops write
+  std::unique_ptr<lmdb::Txn> reader;  // opened for the first datum to look up in the store
+  std::set<PageHash> brought;
+  for (const HostOpRecord& op : ops) {
+    if (uint8_t(op.kind) >= kHostOpKindCount) return err(what + ": unknown kind");
+    e.ops.push_back(codec.encode_op(op));
+    if (!op.data.size || journal_pages.count(op.data.hash) || brought.count(op.data.hash)) continue;
+    // Every datum a journaled operation names is committed or in the journal: a kill loses staged pages.
+    std::vector<uint8_t> pv;
+    auto g = given.find(op.data.hash);
+    if (g != given.end() && g->second->bytes.size() == op.data.size) {
+      pv = codec.encode_page(g->second->bytes.data(), g->second->bytes.size());
+    } else if (auto st = staged_pages.find(op.data.hash); st != staged_pages.end()) {
+      pv = st->second;
+    } else if (auto o = orphans.find(op.data.hash); o != orphans.end()) {
+      pv = o->second;
+      adopted.push_back(op.data.hash);
+    } else {
+      if (!reader) {
+        auto t = lmdb::Txn::begin(env.get(), true);
+        if (!t) return err(what, t.error());
+        reader = std::make_unique<lmdb::Txn>(std::move(*t));
+      }
+      auto hk = codec::encode_hash(op.data.hash);
+      MDB_val v;
+      bool found = false;
+      if (auto r = reader->get(pages, hash_val(hk), &v, &found, "page"); !r) return err(what, r.error());
+      if (!found)
+        return err(what + ": " + host_op_name(op.kind) + " names data " + op.data.hash.to_string() +
+                   ", which is neither given nor stored");
+      continue;
+    }
+    brought.insert(op.data.hash);
+    e.pages.emplace_back(op.data.hash, std::move(pv));
+  }
+  reader.reset();
+  const uint64_t bytes = OpsJournal::entry_bytes(e);
+  if (bytes > OpsJournal::kMaxBytes / 2) return err(what + ": too large for the journal");
+  if (journal && !journal->fits(bytes)) {
+    // Full: what it holds is committed (durably, as every commit), and it starts again.
+    if (auto r = commit_staged(); !r) return r;
+  }
+  if (!journal) {
+    auto j = OpsJournal::create(journal_path(), op_count + journal_ops.size());
+    if (!j) return err(what, j.error());
+    journal.emplace(std::move(*j));
+    if (group_sync) group_sync->set_journal_fd(journal->fd());
+  }
+  assert(journal->next() == e.first);
+  if (auto r = journal->append(e); !r) return err(what, r.error());
+  for (auto& op : e.ops) journal_ops.push_back(std::move(op));
+  for (auto& [h, v] : e.pages) {
+    stats.stored_page_bytes += v.size();
+    ++stats.pages;
+    journal_pages.emplace(h, std::move(v));
+  }
+  for (const auto& h : adopted) orphans.erase(h);
+  if (group_sync) group_sync->committed();  // the journal's file is synced with the next safe point
+  return {};
+}
+
+Result<void> Store::append_ops(const std::vector<HostOpRecord>& ops, const std::vector<PageData>& blobs, bool journal) {
   Impl& I = *impl_;
   const std::string what = "cannot record " + std::to_string(ops.size()) + " host operations";
   if (ops.empty()) return {};
-  auto attempt = [&]() -> Result<void> {
-    if (I.read_only) return I.err(what + ": the store is open read-only");
-    std::map<PageHash, const PageData*> given;
+  std::map<PageHash, const PageData*> given;
+  auto check_given = [&]() -> Result<void> {
     for (const PageData& p : blobs) {
       if (p.bytes.empty() || p.bytes.size() > kMaxPageBytes)
         return I.err(what + ": data " + p.hash.to_string() + " is " + std::to_string(p.bytes.size()) + " bytes");
@@ -1332,9 +1465,26 @@ Result<void> Store::append_ops(const std::vector<HostOpRecord>& ops, const std::
         return I.err(what + ": data " + p.hash.to_string() + " does not hash to its key");
       given.emplace(p.hash, &p);
     }
+    return {};
+  };
+  if (journal && I.journal_allowed && !I.read_only) {
+    auto j = guarded<void>(I.err(what).message, [&]() -> Result<void> {
+      if (auto r = check_given(); !r) return r;
+      return I.append_journal(ops, given, what);
+    });
+    if (j) return {};
+    // Not journaled (no room for the journal, an operation that does not belong there): written
+    // into the store at once, which says what is wrong when it cannot be either.
+    given.clear();
+  }
+  auto attempt = [&]() -> Result<void> {
+    if (I.read_only) return I.err(what + ": the store is open read-only");
+    given.clear();
+    if (auto r = check_given(); !r) return r;
     auto txn = I.begin_write();
     if (!txn) return I.err(what, txn.error());
-    uint64_t index = I.op_count, written = 0, stored_bytes = 0;
+    // After the journal's operations, which the transaction holds (write_staged).
+    uint64_t index = I.op_count + I.journal_ops.size(), written = 0, stored_bytes = 0;
     std::vector<PageHash> adopted;  // data of given-up checkpoints these ops write
     for (const HostOpRecord& op : ops) {
       if (uint8_t(op.kind) >= kHostOpKindCount) return I.err(what + ": unknown kind");
@@ -1360,8 +1510,7 @@ Result<void> Store::append_ops(const std::vector<HostOpRecord>& ops, const std::
           stored_bytes += pv.size();
         }
       }
-      std::array<uint8_t, codec::kOpKeyBytes> k{};
-      for (size_t i = 0; i < k.size(); ++i) k[i] = uint8_t(index >> (8 * (k.size() - 1 - i)));
+      const auto k = op_key(index);
       auto ov = I.codec.encode_op(op);
       if (auto r = txn->put(I.ops, lmdb::val(k.data(), k.size()), lmdb::val(ov.data(), ov.size()), MDB_NOOVERWRITE,
                             nullptr, "host operation");
@@ -1370,7 +1519,8 @@ Result<void> Store::append_ops(const std::vector<HostOpRecord>& ops, const std::
       ++index;
     }
     if (auto r = I.commit(*txn); !r) return I.err(what, r.error());
-    I.op_count = index;
+    I.op_count = index;  // the journal's operations and these
+    if (I.journal) I.journal->reset(I.op_count);
     for (const auto& h : adopted) I.orphans.erase(h);
     I.stats.pages += written;
     I.stats.stored_page_bytes += stored_bytes;
@@ -1387,6 +1537,16 @@ Result<std::vector<HostOpRecord>> Store::ops() {
     if (!txn) return I.err("host operations", txn.error());
     auto cur = lmdb::Cursor::open(*txn, I.ops);
     if (!cur) return I.err("host operations", cur.error());
+    // An operation's data is in the store or in the journal.
+    auto data_present = [&](const HostOpRecord& rec, const std::string& what) -> Result<void> {
+      if (!rec.data.size || I.journal_pages.count(rec.data.hash)) return {};
+      auto hk = codec::encode_hash(rec.data.hash);
+      MDB_val pv;
+      bool found = false;
+      if (auto r = txn->get(I.pages, hash_val(hk), &pv, &found, "page"); !r) return I.err(what, r.error());
+      if (!found) return I.err(what + " names data " + rec.data.hash.to_string() + ", which is not in the store");
+      return {};
+    };
     Out out;
     MDB_val k, v;
     for (MDB_cursor_op op = MDB_FIRST;; op = MDB_NEXT) {
@@ -1403,17 +1563,55 @@ Result<std::vector<HostOpRecord>> Store::ops() {
       if (!I.in_file(v)) return I.past_end(what, v);
       auto rec = I.codec.decode_op(bytes_of(v), v.mv_size);
       if (!rec) return I.corrupt(what + " is corrupt", rec.error());
-      if (rec->data.size) {
-        auto hk = codec::encode_hash(rec->data.hash);
-        MDB_val pv;
-        bool found = false;
-        if (auto r = txn->get(I.pages, hash_val(hk), &pv, &found, "page"); !r) return I.err(what, r.error());
-        if (!found) return I.err(what + " names data " + rec->data.hash.to_string() + ", which is not in the store");
-      }
+      if (auto r = data_present(*rec, what); !r) return r.error();
+      out.push_back(std::move(*rec));
+    }
+    // Then the journal's, after the committed ones (a reader's journal, read when it opened the store,
+    // may be committed since by its writer: those are in the store already).
+    for (size_t i = 0; i < I.journal_ops.size(); ++i) {
+      if (I.op_count + i < out.size()) continue;
+      if (I.op_count + i > out.size()) break;
+      const auto& v = I.journal_ops[i];
+      const std::string what = "host operation " + std::to_string(out.size()) + " (in the operations journal)";
+      auto rec = I.codec.decode_op(v.data(), v.size());
+      if (!rec) return I.corrupt(what + " is corrupt", rec.error());
+      if (auto r = data_present(*rec, what); !r) return r.error();
       out.push_back(std::move(*rec));
     }
     return out;
   });
+}
+
+Result<void> Store::Impl::recover_journal() {
+  auto c = OpsJournal::read(journal_path());
+  if (!c) return err("", c.error());
+  uint64_t next = op_count;
+  size_t taken = 0;
+  for (JournalEntry& e : c->entries) {
+    const uint64_t end = e.first + e.ops.size();
+    if (end <= next) continue;  // committed before the kill (between a commit and the journal's reset)
+    // A journal that starts past the committed operations: the store was rolled back to an older
+    // safe point (a machine failure); what the journal holds does not continue it.
+    if (e.first > next) break;
+    for (uint64_t i = next - e.first; i < e.ops.size(); ++i) {
+      auto rec = codec.decode_op(e.ops[i].data(), e.ops[i].size());
+      if (!rec)
+        return corrupt("host operation " + std::to_string(next) + " in the operations journal is corrupt", rec.error());
+      journal_ops.push_back(std::move(e.ops[i]));
+      ++next;
+      ++taken;
+    }
+    for (auto& [h, v] : e.pages) journal_pages.emplace(h, std::move(v));
+  }
+  if (read_only) return {};  // kept in memory for this Store's reads
+  if (taken) {
+    auto txn = begin_write();
+    if (!txn) return err("committing the operations journal", txn.error());
+    if (auto r = commit(*txn); !r) return err("committing the operations journal", r.error());
+  }
+  std::error_code ec;
+  fs::remove(journal_path(), ec);
+  return {};
 }
 
 }  // namespace vx::checkpoint

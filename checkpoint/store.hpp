@@ -125,7 +125,15 @@ class Store {
   // The host's operations on the device, in order (docs/store.md "Recorded operations"). append_ops
   // adds ops after the stored ones in one transaction; blobs are the data the ops name that the store
   // may lack (content-addressed in the pages database, like memory pages).
-  Result<void> append_ops(const std::vector<HostOpRecord>& ops, const std::vector<PageData>& blobs);
+  // journal: the ops and their data are copied into the operations journal instead (docs/store.md,
+  // "The operations journal"), a file mapped in memory: a killed process loses none of them (the
+  // next open of the store for writing commits them) and the copy costs no system call; every read
+  // of this Store sees them at once, and the next durable write (or closing the Store) commits them.
+  // Under group commit a machine failure loses at most the journal's last interval, as for commits.
+  // A store that syncs every commit, or a journal that cannot be written (no room), writes them
+  // into the store at once, as journal = false does.
+  Result<void> append_ops(const std::vector<HostOpRecord>& ops, const std::vector<PageData>& blobs,
+                          bool journal = false);
   // Every op, decoded and checked: indexes without gaps, data present.
   Result<std::vector<HostOpRecord>> ops();
   uint64_t op_count() const;

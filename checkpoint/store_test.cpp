@@ -24,6 +24,7 @@
 
 #include "checkpoint/codec.hpp"
 #include "checkpoint/lmdb_check.hpp"
+#include "checkpoint/ops_journal.hpp"
 #include "checkpoint/test_records.hpp"
 #include "tests/property.hpp"
 
@@ -1516,4 +1517,211 @@ TEST_CASE(
   CHECK(contains(stopped.error().message, "enough"));
   CHECK(chunks == 1);
   CHECK_FALSE(store.damage().has_value());
+}
+
+// --- The operations journal (docs/store.md, "The operations journal") ------------------------------
+
+namespace {
+
+// Operation i of a recording: a copy of one page of data of its own (i % 3 repeats the data of
+// operation i - 3: data given once, named again), or an allocation.
+struct JournalOps {
+  std::vector<HostOpRecord> ops;
+  std::vector<std::vector<PageData>> blobs;  // what each append gives
+};
+JournalOps journal_ops(size_t appends, size_t per_append) {
+  JournalOps j;
+  std::vector<PageData> made;
+  for (size_t a = 0; a < appends; ++a) {
+    j.blobs.emplace_back();
+    for (size_t k = 0; k < per_append; ++k) {
+      const size_t i = a * per_append + k;
+      HostOpRecord op;
+      if (i % 4 == 1) {
+        op.kind = HostOpKind::Alloc;
+        op.addr = 0x1000 * i;
+        op.size = 64;
+      } else {
+        op.kind = HostOpKind::Copy;
+        op.addr = 0x8000 + i;
+        if (i % 3 == 0 || made.empty()) {
+          std::vector<uint8_t> bytes(4096);
+          for (size_t b = 0; b < bytes.size(); ++b) bytes[b] = uint8_t(i * 7 + b * 13);
+          made.push_back(make_page(std::move(bytes)));
+          j.blobs.back().push_back(made.back());
+        }
+        op.size = made.back().bytes.size();
+        op.data = BlobRef{uint32_t(op.size), made.back().hash};
+      }
+      j.ops.push_back(op);
+    }
+  }
+  return j;
+}
+
+OpenOptions group_commit() {
+  OpenOptions o;
+  o.sync_interval_ms = 50;
+  return o;
+}
+
+// Appends j's first `appends` batches to the journal in a child that then ends as a killed process
+// does (no destructors, nothing committed after them).
+void journal_and_die(const std::string& dir, const JournalOps& j, size_t appends, size_t per_append) {
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    auto st = Store::open(dir, header_for(kConfig), OpenMode::Create, group_commit());
+    bool ok = bool(st);
+    for (size_t a = 0; ok && a < appends; ++a) {
+      std::vector<HostOpRecord> part(j.ops.begin() + ptrdiff_t(a * per_append),
+                                     j.ops.begin() + ptrdiff_t((a + 1) * per_append));
+      ok = bool(st->append_ops(part, j.blobs[a], true));
+    }
+    ok = ok && st->op_count() == appends * per_append;
+    if (!ok) _exit(1);
+    raise(SIGKILL);
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFSIGNALED(status));
+}
+
+std::vector<HostOpRecord> first_ops(const JournalOps& j, size_t n) {
+  return std::vector<HostOpRecord>(j.ops.begin(), j.ops.begin() + ptrdiff_t(n));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "Journaled operations read back at once, commit with the next durable write, and a clean close leaves no "
+    "journal") {
+  TempDir dir;
+  const JournalOps j = journal_ops(3, 5);
+  const std::string journal = dir.path + "/ops-journal";
+  {
+    auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::Create, group_commit()));
+    must(store.append_ops(first_ops(j, 5), j.blobs[0], true));
+    CHECK(fs::exists(journal));
+    CHECK(store.op_count() == 5);
+    CHECK(must(store.ops()) == first_ops(j, 5));
+    for (const PageData& p : j.blobs[0]) CHECK(must(store.read_page(p.hash)) == p.bytes);
+    // Journaled and durable appends interleave in order.
+    std::vector<HostOpRecord> second(j.ops.begin() + 5, j.ops.begin() + 10);
+    must(store.append_ops(second, j.blobs[1]));
+    CHECK(store.op_count() == 10);
+    CHECK(must(store.ops()) == first_ops(j, 10));
+    std::vector<HostOpRecord> third(j.ops.begin() + 10, j.ops.end());
+    must(store.append_ops(third, j.blobs[2], true));
+    // A mark commits them in its transaction.
+    auto a = sample_at(TimeKey{1, 10});
+    must(store.put(a.rec.key, a.rec, a.pages));
+    CHECK(store.op_count() == 15);
+    CHECK(must(store.ops()) == j.ops);
+  }
+  CHECK_FALSE(fs::exists(journal));
+  auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadWrite, group_commit()));
+  CHECK(must(store.ops()) == j.ops);
+  // A store that syncs every commit writes them into the store at once: no journal.
+  auto synced = must(Store::open(dir.path + "-synced", header_for(kConfig), OpenMode::Create));
+  must(synced.append_ops(first_ops(j, 5), j.blobs[0], true));
+  CHECK_FALSE(fs::exists(dir.path + "-synced/ops-journal"));
+  std::error_code ec;
+  fs::remove_all(dir.path + "-synced", ec);
+}
+
+TEST_CASE(
+    "A writer killed after journaling operations loses none of them: a reader sees them, the next writer "
+    "commits them",
+    "[crash]") {
+  TempDir dir;
+  const JournalOps j = journal_ops(8, 3);
+  journal_and_die(dir.path, j, 8, 3);
+  REQUIRE(fs::exists(dir.path + "/ops-journal"));
+  {
+    auto reader = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadOnly));
+    CHECK(reader.op_count() == 24);
+    CHECK(must(reader.ops()) == j.ops);
+    for (const auto& b : j.blobs)
+      for (const PageData& p : b) CHECK(must(reader.read_page(p.hash)) == p.bytes);
+  }
+  CHECK(fs::exists(dir.path + "/ops-journal"));  // a reader changes nothing
+  {
+    auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadWrite, group_commit()));
+    CHECK_FALSE(fs::exists(dir.path + "/ops-journal"));
+    CHECK(store.op_count() == 24);
+    CHECK(must(store.ops()) == j.ops);
+    must(store.check_values());
+    // The recording goes on after them.
+    HostOpRecord end;
+    end.kind = HostOpKind::HostEnd;
+    must(store.append_ops({end}, {}, true));
+    CHECK(store.op_count() == 25);
+  }
+  auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadOnly));
+  CHECK(store.op_count() == 25);
+  for (const auto& b : j.blobs)
+    for (const PageData& p : b) CHECK(must(store.read_page(p.hash)) == p.bytes);
+}
+
+TEST_CASE("A journal's torn or damaged entry ends it: the entries before it are kept, nothing after it", "[crash]") {
+  TempDir dir;
+  const JournalOps j = journal_ops(4, 3);
+  journal_and_die(dir.path, j, 4, 3);
+  const std::string journal = dir.path + "/ops-journal";
+  auto contents = must(OpsJournal::read(journal));
+  REQUIRE(contents.entries.size() == 4);
+  // The offset of the third entry: the header, then the first two.
+  uint64_t third = OpsJournal::kHeaderBytes + OpsJournal::entry_bytes(contents.entries[0]) +
+                   OpsJournal::entry_bytes(contents.entries[1]);
+  SECTION("a byte of the third entry changed") {
+    std::fstream f(journal, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(std::streamoff(third + 40));
+    char c = 0;
+    f.read(&c, 1);
+    c = char(c ^ 0x20);
+    f.seekp(std::streamoff(third + 40));
+    f.write(&c, 1);
+  }
+  SECTION("the file cut inside the third entry") { fs::resize_file(journal, third + 30); }
+  auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadWrite, group_commit()));
+  CHECK(store.op_count() == 6);
+  CHECK(must(store.ops()) == first_ops(j, 6));
+  CHECK_FALSE(store.damage().has_value());
+}
+
+TEST_CASE("A journal that does not continue the committed operations adds none of them", "[crash]") {
+  TempDir dir;
+  const JournalOps j = journal_ops(2, 3);
+  journal_and_die(dir.path, j, 2, 3);
+  const std::string journal = dir.path + "/ops-journal";
+  auto contents = must(OpsJournal::read(journal));
+  REQUIRE(contents.entries.size() == 2);
+  SECTION("its entries are committed already (a kill between a commit and the journal's reset)") {
+    {
+      auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadWrite, group_commit()));
+      CHECK(store.op_count() == 6);
+    }
+    // The same journal again, as the kill would have left it.
+    auto again = must(OpsJournal::create(journal, 0));
+    for (const auto& e : contents.entries) must(again.append(e));
+    auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadWrite, group_commit()));
+    CHECK(store.op_count() == 6);
+    CHECK(must(store.ops()) == j.ops);
+  }
+  SECTION("its header was never written (a kill right after the file was made)") {
+    fs::resize_file(journal, 0);
+    fs::resize_file(journal, 1 << 20);
+    auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadWrite, group_commit()));
+    CHECK(store.op_count() == 0);
+    CHECK_FALSE(fs::exists(journal));
+  }
+  SECTION("it starts past them (the store rolled back to an older sync)") {
+    auto moved = must(OpsJournal::create(journal, 3));
+    JournalEntry e = contents.entries[1];
+    must(moved.append(e));
+    auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadWrite, group_commit()));
+    CHECK(store.op_count() == 0);
+    CHECK(must(store.ops()).empty());
+  }
 }

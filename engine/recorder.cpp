@@ -33,7 +33,7 @@ const checkpoint::PageData* Recorder::queued_blob(const checkpoint::PageHash& h)
 
 Result<void> Recorder::flush() {
   if (!store_ || ops_.empty()) return {};
-  if (auto r = store_->append_ops(ops_, blobs_); !r)
+  if (auto r = store_->append_ops(ops_, blobs_, /*journal=*/true); !r)
     return with_context("could not record the host's operations: ", r.error());
   for (const auto& b : blobs_) stored_.insert(b.hash);
   ops_.clear();

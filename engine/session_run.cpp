@@ -248,7 +248,7 @@ Result<std::optional<StopEvent>> Session::Impl::begin_piece(const Mode& mode) {
   const bool writes = recorder.writes_checkpoints();
   const bool write_start = writes && (mode.kind == Mode::ToLaunch || recorder.start_due(opts.checkpoint_interval));
   if (writes && !write_start && recorder.queued_ops()) {
-    // The host's operations up to this launch are committed before it runs (a kill keeps every
+    // The host's operations up to this launch are journaled before it runs (a kill keeps every
     // launch the host saw complete), as a start's checkpoint would commit them; with the timeline
     // samples once enough wait (a kill loses the picture of at most that many).
     recorder.queue_timeline_op(Recorder::kSamplesPerOp);

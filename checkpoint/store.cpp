@@ -1434,6 +1434,11 @@ Result<void> Store::Impl::append_journal(const std::vector<HostOpRecord>& ops,
     if (auto r = commit_staged(); !r) return r;
   }
   if (!journal) {
+    // A journal a killed writer left that this open could not take (another process had the store
+    // open) is not written over: these operations are committed at once instead.
+    auto left = OpsJournal::read(journal_path());
+    if (!left || (!left->entries.empty() && left->entries.back().first + left->entries.back().ops.size() > op_count))
+      return err(what + ": " + journal_path() + " holds a killed writer's operations");
     auto j = OpsJournal::create(journal_path(), op_count + journal_ops.size());
     if (!j) return err(what, j.error());
     journal.emplace(std::move(*j));
@@ -1593,14 +1598,14 @@ Result<void> Store::Impl::recover_journal() {
     // A journal that starts past the committed operations: the store was rolled back to an older
     // safe point (a machine failure); what the journal holds does not continue it.
     if (e.first > next) break;
-    for (uint64_t i = next - e.first; i < e.ops.size(); ++i) {
-      auto rec = codec.decode_op(e.ops[i].data(), e.ops[i].size());
-      if (!rec)
-        return corrupt("host operation " + std::to_string(next) + " in the operations journal is corrupt", rec.error());
-      journal_ops.push_back(std::move(e.ops[i]));
-      ++next;
-      ++taken;
-    }
+    // An entry whose operations do not all decode ends the journal, as a damaged one does.
+    bool whole = true;
+    for (uint64_t i = next - e.first; i < e.ops.size() && whole; ++i)
+      whole = bool(codec.decode_op(e.ops[i].data(), e.ops[i].size()));
+    if (!whole) break;
+    for (uint64_t i = next - e.first; i < e.ops.size(); ++i) journal_ops.push_back(std::move(e.ops[i]));
+    taken += end - next;
+    next = end;
     for (auto& [h, v] : e.pages) journal_pages.emplace(h, std::move(v));
   }
   if (read_only) return {};  // kept in memory for this Store's reads

@@ -65,9 +65,7 @@ class OpsJournal {
   // Empties the journal: its next entry holds `base` (the operations before it are committed).
   void reset(uint64_t base);
   uint64_t next() const { return next_; }  // the index the next entry must start at
-  bool empty() const { return used_ == kHeaderBytes; }
   int fd() const { return fd_; }
-  const std::string& path() const { return path_; }
 
  private:
   OpsJournal(std::string path, int fd, uint8_t* map, uint64_t capacity, uint64_t base);

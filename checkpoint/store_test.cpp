@@ -1523,8 +1523,8 @@ TEST_CASE(
 
 namespace {
 
-// Operation i of a recording: a copy of one page of data of its own (i % 3 repeats the data of
-// operation i - 3: data given once, named again), or an allocation.
+// Operation i of a recording: an allocation (i % 4 == 1), or a copy of a page of data, new when
+// i % 3 == 0 (given with its append) and otherwise the last one made (named again, not given).
 struct JournalOps {
   std::vector<HostOpRecord> ops;
   std::vector<std::vector<PageData>> blobs;  // what each append gives

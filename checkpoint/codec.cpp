@@ -660,7 +660,7 @@ void encode_stop(s::StopReason::Builder st, const StopRecord& stop) {
 }  // namespace
 
 std::vector<uint8_t> Codec::encode_mark(const StopRecord& mark) {
-  capnp::MallocMessageBuilder msg;
+  capnp::MallocMessageBuilder msg(unsigned(32 + mark.text.size() / 8));  // every stop the user sees writes one
   auto root = msg.initRoot<s::Mark>();
   encode_stop(root.initStop(), mark);
   root.setNumber(mark.number);
@@ -689,7 +689,9 @@ Result<StopRecord> Codec::decode_mark(const uint8_t* value, size_t size) {
 }
 
 std::vector<uint8_t> Codec::encode_op(const HostOpRecord& op) {
-  capnp::MallocMessageBuilder msg;
+  // Sized for the operation (the default first segment is 8 KiB, zeroed): a host program's every
+  // launch encodes one.
+  capnp::MallocMessageBuilder msg(unsigned(16 + op.name.size() / 8));
   auto b = msg.initRoot<s::HostOp>();
   b.setKind(static_cast<s::HostOpKind>(op.kind));
   b.setAddr(op.addr);
@@ -896,8 +898,8 @@ Result<HistoryRecord> Codec::decode_history(const uint8_t* value, size_t size, c
   return h;
 }
 
-std::vector<uint8_t> Codec::encode_page(const uint8_t* bytes, size_t size) {
-  return seal(Magic::Page, bytes, size, true);
+std::vector<uint8_t> Codec::encode_page(const uint8_t* bytes, size_t size, bool fast) {
+  return seal(Magic::Page, bytes, size, true, fast ? record_level_ : level_);
 }
 
 Result<std::vector<uint8_t>> Codec::decode_page(const uint8_t* value, size_t size, const PageHash& expect) {

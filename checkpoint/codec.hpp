@@ -73,7 +73,9 @@ class Codec {
   // (decoding, every write checked before the sink sees its chunk).
   std::vector<uint8_t> encode_history(const HistoryRecord& head, size_t count, const HistoryWriteSource& source);
   Result<HistoryRecord> decode_history(const uint8_t* value, size_t size, const HistoryWriteSink& sink);
-  std::vector<uint8_t> encode_page(const uint8_t* bytes, size_t size);
+  // At the pages' level; `fast`: at the records' (data written once per recording and rarely read,
+  // such as a host program's timeline samples).
+  std::vector<uint8_t> encode_page(const uint8_t* bytes, size_t size, bool fast = false);
   // Decodes and checks that the bytes hash to expect.
   Result<std::vector<uint8_t>> decode_page(const uint8_t* value, size_t size, const PageHash& expect);
 

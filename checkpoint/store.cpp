@@ -54,6 +54,10 @@ std::array<uint8_t, codec::kOpKeyBytes> op_key(uint64_t index) {
   return k;
 }
 const uint8_t* bytes_of(const MDB_val& v) { return static_cast<const uint8_t*>(v.mv_data); }
+// A host operation's datum compressed at the records' faster level: a timeline operation's samples
+// are written once and read only by a view (docs/store.md, "Timeline"), and a host program of many
+// small launches writes one every few dozen launches.
+bool fast_datum(HostOpKind k) { return k == HostOpKind::Timeline; }
 
 // Runs f, turning any exception (an allocation failure, a Cap'n Proto error) into an Error.
 template <class T, class F>
@@ -1402,7 +1406,7 @@ Result<void> Store::Impl::append_journal(const std::vector<HostOpRecord>& ops,
     std::vector<uint8_t> pv;
     auto g = given.find(op.data.hash);
     if (g != given.end() && g->second->bytes.size() == op.data.size) {
-      pv = codec.encode_page(g->second->bytes.data(), g->second->bytes.size());
+      pv = codec.encode_page(g->second->bytes.data(), g->second->bytes.size(), fast_datum(op.kind));
     } else if (auto st = staged_pages.find(op.data.hash); st != staged_pages.end()) {
       pv = st->second;
     } else if (auto o = orphans.find(op.data.hash); o != orphans.end()) {
@@ -1503,7 +1507,7 @@ Result<void> Store::append_ops(const std::vector<HostOpRecord>& ops, const std::
           auto o = I.orphans.find(op.data.hash);
           std::vector<uint8_t> pv;
           if (g != given.end() && g->second->bytes.size() == op.data.size)
-            pv = I.codec.encode_page(g->second->bytes.data(), g->second->bytes.size());
+            pv = I.codec.encode_page(g->second->bytes.data(), g->second->bytes.size(), fast_datum(op.kind));
           else if (o != I.orphans.end())
             pv = o->second, adopted.push_back(op.data.hash);
           else

@@ -37,10 +37,11 @@ struct TimelineSample {
 // launch (a host program's small kernels) is drawn from a few points too. UINT64_MAX: interval 0.
 uint64_t next_sample_point(uint64_t last, uint64_t interval);
 
-// "VXT1", then per sample its launch, count, warps (little-endian, fixed widths) and console text
-// (a u32 length, then the bytes).
+// "VXT2", then a count and per sample its launch, count, warps and console text (a length, then the
+// bytes), every integer an unsigned LEB128 varint but a warp's wait and depth (a byte each).
 std::vector<uint8_t> encode_timeline(const std::vector<TimelineSample>& samples);
-// Refuses bytes that are not such an encoding (truncated, counts past the end), saying where.
+// Refuses bytes that are not such an encoding (truncated, counts past the end, a varint overlong or
+// past its field's width), saying where. Also reads the fixed-width "VXT1" of older recordings.
 Result<std::vector<TimelineSample>> decode_timeline(std::span<const uint8_t> bytes);
 
 }  // namespace vx::checkpoint

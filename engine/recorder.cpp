@@ -89,7 +89,9 @@ checkpoint::TimelineSample warp_sample(const Driver& dev, uint32_t launch, uint6
   checkpoint::TimelineSample s;
   s.launch = launch;
   s.at = at;
-  for (const WarpSummary& w : dev.warp_summaries())
+  const std::vector<WarpSummary> warps = dev.warp_summaries();
+  s.warps.reserve(warps.size());
+  for (const WarpSummary& w : warps)
     s.warps.push_back(checkpoint::WarpSample{w.core, w.slot, w.tmask, uint8_t(w.wait),
                                              uint8_t(std::min<uint32_t>(w.depth, 255)), w.instret, w.cta});
   return s;
@@ -102,8 +104,7 @@ constexpr size_t kMaxPendingSamples = 4096;
 }  // namespace
 
 uint64_t Recorder::next_sample(uint32_t launch) const {
-  auto it = sampled_.find(launch);
-  return checkpoint::next_sample_point(it == sampled_.end() ? 0 : it->second, sample_interval_);
+  return checkpoint::next_sample_point(launch < sampled_.size() ? sampled_[launch] : 0, sample_interval_);
 }
 
 bool Recorder::sample_due(uint32_t launch, uint64_t at) const {
@@ -120,6 +121,7 @@ uint64_t Recorder::until_sample(uint32_t launch, uint64_t at) const {
 }
 
 void Recorder::add_sample(checkpoint::TimelineSample s) {
+  if (s.launch >= sampled_.size()) sampled_.resize(size_t(s.launch) + 1);
   uint64_t& last = sampled_[s.launch];
   // A launch's end (no warp) is kept even at the point of its last sample: it says the launch ended.
   if (last != 0 && (s.at < last || (s.at == last && !s.warps.empty()))) return;

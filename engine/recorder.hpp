@@ -136,7 +136,8 @@ class Recorder {
   void add_unsaved(uint64_t n) { unsaved_ = n > UINT64_MAX - unsaved_ ? UINT64_MAX : unsaved_ + n; }
   uint64_t next_auto_ = UINT64_MAX;  // the launch count of the next automatic checkpoint
   uint64_t sample_interval_ = 0;
-  std::map<uint32_t, uint64_t> sampled_;             // launch -> the count of its last sample
+  // By launch: the count of its last sample (0: none). Looked up at every piece of a run.
+  std::vector<uint64_t> sampled_;
   std::vector<checkpoint::TimelineSample> samples_;  // not written yet
   std::string error_;                                // the last write failure ("" none)
   uint64_t error_lost_ = 0;  // the store's staged_lost() when error_ was set: staged checkpoints lost since are newer

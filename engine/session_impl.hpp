@@ -262,7 +262,8 @@ struct Session::Impl {
 
   // --- Recording ------------------------------------------------------------------------------
   // Records an entry applied for the first time (the recording is the plan in the order it ran).
-  void record(PlanEntry& e);
+  // `submitted`: a Submit entry's commands as already encoded for the device (encoded here when null).
+  void record(PlanEntry& e, std::span<const uint8_t> submitted = {});
 
   Result<void> flush();
 

@@ -226,9 +226,10 @@ Result<bool> Session::Impl::start_next_piece() {
     plan.note_registers(e.seg);
     // Breakpoints set before the memory they name was mapped (add_breakpoint) go in now.
     if (!quiet) traps.plant_pending();
-    auto id = dev.submit(encode(e.seg.commands));
+    const std::vector<uint8_t> commands = encode(e.seg.commands);
+    auto id = dev.submit(commands);
     if (!id) return make_error(ErrorCode::Input, "the device rejected a command buffer: " + id.error().message);
-    if (first) record(e);
+    if (first) record(e, commands);
     if (!store || !e.blobs.empty()) WorkloadPlan::drop(e);  // recorded (or nothing can go back to it)
     const size_t index = plan.advance();
     if (e.seg.launches) {

@@ -4,7 +4,7 @@ namespace vx::engine {
 
 // --- Recording ------------------------------------------------------------------------------
 // Records an entry applied for the first time (the recording is the plan in the order it ran).
-void Session::Impl::record(PlanEntry& e) {
+void Session::Impl::record(PlanEntry& e, std::span<const uint8_t> submitted) {
   if (!recorder.writes_ops()) return;
   using K = checkpoint::HostOpKind;
   switch (e.kind) {
@@ -16,8 +16,9 @@ void Session::Impl::record(PlanEntry& e) {
       }
       break;
     case K::Submit: {
-      auto bytes = encode(e.seg.commands);
-      e.blobs.push_back(recorder.add_blob_op(K::Submit, 0, bytes));
+      std::vector<uint8_t> own;
+      if (submitted.empty()) submitted = own = encode(e.seg.commands);
+      e.blobs.push_back(recorder.add_blob_op(K::Submit, 0, submitted));
       break;
     }
     default: {

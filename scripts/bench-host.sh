@@ -3,12 +3,13 @@
 # (libvortex on the model in-process), measured in the same run:
 #   1. a call's round trip: vx_mem_info 100000 times, microseconds per call (target < 20 us), with
 #      a bare socket pair's round trip between two processes as the machine's floor;
-#   2. 1000 small launches (vecadd, one CTA of 16 threads), per launch by the program's own timer
-#      and as the whole program's wall time (start-up included): plain, under `vxreplay run --` (no
-#      session, no recording), and in a recording session (--batch -ex continue: a checkpoint at
-#      every launch's start; and with --checkpoint-interval 0); target within 1.5x plain.
+#   2. 1000 small launches (vecadd, one CTA of 16 threads; LAUNCHES=N for another count), per launch
+#      by the program's own timer and as the whole program's wall time (start-up included): plain,
+#      under `vxreplay run --` (no session, no recording), and in a recording session (--batch -ex
+#      continue: a checkpoint at every launch's start; with --checkpoint-interval 0; and with
+#      --timeline-interval 0, no timeline samples); target within 1.5x plain.
 #   3. with BASE=DIR (another build directory holding vxreplay, tests/host_bench and the kernel, e.g.
-#      an older commit's): the recording session of 1000 launches, this build and BASE alternating,
+#      an older commit's): the recording session of those launches, this build and BASE alternating,
 #      9 rounds, per launch and in CPU time, as ratios this / BASE.
 # Medians of 5 runs.
 set -euo pipefail
@@ -21,9 +22,9 @@ kernel="$PWD/build/examples/host/vecadd_kernel.elf"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "date: $(date -u +%Y-%m-%d)  nproc: $(nproc)  cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-python3 - "$vx" "$bench" "$kernel" "$tmp" "${BASE:-}" <<'PY'
+python3 - "$vx" "$bench" "$kernel" "$tmp" "${BASE:-}" "${LAUNCHES:-1000}" <<'PY'
 import os, resource, shutil, statistics, subprocess, sys, time
-vx, bench, kernel, tmp, base = sys.argv[1:6]
+vx, bench, kernel, tmp, base, count = sys.argv[1:7]
 
 def cpu():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -55,7 +56,8 @@ print(f"call round trip: in-process {plain:.3f} us, through vxreplay {hosted:.2f
 def launches(prefix):
     runs, cpus = [], []
     for _ in range(5):
-        runs.append(run(prefix + [bench, "launches", "1000", kernel]))
+        shutil.rmtree(tmp + "/db", ignore_errors=True)
+        runs.append(run(prefix + [bench, "launches", count, kernel]))
         cpus.append(run.cpu)
     wall = statistics.median(r[0] for r in runs)
     each = statistics.median(float([l for l in r[1].splitlines() if "per launch" in l][0].split()[0]) for r in runs)
@@ -68,12 +70,14 @@ pc = launches.cpu
 hc = launches.cpu
 (sw, se) = launches([vx, "run", "--db", tmp + "/db", "--batch", "-ex", "continue", "--"])
 (nw, ne) = launches([vx, "run", "--db", tmp + "/db", "--checkpoint-interval", "0", "--batch", "-ex", "continue", "--"])
-print(f"1000 launches, per launch (the program's own timer): plain {pe:.1f} us, vxreplay run -- {he:.1f} us "
-      f"(ratio {he / pe:.2f}x; target 1.5x), recording session {se:.0f} us ({se / pe:.0f}x), recording session "
-      f"without automatic checkpoints {ne:.1f} us ({ne / pe:.2f}x)")
-print(f"1000 launches, whole program (start-up included): plain {pw * 1e3:.0f} ms, vxreplay run -- {hw * 1e3:.0f} ms "
-      f"(ratio {hw / pw:.2f}x), recording session {sw * 1e3:.0f} ms, without automatic checkpoints {nw * 1e3:.0f} ms")
-print(f"1000 launches, CPU time (user + system, every process): plain {pc * 1e3:.0f} ms, vxreplay run -- "
+(tw, te) = launches([vx, "run", "--db", tmp + "/db", "--timeline-interval", "0", "--batch", "-ex", "continue", "--"])
+print(f"{count} launches, per launch (the program's own timer): plain {pe:.1f} us, vxreplay run -- {he:.1f} us "
+      f"(ratio {he / pe:.2f}x; target 1.5x), recording session {se:.1f} us ({se / pe:.2f}x), recording session "
+      f"without automatic checkpoints {ne:.1f} us ({ne / pe:.2f}x), without the timeline {te:.1f} us ({te / pe:.2f}x)")
+print(f"{count} launches, whole program (start-up included): plain {pw * 1e3:.0f} ms, vxreplay run -- {hw * 1e3:.0f} ms "
+      f"(ratio {hw / pw:.2f}x), recording session {sw * 1e3:.0f} ms, without automatic checkpoints {nw * 1e3:.0f} ms, "
+      f"without the timeline {tw * 1e3:.0f} ms")
+print(f"{count} launches, CPU time (user + system, every process): plain {pc * 1e3:.0f} ms, vxreplay run -- "
       f"{hc * 1e3:.0f} ms (ratio {hc / pc:.2f}x)")
 
 if base:
@@ -85,11 +89,11 @@ if base:
         for k in (builds if i % 2 == 0 else list(builds)[::-1]):
             v, b, kern = builds[k]
             shutil.rmtree(tmp + "/db", ignore_errors=True)
-            _, out = run([v, "run", "--db", tmp + "/db", "--batch", "-ex", "continue", "--", b, "launches", "1000", kern])
+            _, out = run([v, "run", "--db", tmp + "/db", "--batch", "-ex", "continue", "--", b, "launches", count, kern])
             got[k][0].append(float([l for l in out.splitlines() if "per launch" in l][0].split()[0]))
             got[k][1].append(run.cpu)
     med = {k: (statistics.median(v[0]), statistics.median(v[1])) for k, v in got.items()}
-    print(f"recording session, 1000 launches, per launch: this {med['this'][0]:.1f} us, base {med['base'][0]:.1f} us "
+    print(f"recording session, {count} launches, per launch: this {med['this'][0]:.1f} us, base {med['base'][0]:.1f} us "
           f"(this / base {med['this'][0] / med['base'][0]:.2f}); CPU this {med['this'][1] * 1e3:.0f} ms, base "
           f"{med['base'][1] * 1e3:.0f} ms (this / base {med['this'][1] / med['base'][1]:.2f}); 9 rounds alternating")
 PY

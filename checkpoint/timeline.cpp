@@ -10,7 +10,7 @@ namespace vx::checkpoint {
 
 namespace {
 
-constexpr uint8_t kMagic1[4] = {'V', 'X', 'T', '1'};       // fixed widths (written until 2026-12)
+constexpr uint8_t kMagic1[4] = {'V', 'X', 'T', '1'};       // fixed widths (recordings made before 2026-12-02)
 constexpr uint8_t kMagic2[4] = {'V', 'X', 'T', '2'};       // varints (what encode_timeline writes)
 constexpr size_t kSampleHead1 = 4 + 8 + 4;                 // launch, at, warps
 constexpr size_t kWarpBytes1 = 4 + 4 + 4 + 1 + 1 + 8 + 4;  // core, slot, tmask, wait, depth, instret, cta

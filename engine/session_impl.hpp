@@ -262,7 +262,7 @@ struct Session::Impl {
 
   // --- Recording ------------------------------------------------------------------------------
   // Records an entry applied for the first time (the recording is the plan in the order it ran).
-  // `submitted`: a Submit entry's commands as already encoded for the device (encoded here when null).
+  // `submitted`: a Submit entry's commands as already encoded for the device (encoded here when empty).
   void record(PlanEntry& e, std::span<const uint8_t> submitted = {});
 
   Result<void> flush();

@@ -380,6 +380,12 @@ struct Store::Impl {
   std::map<PageHash, std::vector<uint8_t>> journal_pages;
   bool journal_allowed = false;  // group commit, or no sync at all (a sync at every commit: no journal)
   bool txn_has_journal = false;  // the write transaction begun last holds journal_ops
+  // journal_ops and journal_pages are a killed writer's, read from a journal this open could not
+  // take (another process had the store open): read like a reader's, never committed by this Store,
+  // and no operation is appended after them (docs/store.md, "The operations journal").
+  bool foreign_journal = false;
+  // Operations of this Store's own not committed yet.
+  bool own_journal_ops() const { return !foreign_journal && !journal_ops.empty(); }
   std::string journal_path() const { return dir + "/ops-journal"; }
   // Encoded pages into the pages database (one already there is left as it is).
   Result<void> put_pages(lmdb::Txn& txn, const std::map<PageHash, std::vector<uint8_t>>& held) {
@@ -394,6 +400,7 @@ struct Store::Impl {
     return {};
   }
   Result<void> write_journal(lmdb::Txn& txn) {
+    if (foreign_journal) return {};
     if (auto r = put_pages(txn, journal_pages); !r) return r;
     for (size_t i = 0; i < journal_ops.size(); ++i) {
       const auto k = op_key(op_count + i);
@@ -513,7 +520,7 @@ Store::Store(Store&&) noexcept = default;
 Store& Store::operator=(Store&&) noexcept = default;
 Store::~Store() {
   if (!impl_) return;
-  if (!impl_->staged.empty() || !impl_->staged_pages.empty() || !impl_->journal_ops.empty()) (void)sync();
+  if (!impl_->staged.empty() || !impl_->staged_pages.empty() || impl_->own_journal_ops()) (void)sync();
   // Everything it held is committed: a clean close leaves no journal.
   if (impl_->journal && impl_->journal_ops.empty()) ::unlink(impl_->journal_path().c_str());
 }
@@ -532,7 +539,7 @@ Result<void> Store::flush() {
 
 Result<void> Store::sync() {
   Impl& I = *impl_;
-  if ((I.staged.empty() && I.staged_pages.empty() && I.journal_ops.empty()) || I.read_only) return {};
+  if ((I.staged.empty() && I.staged_pages.empty() && !I.own_journal_ops()) || I.read_only) return {};
   const std::string what = "committing staged checkpoints";
   auto r = guarded<void>(I.err(what).message, [&]() -> Result<void> {
     if (auto c = I.commit_staged(); !c) return I.err(what, c.error());
@@ -899,11 +906,10 @@ Result<Store> Store::open_impl(const std::string& dir, const StoreHeader* want, 
     impl->group_sync->committed();  // the header a new store was given
   }
   impl->journal_allowed = !options.sync || options.sync_interval_ms;
-  // A writer killed with operations in its journal: they continue the recording (not while another
-  // process has the store open: it may be that writer).
-  if (impl->read_only || !lock_in_use((fs::path(dir) / "lock.mdb").string()))
-    if (auto r = guarded<void>("checkpoint store " + dir, [&] { return impl->recover_journal(); }); !r)
-      return r.error();
+  // A writer killed with operations in its journal: they continue the recording. While another
+  // process has the store open (it may be that writer) they are only read, as a reader does.
+  impl->foreign_journal = !impl->read_only && lock_in_use((fs::path(dir) / "lock.mdb").string());
+  if (auto r = guarded<void>("checkpoint store " + dir, [&] { return impl->recover_journal(); }); !r) return r.error();
   return Store(std::move(impl));
 }
 
@@ -1465,6 +1471,10 @@ Result<void> Store::append_ops(const std::vector<HostOpRecord>& ops, const std::
   Impl& I = *impl_;
   const std::string what = "cannot record " + std::to_string(ops.size()) + " host operations";
   if (ops.empty()) return {};
+  if (I.foreign_journal)
+    return I.err(what + ": " + I.journal_path() + " holds " + std::to_string(I.journal_ops.size()) +
+                 " operations of a killed writer, which cannot be committed while another process has the store "
+                 "open");
   std::map<PageHash, const PageData*> given;
   auto check_given = [&]() -> Result<void> {
     for (const PageData& p : blobs) {
@@ -1612,7 +1622,11 @@ Result<void> Store::Impl::recover_journal() {
     next = end;
     for (auto& [h, v] : e.pages) journal_pages.emplace(h, std::move(v));
   }
-  if (read_only) return {};  // kept in memory for this Store's reads
+  // Another process has the store open: what the journal holds is kept in memory for this Store's
+  // reads, and its file is left as it is (it may be that process's own).
+  const bool other = foreign_journal;
+  foreign_journal = other && taken != 0;
+  if (read_only || other) return {};
   if (taken) {
     auto txn = begin_write();
     if (!txn) return err("committing the operations journal", txn.error());

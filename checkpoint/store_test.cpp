@@ -1664,6 +1664,79 @@ TEST_CASE(
     for (const PageData& p : b) CHECK(must(store.read_page(p.hash)) == p.bytes);
 }
 
+TEST_CASE(
+    "A writer opening a killed writer's journal while another process has the store open reads it and leaves it "
+    "to the next writer",
+    "[crash]") {
+  TempDir dir;
+  const JournalOps j = journal_ops(4, 3);
+  journal_and_die(dir.path, j, 4, 3);
+  const std::string journal = dir.path + "/ops-journal";
+  auto bytes_of_file = [&] {
+    std::ifstream f(journal, std::ios::binary);
+    return std::vector<char>(std::istreambuf_iterator<char>(f), {});
+  };
+  const std::vector<char> left = bytes_of_file();
+  REQUIRE_FALSE(left.empty());
+  // Another process (a view, say) holds the store open until the pipe closes.
+  int ready[2], hold[2];
+  REQUIRE(pipe(ready) == 0);
+  REQUIRE(pipe(hold) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(ready[0]);
+    close(hold[1]);
+    auto reader = Store::open(dir.path, header_for(kConfig), OpenMode::ReadOnly);
+    const char c = reader ? 1 : 0;
+    if (write(ready[1], &c, 1) != 1) _exit(2);
+    char drop;
+    while (read(hold[0], &drop, 1) > 0) {
+    }
+    _exit(reader ? 0 : 1);
+  }
+  close(ready[1]);
+  close(hold[0]);
+  char c = 0;
+  REQUIRE(read(ready[0], &c, 1) == 1);
+  REQUIRE(c == 1);
+  {
+    auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadWrite, group_commit()));
+    // A replay of the killed recording sees every operation the host saw complete.
+    CHECK(store.op_count() == 12);
+    CHECK(must(store.ops()) == j.ops);
+    for (const auto& b : j.blobs)
+      for (const PageData& p : b) CHECK(must(store.read_page(p.hash)) == p.bytes);
+    // Its checkpoints are written; the journal is not taken into them.
+    auto a = sample_at(TimeKey{1, 10});
+    must(store.put(a.rec.key, a.rec, a.pages));
+    must(store.sync());
+    // No operation goes after the ones it cannot commit, journaled or not.
+    HostOpRecord end;
+    end.kind = HostOpKind::HostEnd;
+    for (bool journaled : {true, false}) {
+      auto r = store.append_ops({end}, {}, journaled);
+      REQUIRE_FALSE(r);
+      CHECK(r.error().message.find("ops-journal holds 12 operations of a killed writer, which cannot be committed "
+                                   "while another process has the store open") != std::string::npos);
+    }
+    CHECK(store.op_count() == 12);
+  }
+  CHECK(bytes_of_file() == left);  // the journal as the killed writer left it
+  close(hold[1]);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  // The next writer with the store to itself commits them, after the checkpoint written meanwhile.
+  auto store = must(Store::open(dir.path, header_for(kConfig), OpenMode::ReadWrite, group_commit()));
+  CHECK_FALSE(fs::exists(journal));
+  CHECK(store.op_count() == 12);
+  CHECK(must(store.ops()) == j.ops);
+  CHECK(must(store.has(TimeKey{1, 10})));
+  must(store.check_values());
+}
+
 TEST_CASE("A journal's torn or damaged entry ends it: the entries before it are kept, nothing after it", "[crash]") {
   TempDir dir;
   const JournalOps j = journal_ops(4, 3);

@@ -10,7 +10,7 @@ namespace vx::checkpoint {
 
 namespace {
 
-constexpr uint8_t kMagic1[4] = {'V', 'X', 'T', '1'};       // fixed widths (recordings made before 2026-12-02)
+constexpr uint8_t kMagic1[4] = {'V', 'X', 'T', '1'};       // fixed widths (older recordings)
 constexpr uint8_t kMagic2[4] = {'V', 'X', 'T', '2'};       // varints (what encode_timeline writes)
 constexpr size_t kSampleHead1 = 4 + 8 + 4;                 // launch, at, warps
 constexpr size_t kWarpBytes1 = 4 + 4 + 4 + 1 + 1 + 8 + 4;  // core, slot, tmask, wait, depth, instret, cta
@@ -41,12 +41,13 @@ uint8_t* put_var(uint8_t* p, uint64_t v) {
 struct Reader {
   std::span<const uint8_t> bytes;
   size_t pos = 0;
-  std::string error;  // what was wrong ("" none), at error_at
+  std::string error;  // what was wrong (set by the read that failed, which ends the decoding), at error_at
   size_t error_at = 0;
 
   size_t left() const { return bytes.size() - pos; }
   bool fail(size_t at, std::string what) {
-    if (error.empty()) error = std::move(what), error_at = at;
+    error = std::move(what);
+    error_at = at;
     return false;
   }
   bool var(uint64_t max, const char* what, uint64_t* out) {

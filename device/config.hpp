@@ -66,6 +66,9 @@ struct RunOptions {
   // executors are shared. The fast path must leave exactly the state this mode leaves
   // (device/reference_mode_test.cpp compares the two).
   bool reference = false;
+  // The fast loop's basic blocks translated to host code (device/jit.hpp; x86-64 hosts): false runs
+  // them through their executors, the loop the translation must match (device/jit_test.cpp).
+  bool jit = true;
 };
 
 // Fixed facts of the Vortex 3.0 memory map (shared/spec/vortex-v3.md).

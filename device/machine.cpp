@@ -203,10 +203,15 @@ void Machine::UnmapBlocks::operator()(Block* p) const { ::munmap(p, kBlockMapByt
 void Machine::empty_icache() {
   if (++icache_generation_ == 0) {  // after 2^32 generations: old keys could match again
     for (uint32_t i = 0; i < kICacheSize; ++i) icache_[i].key = 0;
-    for (uint32_t i = 0; i < kBlocks; ++i) blocks_[i] = Block{};
-    block_pool_used_ = 0;
+    drop_blocks();
     icache_generation_ = 1;
   }
+}
+
+void Machine::drop_blocks() {
+  for (uint32_t i = 0; i < kBlocks; ++i) blocks_[i] = Block{};
+  block_pool_used_ = 0;
+  if (jit_) jit_->reset();
 }
 
 void Machine::code_rewritten() {
@@ -244,10 +249,13 @@ void Machine::build_block(uint32_t pc, Block& b, bool stores_inside) {
   // A new cache generation now, not inside the loop: the block's instructions and its key must be
   // of the same generation, and a wrap of the generation counter empties the pool.
   if (mem_.code_generation() != code_generation_seen_) code_rewritten();
-  if (block_pool_used_ > kBlockPool - kBlockMax) {  // full: every block goes
-    for (uint32_t i = 0; i < kBlocks; ++i) blocks_[i] = Block{};
-    block_pool_used_ = 0;
+  const bool translate = opts_.jit && !stores_inside && !opts_.reference && cfg_.threads == 1;
+  if (translate && !jit_tried_) {
+    jit_tried_ = true;
+    jit_ = BlockJit::create(JitEnv{&windows_active_, mem_.read_tlb_entries(), memmap::kLocalMemBase});
   }
+  // Full (the pool, or the translator's code buffer): every block goes.
+  if (block_pool_used_ > kBlockPool - kBlockMax || (translate && jit_ && jit_->full())) drop_blocks();
   const uint32_t start = block_pool_used_;
   const uint64_t key = icache_key(pc);
   Decoded* const out = block_pool_ + start;
@@ -263,7 +271,8 @@ void Machine::build_block(uint32_t pc, Block& b, bool stores_inside) {
       break;
   }
   assert(icache_key(pc) == key && block_pool_used_ == start);  // nothing was written since the check
-  b = Block{key | (stores_inside ? kStoresInside : 0), start, len};
+  b = Block{key | (stores_inside ? kStoresInside : 0), start, len,
+            translate && jit_ ? jit_->compile(out, len, pc, cfg_.threads) : nullptr};
   block_pool_used_ = start + len;
 }
 
@@ -385,20 +394,30 @@ Outcome Machine::run_fast(uint32_t c, uint64_t limit, DeviceException* exc) {
         const uint32_t n = std::min(b->len, q - cut);
         const Decoded* const first = pool + b->start;
         const Decoded* const end = first + n;
-        uint32_t at = pc;
-        ctx.next_pc = at + 4 * n;  // as the last one run leaves it unless it is a taken branch or a jump
-        for (const Decoded* d = first; d != end; ++d, at += 4) {
+        ctx.next_pc = pc + 4 * n;  // as the last one run leaves it unless it is a taken branch or a jump
+        // As step() would have it when instruction `done` of the block does not retire: the ones
+        // before it retired, its next pc is its own + 4.
+        auto stop_at = [&](uint32_t done, Outcome o) {
+          const uint32_t at = pc + 4 * done;
           ctx.pc = at;
-          const Outcome o = d->exec(ctx, *d);
-          if (o.step != Step::Retire) [[unlikely]] {
-            // As step() would have it: the ones before retired, this one's next pc is its own + 4.
-            const uint32_t done = uint32_t(d - first);
-            pending += done;
-            q -= done;
-            pc = at;
-            if (d + 1 != end) ctx.next_pc = at + 4;
-            settle();
-            return complete_step(c, w, ctx, o, exc);
+          pending += done;
+          q -= done;
+          pc = at;
+          if (done + 1 != n) ctx.next_pc = at + 4;
+          settle();
+          return complete_step(c, w, ctx, o, exc);
+        };
+        if (b->jit && n != 0) {
+          const JitResult r = b->jit(ctx, n);
+          if (r.o.step != Step::Retire) [[unlikely]]
+            return stop_at(uint32_t(r.done), r.o);
+        } else {
+          uint32_t at = pc;
+          for (const Decoded* d = first; d != end; ++d, at += 4) {
+            ctx.pc = at;
+            const Outcome o = d->exec(ctx, *d);
+            if (o.step != Step::Retire) [[unlikely]]
+              return stop_at(uint32_t(d - first), o);
           }
         }
         pending += n;

@@ -20,6 +20,7 @@
 #include "device/context.hpp"
 #include "device/driver.hpp"
 #include "device/isa.hpp"
+#include "device/jit.hpp"
 #include "device/memory.hpp"
 #include "device/state.hpp"
 
@@ -285,6 +286,7 @@ class Machine {
     uint64_t key = 0;
     uint32_t start = 0;
     uint32_t len = 0;
+    JitFn jit = nullptr;  // the block as host code (run_fast's blocks, RunOptions::jit), or none
   };
   static constexpr uint32_t kBlocks = 1u << 13;  // as many as the decode cache's entries
   static constexpr uint32_t kBlockPool = 1u << 14;
@@ -497,6 +499,11 @@ class Machine {
     void operator()(Block* p) const;
   };
   std::unique_ptr<Block[], UnmapBlocks> blocks_;
+  // The block translator (jit.hpp), made when the first block is built with RunOptions::jit; its
+  // code is dropped with the blocks.
+  std::unique_ptr<BlockJit> jit_;
+  bool jit_tried_ = false;
+  void drop_blocks();
   Decoded* block_pool_ = nullptr;  // inside blocks_'s mapping
   // inject()'s decodings: decode(word) of the last word injected with each hash (exec nullptr: none).
   static constexpr uint32_t kInjectDecodedBits = 6;

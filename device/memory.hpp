@@ -110,8 +110,6 @@ class Memory {
   // Pages that are mapped, ascending.
   std::vector<uint32_t> mapped_pages() const;
 
- private:
-  static constexpr uint8_t kMapped = 1, kDirty = 2, kCode = 4;
   // Translation caches of the core data path, direct-mapped by page number: a read entry names a mapped
   // page and where its bytes are (the zero page until materialized); a write entry a mapped page that
   // is already dirty and materialized and holds no fetched code, so a write through it needs nothing
@@ -121,6 +119,12 @@ class Memory {
     uint8_t* base = nullptr;
   };
   static constexpr uint32_t kTlbSize = 64;
+  // The read entries, for the block translator's loads (device/jit.cpp), which probe them as
+  // readable() does and take readable()'s path on a miss.
+  const Tlb* read_tlb_entries() const { return read_tlb_.data(); }
+
+ private:
+  static constexpr uint8_t kMapped = 1, kDirty = 2, kCode = 4;
   static_assert(memmap::kIoBase <= kPageSize);  // the faulting addresses below kIoBase are all in page 0
   const uint8_t* readable_slow(uint32_t addr) const;
   uint8_t* writable_slow(uint32_t addr);
